@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Descriptive statistics of a sample (GSL).
+ *
+ * median: gsl_stats_median_from_sorted_data (mean of the two middle values
+ *         for an even count).
+ * p99:    gsl_stats_quantile_from_sorted_data(0.99), linear interpolation.
+ * stddev: sample standard deviation (n-1); 0 for n == 1.
+ * ci95 of the median: distribution-free order-statistic interval; the ranks
+ *         j, k are the smallest symmetric pair around the median whose binomial
+ *         coverage P(X_(j) <= m <= X_(k)) is at least 95%.  For n < 6 no such
+ *         pair exists and the interval is [min, max] (ci_exact = false).
+ */
+#ifndef NG_STATS_H
+#define NG_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct ng_stats {
+	size_t n;
+	double min, median, mean, stddev, p99, max;
+	double ci_lo, ci_hi; /* 95% CI of the median */
+	bool ci_exact;       /* false when n is too small for a 95% interval */
+};
+
+/* Computes the statistics of @x[0..n).  Sorts @x in place.  n == 0 gives all
+ * fields 0 and n = 0. */
+void ng_stats_compute(double *x, size_t n, struct ng_stats *out_p);
+
+/* Order-statistic ranks (0-based, inclusive) of the 95% CI of the median for
+ * a sample of n; returns false when n is too small. */
+bool ng_stats_median_ci_ranks(size_t n, size_t *lo_p, size_t *hi_p);
+
+#endif

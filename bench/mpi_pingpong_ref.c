@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mpi_pingpong_ref: the smallest honest MPI ping-pong, the reference that
+ * `ngauge -x mpi -p pingpong` is compared against.  It uses nothing of ngauge.
+ *
+ *   mpiexec -n 2 mpi_pingpong_ref SIZE COUNT [WARMUP]
+ *
+ * SIZE accepts K/M suffixes (binary).  Rank 0 sends SIZE bytes with MPI_Send,
+ * rank 1 answers with the same; WARMUP untimed round trips (default COUNT/10,
+ * at least 10) are followed by a barrier and COUNT timed ones.  Each round trip
+ * is timed on its own with clock_gettime(CLOCK_MONOTONIC_RAW) (vDSO, the clock
+ * ngauge's "clock" timer uses).  Rank 0 prints one line,
+ *
+ *   median_us X
+ *
+ * the median half round-trip time in microseconds (mean of the two middle
+ * values for an even COUNT, as GSL defines it).  Buffers are page aligned,
+ * like ngauge's mpi module alloc() for sizes >= 4 KiB.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* CLOCK_MONOTONIC_RAW when built on its own with -std=c11 */
+#endif
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int ref_parse_size(const char *s, size_t *out_p)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+
+	if (end == s)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	default: break;
+	}
+	if (*end || v > 0x7fffffffull)
+		return -1;
+	*out_p = (size_t)v;
+	return 0;
+}
+
+static int ref_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static inline uint64_t ref_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+	size_t size, count, warmup, i;
+	double *samples = NULL;
+	char *buf;
+	int rank, nranks, peer;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+
+	if (argc < 3 || argc > 4 || ref_parse_size(argv[1], &size) || ref_parse_size(argv[2], &count) ||
+	    count == 0 || (argc == 4 && ref_parse_size(argv[3], &warmup)) || nranks != 2) {
+		if (rank == 0)
+			fprintf(stderr, "usage: mpiexec -n 2 %s SIZE COUNT [WARMUP]\n", argv[0]);
+		MPI_Finalize();
+		return 2;
+	}
+	if (argc < 4)
+		warmup = count / 10 < 10 ? 10 : count / 10;
+
+	buf = aligned_alloc(4096, (size + 4095) / 4096 * 4096 + 4096);
+	if (rank == 0)
+		samples = malloc(count * sizeof(*samples));
+	if (!buf || (rank == 0 && !samples)) {
+		fprintf(stderr, "mpi_pingpong_ref: out of memory\n");
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	memset(buf, rank, size);
+	peer = 1 - rank;
+
+	for (i = 0; i < warmup; i++) {
+		if (rank == 0) {
+			MPI_Send(buf, (int)size, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+			MPI_Recv(buf, (int)size, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		} else {
+			MPI_Recv(buf, (int)size, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			MPI_Send(buf, (int)size, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+		}
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+
+	if (rank == 0) {
+		for (i = 0; i < count; i++) {
+			uint64_t t0 = ref_now_ns();
+
+			MPI_Send(buf, (int)size, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+			MPI_Recv(buf, (int)size, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			samples[i] = (double)(ref_now_ns() - t0) * 1e-3 / 2;
+		}
+	} else {
+		for (i = 0; i < count; i++) {
+			MPI_Recv(buf, (int)size, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			MPI_Send(buf, (int)size, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+		}
+	}
+
+	if (rank == 0) {
+		double median;
+
+		qsort(samples, count, sizeof(*samples), ref_cmp);
+		median = count % 2 ? samples[count / 2] : (samples[count / 2 - 1] + samples[count / 2]) / 2;
+		printf("median_us %.4f\n", median);
+	}
+	free(samples);
+	free(buf);
+	MPI_Finalize();
+	return 0;
+}

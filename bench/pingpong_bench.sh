@@ -1,0 +1,53 @@
+#!/bin/bash
+# ngauge's ping-pong against a minimal hand-written ping-pong over the same
+# transport, alternating runs, several rounds; prints the ratio of the medians
+# (ngauge / reference) per size.  Also NetPIPE where installed.
+#
+#   bench/pingpong_bench.sh [tcp|mpi] [ROUNDS] [COUNT]
+#
+# Environment: NGAUGE (the binary), NGAUGE_BUILD (build dir with bench/*_ref).
+set -u
+transport=${1:-tcp}
+rounds=${2:-7}
+count=${3:-20000}
+build=${NGAUGE_BUILD:-build}
+ngauge=${NGAUGE:-$build/ngauge}
+ref="$build/bench/${transport}_pingpong_ref"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+if [ "$transport" = mpi ]; then
+	command -v mpiexec >/dev/null || { echo "mpiexec not installed: skipped"; exit 77; }
+	[ -x "$ref" ] || { echo "built without MPI: skipped"; exit 77; }
+	launch=(mpiexec -n 2)
+else
+	launch=()
+fi
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+for size in 1 65536; do
+	: >"$T/ng.$size"; : >"$T/ref.$size"
+	for r in $(seq "$rounds"); do
+		"${launch[@]}" "$ngauge" -x "$transport" -p pingpong -s $size -c "$count" -w 1000 -o "$T/r.json" >/dev/null ||
+			{ echo "ngauge failed"; exit 1; }
+		python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["latency_us"]["median"])' \
+			"$T/r.json" >>"$T/ng.$size"
+		"${launch[@]}" "$ref" $size "$count" | awk '/median_us/ {print $2}' >>"$T/ref.$size"
+	done
+	ng=$(median <"$T/ng.$size"); rf=$(median <"$T/ref.$size")
+	ratio=$(awk -v a="$ng" -v b="$rf" 'BEGIN {printf "%.4f", a / b}')
+	printf "%-4s size %6d: ngauge median %8.3f us, reference %8.3f us, ratio %s (%d alternating rounds)\n" \
+		"$transport" "$size" "$ng" "$rf" "$ratio" "$rounds"
+	echo "$transport $size $ratio" >>"$T/ratios"
+done
+
+# NetPIPE, where installed, as a second reference (its own output format).
+if [ "$transport" = tcp ] && command -v NPtcp >/dev/null; then
+	(cd "$T" && NPtcp -l 1 -u 1 -n 1000 -r >/dev/null 2>&1 &)
+	sleep 1
+	(cd "$T" && timeout 60 NPtcp -h 127.0.0.1 -l 1 -u 1 -n 1000 -o np.out >/dev/null 2>&1) &&
+		awk 'NR==1 {printf "NetPIPE tcp size 1: %.3f us (half round trip)\n", $3 * 1e6}' "$T/np.out"
+fi
+awk '{ if ($3 > 1.03 || $3 < 0.97) bad = 1 } END { exit bad }' "$T/ratios" &&
+	echo "within 3% of the reference" || { echo "NOT within 3% of the reference"; exit 1; }

@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Local launch: the parent forks the ranks and becomes their hub.
+ *
+ * Each rank has one AF_UNIX stream socket to the parent.  A collective is a
+ * request {u32 len} + len bytes from every rank; the parent answers each rank
+ * with {u32 status, u32 len} + the concatenation.  status 0 is success;
+ * status 1 + R means rank R was lost before the collective completed.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "driver.h"
+#include "fdio.h"
+#include "launch.h"
+
+struct boot_local {
+	struct ng_boot base;
+	int fd;
+};
+
+static ng_status local_allgather(struct ng_boot *b, const void *mine, size_t len, void *all)
+{
+	struct boot_local *l = (struct boot_local *)b;
+	uint32_t hdr = (uint32_t)len, reply[2];
+	int rc;
+
+	if (ng_fd_write_all(l->fd, &hdr, sizeof(hdr)) || ng_fd_write_all(l->fd, mine, len))
+		goto err_lost;
+	rc = ng_fd_read_all(l->fd, reply, sizeof(reply));
+	if (rc)
+		goto err_lost;
+	if (reply[0] != 0) {
+		ng_error("rank %u was lost (the launcher reports it gone)", reply[0] - 1);
+		return NG_ERR_PEER_LOST;
+	}
+	if (reply[1] != len * (size_t)b->size) {
+		ng_error("bootstrap: ranks disagree on the size of an exchange (%u vs %zu bytes)", reply[1],
+		         len * (size_t)b->size);
+		return NG_ERR_PROTO;
+	}
+	if (ng_fd_read_all(l->fd, all, reply[1]))
+		goto err_lost;
+	return NG_OK;
+err_lost:
+	if (errno == EINTR && ng_driver_cancelled())
+		return NG_ERR_CANCELLED;
+	ng_error("bootstrap: connection to the launcher lost");
+	return NG_ERR_PEER_LOST;
+}
+
+static ng_status local_barrier(struct ng_boot *b)
+{
+	char dummy = 0;
+	return local_allgather(b, &dummy, 0, &dummy);
+}
+
+static void local_fini(struct ng_boot *b)
+{
+	struct boot_local *l = (struct boot_local *)b;
+	close(l->fd);
+	free(l);
+}
+
+static const struct ng_boot_ops local_ops = {
+	.name = "local",
+	.barrier = local_barrier,
+	.allgather = local_allgather,
+	.fini = local_fini,
+};
+
+/* ---- the parent: hub and supervisor ---- */
+
+struct child {
+	pid_t pid;
+	int fd;         /* -1 once closed */
+	int exited;     /* waitpid collected */
+	int status;     /* waitpid status */
+	char *buf;      /* pending contribution */
+	uint32_t want;  /* bytes of contribution announced */
+	uint32_t have;  /* bytes received (header included: see hub_read) */
+	int hdr_done;
+	int ready;      /* full contribution received */
+};
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Reads what is available from child @c; returns -1 on EOF/error. */
+static int hub_read(struct child *c)
+{
+	if (!c->hdr_done) {
+		ssize_t n = read(c->fd, (char *)&c->want + c->have, sizeof(c->want) - c->have);
+		if (n <= 0)
+			return (n < 0 && errno == EINTR) ? 0 : -1;
+		c->have += (uint32_t)n;
+		if (c->have < sizeof(c->want))
+			return 0;
+		c->hdr_done = 1;
+		c->have = 0;
+		free(c->buf);
+		c->buf = malloc(c->want + 1u);
+		if (!c->buf)
+			return -1;
+		if (c->want == 0)
+			c->ready = 1;
+		return 0;
+	}
+	ssize_t n = read(c->fd, c->buf + c->have, c->want - c->have);
+	if (n <= 0)
+		return (n < 0 && errno == EINTR) ? 0 : -1;
+	c->have += (uint32_t)n;
+	if (c->have == c->want)
+		c->ready = 1;
+	return 0;
+}
+
+static void hub_reply_all(struct child *ch, int np)
+{
+	size_t len = ch[0].want;
+	size_t total = len * (size_t)np;
+	char *all = malloc(total + 1);
+	uint32_t hdr[2] = {0, (uint32_t)total};
+
+	for (int r = 0; r < np; r++)
+		if (ch[r].want != len)
+			hdr[1] = UINT32_MAX; /* mismatch: ranks report it */
+	if (!all) {
+		hdr[0] = 1;
+	} else {
+		for (int r = 0; r < np; r++)
+			if (ch[r].want == len)
+				memcpy(all + (size_t)r * len, ch[r].buf, len);
+	}
+	for (int r = 0; r < np; r++) {
+		if (ch[r].fd < 0)
+			continue;
+		if (ng_fd_write_all(ch[r].fd, hdr, sizeof(hdr)) ||
+		    (hdr[1] != UINT32_MAX && all && ng_fd_write_all(ch[r].fd, all, total))) {
+			/* The rank is gone; its EOF is seen by the poll loop. */
+		}
+		ch[r].ready = ch[r].hdr_done = 0;
+		ch[r].have = ch[r].want = 0;
+	}
+	free(all);
+}
+
+/* Tells every waiting rank that @lost is gone, and closes the hub: later
+ * collectives of the survivors fail at once. */
+static void hub_fail(struct child *ch, int np, int lost)
+{
+	uint32_t hdr[2] = {(uint32_t)lost + 1, 0};
+	for (int r = 0; r < np; r++) {
+		if (ch[r].fd < 0)
+			continue;
+		if (ch[r].ready)
+			(void)ng_fd_write_all(ch[r].fd, hdr, sizeof(hdr));
+		close(ch[r].fd);
+		ch[r].fd = -1;
+	}
+}
+
+static void describe_exit(int rank, pid_t pid, int status)
+{
+	if (WIFSIGNALED(status) && WTERMSIG(status) != SIGINT && WTERMSIG(status) != SIGTERM)
+		ng_error("rank %d (pid %d) was killed by signal %d (%s)", rank, (int)pid, WTERMSIG(status),
+		         strsignal(WTERMSIG(status)));
+}
+
+static int exit_code_of(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGINT)
+		return 130;
+	return 1;
+}
+
+static void noop_handler(int sig) { (void)sig; }
+
+static _Noreturn void hub_run(struct child *ch, int np, double grace_s)
+{
+	struct pollfd *pfd = calloc((size_t)np, sizeof(*pfd));
+	int alive = np, code = 0, failed = 0, hub_open = 1;
+	double fail_at = 0, term_at = 0;
+	struct sigaction sa = {.sa_handler = noop_handler};
+
+	/* The terminal's SIGINT reaches the ranks too; the hub only waits for
+	 * them (and ends them if they do not stop). */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (!pfd)
+		abort();
+
+	while (alive > 0) {
+		int n = 0;
+		for (int r = 0; r < np; r++) {
+			pfd[r].fd = ch[r].fd;
+			pfd[r].events = POLLIN;
+			pfd[r].revents = 0;
+			n += ch[r].fd >= 0;
+		}
+		int pr = poll(pfd, (nfds_t)np, 100);
+		if (pr > 0) {
+			for (int r = 0; r < np; r++) {
+				if (ch[r].fd < 0 || !(pfd[r].revents & (POLLIN | POLLHUP | POLLERR)))
+					continue;
+				if (hub_read(&ch[r]) < 0) {
+					close(ch[r].fd);
+					ch[r].fd = -1;
+					if (hub_open && !ch[r].exited) {
+						/* Closed before exiting: it is dying. */
+					}
+				}
+			}
+		}
+		/* A collective completes when every rank contributed. */
+		if (hub_open) {
+			int ready = 0, closed = -1;
+			for (int r = 0; r < np; r++) {
+				ready += ch[r].ready;
+				if (ch[r].fd < 0 && closed < 0)
+					closed = r;
+			}
+			if (ready == np)
+				hub_reply_all(ch, np);
+			else if (closed >= 0 && ready > 0) {
+				hub_fail(ch, np, closed);
+				hub_open = 0;
+			}
+		}
+		/* Reap. */
+		for (;;) {
+			int status;
+			pid_t pid = waitpid(-1, &status, WNOHANG);
+			if (pid <= 0)
+				break;
+			for (int r = 0; r < np; r++) {
+				if (ch[r].pid != pid)
+					continue;
+				ch[r].exited = 1;
+				ch[r].status = status;
+				alive--;
+				int c = exit_code_of(status);
+				if (c != 0) {
+					describe_exit(r, pid, status);
+					if (!failed || (code == 130 && c != 130))
+						code = c;
+					if (!failed)
+						fail_at = mono_s();
+					failed = 1;
+					if (hub_open) {
+						hub_fail(ch, np, r);
+						hub_open = 0;
+					}
+				}
+			}
+		}
+		if (failed && alive > 0) {
+			double now = mono_s();
+			if (!term_at && now - fail_at > grace_s) {
+				for (int r = 0; r < np; r++)
+					if (!ch[r].exited)
+						kill(ch[r].pid, SIGTERM);
+				term_at = now;
+			} else if (term_at && now - term_at > 2.0) {
+				for (int r = 0; r < np; r++)
+					if (!ch[r].exited)
+						kill(ch[r].pid, SIGKILL);
+			}
+		}
+		(void)n;
+	}
+	free(pfd);
+	exit(code);
+}
+
+ng_status ng_boot_local(int np, double grace_s, struct ng_boot **b_p)
+{
+	struct child *ch = calloc((size_t)np, sizeof(*ch));
+	int (*sv)[2] = calloc((size_t)np, sizeof(*sv));
+	char host[256] = "localhost";
+
+	if (!ch || !sv) {
+		ng_error("out of memory launching %d ranks", np);
+		return NG_ERR_NOMEM;
+	}
+	gethostname(host, sizeof(host) - 1);
+	fflush(stdout);
+	fflush(stderr);
+	for (int r = 0; r < np; r++) {
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv[r])) {
+			ng_error("socketpair: %s", strerror(errno));
+			return NG_ERR_SYS;
+		}
+	}
+	pid_t parent = getpid();
+	for (int r = 0; r < np; r++) {
+		pid_t pid = fork();
+		if (pid < 0) {
+			ng_error("fork: %s", strerror(errno));
+			for (int k = 0; k < r; k++)
+				kill(ch[k].pid, SIGKILL);
+			return NG_ERR_SYS;
+		}
+		if (pid == 0) {
+			struct boot_local *l = calloc(1, sizeof(*l));
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() != parent)
+				_exit(1);
+			for (int k = 0; k < np; k++) {
+				close(sv[k][0]);
+				if (k != r)
+					close(sv[k][1]);
+			}
+			if (!l)
+				_exit(1);
+			l->base.ops = &local_ops;
+			l->base.rank = r;
+			l->base.size = np;
+			snprintf(l->base.host, sizeof(l->base.host), "%s", host);
+			snprintf(l->base.addr, sizeof(l->base.addr), "127.0.0.1");
+			l->fd = sv[r][1];
+			free(ch);
+			free(sv);
+			*b_p = &l->base;
+			return NG_OK;
+		}
+		ch[r].pid = pid;
+		ch[r].fd = sv[r][0];
+		close(sv[r][1]);
+	}
+	free(sv);
+	hub_run(ch, np, grace_s);
+}

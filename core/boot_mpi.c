@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * MPI bootstrap: rank, size, barrier and all-gather over a private duplicate
+ * of MPI_COMM_WORLD, for runs launched by mpiexec/srun.
+ *
+ * This is the only place in ngauge that initialises MPI (MPI_Init_thread with
+ * MPI_THREAD_SINGLE: ngauge never calls MPI from two threads) and, in fini(),
+ * the only place that finalises it.  The mpi module relies on this: its
+ * NG_CAP_MPI flag makes the driver choose this launch.
+ *
+ * Errors on the bootstrap's communicator return (MPI_ERRORS_RETURN) and are
+ * reported once here: a failed process (MPIX_ERR_PROC_FAILED, where the MPI
+ * library detects it) becomes NG_ERR_PEER_LOST, anything else NG_ERR_IO.
+ * Most MPI libraries still abort the whole job when a rank dies.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <limits.h>
+#include <mpi.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "bootstrap.h"
+#include "launch.h"
+#include "module.h"
+#include "status.h"
+
+struct ng_boot_mpi {
+	struct ng_boot base; /* first: container_of */
+	MPI_Comm comm;       /* private duplicate of MPI_COMM_WORLD */
+	bool owns_init;      /* we called MPI_Init_thread, so fini finalises */
+};
+
+static struct ng_boot_mpi *ng_boot_mpi_of(struct ng_boot *b)
+{
+	return ng_container_of(b, struct ng_boot_mpi, base);
+}
+
+/* Reports the failed MPI call once and maps its error class to a status. */
+static ng_status ng_boot_mpi_fail(const char *call, int rc)
+{
+	char msg[MPI_MAX_ERROR_STRING];
+	int len = 0;
+	int cls = MPI_ERR_OTHER;
+
+	if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS)
+		snprintf(msg, sizeof(msg), "MPI error %d", rc);
+	/* MPICH returns a multi-line error stack; keep the report on one line. */
+	for (char *p = msg; *p; p++)
+		if (*p == '\n')
+			*p = p[1] ? ' ' : '\0';
+	MPI_Error_class(rc, &cls);
+	ng_error("mpi bootstrap: %s: %s", call, msg);
+#ifdef MPIX_ERR_PROC_FAILED
+	if (cls == MPIX_ERR_PROC_FAILED)
+		return NG_ERR_PEER_LOST;
+#endif
+	return NG_ERR_IO;
+}
+
+static ng_status ng_boot_mpi_barrier(struct ng_boot *b)
+{
+	int rc = MPI_Barrier(ng_boot_mpi_of(b)->comm);
+
+	return rc == MPI_SUCCESS ? NG_OK : ng_boot_mpi_fail("MPI_Barrier", rc);
+}
+
+static ng_status ng_boot_mpi_allgather(struct ng_boot *b, const void *mine, size_t len, void *all)
+{
+	int rc;
+
+	/* Control data only; every rank passes the same len, so all refuse. */
+	if (len > INT_MAX) {
+		ng_error("mpi bootstrap: allgather of %zu bytes exceeds %d", len, INT_MAX);
+		return NG_ERR_USAGE;
+	}
+	rc = MPI_Allgather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, ng_boot_mpi_of(b)->comm);
+	return rc == MPI_SUCCESS ? NG_OK : ng_boot_mpi_fail("MPI_Allgather", rc);
+}
+
+static void ng_boot_mpi_fini(struct ng_boot *b)
+{
+	struct ng_boot_mpi *m = ng_boot_mpi_of(b);
+
+	MPI_Comm_free(&m->comm);
+	if (m->owns_init)
+		MPI_Finalize();
+	free(m);
+}
+
+static const struct ng_boot_ops ng_boot_mpi_ops = {
+	.name = "mpi",
+	.barrier = ng_boot_mpi_barrier,
+	.allgather = ng_boot_mpi_allgather,
+	.fini = ng_boot_mpi_fini,
+};
+
+static bool ng_ipv4_is_loopback(const struct in_addr *a)
+{
+	return (ntohl(a->s_addr) >> 24) == 127;
+}
+
+/* First non-loopback IPv4 address the host name resolves to. */
+static bool ng_addr_from_name(const char *host, char *buf, size_t len)
+{
+	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
+	struct addrinfo *res, *ai;
+	bool found = false;
+
+	if (getaddrinfo(host, NULL, &hints, &res) != 0)
+		return false;
+	for (ai = res; ai && !found; ai = ai->ai_next) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)(const void *)ai->ai_addr;
+
+		if (ai->ai_family != AF_INET || ng_ipv4_is_loopback(&sin->sin_addr))
+			continue;
+		found = inet_ntop(AF_INET, &sin->sin_addr, buf, (socklen_t)len) != NULL;
+	}
+	freeaddrinfo(res);
+	return found;
+}
+
+/* First IPv4 address of an interface that is up and not loopback. */
+static bool ng_addr_from_ifaces(char *buf, size_t len)
+{
+	struct ifaddrs *ifs, *i;
+	bool found = false;
+
+	if (getifaddrs(&ifs) != 0)
+		return false;
+	for (i = ifs; i && !found; i = i->ifa_next) {
+		const struct sockaddr_in *sin;
+
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
+			continue;
+		if (!(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK))
+			continue;
+		sin = (const struct sockaddr_in *)(const void *)i->ifa_addr;
+		if (ng_ipv4_is_loopback(&sin->sin_addr))
+			continue;
+		found = inet_ntop(AF_INET, &sin->sin_addr, buf, (socklen_t)len) != NULL;
+	}
+	freeifaddrs(ifs);
+	return found;
+}
+
+/* Fills host and addr: the numeric IPv4 address other hosts can reach. */
+static void ng_boot_mpi_identity(struct ng_boot *b)
+{
+	if (gethostname(b->host, sizeof(b->host)) != 0)
+		snprintf(b->host, sizeof(b->host), "localhost");
+	b->host[sizeof(b->host) - 1] = '\0';
+
+	if (ng_addr_from_name(b->host, b->addr, sizeof(b->addr)))
+		return;
+	if (ng_addr_from_ifaces(b->addr, sizeof(b->addr)))
+		return;
+	snprintf(b->addr, sizeof(b->addr), "127.0.0.1");
+}
+
+ng_status ng_boot_mpi(int *argc, char ***argv, struct ng_boot **b_p)
+{
+	struct ng_boot_mpi *m;
+	int initialized = 0;
+	int provided, rc;
+	ng_status st;
+
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		ng_error("mpi bootstrap: out of memory");
+		return NG_ERR_NOMEM;
+	}
+	m->base.ops = &ng_boot_mpi_ops;
+	m->comm = MPI_COMM_NULL;
+
+	MPI_Initialized(&initialized);
+	if (!initialized) {
+		rc = MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided);
+		if (rc != MPI_SUCCESS) {
+			st = ng_boot_mpi_fail("MPI_Init_thread", rc);
+			goto err_free;
+		}
+		m->owns_init = true;
+	}
+
+	rc = MPI_Comm_dup(MPI_COMM_WORLD, &m->comm);
+	if (rc != MPI_SUCCESS) {
+		st = ng_boot_mpi_fail("MPI_Comm_dup", rc);
+		goto err_finalize;
+	}
+	MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
+	MPI_Comm_rank(m->comm, &m->base.rank);
+	MPI_Comm_size(m->comm, &m->base.size);
+	ng_boot_mpi_identity(&m->base);
+
+	*b_p = &m->base;
+	return NG_OK;
+
+err_finalize:
+	if (m->owns_init)
+		MPI_Finalize();
+err_free:
+	free(m);
+	return st;
+}
+
+double ng_boot_mpi_wtime(void)
+{
+	return MPI_Wtime();
+}
+
+void ng_boot_mpi_version(char *buf, size_t len)
+{
+	char v[MPI_MAX_LIBRARY_VERSION_STRING];
+	int vlen = 0;
+	size_t o = 0;
+	bool space = false;
+
+	if (!len)
+		return;
+	/* Allowed before MPI_Init and after MPI_Finalize. */
+	if (MPI_Get_library_version(v, &vlen) != MPI_SUCCESS)
+		vlen = 0;
+	if (vlen < 0 || vlen >= (int)sizeof(v))
+		vlen = (int)sizeof(v) - 1;
+	v[vlen] = '\0';
+
+	/* First line, runs of blanks folded to one space ("MPICH Version: 4.0.2"). */
+	for (const char *s = v; *s && *s != '\n' && *s != '\r' && o + 1 < len; s++) {
+		if (*s == ' ' || *s == '\t') {
+			space = o > 0;
+			continue;
+		}
+		if (space && o + 2 < len)
+			buf[o++] = ' ';
+		space = false;
+		buf[o++] = *s;
+	}
+	buf[o] = '\0';
+	if (o == 0)
+		snprintf(buf, len, "MPI %d.%d", MPI_VERSION, MPI_SUBVERSION);
+}
+
+void ng_boot_mpi_abort(int code)
+{
+	int initialized = 0, finalized = 0;
+
+	MPI_Initialized(&initialized);
+	MPI_Finalized(&finalized);
+	if (initialized && !finalized)
+		MPI_Abort(MPI_COMM_WORLD, code);
+	exit(code);
+}

@@ -1,0 +1,688 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The driver: parses the command line from the option tables, checks the
+ * pattern's needs against the module, launches the ranks, opens the module,
+ * runs the pattern and writes the results.
+ *
+ * Exit status: 0 success, 1 failed run, 2 usage error, 130 interrupted.
+ *
+ * Decisions:
+ * - Options may come in any order; module and pattern options of every
+ *   registered module/pattern are accepted (so --emu-base can hand its options
+ *   to the module it wraps).
+ * - Without -x/-p the defaults are tcp and pingpong.
+ * - A module that needs an MPI launch (mpi) started without mpiexec re-runs
+ *   itself under `mpiexec -n NP`.
+ * - The results file is rewritten after every measured size with
+ *   "complete": false, and once more at the end; nothing measured is lost if
+ *   a rank dies or the run is interrupted.
+ * - On SIGINT/SIGTERM the ranks stop at the next interruptible point; a rank
+ *   stuck in a call that cannot be interrupted exits 3 s later (its results
+ *   file already holds every completed size).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../plots/plot.h"
+#include "args.h"
+#include "driver.h"
+#include "env.h"
+#include "launch.h"
+#include "registry.h"
+#include "results_priv.h"
+#include "sizes.h"
+
+enum { EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
+
+static const struct ng_option core_options[] = {
+	{"module", NG_OPT_STRING, "tcp", "communication module (-x); see --list", NULL, "NAME"},
+	{"pattern", NG_OPT_STRING, "pingpong", "benchmark pattern (-p); see --list", NULL, "NAME"},
+	{"list", NG_OPT_FLAG, NULL, "list modules, patterns and their options (-l)", NULL, NULL},
+	{"sizes", NG_OPT_STRING, NULL, "message sizes (-s): 1-1M, 1-64K:x1.5, 1,8,4K, 1K-64K:+1K", NULL, "SPEC"},
+	{"count", NG_OPT_INT, "1000", "timed repetitions per size (-c)", NULL, "N"},
+	{"warmup", NG_OPT_INT, "100", "untimed repetitions before them (-w)", NULL, "N"},
+	{"output", NG_OPT_STRING, NULL, "results file (-o); .json or .csv picks the format", NULL, "FILE"},
+	{"np", NG_OPT_INT, "2", "number of local ranks when not launched by MPI", NULL, "N"},
+	{"timer", NG_OPT_CHOICE, NULL, "timer (default: tsc where invariant, else clock)", "tsc|clock|mpi", NULL},
+	{"timer-info", NG_OPT_FLAG, NULL, "print the timer's resolution and overhead and exit", NULL, NULL},
+	{"verify", NG_OPT_FLAG, NULL, "check every received payload byte", NULL, NULL},
+	{"raw", NG_OPT_FLAG, NULL, "keep raw samples in the results file", NULL, NULL},
+	{"seed", NG_OPT_INT, "1", "seed for random pairings and server choice", NULL, "N"},
+	{"server", NG_OPT_FLAG, NULL, "wait for one --client (two hosts, no MPI)", NULL, NULL},
+	{"client", NG_OPT_STRING, NULL, "connect to a --server on HOST", NULL, "HOST"},
+	{"port", NG_OPT_INT, "5217", "bootstrap port of --server/--client", NULL, "PORT"},
+	{"bind", NG_OPT_STRING, NULL, "bootstrap address --server listens on (default: all)", NULL, "ADDR"},
+	{"timeout", NG_OPT_DOUBLE, "8", "seconds after which a silent peer counts as lost", NULL, "SEC"},
+	{"help", NG_OPT_FLAG, NULL, "this help (-h)", NULL, NULL},
+	{"version", NG_OPT_FLAG, NULL, "print the version (-V)", NULL, NULL},
+	{NULL, 0, NULL, NULL, NULL, NULL},
+};
+
+static const struct {
+	char c;
+	const char *name;
+} short_options[] = {
+	{'x', "module"}, {'p', "pattern"}, {'l', "list"}, {'s', "sizes"},  {'c', "count"},
+	{'w', "warmup"}, {'o', "output"},  {'h', "help"}, {'V', "version"},
+};
+
+/* ---- signals: process state of the driver (not of modules/patterns) ---- */
+
+static volatile sig_atomic_t cancel_flag;
+
+const volatile sig_atomic_t *ng_driver_cancel_flag(void) { return &cancel_flag; }
+bool ng_driver_cancelled(void) { return cancel_flag != 0; }
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	_exit(EXIT_INTERRUPTED);
+}
+
+static void on_signal(int sig)
+{
+	if (cancel_flag)
+		_exit(EXIT_INTERRUPTED);
+	cancel_flag = sig;
+	/* A rank busy-polling inside a library call may never see the flag. */
+	alarm(3);
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0; /* no SA_RESTART: blocking calls return EINTR */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* ---- help and list ---- */
+
+static const char *metavar(const struct ng_option *o)
+{
+	if (o->metavar)
+		return o->metavar;
+	switch (o->type) {
+	case NG_OPT_INT: return "N";
+	case NG_OPT_SIZE: return "BYTES";
+	case NG_OPT_DOUBLE: return "X";
+	case NG_OPT_CHOICE: return o->choices;
+	default: return "VALUE";
+	}
+}
+
+static char short_of(const char *name)
+{
+	for (size_t i = 0; i < sizeof(short_options) / sizeof(short_options[0]); i++)
+		if (strcmp(short_options[i].name, name) == 0)
+			return short_options[i].c;
+	return 0;
+}
+
+static void print_options(FILE *f, const struct ng_option *t, bool core)
+{
+	for (; t && t->name; t++) {
+		char left[96], sc = core ? short_of(t->name) : 0;
+		int n = sc ? snprintf(left, sizeof(left), "-%c, --%s", sc, t->name)
+		           : snprintf(left, sizeof(left), "    --%s", t->name);
+		if (t->type != NG_OPT_FLAG && n > 0 && (size_t)n < sizeof(left))
+			snprintf(left + n, sizeof(left) - (size_t)n, " %s", metavar(t));
+		fprintf(f, "  %-34s %s", left, t->help);
+		if (t->def && t->type != NG_OPT_FLAG)
+			fprintf(f, " [%s]", t->def);
+		fputc('\n', f);
+	}
+}
+
+static void caps_string(unsigned caps, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	for (unsigned bit = 1; bit <= NG_CAP_MULTIRANK; bit <<= 1) {
+		if (!(caps & bit))
+			continue;
+		if (buf[0])
+			strncat(buf, ", ", len - strlen(buf) - 1);
+		strncat(buf, ng_cap_name(bit), len - strlen(buf) - 1);
+	}
+}
+
+static void print_help(void)
+{
+	printf("ngauge %s: network benchmarks (patterns) over interchangeable communication modules\n\n"
+	       "usage: ngauge [options] -x MODULE -p PATTERN\n"
+	       "       mpiexec -n N ngauge [options] -x MODULE -p PATTERN\n"
+	       "       ngauge --server [options]   and   ngauge --client HOST [options]\n"
+	       "       ngauge plot FILE... [-o OUT.pdf|.svg|.png|.tex] [--label NAME]...\n"
+	       "       ngauge report FILE... [-o OUT.html]\n\n"
+	       "options:\n",
+	       NG_VERSION);
+	print_options(stdout, core_options, true);
+	printf("\nModule and pattern options are listed by --list.\n");
+}
+
+static void print_list(void)
+{
+	char caps[256];
+
+	printf("modules:\n");
+	for (size_t i = 0; ng_modules[i]; i++) {
+		const struct ng_module *m = ng_modules[i];
+		caps_string(m->caps, caps, sizeof(caps));
+		printf("  %-10s %s\n  %-10s (%s", m->name, m->desc, "", caps);
+		if (m->max_msg)
+			printf("; max message %zu bytes", m->max_msg);
+		printf(")\n");
+		print_options(stdout, m->options, false);
+	}
+	for (size_t i = 0; ng_missing_modules[i].name; i++)
+		printf("  %-10s not available: %s\n", ng_missing_modules[i].name, ng_missing_modules[i].why);
+	printf("\npatterns:\n");
+	for (size_t i = 0; ng_patterns[i]; i++) {
+		const struct ng_pattern *p = ng_patterns[i];
+		caps_string(p->needs, caps, sizeof(caps));
+		printf("  %-10s %s\n  %-10s (needs: %s; ranks >= %d%s; default sizes %s)\n", p->name, p->desc, "",
+		       caps[0] ? caps : "nothing special", p->min_ranks, p->even_ranks ? ", even" : "",
+		       p->default_sizes ? p->default_sizes : "1-1M");
+		print_options(stdout, p->options, false);
+	}
+}
+
+static void valid_names(char *buf, size_t len, int modules)
+{
+	buf[0] = '\0';
+	if (modules) {
+		for (size_t i = 0; ng_modules[i]; i++) {
+			strncat(buf, i ? ", " : "", len - strlen(buf) - 1);
+			strncat(buf, ng_modules[i]->name, len - strlen(buf) - 1);
+		}
+	} else {
+		for (size_t i = 0; ng_patterns[i]; i++) {
+			strncat(buf, i ? ", " : "", len - strlen(buf) - 1);
+			strncat(buf, ng_patterns[i]->name, len - strlen(buf) - 1);
+		}
+	}
+}
+
+/* ---- command line ---- */
+
+static int declare_all(struct ng_args *a)
+{
+	if (ng_args_declare(a, core_options, ""))
+		return -1;
+	for (size_t i = 0; ng_modules[i]; i++)
+		if (ng_args_declare(a, ng_modules[i]->options, ng_modules[i]->name))
+			return -1;
+	for (size_t i = 0; ng_patterns[i]; i++)
+		if (ng_args_declare(a, ng_patterns[i]->options, ng_patterns[i]->name))
+			return -1;
+	return 0;
+}
+
+static int parse_cmdline(struct ng_args *a, int argc, char **argv)
+{
+	char err[512];
+
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *name = NULL, *val = NULL;
+		char namebuf[128];
+		struct ng_arg_ent *e;
+
+		if (arg[0] == '-' && arg[1] == '-' && arg[2]) {
+			const char *eq = strchr(arg + 2, '=');
+			if (eq) {
+				size_t n = (size_t)(eq - (arg + 2));
+				if (n >= sizeof(namebuf))
+					n = sizeof(namebuf) - 1;
+				memcpy(namebuf, arg + 2, n);
+				namebuf[n] = '\0';
+				name = namebuf;
+				val = eq + 1;
+			} else {
+				name = arg + 2;
+			}
+		} else if (arg[0] == '-' && arg[1] && arg[1] != '-') {
+			for (size_t k = 0; k < sizeof(short_options) / sizeof(short_options[0]); k++)
+				if (short_options[k].c == arg[1])
+					name = short_options[k].name;
+			if (!name) {
+				ng_error("unknown option '%s' (see ngauge --help)", arg);
+				return -1;
+			}
+			if (arg[2])
+				val = arg + 2;
+		} else {
+			ng_error("unexpected argument '%s' (options start with - or --; see ngauge --help)", arg);
+			return -1;
+		}
+		e = ng_args_find(a, name);
+		if (!e) {
+			ng_error("unknown option '--%s' (see ngauge --help and ngauge --list)", name);
+			return -1;
+		}
+		if (e->opt->type == NG_OPT_FLAG) {
+			if (val) {
+				ng_error("option '--%s' takes no value", name);
+				return -1;
+			}
+			val = "1";
+		} else if (!val) {
+			if (i + 1 >= argc) {
+				ng_error("option '--%s' needs a value (%s)", name, metavar(e->opt));
+				return -1;
+			}
+			val = argv[++i];
+		}
+		if (ng_args_set(a, e, val, err, sizeof(err))) {
+			ng_error("%s", err);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void command_line(int argc, char **argv, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	for (int i = 0; i < argc; i++) {
+		const char *w = i == 0 ? "ngauge" : argv[i];
+		strncat(buf, i ? " " : "", len - strlen(buf) - 1);
+		strncat(buf, w, len - strlen(buf) - 1);
+	}
+}
+
+/* ---- the run ---- */
+
+struct plan {
+	const struct ng_module *mod;
+	const struct ng_pattern *pat;
+	size_t *sizes;
+	size_t nsizes;
+	const char *sizes_spec;
+	long long count, warmup, np, seed;
+	const char *output;
+	double timeout;
+};
+
+static int check_ranks(const struct plan *p, int size, int rank, const char *how)
+{
+	if (size < p->pat->min_ranks) {
+		if (rank <= 0)
+			ng_error("pattern '%s' needs at least %d ranks, %s gives %d", p->pat->name, p->pat->min_ranks,
+			         how, size);
+		return -1;
+	}
+	if (p->pat->max_ranks && size > p->pat->max_ranks) {
+		if (rank <= 0)
+			ng_error("pattern '%s' runs with at most %d ranks, %s gives %d", p->pat->name,
+			         p->pat->max_ranks, how, size);
+		return -1;
+	}
+	if (p->pat->even_ranks && size % 2) {
+		if (rank <= 0)
+			ng_error("pattern '%s' pairs ranks and needs an even number of them, %s gives %d",
+			         p->pat->name, how, size);
+		return -1;
+	}
+	if (size > 2 && !(p->mod->caps & NG_CAP_MULTIRANK)) {
+		if (rank <= 0)
+			ng_error("module '%s' connects two ranks only, %s gives %d", p->mod->name, how, size);
+		return -1;
+	}
+	return 0;
+}
+
+static int check_max_size(const struct plan *p, size_t max, const char *what)
+{
+	if (max && p->nsizes && p->sizes[p->nsizes - 1] > max) {
+		ng_error("message size %zu is above the maximum of module '%s' (%zu bytes%s)",
+		         p->sizes[p->nsizes - 1], p->mod->name, max, what);
+		return -1;
+	}
+	return 0;
+}
+
+static int status_exit(ng_status st)
+{
+	switch (st) {
+	case NG_OK: return 0;
+	case NG_ERR_USAGE: return EXIT_USAGE;
+	case NG_ERR_CANCELLED: return EXIT_INTERRUPTED;
+	default: return 1;
+	}
+}
+
+/* Re-runs this command under mpiexec for modules that need an MPI launch. */
+static int relaunch_mpi(const struct plan *p, int argc, char **argv)
+{
+	static char mpiexec[] = "mpiexec", dash_n[] = "-n", self[] = "/proc/self/exe";
+	char np[32];
+	char **nargv = calloc((size_t)argc + 8, sizeof(*nargv));
+	int k = 0;
+
+	if (!nargv)
+		return 1;
+	snprintf(np, sizeof(np), "%lld", p->np);
+	nargv[k++] = mpiexec;
+	nargv[k++] = dash_n;
+	nargv[k++] = np;
+	nargv[k++] = self;
+	for (int i = 1; i < argc; i++)
+		nargv[k++] = argv[i];
+	nargv[k] = NULL;
+	setenv("NGAUGE_RELAUNCHED", "1", 1);
+	fflush(stdout);
+	execvp("mpiexec", nargv);
+	ng_error("module '%s' needs an MPI launch and mpiexec could not be started (%s): run it as "
+	         "'mpiexec -n %s ngauge ...'",
+	         p->mod->name, strerror(errno), np);
+	free(nargv);
+	return 1;
+}
+
+static json_t *doc_head(const struct plan *p, const struct ng_args *a, struct ng_boot *boot,
+                        const struct ng_timer *t, const struct ng_comm *c, const char *cmd,
+                        const char *mpi_version)
+{
+	char started[64];
+	json_t *params = ng_args_json(a, "");
+	json_t *mod = ng_args_json(a, p->mod->name);
+	json_t *pat = ng_args_json(a, p->pat->name);
+	const char *key;
+	json_t *v;
+	void *tmp;
+
+	/* The parameters block: run settings and the options of the module and
+	 * pattern in use (the driver-only switches are left out). */
+	static const char *const drop[] = {"list", "help", "version", "timer-info", "module", "pattern"};
+	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
+		json_object_del(params, drop[i]);
+	json_object_set_new(params, "sizes", json_string(p->sizes_spec));
+	json_object_foreach_safe(mod, tmp, key, v) json_object_set(params, key, v);
+	json_object_foreach_safe(pat, tmp, key, v) json_object_set(params, key, v);
+	json_decref(mod);
+	json_decref(pat);
+
+	ng_iso_time(started, sizeof(started));
+	return json_pack("{s:s,s:b,s:s,s:s,s:i,s:s,s:s,s:s,s:o,s:{s:s,s:f,s:f,s:b,s:f},s:o}", "schema",
+	                 "ngauge-result/1", "complete", 0, "module", p->mod->name, "pattern", p->pat->name, "ranks",
+	                 boot->size, "command", cmd, "started", started, "launch", boot->ops->name, "env",
+	                 ng_env_json(c->device, mpi_version), "timer", "name", t->name, "resolution_ns",
+	                 t->resolution_ns, "overhead_ns", t->overhead_ns, "invariant_tsc", t->invariant_tsc,
+	                 "tsc_ghz", t->tsc_ghz, "parameters", params);
+}
+
+static int run(struct plan *p, struct ng_args *a, int argc, char **argv)
+{
+	struct ng_boot *boot = NULL;
+	struct ng_comm *comm = NULL;
+	struct ng_results *res = NULL;
+	struct ng_timer timer;
+	const char *how = "--np";
+	char mpi_version[256] = "", *mpi_ver = NULL, cmd[4096];
+	double (*wtime)(void) = NULL;
+	ng_status st;
+	int code;
+
+	install_signals();
+	if (ng_args_flag(a, "server") || ng_args_given(a, "client")) {
+		if (ng_args_flag(a, "server") && ng_args_given(a, "client")) {
+			ng_error("--server and --client exclude each other");
+			return EXIT_USAGE;
+		}
+		if (check_ranks(p, 2, -1, "--server/--client"))
+			return EXIT_USAGE;
+		st = ng_args_flag(a, "server")
+		             ? ng_boot_tcp_server(ng_args_str(a, "bind"), (int)ng_args_int(a, "port"), 0, &boot)
+		             : ng_boot_tcp_client(ng_args_str(a, "client"), (int)ng_args_int(a, "port"), 60, &boot);
+		if (st)
+			return status_exit(st);
+	} else if (ng_launched_by_mpi()) {
+#if NG_HAVE_MPI
+		st = ng_boot_mpi(&argc, &argv, &boot);
+		if (st)
+			return 1;
+		how = "mpiexec";
+		wtime = ng_boot_mpi_wtime;
+		ng_boot_mpi_version(mpi_version, sizeof(mpi_version));
+		mpi_ver = mpi_version;
+		if (ng_args_given(a, "np") && !getenv("NGAUGE_RELAUNCHED") && p->np != boot->size && boot->rank == 0)
+			ng_warn("--np %lld ignored: mpiexec started %d ranks", p->np, boot->size);
+#else
+		ng_error("started by mpiexec/srun, but this ngauge was built without MPI (install libmpich-dev "
+		         "and rebuild)");
+		return EXIT_USAGE;
+#endif
+	} else {
+		if (p->np < 1 || p->np > 1024) {
+			ng_error("--np must be between 1 and 1024, got %lld", p->np);
+			return EXIT_USAGE;
+		}
+		if (check_ranks(p, (int)p->np, -1, "--np"))
+			return EXIT_USAGE;
+		if (p->mod->caps & NG_CAP_MPI)
+			return relaunch_mpi(p, argc, argv);
+		st = ng_boot_local((int)p->np, p->timeout + 2.0, &boot);
+		if (st)
+			return 1;
+	}
+	if (boot->size > 1)
+		ng_log_set_rank(boot->rank);
+	if (check_ranks(p, boot->size, boot->rank, how)) {
+		code = EXIT_USAGE;
+		goto out_boot;
+	}
+	if ((p->mod->caps & NG_CAP_MPI) && strcmp(boot->ops->name, "mpi") != 0) {
+		ng_error("module '%s' needs an MPI launch (mpiexec/srun)", p->mod->name);
+		code = EXIT_USAGE;
+		goto out_boot;
+	}
+	st = ng_timer_init(&timer, ng_args_str(a, "timer"), wtime);
+	if (st) {
+		code = status_exit(st);
+		goto out_boot;
+	}
+
+	struct ng_module_env menv = {
+		.boot = boot, .args = a, .cancel = &cancel_flag, .timeout_s = p->timeout};
+	st = p->mod->open(p->mod, &menv, &comm);
+	if (st) {
+		code = status_exit(st) == EXIT_USAGE ? EXIT_USAGE : status_exit(st);
+		goto out_boot;
+	}
+	comm->cancel = &cancel_flag;
+	if (check_max_size(p, comm->max_msg, comm->max_msg != p->mod->max_msg ? " on this device" : "")) {
+		code = EXIT_USAGE;
+		goto out_close;
+	}
+
+	if (boot->rank == 0) {
+		char label[128];
+		command_line(argc, argv, cmd, sizeof(cmd));
+		snprintf(label, sizeof(label), "%s over %s", p->pat->name, p->mod->name);
+		res = ng_results_new(doc_head(p, a, boot, &timer, comm, cmd, mpi_ver), p->output,
+		                     ng_args_flag(a, "raw"), p->pat->name);
+		printf("# ngauge %s: pattern %s, module %s (%s), %d ranks (%s launch), timer %s (resolution %.1f "
+		       "ns, overhead %.1f ns)\n",
+		       NG_VERSION, p->pat->name, p->mod->name, comm->device, boot->size, boot->ops->name, timer.name,
+		       timer.resolution_ns, timer.overhead_ns);
+		fflush(stdout);
+	}
+
+	struct ng_run r = {
+		.comm = comm,
+		.boot = boot,
+		.args = a,
+		.timer = &timer,
+		.sizes = p->sizes,
+		.nsizes = p->nsizes,
+		.count = (size_t)p->count,
+		.warmup = (size_t)p->warmup,
+		.verify = ng_args_flag(a, "verify"),
+		.raw = ng_args_flag(a, "raw"),
+		.seed = (uint64_t)p->seed,
+		.timeout_s = p->timeout,
+		.cancel = &cancel_flag,
+		.results = res,
+	};
+	st = ng_boot_barrier(boot);
+	if (st == NG_OK)
+		st = p->pat->run(p->pat, &r);
+	if (st == NG_OK && cancel_flag)
+		st = NG_ERR_CANCELLED;
+	if (st == NG_ERR_CANCELLED && !cancel_flag)
+		st = NG_ERR_PEER_LOST;
+
+	if (res) {
+		if (timer.kind == NG_TIMER_TSC && st == NG_OK) {
+			ng_timer_recheck(&timer);
+			ng_results_block(res, "timer_check", json_pack("{s:f}", "drift_ppm", timer.drift_ppm));
+		}
+		if (ng_results_finish(res, st == NG_OK) && st == NG_OK)
+			st = NG_ERR_IO;
+		if (st != NG_OK && p->output)
+			fprintf(stderr, "ngauge: %zu measured size%s kept in '%s' (\"complete\": false)\n",
+			        ng_results_rows(res), ng_results_rows(res) == 1 ? "" : "s", p->output);
+		ng_results_free(res);
+	}
+	if (st == NG_ERR_CANCELLED)
+		ng_error("interrupted");
+	code = status_exit(st);
+	if (st == NG_OK)
+		(void)ng_boot_barrier(boot);
+out_close:
+	/* After a failure under MPI a peer may be gone: abort, do not finalize. */
+#if NG_HAVE_MPI
+	if (code != 0 && strcmp(boot->ops->name, "mpi") == 0) {
+		fflush(stdout);
+		ng_boot_mpi_abort(code);
+	}
+#endif
+	p->mod->close(comm);
+out_boot:
+#if NG_HAVE_MPI
+	if (code != 0 && strcmp(boot->ops->name, "mpi") == 0) {
+		fflush(stdout);
+		ng_boot_mpi_abort(code);
+	}
+#endif
+	boot->ops->fini(boot);
+	return code;
+}
+
+int ng_main(int argc, char **argv)
+{
+	struct ng_args a = {0};
+	struct plan p = {0};
+	char err[512], names[512];
+	int code = EXIT_USAGE;
+
+	if (argc > 1 && strcmp(argv[1], "plot") == 0)
+		return ng_plot_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "report") == 0)
+		return ng_report_main(argc - 1, argv + 1);
+
+	if (declare_all(&a)) {
+		ng_error("out of memory");
+		return 1;
+	}
+	if (parse_cmdline(&a, argc, argv))
+		goto out;
+	if (ng_args_flag(&a, "help")) {
+		print_help();
+		code = 0;
+		goto out;
+	}
+	if (ng_args_flag(&a, "version")) {
+		printf("ngauge %s\n", NG_VERSION);
+		code = 0;
+		goto out;
+	}
+	if (ng_args_flag(&a, "list")) {
+		print_list();
+		code = 0;
+		goto out;
+	}
+	if (ng_args_flag(&a, "timer-info")) {
+		struct ng_timer t;
+		if (ng_timer_init(&t, ng_args_str(&a, "timer"), NULL)) {
+			code = 1;
+			goto out;
+		}
+		ng_timer_print(&t);
+		code = 0;
+		goto out;
+	}
+
+	const char *mname = ng_args_str(&a, "module"), *pname = ng_args_str(&a, "pattern");
+	p.mod = ng_module_find(mname);
+	if (!p.mod) {
+		for (size_t i = 0; ng_missing_modules[i].name; i++) {
+			if (strcmp(ng_missing_modules[i].name, mname) == 0) {
+				ng_error("module '%s' is not available: %s", mname, ng_missing_modules[i].why);
+				goto out;
+			}
+		}
+		valid_names(names, sizeof(names), 1);
+		ng_error("unknown module '%s' (valid: %s)", mname, names);
+		goto out;
+	}
+	p.pat = ng_pattern_find(pname);
+	if (!p.pat) {
+		valid_names(names, sizeof(names), 0);
+		ng_error("unknown pattern '%s' (valid: %s)", pname, names);
+		goto out;
+	}
+	unsigned missing = p.pat->needs & ~p.mod->caps;
+	if (missing) {
+		unsigned bit = missing & -missing;
+		ng_error("pattern '%s' needs %s, which module '%s' does not offer", p.pat->name, ng_cap_name(bit),
+		         p.mod->name);
+		goto out;
+	}
+	p.sizes_spec = ng_args_given(&a, "sizes") ? ng_args_str(&a, "sizes")
+	                                          : (p.pat->default_sizes ? p.pat->default_sizes : "1-1M");
+	if (ng_sizes_parse(p.sizes_spec, &p.sizes, &p.nsizes, err, sizeof(err))) {
+		ng_error("%s", err);
+		goto out;
+	}
+	if (check_max_size(&p, p.mod->max_msg, ""))
+		goto out;
+	p.count = ng_args_int(&a, "count");
+	p.warmup = ng_args_int(&a, "warmup");
+	p.np = ng_args_int(&a, "np");
+	p.seed = ng_args_int(&a, "seed");
+	p.timeout = ng_args_double(&a, "timeout");
+	if (p.count < 1 || p.count > 100000000) {
+		ng_error("--count must be between 1 and 100000000, got %lld", p.count);
+		goto out;
+	}
+	if (p.warmup < 0) {
+		ng_error("--warmup must not be negative, got %lld", p.warmup);
+		goto out;
+	}
+	if (!(p.timeout > 0)) {
+		ng_error("--timeout must be positive");
+		goto out;
+	}
+	p.output = ng_args_str(&a, "output");
+	if (p.output && ng_results_probe(p.output, err, sizeof(err))) {
+		ng_error("%s", err);
+		goto out;
+	}
+	code = run(&p, &a, argc, argv);
+out:
+	free(p.sizes);
+	ng_args_release(&a);
+	return code;
+}

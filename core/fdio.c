@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "fdio.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "driver.h"
+
+int ng_fd_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+		if (n < 0 && errno == ENOTSOCK)
+			n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR && !ng_driver_cancelled())
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int ng_fd_read_all(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+	while (len) {
+		ssize_t n = read(fd, p, len);
+		if (n == 0)
+			return 1;
+		if (n < 0) {
+			if (errno == EINTR && !ng_driver_cancelled())
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int ng_fd_read_all_timeout(int fd, void *buf, size_t len, int timeout_ms)
+{
+	char *p = buf;
+	long long deadline = now_ms() + timeout_ms;
+	while (len) {
+		long long left = deadline - now_ms();
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		if (left <= 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		int r = poll(&pfd, 1, (int)left);
+		if (r < 0) {
+			if (errno == EINTR && !ng_driver_cancelled())
+				continue;
+			return -1;
+		}
+		if (r == 0)
+			continue;
+		ssize_t n = read(fd, p, len);
+		if (n == 0)
+			return 1;
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The communication module interface.
+ *
+ * A module is one `static const struct ng_module` (the descriptor: identity,
+ * options, capabilities, operations).  Its open() creates an instance, a
+ * module-private struct that embeds `struct ng_comm` as its first member
+ * (convert back with container_of / ng_container_of).  Every operation takes
+ * the instance first; a module keeps no global or function-static state, so
+ * two instances can live in one process.
+ *
+ * Patterns see only this interface: they never include a module's header.
+ * Optional operations are NULL; callers check the capability flags (the
+ * driver has already checked what the pattern declared it needs).
+ *
+ * Messages: send(peer, buf, len) is matched by recv(peer, buf, len) on the
+ * peer with the same length; between two ranks, messages are matched in the
+ * order they were posted (no tags).  Buffers given to send/recv/isend/irecv
+ * must come from the module's alloc() (registered memory where the network
+ * needs it), at any offset inside such a block.
+ *
+ * Hot path contract: send/recv/isend/irecv/test/wait do no allocation, no
+ * logging and no option lookup on success; their only system calls are the
+ * transport's own.
+ */
+#ifndef NG_MODULE_H
+#define NG_MODULE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bootstrap.h"
+#include "options.h"
+#include "status.h"
+
+#define ng_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+/* Capability flags (module descriptor .caps, pattern .needs). */
+enum {
+	NG_CAP_RELIABLE = 1u << 0,  /* delivered intact and in order, or an error */
+	NG_CAP_CHANNEL = 1u << 1,   /* two-sided send/recv */
+	NG_CAP_REGMEM = 1u << 2,    /* buffers must come from alloc() */
+	NG_CAP_NONBLOCK = 1u << 3,  /* isend/irecv/test/wait */
+	NG_CAP_ONESIDED = 1u << 4,  /* .rma operations */
+	NG_CAP_MPI = 1u << 5,       /* needs an MPI launch (mpiexec/srun) */
+	NG_CAP_MULTIRANK = 1u << 6, /* more than two ranks at once */
+};
+
+/* Name of one capability bit ("non-blocking"), for error messages. */
+const char *ng_cap_name(unsigned cap);
+
+/*
+ * Request handle for non-blocking operations.  Storage belongs to the caller
+ * (no allocation on the hot path); the module keeps its per-request state in
+ * .priv.  A request is in flight from isend/irecv until test reports done or
+ * wait returns; the caller must not move, reuse or free it (nor the buffer)
+ * while it is in flight.
+ */
+struct ng_req {
+	_Alignas(16) unsigned char priv[112];
+};
+
+struct ng_module;
+struct ng_rma_ops;
+
+/* Instance base; a module's private instance embeds it first. */
+struct ng_comm {
+	const struct ng_module *mod;
+	int rank;
+	int size;
+	unsigned caps;  /* effective capabilities of this instance */
+	size_t max_msg; /* effective maximum message size, 0 = unlimited */
+	/* Set (non-zero) by the driver on SIGINT/SIGTERM.  Modules that busy-poll
+	 * check it in their poll loops and return NG_ERR_CANCELLED; modules that
+	 * block in system calls see EINTR and check it then. */
+	const volatile sig_atomic_t *cancel;
+	/* Filled by open(): what was opened, for the result's env block, e.g.
+	 * "rxe0 port 1 gid 1 mtu 1024" or "127.0.0.1". */
+	char device[160];
+};
+
+/* What open() receives. */
+struct ng_module_env {
+	struct ng_boot *boot;         /* rank, size, address exchange */
+	const struct ng_args *args;   /* parsed options (module's own and others) */
+	const volatile sig_atomic_t *cancel;
+	double timeout_s;             /* a peer silent for this long is lost */
+};
+
+struct ng_module {
+	const char *name; /* "tcp" */
+	const char *desc; /* one line */
+	const struct ng_option *options; /* NULL-name terminated, may be NULL */
+	unsigned caps;    /* NG_CAP_* */
+	size_t max_msg;   /* 0 = unlimited; an instance may lower it */
+	size_t hdr_bytes; /* per-message header bytes on the wire (informative) */
+
+	/* Collective over all ranks.  Creates the instance and connects it to every
+	 * other rank (exchanging addresses over env->boot).  On failure the error
+	 * is already reported and nothing is left allocated. */
+	ng_status (*open)(const struct ng_module *m, const struct ng_module_env *env,
+	                  struct ng_comm **comm_p);
+	/* Releases everything the instance holds; not collective; c is invalid
+	 * afterwards.  Buffers not yet freed are released too. */
+	void (*close)(struct ng_comm *c);
+
+	/* Communication memory of at least @len bytes, aligned to 64 bytes (page
+	 * aligned for @len >= 4096), registered where the network needs it.
+	 * Contents undefined. */
+	ng_status (*alloc)(struct ng_comm *c, size_t len, void **buf_p);
+	void (*free)(struct ng_comm *c, void *buf);
+
+	/* Blocking: returns when @buf may be reused (send) or holds the message
+	 * (recv).  NG_ERR_PEER_LOST names the peer in its report;
+	 * NG_ERR_TRUNCATED when the incoming message is not @len bytes. */
+	ng_status (*send)(struct ng_comm *c, int peer, const void *buf, size_t len);
+	ng_status (*recv)(struct ng_comm *c, int peer, void *buf, size_t len);
+
+	/* Optional (NG_CAP_NONBLOCK): start an operation, complete it with test or
+	 * wait.  Operations to one peer complete in the order they were posted
+	 * relative to the blocking ones. */
+	ng_status (*isend)(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *req);
+	ng_status (*irecv)(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *req);
+	/* Makes progress; *done_p = true once @req has completed. */
+	ng_status (*test)(struct ng_comm *c, struct ng_req *req, bool *done_p);
+	/* Blocks until @req has completed. */
+	ng_status (*wait)(struct ng_comm *c, struct ng_req *req);
+
+	/* Optional (NG_CAP_ONESIDED): MPI-2 style one-sided operations. */
+	const struct ng_rma_ops *rma;
+};
+
+/*
+ * One-sided operations (MPI-2 semantics) for modules that offer them.  Windows
+ * are created collectively over memory from alloc(); offsets are in bytes from
+ * the target's window base.  Put/get/accumulate are non-blocking within an
+ * epoch and complete at the epoch's closing call.
+ */
+struct ng_win;
+
+enum ng_rma_op { NG_RMA_SUM, NG_RMA_REPLACE, NG_RMA_MAX, NG_RMA_MIN };
+enum ng_rma_type { NG_RMA_INT32, NG_RMA_INT64, NG_RMA_DOUBLE };
+
+struct ng_rma_ops {
+	ng_status (*win_create)(struct ng_comm *c, void *base, size_t len, struct ng_win **win_p);
+	void (*win_free)(struct ng_comm *c, struct ng_win *w);
+	ng_status (*put)(struct ng_comm *c, struct ng_win *w, int target, size_t target_off,
+	                 const void *origin, size_t len);
+	ng_status (*get)(struct ng_comm *c, struct ng_win *w, int target, size_t target_off, void *origin,
+	                 size_t len);
+	ng_status (*accumulate)(struct ng_comm *c, struct ng_win *w, int target, size_t target_off,
+	                        const void *origin, size_t count, enum ng_rma_type type, enum ng_rma_op op);
+	/* Synchronisation.  Active target: fence, or post/start/complete/wait with
+	 * explicit groups of @n ranks; passive target: lock/unlock. */
+	ng_status (*fence)(struct ng_comm *c, struct ng_win *w);
+	ng_status (*post)(struct ng_comm *c, struct ng_win *w, const int *group, int n);
+	ng_status (*start)(struct ng_comm *c, struct ng_win *w, const int *group, int n);
+	ng_status (*complete)(struct ng_comm *c, struct ng_win *w);
+	ng_status (*wait)(struct ng_comm *c, struct ng_win *w);
+	ng_status (*lock)(struct ng_comm *c, struct ng_win *w, int target, bool exclusive);
+	ng_status (*unlock)(struct ng_comm *c, struct ng_win *w, int target);
+};
+
+/* Convenience wrappers: the only way patterns call a module. */
+static inline ng_status ng_send(struct ng_comm *c, int peer, const void *buf, size_t len)
+{
+	return c->mod->send(c, peer, buf, len);
+}
+static inline ng_status ng_recv(struct ng_comm *c, int peer, void *buf, size_t len)
+{
+	return c->mod->recv(c, peer, buf, len);
+}
+static inline ng_status ng_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *r)
+{
+	return c->mod->isend(c, peer, buf, len, r);
+}
+static inline ng_status ng_irecv(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *r)
+{
+	return c->mod->irecv(c, peer, buf, len, r);
+}
+static inline ng_status ng_test(struct ng_comm *c, struct ng_req *r, bool *done_p)
+{
+	return c->mod->test(c, r, done_p);
+}
+static inline ng_status ng_wait(struct ng_comm *c, struct ng_req *r) { return c->mod->wait(c, r); }
+static inline ng_status ng_alloc(struct ng_comm *c, size_t len, void **buf_p)
+{
+	return c->mod->alloc(c, len, buf_p);
+}
+static inline void ng_free(struct ng_comm *c, void *buf)
+{
+	if (buf)
+		c->mod->free(c, buf);
+}
+
+/* Waits for @n requests in order; returns the first error. */
+ng_status ng_waitall(struct ng_comm *c, struct ng_req *reqs, size_t n);
+
+#endif

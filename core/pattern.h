@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The benchmark pattern interface.
+ *
+ * A pattern is one `static const struct ng_pattern` in patterns/.  It declares
+ * what it needs of a module (capability flags, rank counts); the driver checks
+ * those against the module before anything runs and refuses with a message
+ * naming what is missing.  run() is the pattern's whole life: it allocates
+ * its buffers with ng_alloc(), measures, and reports through the results API
+ * (core/results.h).  All its state lives on its stack or in memory it frees
+ * before returning: no globals.
+ *
+ * Timed regions contain only ng_timer_now() and module operations: no
+ * allocation, logging, option lookup or other system calls.
+ */
+#ifndef NG_PATTERN_H
+#define NG_PATTERN_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../timers/timer.h"
+#include "bootstrap.h"
+#include "module.h"
+#include "options.h"
+#include "results.h"
+#include "status.h"
+
+/* Everything a pattern gets from the driver. */
+struct ng_run {
+	struct ng_comm *comm;         /* the opened module instance */
+	struct ng_boot *boot;         /* rank, size, host names, result gathering */
+	const struct ng_args *args;   /* parsed options, including the pattern's own */
+	const struct ng_timer *timer; /* the chosen timer */
+	const size_t *sizes;          /* message sizes to measure, ascending */
+	size_t nsizes;
+	size_t count;                 /* timed repetitions per size (-c) */
+	size_t warmup;                /* untimed repetitions before them (-w) */
+	bool verify;                  /* --verify: check every received byte */
+	bool raw;                     /* --raw: keep raw samples in the result */
+	uint64_t seed;                /* --seed: pairings, server choice */
+	double timeout_s;             /* a silent peer is lost after this long */
+	const volatile sig_atomic_t *cancel; /* set on SIGINT/SIGTERM */
+	struct ng_results *results;   /* the result sink; only rank 0 writes it */
+};
+
+struct ng_pattern {
+	const char *name; /* "pingpong" */
+	const char *desc; /* one line */
+	const struct ng_option *options;
+	unsigned needs;    /* NG_CAP_* the module must have */
+	int min_ranks;     /* at least this many ranks */
+	int max_ranks;     /* 0 = no upper bound */
+	bool even_ranks;   /* ranks are paired */
+	const char *default_sizes; /* size spec used without -s */
+	/* Runs the benchmark collectively on all ranks.  Returns NG_OK or the
+	 * first error (already reported).  Rows committed before an error are
+	 * kept and written with "complete": false. */
+	ng_status (*run)(const struct ng_pattern *p, struct ng_run *run);
+};
+
+/* Progress line on stderr (rank 0, only when stderr is a terminal):
+ * "pingpong: 12/21 sizes, 64 KiB, ETA 3 s". */
+void ng_progress(const struct ng_run *run, size_t done, size_t total, size_t size);
+
+/* True once SIGINT/SIGTERM arrived; check between measurements. */
+static inline bool ng_cancelled(const struct ng_run *run) { return run->cancel && *run->cancel; }
+
+#endif

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The one list of modules and patterns.  One line each. */
+#include "config.h"
+
+#include <string.h>
+
+#include "registry.h"
+
+extern const struct ng_module ng_module_tcp;
+#if NG_HAVE_MPI
+extern const struct ng_module ng_module_mpi;
+#endif
+
+extern const struct ng_pattern ng_pattern_pingpong;
+extern const struct ng_pattern ng_pattern_1n;
+extern const struct ng_pattern ng_pattern_n1;
+
+const struct ng_module *const ng_modules[] = {
+	&ng_module_tcp,
+#if NG_HAVE_MPI
+	&ng_module_mpi,
+#endif
+	NULL,
+};
+
+const struct ng_missing ng_missing_modules[] = {
+#if !NG_HAVE_MPI
+	{"mpi", "built without MPI (install mpich libmpich-dev and rebuild)"},
+#endif
+#if !NG_HAVE_VERBS
+	{"ibrc", "built without libibverbs (install libibverbs-dev and rebuild)"},
+	{"ibuc", "built without libibverbs (install libibverbs-dev and rebuild)"},
+	{"ibud", "built without libibverbs (install libibverbs-dev and rebuild)"},
+#endif
+	{NULL, NULL},
+};
+
+const struct ng_pattern *const ng_patterns[] = {
+	&ng_pattern_pingpong,
+	&ng_pattern_1n,
+	&ng_pattern_n1,
+	NULL,
+};
+
+const struct ng_module *ng_module_find(const char *name)
+{
+	for (size_t i = 0; ng_modules[i]; i++)
+		if (strcmp(ng_modules[i]->name, name) == 0)
+			return ng_modules[i];
+	return NULL;
+}
+
+const struct ng_pattern *ng_pattern_find(const char *name)
+{
+	for (size_t i = 0; ng_patterns[i]; i++)
+		if (strcmp(ng_patterns[i]->name, name) == 0)
+			return ng_patterns[i];
+	return NULL;
+}

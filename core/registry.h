@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The one explicit list of modules and patterns (core/registry.c): adding a
+ * module or pattern is one line there, guarded by its NG_HAVE_* switch.
+ */
+#ifndef NG_REGISTRY_H
+#define NG_REGISTRY_H
+
+#include "module.h"
+#include "pattern.h"
+
+/* NULL-terminated lists of what this build contains. */
+extern const struct ng_module *const ng_modules[];
+extern const struct ng_pattern *const ng_patterns[];
+
+/* What this build lacks, and why ("mpi: built without MPI (install
+ * libmpich-dev and rebuild)"); NULL-name terminated. */
+struct ng_missing {
+	const char *name;
+	const char *why;
+};
+extern const struct ng_missing ng_missing_modules[];
+
+const struct ng_module *ng_module_find(const char *name);
+const struct ng_pattern *ng_pattern_find(const char *name);
+
+#endif

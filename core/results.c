@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The result sink: JSON document, CSV, table on stdout, progress line.
+ * Every commit rewrites the output file atomically (PATH.tmp + rename).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pattern.h"
+#include "results_priv.h"
+
+#define MAX_COLS 16
+
+struct ng_row {
+	json_t *obj;
+	json_t *raw;
+};
+
+struct ng_results {
+	json_t *doc;
+	json_t *rows;
+	char *path;
+	enum ng_results_format fmt;
+	bool raw;
+	const char *label;
+	char header_sig[512]; /* keys of the last table header printed */
+	double progress_t0;
+	struct ng_row row; /* the one row under construction */
+};
+
+enum ng_results_format ng_results_format_of(const char *path)
+{
+	const char *dot = path ? strrchr(path, '.') : NULL;
+	if (dot && strcasecmp(dot, ".json") == 0)
+		return NG_FMT_JSON;
+	if (dot && strcasecmp(dot, ".csv") == 0)
+		return NG_FMT_CSV;
+	return NG_FMT_NONE;
+}
+
+int ng_results_probe(const char *path, char *err, size_t errlen)
+{
+	char tmp[4096];
+	int fd;
+
+	if (ng_results_format_of(path) == NG_FMT_NONE) {
+		snprintf(err, errlen, "output file '%s' must end in .json or .csv", path);
+		return -1;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0 && errno == EEXIST)
+		fd = open(tmp, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot write output file '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	unlink(tmp);
+	return 0;
+}
+
+void ng_iso_time(char *buf, size_t len)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+json_t *ng_stats_json(const struct ng_stats *st)
+{
+	return json_pack("{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:[o,o]}", "n", (json_int_t)st->n, "min", num(st->min),
+	                 "median", num(st->median), "mean", num(st->mean), "stddev", num(st->stddev), "p99",
+	                 num(st->p99), "max", num(st->max), "ci95", num(st->ci_lo), num(st->ci_hi));
+}
+
+struct ng_results *ng_results_new(json_t *doc, const char *path, bool raw, const char *label)
+{
+	struct ng_results *r = calloc(1, sizeof(*r));
+	if (!r)
+		abort();
+	r->doc = doc;
+	r->rows = json_array();
+	json_object_set_new(doc, "complete", json_false());
+	json_object_set(doc, "results", r->rows);
+	r->path = path ? strdup(path) : NULL;
+	r->fmt = ng_results_format_of(path);
+	r->raw = raw;
+	r->label = label;
+	return r;
+}
+
+bool ng_results_active(const struct ng_results *r) { return r != NULL; }
+
+size_t ng_results_rows(const struct ng_results *r) { return r ? json_array_size(r->rows) : 0; }
+
+struct ng_row *ng_row_begin(struct ng_results *r, size_t size, size_t count)
+{
+	if (!r)
+		return NULL;
+	json_decref(r->row.obj);
+	json_decref(r->row.raw);
+	r->row.obj = json_pack("{s:I,s:I}", "size", (json_int_t)size, "count", (json_int_t)count);
+	r->row.raw = NULL;
+	if (!r->row.obj)
+		abort();
+	return &r->row;
+}
+
+void ng_row_stats(struct ng_row *row, const char *key, const struct ng_stats *st)
+{
+	if (row)
+		json_object_set_new(row->obj, key, ng_stats_json(st));
+}
+
+void ng_row_number(struct ng_row *row, const char *key, double v)
+{
+	if (row)
+		json_object_set_new(row->obj, key, num(v));
+}
+
+void ng_row_json(struct ng_row *row, const char *key, json_t *v)
+{
+	if (row)
+		json_object_set_new(row->obj, key, v);
+	else
+		json_decref(v);
+}
+
+void ng_row_raw(struct ng_row *row, const char *key, const double *x, size_t n)
+{
+	if (!row)
+		return;
+	struct ng_results *r = ng_container_of(row, struct ng_results, row);
+	if (!r->raw)
+		return;
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, num(x[i]));
+	if (!row->raw)
+		row->raw = json_object();
+	json_object_set_new(row->raw, key, a);
+}
+
+/* ---- writing ---- */
+
+static int is_stats(json_t *v) { return json_is_object(v) && json_object_get(v, "median"); }
+
+static int write_csv(struct ng_results *r, FILE *f)
+{
+	static const char *const fields[] = {"min", "median", "mean", "stddev", "p99", "max"};
+	json_t *first = json_array_get(r->rows, 0);
+	const char *key;
+	json_t *v;
+	size_t i;
+
+	if (!first)
+		return fprintf(f, "size,count\n") < 0;
+	/* Header from the first row: strings, then stats, then numbers. */
+	fputs("size,count", f);
+	json_object_foreach(first, key, v) if (json_is_string(v)) fprintf(f, ",%s", key);
+	json_object_foreach(first, key, v) if (is_stats(v))
+	{
+		for (size_t k = 0; k < 6; k++)
+			fprintf(f, ",%s_%s", key, fields[k]);
+		fprintf(f, ",%s_ci95_lo,%s_ci95_hi", key, key);
+	}
+	json_object_foreach(first, key, v) if (json_is_number(v) && strcmp(key, "size") && strcmp(key, "count"))
+		fprintf(f, ",%s", key);
+	fputc('\n', f);
+	json_array_foreach(r->rows, i, v)
+	{
+		json_t *cell;
+		fprintf(f, "%lld,%lld", (long long)json_integer_value(json_object_get(v, "size")),
+		        (long long)json_integer_value(json_object_get(v, "count")));
+		json_object_foreach(first, key, cell) if (json_is_string(cell))
+			fprintf(f, ",%s", json_string_value(json_object_get(v, key)) ? json_string_value(json_object_get(v, key)) : "");
+		json_object_foreach(first, key, cell) if (is_stats(cell))
+		{
+			json_t *s = json_object_get(v, key);
+			for (size_t k = 0; k < 6; k++)
+				fprintf(f, ",%.6g", json_number_value(json_object_get(s, fields[k])));
+			json_t *ci = json_object_get(s, "ci95");
+			fprintf(f, ",%.6g,%.6g", json_number_value(json_array_get(ci, 0)),
+			        json_number_value(json_array_get(ci, 1)));
+		}
+		json_object_foreach(first, key, cell) if (json_is_number(cell) && strcmp(key, "size") &&
+		                                          strcmp(key, "count"))
+			fprintf(f, ",%.6g", json_number_value(json_object_get(v, key)));
+		fputc('\n', f);
+	}
+	return ferror(f) ? -1 : 0;
+}
+
+static ng_status checkpoint(struct ng_results *r)
+{
+	char tmp[4096];
+	FILE *f;
+	int rc;
+
+	if (!r->path || r->fmt == NG_FMT_NONE)
+		return NG_OK;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", r->path);
+	f = fopen(tmp, "w");
+	if (!f)
+		goto err;
+	if (r->fmt == NG_FMT_JSON)
+		rc = json_dumpf(r->doc, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) ||
+		     fputc('\n', f) == EOF;
+	else
+		rc = write_csv(r, f);
+	if (fclose(f) || rc)
+		goto err_unlink;
+	if (rename(tmp, r->path))
+		goto err_unlink;
+	return NG_OK;
+err_unlink:
+	unlink(tmp);
+err:
+	ng_error("cannot write results to '%s': %s", r->path, strerror(errno));
+	return NG_ERR_IO;
+}
+
+static void fmt_size(size_t s, char *buf, size_t len)
+{
+	if (s >= (1u << 20) && s % (1u << 20) == 0)
+		snprintf(buf, len, "%zuM", s >> 20);
+	else if (s >= 1024 && s % 1024 == 0)
+		snprintf(buf, len, "%zuK", s >> 10);
+	else
+		snprintf(buf, len, "%zu", s);
+}
+
+/* Table line; a header whenever the set of keys changes. */
+static void print_row(struct ng_results *r, json_t *row)
+{
+	char sig[512] = "", cell[64];
+	const char *key;
+	json_t *v;
+	int main_done = 0;
+
+	json_object_foreach(row, key, v)
+	{
+		if (json_is_array(v) || (json_is_object(v) && !is_stats(v)))
+			continue;
+		strncat(sig, key, sizeof(sig) - strlen(sig) - 2);
+		strncat(sig, ",", sizeof(sig) - strlen(sig) - 1);
+	}
+	if (strcmp(sig, r->header_sig) != 0) {
+		snprintf(r->header_sig, sizeof(r->header_sig), "%s", sig);
+		printf("#%9s %8s", "size", "count");
+		json_object_foreach(row, key, v) if (json_is_string(v)) printf(" %10s", key);
+		json_object_foreach(row, key, v)
+		{
+			if (!is_stats(v))
+				continue;
+			if (!main_done) {
+				printf(" %12s %12s %25s %12s", "min", "median", "ci95(median)", "p99");
+				main_done = 1;
+				printf("   [%s]", key);
+			}
+		}
+		main_done = 0;
+		json_object_foreach(row, key, v)
+		{
+			if (!is_stats(v))
+				continue;
+			if (main_done)
+				printf(" %s(median)", key);
+			main_done = 1;
+		}
+		json_object_foreach(row, key, v) if (json_is_number(v) && strcmp(key, "size") && strcmp(key, "count"))
+			printf(" %s", key);
+		putchar('\n');
+		main_done = 0;
+	}
+	fmt_size((size_t)json_integer_value(json_object_get(row, "size")), cell, sizeof(cell));
+	printf("%10s %8lld", cell, (long long)json_integer_value(json_object_get(row, "count")));
+	json_object_foreach(row, key, v) if (json_is_string(v)) printf(" %10s", json_string_value(v));
+	json_object_foreach(row, key, v)
+	{
+		if (!is_stats(v))
+			continue;
+		double med = json_number_value(json_object_get(v, "median"));
+		if (!main_done) {
+			json_t *ci = json_object_get(v, "ci95");
+			char cis[64];
+			snprintf(cis, sizeof(cis), "[%.4g, %.4g]", json_number_value(json_array_get(ci, 0)),
+			         json_number_value(json_array_get(ci, 1)));
+			printf(" %12.4f %12.4f %25s %12.4f", json_number_value(json_object_get(v, "min")), med, cis,
+			       json_number_value(json_object_get(v, "p99")));
+			main_done = 1;
+			printf("   ");
+		} else {
+			int w = (int)strlen(key) + 8;
+			printf(" %*.4f", w, med);
+		}
+	}
+	json_object_foreach(row, key, v) if (json_is_number(v) && strcmp(key, "size") && strcmp(key, "count"))
+		printf(" %*.4g", (int)strlen(key), json_number_value(v));
+	putchar('\n');
+	fflush(stdout);
+}
+
+ng_status ng_row_commit(struct ng_results *r, struct ng_row *row)
+{
+	if (!r || !row)
+		return NG_OK;
+	if (row->raw) {
+		json_object_set_new(row->obj, "raw", row->raw);
+		row->raw = NULL;
+	}
+	/* A progress line may be on the terminal: clear it first. */
+	if (isatty(STDERR_FILENO) && isatty(STDOUT_FILENO)) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+	}
+	print_row(r, row->obj);
+	json_array_append_new(r->rows, row->obj);
+	row->obj = NULL;
+	return checkpoint(r);
+}
+
+ng_status ng_results_block(struct ng_results *r, const char *key, json_t *v)
+{
+	if (!r) {
+		json_decref(v);
+		return NG_OK;
+	}
+	json_object_set_new(r->doc, key, v);
+	return checkpoint(r);
+}
+
+ng_status ng_results_finish(struct ng_results *r, bool complete)
+{
+	char t[64];
+	if (!r)
+		return NG_OK;
+	ng_iso_time(t, sizeof(t));
+	json_object_set_new(r->doc, "complete", json_boolean(complete));
+	json_object_set_new(r->doc, "finished", json_string(t));
+	return checkpoint(r);
+}
+
+void ng_results_free(struct ng_results *r)
+{
+	if (!r)
+		return;
+	json_decref(r->row.obj);
+	json_decref(r->row.raw);
+	json_decref(r->rows);
+	json_decref(r->doc);
+	free(r->path);
+	free(r);
+}
+
+static double mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void human_size(size_t s, char *buf, size_t len)
+{
+	if (s >= (1u << 20) && s % (1u << 20) == 0)
+		snprintf(buf, len, "%zu MiB", s >> 20);
+	else if (s >= 1024 && s % 1024 == 0)
+		snprintf(buf, len, "%zu KiB", s >> 10);
+	else
+		snprintf(buf, len, "%zu B", s);
+}
+
+void ng_progress(const struct ng_run *run, size_t done, size_t total, size_t size)
+{
+	struct ng_results *r = run->results;
+	char sz[32];
+
+	if (!r || !isatty(STDERR_FILENO) || total == 0)
+		return;
+	double now = mono();
+	if (done <= 1 || r->progress_t0 == 0)
+		r->progress_t0 = now - 1e-9;
+	double eta = done ? (now - r->progress_t0) / (double)done * (double)(total - done) : 0;
+	human_size(size, sz, sizeof(sz));
+	if (done >= total)
+		fputs("\r\033[K", stderr);
+	else
+		fprintf(stderr, "\r\033[K%s: %zu/%zu sizes, %s, ETA %.0f s", r->label, done, total, sz, eta);
+	fflush(stderr);
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The result sink: one "ngauge-result/1" JSON document per run, a CSV with
+ * the same per-size rows, and an aligned table on stdout.
+ *
+ * A pattern builds one row per measured size (ng_row_begin ... ng_row_commit)
+ * on rank 0; the calls are no-ops on every other rank, so patterns gather
+ * their figures to rank 0 first (ng_boot_allgather) and then report.  Each
+ * commit prints the row's table line and rewrites the result file (temporary
+ * file + rename) with "complete": false, so whatever was measured survives a
+ * crash or a kill; the driver rewrites it with "complete": true at the end.
+ *
+ * Keys carry their unit: "latency_us", "bandwidth_MBps" (MB = 10^6 bytes),
+ * "time_us".  The first stats key of a row is the table's main column.
+ */
+#ifndef NG_RESULTS_H
+#define NG_RESULTS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../analysis/stats.h"
+#include "status.h"
+
+struct ng_results;
+struct ng_row;
+
+/* Starts a row for @size bytes measured @count times.  Never NULL on rank 0
+ * (aborts on out-of-memory); NULL on other ranks, where the row calls are
+ * no-ops. */
+struct ng_row *ng_row_begin(struct ng_results *r, size_t size, size_t count);
+/* Adds statistics under @key, e.g. "latency_us". */
+void ng_row_stats(struct ng_row *row, const char *key, const struct ng_stats *st);
+/* Adds one number under @key, e.g. "clients". */
+void ng_row_number(struct ng_row *row, const char *key, double v);
+/* Adds a JSON value under @key (steals the reference), e.g. per-pair details. */
+void ng_row_json(struct ng_row *row, const char *key, json_t *v);
+/* Keeps @n raw samples under "raw": {"@key": [...]} when --raw was given. */
+void ng_row_raw(struct ng_row *row, const char *key, const double *x, size_t n);
+/* Appends the row, prints its table line, checkpoints the result file. */
+ng_status ng_row_commit(struct ng_results *r, struct ng_row *row);
+
+/* Sets a top-level pattern-specific block ("loggp", "alltoall", ...); steals
+ * @v; replaces an earlier block of that key.  Checkpoints the file. */
+ng_status ng_results_block(struct ng_results *r, const char *key, json_t *v);
+
+/* True on the rank that holds the results (rank 0). */
+bool ng_results_active(const struct ng_results *r);
+
+#endif

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Driver side of the result sink (core/results.h). */
+#ifndef NG_RESULTS_PRIV_H
+#define NG_RESULTS_PRIV_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "results.h"
+
+enum ng_results_format { NG_FMT_NONE, NG_FMT_JSON, NG_FMT_CSV };
+
+/* Picks the format from a path's extension (.json, .csv); NG_FMT_NONE for
+ * anything else. */
+enum ng_results_format ng_results_format_of(const char *path);
+
+/* Checks that @path can be written (creates and removes PATH.tmp).  Returns
+ * -1 and writes the reason to @err when it cannot. */
+int ng_results_probe(const char *path, char *err, size_t errlen);
+
+/* A sink for the reporting rank.  @doc is the document's head (schema,
+ * module, env, timer, parameters...); the sink takes the reference and adds
+ * "complete", "results" and the pattern blocks.  @path may be NULL (table
+ * only).  @label names the run in progress lines. */
+struct ng_results *ng_results_new(json_t *doc, const char *path, bool raw, const char *label);
+
+/* Writes the final document with "complete": @complete and "finished". */
+ng_status ng_results_finish(struct ng_results *r, bool complete);
+void ng_results_free(struct ng_results *r);
+
+/* Number of committed rows. */
+size_t ng_results_rows(const struct ng_results *r);
+
+/* JSON of a stats object. */
+json_t *ng_stats_json(const struct ng_stats *st);
+
+/* Current UTC time as ISO-8601 into @buf. */
+void ng_iso_time(char *buf, size_t len);
+
+#endif

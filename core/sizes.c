@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "sizes.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+#define NG_SIZES_MAX 100000
+
+struct size_list {
+	size_t *v;
+	size_t n, cap;
+};
+
+static int push(struct size_list *l, size_t s)
+{
+	if (l->n == NG_SIZES_MAX)
+		return -1;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		size_t *v = realloc(l->v, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = s;
+	return 0;
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Parses one item (a NUL-terminated copy) into @l. */
+static int parse_item(char *tok, struct size_list *l, char *err, size_t errlen)
+{
+	char *step = strchr(tok, ':');
+	char *dash = strchr(tok, '-');
+	size_t lo, hi;
+
+	if (step)
+		*step++ = '\0';
+	if (!dash) {
+		if (step || ng_parse_size(tok, &lo))
+			goto bad;
+		return push(l, lo) ? -2 : 0;
+	}
+	*dash = '\0';
+	if (ng_parse_size(tok, &lo) || ng_parse_size(dash + 1, &hi) || lo > hi)
+		goto bad_range;
+	*dash = '-';
+
+	if (!step || step[0] == 'x' || step[0] == '*') {
+		double f = 2.0;
+		if (step) {
+			char *end;
+			errno = 0;
+			f = strtod(step + 1, &end);
+			if (errno || end == step + 1 || *end || !(f > 1.0) || !isfinite(f))
+				goto bad_step;
+		}
+		double x = (double)lo;
+		if (lo == 0) {
+			if (push(l, 0))
+				return -2;
+			x = 1.0;
+		}
+		size_t last = (size_t)-1;
+		while (x <= (double)hi) {
+			size_t s = (size_t)llround(x);
+			if (s != last && s <= hi && push(l, s))
+				return -2;
+			last = s;
+			x *= f;
+		}
+		if (last != hi && push(l, hi))
+			return -2;
+		return 0;
+	}
+	if (step[0] == '+') {
+		size_t inc;
+		if (ng_parse_size(step + 1, &inc) || inc == 0)
+			goto bad_step;
+		for (size_t s = lo; s <= hi; s += inc) {
+			if (push(l, s))
+				return -2;
+			if (hi - s < inc)
+				break;
+		}
+		if (l->v[l->n - 1] != hi && push(l, hi))
+			return -2;
+		return 0;
+	}
+bad_step:
+	snprintf(err, errlen, "bad step ':%s' in size range '%s' (use :xFACTOR with FACTOR > 1 or :+STEP)", step,
+	         tok);
+	return -1;
+bad_range:
+	*dash = '-';
+	snprintf(err, errlen, "bad size range '%s' (expected LOW-HIGH with LOW <= HIGH, e.g. 1-1M)", tok);
+	return -1;
+bad:
+	snprintf(err, errlen, "bad size '%s' (expected e.g. 64, 4K, 1M)", tok);
+	return -1;
+}
+
+int ng_sizes_parse(const char *spec, size_t **sizes_p, size_t *n_p, char *err, size_t errlen)
+{
+	struct size_list l = {0};
+	char *copy, *save = NULL;
+	int rc = 0;
+
+	if (!spec || !*spec) {
+		snprintf(err, errlen, "empty size specification");
+		return -1;
+	}
+	copy = strdup(spec);
+	if (!copy)
+		goto err_nomem;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		rc = parse_item(tok, &l, err, errlen);
+		if (rc == -2) {
+			if (l.n == NG_SIZES_MAX) {
+				snprintf(err, errlen, "size specification '%s' gives more than %d sizes", spec,
+				         NG_SIZES_MAX);
+				goto err_free;
+			}
+			goto err_nomem_free;
+		}
+		if (rc)
+			goto err_free;
+	}
+	if (l.n == 0) {
+		snprintf(err, errlen, "size specification '%s' has no sizes", spec);
+		goto err_free;
+	}
+	free(copy);
+	qsort(l.v, l.n, sizeof(*l.v), cmp_size);
+	size_t k = 0;
+	for (size_t i = 0; i < l.n; i++)
+		if (k == 0 || l.v[i] != l.v[k - 1])
+			l.v[k++] = l.v[i];
+	*sizes_p = l.v;
+	*n_p = k;
+	return 0;
+
+err_nomem_free:
+	free(copy);
+err_nomem:
+	snprintf(err, errlen, "out of memory parsing sizes");
+	free(l.v);
+	return -1;
+err_free:
+	free(copy);
+	free(l.v);
+	return -1;
+}

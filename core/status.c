@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "status.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "module.h"
+
+static const char *const status_names[] = {
+#define NG_STATUS_NAME(n, m) #n,
+	NG_STATUS_MAP(NG_STATUS_NAME)
+#undef NG_STATUS_NAME
+};
+
+static const char *const status_msgs[] = {
+#define NG_STATUS_MSG(n, m) m,
+	NG_STATUS_MAP(NG_STATUS_MSG)
+#undef NG_STATUS_MSG
+};
+
+const char *ng_status_name(ng_status s)
+{
+	return (unsigned)s < NG_STATUS_COUNT ? status_names[s] : "UNKNOWN";
+}
+
+const char *ng_status_msg(ng_status s)
+{
+	return (unsigned)s < NG_STATUS_COUNT ? status_msgs[s] : "unknown status";
+}
+
+/* The log prefix is process state of the driver, not of a module: it is set
+ * once after launch and only read afterwards. */
+static int log_rank = -1;
+
+void ng_log_set_rank(int rank) { log_rank = rank; }
+
+static void vlog(const char *kind, const char *fmt, va_list ap)
+{
+	char line[1024];
+	int n = 0;
+
+	if (log_rank >= 0)
+		n = snprintf(line, sizeof(line), "ngauge: rank %d: %s", log_rank, kind);
+	else
+		n = snprintf(line, sizeof(line), "ngauge: %s", kind);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		n = 0;
+	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	/* One write per line so that lines of several ranks do not interleave. */
+	size_t len = strlen(line);
+	if (len + 1 < sizeof(line)) {
+		line[len++] = '\n';
+		line[len] = '\0';
+	}
+	fputs(line, stderr);
+	fflush(stderr);
+}
+
+void ng_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vlog("", fmt, ap);
+	va_end(ap);
+}
+
+void ng_warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vlog("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+const char *ng_cap_name(unsigned cap)
+{
+	switch (cap) {
+	case NG_CAP_RELIABLE: return "reliable delivery";
+	case NG_CAP_CHANNEL: return "two-sided send/recv";
+	case NG_CAP_REGMEM: return "registered memory";
+	case NG_CAP_NONBLOCK: return "non-blocking operations";
+	case NG_CAP_ONESIDED: return "one-sided operations";
+	case NG_CAP_MPI: return "MPI launch";
+	case NG_CAP_MULTIRANK: return "more than two ranks";
+	default: return "unknown capability";
+	}
+}

@@ -1,0 +1,439 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The "mpi" module: two-sided messages over MPI point-to-point.
+ *
+ * The data path is MPI itself, with nothing around it: send is MPI_Send (or
+ * MPI_Ssend with --mpi-ssend), recv is MPI_Recv, isend/irecv/test/wait are
+ * MPI_Isend/MPI_Irecv/MPI_Test.  Every message uses tag 0 on the instance's
+ * own duplicate of MPI_COMM_WORLD, so MPI's non-overtaking rule between two
+ * ranks is exactly ngauge's "message order is the match".  Ranks are
+ * MPI_COMM_WORLD ranks.
+ *
+ * MPI is initialised by the MPI bootstrap (core/boot_mpi.c): NG_CAP_MPI makes
+ * the driver use the MPI launch, and open() refuses to run without it.
+ *
+ * Sizes: counts above INT_MAX use the MPI-4 large-count calls (MPI_Send_c ...)
+ * where the library has them; otherwise max_msg is INT_MAX.
+ *
+ * Errors: the communicator returns errors (MPI_ERRORS_RETURN); they are
+ * reported once with MPI_Error_string.  MPI_ERR_TRUNCATE and a short message
+ * give NG_ERR_TRUNCATED, a failed process (MPIX_ERR_PROC_FAILED) gives
+ * NG_ERR_PEER_LOST naming the peer, anything else NG_ERR_IO.
+ *
+ * Cancellation: MPI_Send/MPI_Recv cannot be interrupted, so a blocking call
+ * ignores the cancel flag (the driver falls back to ending the job).  wait()
+ * polls with MPI_Test and honours the flag: a pending receive is cancelled
+ * with MPI_Cancel; a pending send is released with MPI_Request_free (MPI
+ * finishes it in the background) and NG_ERR_CANCELLED is returned.
+ */
+#include "config.h"
+
+#include <assert.h>
+#include <limits.h>
+#include <mpi.h>
+#include <stdalign.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "launch.h"
+#include "module.h"
+#include "options.h"
+#include "status.h"
+
+#if MPI_VERSION >= 4
+#define NG_MPI_LARGE_COUNT 1
+#define NG_MPI_MAX_MSG     0
+#else
+#define NG_MPI_LARGE_COUNT 0
+#define NG_MPI_MAX_MSG     ((size_t)INT_MAX)
+#endif
+
+#define NG_MPI_TAG 0
+
+struct ng_mpi {
+	struct ng_comm base; /* first: container_of */
+	MPI_Comm comm;       /* private duplicate of MPI_COMM_WORLD */
+	bool ssend;          /* --mpi-ssend: blocking sends are MPI_Ssend */
+	void **bufs;         /* live alloc() blocks, released by close() */
+	size_t nbufs, capbufs;
+};
+
+/* Per-request state kept in struct ng_req.priv. */
+struct ng_mpi_req {
+	MPI_Request req;
+	size_t len; /* expected bytes (receives) */
+	int peer;
+	bool is_recv;
+};
+
+static_assert(sizeof(struct ng_mpi_req) <= sizeof(((struct ng_req *)0)->priv),
+              "struct ng_mpi_req does not fit in struct ng_req.priv");
+static_assert(alignof(struct ng_mpi_req) <= alignof(struct ng_req),
+              "struct ng_mpi_req needs more alignment than struct ng_req");
+
+static inline struct ng_mpi *ng_mpi_of(struct ng_comm *c)
+{
+	return ng_container_of(c, struct ng_mpi, base);
+}
+
+static inline struct ng_mpi_req *ng_mpi_req_of(struct ng_req *r)
+{
+	return (struct ng_mpi_req *)(void *)r->priv;
+}
+
+/*
+ * Reports a failed MPI call once (cold path) and maps its error class.
+ * @peer < 0: no peer involved.
+ */
+static ng_status __attribute__((noinline, cold)) ng_mpi_fail(const char *call, int peer, int rc)
+{
+	char msg[MPI_MAX_ERROR_STRING];
+	int len = 0;
+	int cls = MPI_ERR_OTHER;
+
+	if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS)
+		snprintf(msg, sizeof(msg), "MPI error %d", rc);
+	/* MPICH returns a multi-line error stack; keep the report on one line. */
+	for (char *p = msg; *p; p++)
+		if (*p == '\n')
+			*p = p[1] ? ' ' : '\0';
+	MPI_Error_class(rc, &cls);
+#ifdef MPIX_ERR_PROC_FAILED
+	if (cls == MPIX_ERR_PROC_FAILED) {
+		ng_error("mpi: %s: peer rank %d lost: %s", call, peer, msg);
+		return NG_ERR_PEER_LOST;
+	}
+#endif
+	if (peer >= 0)
+		ng_error("mpi: %s with rank %d: %s", call, peer, msg);
+	else
+		ng_error("mpi: %s: %s", call, msg);
+	return cls == MPI_ERR_TRUNCATE ? NG_ERR_TRUNCATED : NG_ERR_IO;
+}
+
+static ng_status __attribute__((noinline, cold)) ng_mpi_short(int peer, size_t got, size_t len)
+{
+	ng_error("mpi: message from rank %d has %zu bytes, expected %zu", peer, got, len);
+	return NG_ERR_TRUNCATED;
+}
+
+/*
+ * Number of bytes a completed receive delivered.
+ *
+ * MPICH (3.0 on, its own ABI) keeps the byte count in the public fields
+ * count_lo and count_hi_and_cancelled of MPI_Status (MPIR_STATUS_GET_COUNT in
+ * src/include/mpir_status.h).  Reading them directly instead of calling
+ * MPI_Get_count saves about 1-2% of a 1-byte shared-memory ping-pong, which
+ * the "within 3% of a bare MPI ping-pong" requirement cannot afford.  Other
+ * libraries (and MPICH built for the MPI-5 standard ABI) use MPI_Get_count.
+ */
+static inline size_t ng_mpi_count(const MPI_Status *st)
+{
+#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 30000000 && !defined(MPI_ABI_VERSION)
+	return ((size_t)((unsigned int)st->count_hi_and_cancelled >> 1) << (8 * sizeof(int))) +
+	       (unsigned int)st->count_lo;
+#elif NG_MPI_LARGE_COUNT
+	MPI_Count n = 0;
+
+	MPI_Get_count_c(st, MPI_BYTE, &n);
+	return n < 0 ? 0 : (size_t)n;
+#else
+	int n = 0;
+
+	MPI_Get_count(st, MPI_BYTE, &n);
+	return n < 0 ? 0 : (size_t)n;
+#endif
+}
+
+/* Checks the delivered size of a completed receive. */
+static inline ng_status ng_mpi_check_count(const MPI_Status *st, int peer, size_t len)
+{
+	size_t got = ng_mpi_count(st);
+
+	return got == len ? NG_OK : ng_mpi_short(peer, got, len);
+}
+
+static ng_status ng_mpi_send(struct ng_comm *c, int peer, const void *buf, size_t len)
+{
+	struct ng_mpi *m = ng_mpi_of(c);
+	int rc;
+
+#if NG_MPI_LARGE_COUNT
+	if (__builtin_expect(len > INT_MAX, 0)) {
+		rc = m->ssend ? MPI_Ssend_c(buf, (MPI_Count)len, MPI_BYTE, peer, NG_MPI_TAG, m->comm)
+		              : MPI_Send_c(buf, (MPI_Count)len, MPI_BYTE, peer, NG_MPI_TAG, m->comm);
+		return rc == MPI_SUCCESS ? NG_OK : ng_mpi_fail("MPI_Send_c", peer, rc);
+	}
+#endif
+	if (__builtin_expect(m->ssend, 0))
+		rc = MPI_Ssend(buf, (int)len, MPI_BYTE, peer, NG_MPI_TAG, m->comm);
+	else
+		rc = MPI_Send(buf, (int)len, MPI_BYTE, peer, NG_MPI_TAG, m->comm);
+	return rc == MPI_SUCCESS ? NG_OK : ng_mpi_fail("MPI_Send", peer, rc);
+}
+
+static ng_status ng_mpi_recv(struct ng_comm *c, int peer, void *buf, size_t len)
+{
+	struct ng_mpi *m = ng_mpi_of(c);
+	MPI_Status st;
+	int rc;
+
+#if NG_MPI_LARGE_COUNT
+	if (__builtin_expect(len > INT_MAX, 0)) {
+		rc = MPI_Recv_c(buf, (MPI_Count)len, MPI_BYTE, peer, NG_MPI_TAG, m->comm, &st);
+		if (rc != MPI_SUCCESS)
+			return ng_mpi_fail("MPI_Recv_c", peer, rc);
+		return ng_mpi_check_count(&st, peer, len);
+	}
+#endif
+	rc = MPI_Recv(buf, (int)len, MPI_BYTE, peer, NG_MPI_TAG, m->comm, &st);
+	if (rc != MPI_SUCCESS)
+		return ng_mpi_fail("MPI_Recv", peer, rc);
+	return ng_mpi_check_count(&st, peer, len);
+}
+
+static ng_status ng_mpi_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *r)
+{
+	struct ng_mpi *m = ng_mpi_of(c);
+	struct ng_mpi_req *q = ng_mpi_req_of(r);
+	int rc;
+
+	q->len = len;
+	q->peer = peer;
+	q->is_recv = false;
+#if NG_MPI_LARGE_COUNT
+	if (__builtin_expect(len > INT_MAX, 0)) {
+		rc = MPI_Isend_c(buf, (MPI_Count)len, MPI_BYTE, peer, NG_MPI_TAG, m->comm, &q->req);
+		return rc == MPI_SUCCESS ? NG_OK : ng_mpi_fail("MPI_Isend_c", peer, rc);
+	}
+#endif
+	rc = MPI_Isend(buf, (int)len, MPI_BYTE, peer, NG_MPI_TAG, m->comm, &q->req);
+	return rc == MPI_SUCCESS ? NG_OK : ng_mpi_fail("MPI_Isend", peer, rc);
+}
+
+static ng_status ng_mpi_irecv(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *r)
+{
+	struct ng_mpi *m = ng_mpi_of(c);
+	struct ng_mpi_req *q = ng_mpi_req_of(r);
+	int rc;
+
+	q->len = len;
+	q->peer = peer;
+	q->is_recv = true;
+#if NG_MPI_LARGE_COUNT
+	if (__builtin_expect(len > INT_MAX, 0)) {
+		rc = MPI_Irecv_c(buf, (MPI_Count)len, MPI_BYTE, peer, NG_MPI_TAG, m->comm, &q->req);
+		return rc == MPI_SUCCESS ? NG_OK : ng_mpi_fail("MPI_Irecv_c", peer, rc);
+	}
+#endif
+	rc = MPI_Irecv(buf, (int)len, MPI_BYTE, peer, NG_MPI_TAG, m->comm, &q->req);
+	return rc == MPI_SUCCESS ? NG_OK : ng_mpi_fail("MPI_Irecv", peer, rc);
+}
+
+/* Result of a completed request. */
+static inline ng_status ng_mpi_done(struct ng_mpi_req *q, int rc, const MPI_Status *st)
+{
+	if (rc != MPI_SUCCESS)
+		return ng_mpi_fail(q->is_recv ? "MPI_Test (receive)" : "MPI_Test (send)", q->peer, rc);
+	if (q->is_recv)
+		return ng_mpi_check_count(st, q->peer, q->len);
+	return NG_OK;
+}
+
+static ng_status ng_mpi_test(struct ng_comm *c, struct ng_req *r, bool *done_p)
+{
+	struct ng_mpi_req *q = ng_mpi_req_of(r);
+	MPI_Status st;
+	int flag = 0;
+	int rc;
+
+	(void)c; /* MPI progresses on its own */
+	rc = MPI_Test(&q->req, &flag, &st);
+	if (rc != MPI_SUCCESS) {
+		*done_p = true;
+		return ng_mpi_done(q, rc, &st);
+	}
+	*done_p = flag != 0;
+	return flag ? ng_mpi_done(q, rc, &st) : NG_OK;
+}
+
+/* wait() saw the cancel flag: end @q so the caller may free its buffer. */
+static ng_status __attribute__((noinline, cold)) ng_mpi_abandon(struct ng_mpi_req *q)
+{
+	if (q->is_recv) {
+		/* Completes promptly: cancelled, or delivered meanwhile. */
+		MPI_Cancel(&q->req);
+		MPI_Wait(&q->req, MPI_STATUS_IGNORE);
+	} else {
+		/* Cancelling sends is deprecated; MPI completes it on its own. */
+		MPI_Request_free(&q->req);
+	}
+	return NG_ERR_CANCELLED;
+}
+
+static ng_status ng_mpi_wait(struct ng_comm *c, struct ng_req *r)
+{
+	struct ng_mpi_req *q = ng_mpi_req_of(r);
+	const volatile sig_atomic_t *cancel = c->cancel;
+	MPI_Status st;
+	int flag = 0;
+	int rc;
+
+	for (;;) {
+		rc = MPI_Test(&q->req, &flag, &st);
+		if (rc != MPI_SUCCESS || flag)
+			return ng_mpi_done(q, rc, &st);
+		if (cancel && *cancel)
+			return ng_mpi_abandon(q);
+	}
+}
+
+static ng_status ng_mpi_alloc(struct ng_comm *c, size_t len, void **buf_p)
+{
+	struct ng_mpi *m = ng_mpi_of(c);
+	size_t align = len >= 4096 ? (size_t)sysconf(_SC_PAGESIZE) : 64;
+	size_t rounded;
+	void *buf;
+
+	if (len > SIZE_MAX - align) {
+		ng_error("mpi: cannot allocate %zu bytes", len);
+		return NG_ERR_NOMEM;
+	}
+	/* aligned_alloc wants a multiple of the alignment; 0 bytes gives a block. */
+	rounded = (len + align - 1) / align * align;
+	if (!rounded)
+		rounded = align;
+
+	if (m->nbufs == m->capbufs) {
+		size_t cap = m->capbufs ? 2 * m->capbufs : 8;
+		void **bufs = realloc(m->bufs, cap * sizeof(*bufs));
+
+		if (!bufs) {
+			ng_error("mpi: out of memory");
+			return NG_ERR_NOMEM;
+		}
+		m->bufs = bufs;
+		m->capbufs = cap;
+	}
+	buf = aligned_alloc(align, rounded);
+	if (!buf) {
+		ng_error("mpi: cannot allocate %zu bytes", len);
+		return NG_ERR_NOMEM;
+	}
+	m->bufs[m->nbufs++] = buf;
+	*buf_p = buf;
+	return NG_OK;
+}
+
+static void ng_mpi_free(struct ng_comm *c, void *buf)
+{
+	struct ng_mpi *m = ng_mpi_of(c);
+
+	for (size_t i = m->nbufs; i-- > 0;) {
+		if (m->bufs[i] == buf) {
+			m->bufs[i] = m->bufs[--m->nbufs];
+			free(buf);
+			return;
+		}
+	}
+	ng_error("mpi: free of %p, which this instance did not allocate", buf);
+	assert(!"foreign buffer");
+}
+
+static void ng_mpi_close(struct ng_comm *c)
+{
+	struct ng_mpi *m = ng_mpi_of(c);
+	int finalized = 0;
+
+	for (size_t i = 0; i < m->nbufs; i++)
+		free(m->bufs[i]);
+	free(m->bufs);
+	MPI_Finalized(&finalized);
+	if (!finalized)
+		MPI_Comm_free(&m->comm);
+	free(m);
+}
+
+static ng_status ng_mpi_open(const struct ng_module *mod, const struct ng_module_env *env,
+                             struct ng_comm **comm_p)
+{
+	struct ng_mpi *m;
+	int initialized = 0, finalized = 0;
+	int rank, size, rc;
+	ng_status st;
+
+	MPI_Initialized(&initialized);
+	MPI_Finalized(&finalized);
+	if (!initialized || finalized) {
+		ng_error("mpi: MPI is not initialised; run under mpiexec or srun");
+		return NG_ERR_USAGE;
+	}
+
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		ng_error("mpi: out of memory");
+		return NG_ERR_NOMEM;
+	}
+	m->comm = MPI_COMM_NULL;
+
+	rc = MPI_Comm_dup(MPI_COMM_WORLD, &m->comm);
+	if (rc != MPI_SUCCESS) {
+		st = ng_mpi_fail("MPI_Comm_dup", -1, rc);
+		goto err_free;
+	}
+	MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
+	MPI_Comm_rank(m->comm, &rank);
+	MPI_Comm_size(m->comm, &size);
+	if (env->boot && (env->boot->rank != rank || env->boot->size != size)) {
+		ng_error("mpi: bootstrap says rank %d of %d, MPI_COMM_WORLD says %d of %d",
+		         env->boot->rank, env->boot->size, rank, size);
+		st = NG_ERR_INTERNAL;
+		goto err_free_comm;
+	}
+
+	m->ssend = env->args && ng_args_flag(env->args, "mpi-ssend");
+	m->base.mod = mod;
+	m->base.rank = rank;
+	m->base.size = size;
+	m->base.caps = mod->caps;
+	m->base.max_msg = mod->max_msg;
+	m->base.cancel = env->cancel;
+	ng_boot_mpi_version(m->base.device, sizeof(m->base.device));
+
+	*comm_p = &m->base;
+	return NG_OK;
+
+err_free_comm:
+	MPI_Comm_free(&m->comm);
+err_free:
+	free(m);
+	return st;
+}
+
+static const struct ng_option ng_mpi_options[] = {
+	{ .name = "mpi-ssend", .type = NG_OPT_FLAG, .help = "blocking sends use MPI_Ssend (synchronous)" },
+	{ .name = NULL },
+};
+
+const struct ng_module ng_module_mpi = {
+	.name = "mpi",
+	.desc = "MPI point-to-point (MPI_Send/MPI_Recv, MPI_Isend/MPI_Irecv)",
+	.options = ng_mpi_options,
+	.caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MPI | NG_CAP_MULTIRANK,
+	.max_msg = NG_MPI_MAX_MSG,
+	.hdr_bytes = 0,
+	.open = ng_mpi_open,
+	.close = ng_mpi_close,
+	.alloc = ng_mpi_alloc,
+	.free = ng_mpi_free,
+	.send = ng_mpi_send,
+	.recv = ng_mpi_recv,
+	.isend = ng_mpi_isend,
+	.irecv = ng_mpi_irecv,
+	.test = ng_mpi_test,
+	.wait = ng_mpi_wait,
+	.rma = NULL,
+};

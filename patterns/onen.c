@@ -1,0 +1,543 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * 1n and n1: one server rank against all the others (the clients).
+ *
+ * The server is chosen at random, seeded with --seed (ng_server_pick), so
+ * every rank agrees on it without talking.  One iteration is one round:
+ *
+ *   n1: every client sends one message of @size bytes to the server; the
+ *       server receives them all, then replies 1 byte to each client.  Each
+ *       client times its round, from just before its send to its reply.
+ *   1n: the server sends @size bytes to every client; each client replies
+ *       1 byte once it has the message.  The server times the round, from
+ *       just before its first send to the last reply, and notes when each
+ *       client's reply arrived.
+ *
+ * Both are one loop seen from two sides: the *active* side sends @size
+ * bytes to its peers and times until every peer's 1-byte reply is in (n1:
+ * each client, its peer being the server; 1n: the server, its peers all
+ * clients); the *passive* side receives @size bytes from each peer and
+ * replies.  With NG_CAP_NONBLOCK the active side posts its sends with isend
+ * and polls them and the pre-posted reply receives with test, recording each
+ * reply's arrival; the passive side pre-posts its receives (one slot per
+ * peer) and replies with isend.  Without it, everything is blocking and goes
+ * in rank order.
+ *
+ * Reported per size (see doc/result-format.md):
+ *   time_us                   the round: per iteration, the longest time any
+ *                             active rank measured (n1: the slowest client's
+ *                             round; 1n: the server's round)
+ *   bandwidth_per_client_MBps size / time, per iteration
+ *   aggregate_bandwidth_MBps  clients * size / time, per iteration
+ *   per_client                each client's time from the start of its
+ *                             round to its reply, and size / that time
+ *
+ * A barrier precedes each size (after the first receives are pre-posted);
+ * the iterations of one size run back to back.  --verify: payloads depend on
+ * size, sender and iteration; senders fill before their timer starts, and
+ * receivers check after their reply is out (passive side) or after the timer
+ * stopped (active side).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+/* The 1-byte reply that closes a round. */
+#define NG_ONEN_REPLY 1
+
+enum ng_onen_dir {
+	NG_ONEN_1N, /* the server sends, the clients reply */
+	NG_ONEN_N1, /* the clients send, the server replies */
+};
+
+/* Everything one run needs; lives on the run function's stack. */
+struct ng_onen {
+	struct ng_run *run;
+	enum ng_onen_dir dir;
+	const char *name; /* pattern name, for messages */
+	int me;
+	int nranks;
+	int server;
+	bool active;   /* sends @size and times the round */
+	bool nb;       /* the module has NG_CAP_NONBLOCK */
+	int *peers;    /* server: all clients ascending; client: the server */
+	size_t npeers;
+	size_t nclients;
+	struct ng_bufs bufs; /* send: one message; recv: one slot per peer */
+	size_t stride;       /* between receive slots */
+	struct ng_req *rreqs; /* [npeers] */
+	struct ng_req *sreqs; /* [npeers] */
+	bool *rdone;          /* [npeers] active, non-blocking */
+	bool *sdone;          /* [npeers] active, non-blocking */
+	uint64_t *tdone;      /* [npeers] reply arrival, ticks */
+	double *ctime;        /* [npeers * count] active: reply arrival, us */
+	double *round;        /* [count] active: round time, us */
+	double *scratch;      /* [count] for statistics */
+	double *packed;       /* [nranks * 2 * NG_STATS_PACKED] per-client stats */
+};
+
+static void *ng_onen_slot(const struct ng_onen *o, size_t j)
+{
+	return (unsigned char *)o->bufs.recv + j * o->stride;
+}
+
+/* The client rank the figures of peer @j are about. */
+static int ng_onen_client_of(const struct ng_onen *o, size_t j)
+{
+	return o->me == o->server ? o->peers[j] : o->me;
+}
+
+/* Pre-posts one receive of @len bytes from every peer (non-blocking only). */
+static ng_status ng_onen_post(struct ng_onen *o, size_t len)
+{
+	struct ng_comm *c = o->run->comm;
+	ng_status st;
+
+	for (size_t j = 0; j < o->npeers; j++) {
+		st = ng_irecv(c, o->peers[j], ng_onen_slot(o, j), len, &o->rreqs[j]);
+		if (st != NG_OK)
+			return st;
+	}
+	return NG_OK;
+}
+
+/* Sends @len bytes from @buf to every peer and waits until all are sent. */
+static ng_status ng_onen_send_all(struct ng_onen *o, const void *buf, size_t len)
+{
+	struct ng_comm *c = o->run->comm;
+	ng_status st;
+
+	for (size_t j = 0; j < o->npeers; j++) {
+		if (o->nb)
+			st = ng_isend(c, o->peers[j], buf, len, &o->sreqs[j]);
+		else
+			st = ng_send(c, o->peers[j], buf, len);
+		if (st != NG_OK)
+			return st;
+	}
+	return o->nb ? ng_waitall(c, o->sreqs, o->npeers) : NG_OK;
+}
+
+/* Checks the message of @len bytes every peer sent in iteration @it. */
+static ng_status ng_onen_check(const struct ng_onen *o, size_t len, size_t it)
+{
+	ng_status st;
+
+	for (size_t j = 0; j < o->npeers; j++) {
+		st = ng_verify_check(ng_onen_slot(o, j), len, ng_verify_tag(len, o->peers[j], it), o->peers[j]);
+		if (st != NG_OK)
+			return st;
+	}
+	return NG_OK;
+}
+
+/*
+ * The timed part of one active round: sends @size bytes to every peer and
+ * waits for all replies, noting in o->tdone when each arrived.  Non-blocking:
+ * polls every outstanding send and reply with test, so each makes progress
+ * and each reply's arrival is seen when it happens.
+ */
+static ng_status ng_onen_active_round(struct ng_onen *o, size_t size)
+{
+	const struct ng_timer *tm = o->run->timer;
+	struct ng_comm *c = o->run->comm;
+	const void *sbuf = o->bufs.send;
+	size_t pending = 2 * o->npeers;
+	ng_status st;
+
+	if (!o->nb) {
+		for (size_t j = 0; j < o->npeers; j++) {
+			st = ng_send(c, o->peers[j], sbuf, size);
+			if (st != NG_OK)
+				return st;
+		}
+		for (size_t j = 0; j < o->npeers; j++) {
+			st = ng_recv(c, o->peers[j], ng_onen_slot(o, j), NG_ONEN_REPLY);
+			if (st != NG_OK)
+				return st;
+			o->tdone[j] = ng_timer_now(tm);
+		}
+		return NG_OK;
+	}
+
+	for (size_t j = 0; j < o->npeers; j++) {
+		st = ng_isend(c, o->peers[j], sbuf, size, &o->sreqs[j]);
+		if (st != NG_OK)
+			return st;
+	}
+	while (pending) {
+		for (size_t j = 0; j < o->npeers; j++) {
+			bool done;
+
+			if (!o->sdone[j]) {
+				st = ng_test(c, &o->sreqs[j], &done);
+				if (st != NG_OK)
+					return st;
+				if (done) {
+					o->sdone[j] = true;
+					pending--;
+				}
+			}
+			if (!o->rdone[j]) {
+				st = ng_test(c, &o->rreqs[j], &done);
+				if (st != NG_OK)
+					return st;
+				if (done) {
+					o->tdone[j] = ng_timer_now(tm);
+					o->rdone[j] = true;
+					pending--;
+				}
+			}
+		}
+	}
+	return NG_OK;
+}
+
+/* The active side of one size: --warmup + --count timed rounds. */
+static ng_status ng_onen_active(struct ng_onen *o, size_t size)
+{
+	const struct ng_run *run = o->run;
+	const struct ng_timer *tm = run->timer;
+	size_t warmup = run->warmup, count = run->count, total = warmup + count;
+	ng_status st;
+
+	for (size_t it = 0; it < total; it++) {
+		uint64_t t0, t1;
+
+		if (run->verify)
+			ng_verify_fill(o->bufs.send, size, ng_verify_tag(size, o->me, it));
+		if (o->nb) {
+			memset(o->sdone, 0, o->npeers * sizeof(*o->sdone));
+			memset(o->rdone, 0, o->npeers * sizeof(*o->rdone));
+		}
+
+		t0 = ng_timer_now(tm);
+		st = ng_onen_active_round(o, size);
+		if (st != NG_OK)
+			return st;
+		t1 = ng_timer_now(tm);
+
+		if (it >= warmup) {
+			size_t k = it - warmup;
+
+			o->round[k] = ng_timer_us(tm, t1 - t0);
+			for (size_t j = 0; j < o->npeers; j++)
+				o->ctime[j * count + k] = ng_timer_us(tm, o->tdone[j] - t0);
+		}
+		if (run->verify) {
+			st = ng_onen_check(o, NG_ONEN_REPLY, it);
+			if (st != NG_OK)
+				return st;
+		}
+		if (o->nb && it + 1 < total) {
+			st = ng_onen_post(o, NG_ONEN_REPLY);
+			if (st != NG_OK)
+				return st;
+		}
+	}
+	return NG_OK;
+}
+
+/* The passive side of one size: receives @size bytes from every peer and
+ * replies 1 byte to each, --warmup + --count times. */
+static ng_status ng_onen_passive(struct ng_onen *o, size_t size)
+{
+	const struct ng_run *run = o->run;
+	struct ng_comm *c = run->comm;
+	size_t total = run->warmup + run->count;
+	bool verify = run->verify;
+	ng_status st;
+
+	for (size_t it = 0; it < total; it++) {
+		bool more = it + 1 < total;
+
+		/* The reply is ours: fill it while the data is on its way. */
+		if (verify)
+			ng_verify_fill(o->bufs.send, NG_ONEN_REPLY, ng_verify_tag(NG_ONEN_REPLY, o->me, it));
+
+		if (o->nb) {
+			st = ng_waitall(c, o->rreqs, o->npeers);
+		} else {
+			st = NG_OK;
+			for (size_t j = 0; j < o->npeers && st == NG_OK; j++)
+				st = ng_recv(c, o->peers[j], ng_onen_slot(o, j), size);
+		}
+		if (st != NG_OK)
+			return st;
+		/* Without --verify the slots are free at once: have the next
+		 * receives posted before the peers can send again. */
+		if (o->nb && more && !verify) {
+			st = ng_onen_post(o, size);
+			if (st != NG_OK)
+				return st;
+		}
+
+		st = ng_onen_send_all(o, o->bufs.send, NG_ONEN_REPLY);
+		if (st != NG_OK)
+			return st;
+
+		if (verify) {
+			st = ng_onen_check(o, size, it);
+			if (st != NG_OK)
+				return st;
+			if (o->nb && more) {
+				st = ng_onen_post(o, size);
+				if (st != NG_OK)
+					return st;
+			}
+		}
+	}
+	return NG_OK;
+}
+
+/* The per_client array of a row; NULL on out-of-memory (reported). */
+static json_t *ng_onen_clients_json(const struct ng_onen *o, const struct ng_stats *pcs)
+{
+	json_t *arr = json_array();
+
+	if (!arr)
+		goto err_nomem;
+	for (int r = 0; r < o->nranks; r++) {
+		json_t *e;
+
+		if (r == o->server)
+			continue;
+		e = json_pack("{s:i, s:o, s:o}", "rank", r, "time_us", ng_samples_json(&pcs[2 * r]),
+		              "bandwidth_MBps", ng_samples_json(&pcs[2 * r + 1]));
+		if (!e || json_array_append_new(arr, e) != 0)
+			goto err_free_arr;
+	}
+	return arr;
+
+err_free_arr:
+	json_decref(arr);
+err_nomem:
+	ng_error("%s: out of memory building the result row", o->name);
+	return NULL;
+}
+
+/*
+ * Brings one size's figures to the reporting rank and commits its row.
+ * Collective.  Per-client statistics are computed where the times are (the
+ * active ranks) and merged by a sum over zero-filled slots, since exactly one
+ * rank knows each client; the round times are merged by a maximum (passive
+ * ranks contribute zeros).
+ */
+static ng_status ng_onen_report(struct ng_onen *o, size_t size)
+{
+	struct ng_run *run = o->run;
+	size_t count = run->count, npacked = (size_t)o->nranks * 2 * NG_STATS_PACKED;
+	struct ng_stats *pcs = NULL, time_st, bw_st, agg_st;
+	json_t *clients;
+	struct ng_row *row;
+	ng_status st;
+
+	memset(o->packed, 0, npacked * sizeof(*o->packed));
+	if (o->active) {
+		for (size_t j = 0; j < o->npeers; j++) {
+			double *dst = o->packed + (size_t)ng_onen_client_of(o, j) * 2 * NG_STATS_PACKED;
+			const double *x = o->ctime + j * count;
+			struct ng_stats ct_st, cbw_st;
+
+			ng_samples_stats(x, count, o->scratch, &ct_st);
+			ng_samples_bw(x, count, (double)size, o->scratch, &cbw_st);
+			ng_stats_pack(&ct_st, dst);
+			ng_stats_pack(&cbw_st, dst + NG_STATS_PACKED);
+		}
+	} else {
+		memset(o->round, 0, count * sizeof(*o->round));
+	}
+	st = ng_boot_sum(run->boot, o->packed, npacked);
+	if (st != NG_OK)
+		return st;
+	st = ng_boot_max(run->boot, o->round, count);
+	if (st != NG_OK)
+		return st;
+	if (!ng_results_active(run->results))
+		return NG_OK;
+
+	pcs = calloc((size_t)o->nranks * 2, sizeof(*pcs));
+	if (!pcs) {
+		ng_error("%s: out of memory building the result row", o->name);
+		return NG_ERR_NOMEM;
+	}
+	for (size_t i = 0; i < (size_t)o->nranks * 2; i++)
+		ng_stats_unpack(o->packed + i * NG_STATS_PACKED, &pcs[i]);
+	clients = ng_onen_clients_json(o, pcs);
+	free(pcs);
+	if (!clients)
+		return NG_ERR_NOMEM;
+
+	ng_samples_stats(o->round, count, o->scratch, &time_st);
+	ng_samples_bw(o->round, count, (double)size, o->scratch, &bw_st);
+	ng_samples_bw(o->round, count, (double)o->nclients * (double)size, o->scratch, &agg_st);
+
+	row = ng_row_begin(run->results, size, count);
+	ng_row_stats(row, "time_us", &time_st);
+	ng_row_stats(row, "bandwidth_per_client_MBps", &bw_st);
+	ng_row_stats(row, "aggregate_bandwidth_MBps", &agg_st);
+	/* Ranks and counts as JSON integers, not reals. */
+	ng_row_json(row, "clients", json_integer((json_int_t)o->nclients));
+	ng_row_json(row, "server", json_integer(o->server));
+	ng_row_json(row, "per_client", clients);
+	ng_row_raw(row, "time_us", o->round, count);
+	return ng_row_commit(run->results, row);
+}
+
+/* Allocates what the size loop needs, once. */
+static ng_status ng_onen_setup(struct ng_onen *o)
+{
+	struct ng_run *run = o->run;
+	size_t count = run->count, max = ng_sizes_max(run);
+	size_t send_len, slot_len;
+	ng_status st;
+
+	o->server = ng_server_pick(run->seed, o->nranks);
+	o->nclients = (size_t)o->nranks - 1;
+	o->active = (o->dir == NG_ONEN_N1) == (o->me != o->server);
+	o->nb = (run->comm->caps & NG_CAP_NONBLOCK) != 0;
+	o->npeers = o->me == o->server ? o->nclients : 1;
+
+	o->peers = calloc(o->npeers, sizeof(*o->peers));
+	o->rreqs = calloc(o->npeers, sizeof(*o->rreqs));
+	o->sreqs = calloc(o->npeers, sizeof(*o->sreqs));
+	o->rdone = calloc(o->npeers, sizeof(*o->rdone));
+	o->sdone = calloc(o->npeers, sizeof(*o->sdone));
+	o->tdone = calloc(o->npeers, sizeof(*o->tdone));
+	o->ctime = calloc(o->npeers * count + 1, sizeof(*o->ctime));
+	o->round = calloc(count + 1, sizeof(*o->round));
+	o->scratch = calloc(count + 1, sizeof(*o->scratch));
+	o->packed = calloc((size_t)o->nranks * 2 * NG_STATS_PACKED, sizeof(*o->packed));
+	if (!o->peers || !o->rreqs || !o->sreqs || !o->rdone || !o->sdone || !o->tdone || !o->ctime ||
+	    !o->round || !o->scratch || !o->packed) {
+		ng_error("%s: out of memory for %zu peers and %zu samples", o->name, o->npeers, count);
+		return NG_ERR_NOMEM;
+	}
+
+	if (o->me == o->server) {
+		size_t j = 0;
+
+		for (int r = 0; r < o->nranks; r++)
+			if (r != o->server)
+				o->peers[j++] = r;
+	} else {
+		o->peers[0] = o->server;
+	}
+
+	/* Active: one message out, a reply slot per peer.  Passive: a slot of
+	 * the largest size per peer, one reply out. */
+	send_len = o->active ? max : NG_ONEN_REPLY;
+	slot_len = o->active ? NG_ONEN_REPLY : max;
+	o->stride = ng_slot_stride(slot_len);
+	st = ng_bufs_alloc(run->comm, send_len, o->npeers * o->stride, &o->bufs);
+	if (st != NG_OK)
+		return st;
+	return NG_OK;
+}
+
+/* Frees what ng_onen_setup allocated; safe after a partial setup. */
+static void ng_onen_teardown(struct ng_onen *o)
+{
+	ng_bufs_free(o->run->comm, &o->bufs);
+	free(o->packed);
+	free(o->scratch);
+	free(o->round);
+	free(o->ctime);
+	free(o->tdone);
+	free(o->sdone);
+	free(o->rdone);
+	free(o->sreqs);
+	free(o->rreqs);
+	free(o->peers);
+}
+
+/* One size: agree to go on, pre-post, barrier, measure. */
+static ng_status ng_onen_size(struct ng_onen *o, size_t size)
+{
+	ng_status st;
+
+	st = ng_sizes_sync(o->run);
+	if (st != NG_OK)
+		return st;
+	if (o->nb) {
+		st = ng_onen_post(o, o->active ? NG_ONEN_REPLY : size);
+		if (st != NG_OK)
+			return st;
+	}
+	/* Every first receive is posted before anyone sends. */
+	st = ng_boot_barrier(o->run->boot);
+	if (st != NG_OK)
+		return st;
+	return o->active ? ng_onen_active(o, size) : ng_onen_passive(o, size);
+}
+
+static ng_status ng_onen_run(struct ng_run *run, enum ng_onen_dir dir, const char *name)
+{
+	struct ng_onen o = {
+		.run = run,
+		.dir = dir,
+		.name = name,
+		.me = run->boot->rank,
+		.nranks = run->boot->size,
+	};
+	ng_status st;
+
+	st = ng_sizes_check(run);
+	if (st != NG_OK)
+		return st;
+	st = ng_onen_setup(&o);
+	if (st != NG_OK)
+		goto out_teardown;
+
+	for (size_t i = 0; i < run->nsizes; i++) {
+		size_t size = run->sizes[i];
+
+		st = ng_onen_size(&o, size);
+		if (st != NG_OK)
+			break;
+		st = ng_onen_report(&o, size);
+		if (st != NG_OK)
+			break;
+		if (o.me == 0)
+			ng_progress(run, i + 1, run->nsizes, size);
+	}
+
+out_teardown:
+	ng_onen_teardown(&o);
+	return st;
+}
+
+static ng_status ng_onen_run_1n(const struct ng_pattern *p, struct ng_run *run)
+{
+	return ng_onen_run(run, NG_ONEN_1N, p->name);
+}
+
+static ng_status ng_onen_run_n1(const struct ng_pattern *p, struct ng_run *run)
+{
+	return ng_onen_run(run, NG_ONEN_N1, p->name);
+}
+
+const struct ng_pattern ng_pattern_1n = {
+	.name = "1n",
+	.desc = "one random server sends to all other ranks, each replies; round time and bandwidth",
+	.options = NULL,
+	.needs = NG_CAP_CHANNEL,
+	.min_ranks = 2,
+	.max_ranks = 0,
+	.even_ranks = false,
+	.default_sizes = "1-1M",
+	.run = ng_onen_run_1n,
+};
+
+const struct ng_pattern ng_pattern_n1 = {
+	.name = "n1",
+	.desc = "all ranks send to one random server, which replies to each; round time and bandwidth",
+	.options = NULL,
+	.needs = NG_CAP_CHANNEL,
+	.min_ranks = 2,
+	.max_ranks = 0,
+	.even_ranks = false,
+	.default_sizes = "1-1M",
+	.run = ng_onen_run_n1,
+};

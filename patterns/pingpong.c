@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pingpong: round-trip latency and bandwidth between pairs of ranks.
+ *
+ * Two ranks: the classic ping-pong.  Rank 0 is the client: it sends @size
+ * bytes, receives the echo, and times each round trip with ng_timer_now();
+ * a sample is half the round trip.  Rank 1 echoes every message back from
+ * the buffer it received it in.
+ *
+ * More ranks (an even count): the ranks are paired at random (seeded with
+ * --seed, so every rank computes the same pairing) and all pairs run at the
+ * same time after a barrier, which measures the network under bisection
+ * load.  The row's "latency_us" and "bandwidth_MBps" then pool the samples
+ * of all pairs; "pairs" lists every pair's own latency and
+ * "aggregate_bandwidth_MBps" is the sum over pairs of size / median.
+ *
+ * Each size runs --warmup untimed round trips, then --count timed ones, back
+ * to back (no sleeping).  With --verify the client fills its send buffer
+ * with a payload that depends on size, rank and iteration (before its timer
+ * starts), the server checks what it received after it has echoed it, and
+ * the client checks the echo after its timer stopped.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+/* Everything one run needs; lives on run()'s stack. */
+struct ng_pp {
+	struct ng_run *run;
+	int me;
+	int nranks;
+	struct ng_pair *pairs;
+	size_t npairs;
+	int peer;
+	bool client;
+	struct ng_bufs bufs;
+	double *samples; /* [count] this rank's half round trips (client) */
+	double *all;     /* [nranks * count] everyone's samples (> 2 ranks) */
+	double *pool;    /* [npairs * count] client samples, reporter only */
+	double *scratch; /* [npairs * count] for statistics, reporter only */
+};
+
+/* Client side of one size: times every round trip. */
+static ng_status ng_pp_client(struct ng_pp *pp, size_t size)
+{
+	const struct ng_run *run = pp->run;
+	const struct ng_timer *tm = run->timer;
+	struct ng_comm *c = run->comm;
+	size_t warmup = run->warmup, total = run->warmup + run->count;
+	void *sbuf = pp->bufs.send, *rbuf = pp->bufs.recv;
+	bool verify = run->verify;
+	int peer = pp->peer;
+	ng_status st;
+
+	if (verify)
+		ng_verify_fill(sbuf, size, ng_verify_tag(size, pp->me, 0));
+
+	for (size_t it = 0; it < total; it++) {
+		uint64_t t0, t1;
+
+		t0 = ng_timer_now(tm);
+		st = ng_send(c, peer, sbuf, size);
+		if (st != NG_OK)
+			return st;
+		st = ng_recv(c, peer, rbuf, size);
+		if (st != NG_OK)
+			return st;
+		t1 = ng_timer_now(tm);
+
+		if (it >= warmup)
+			pp->samples[it - warmup] = ng_timer_us(tm, t1 - t0) / 2.0;
+		if (verify) {
+			st = ng_verify_check(rbuf, size, ng_verify_tag(size, pp->me, it), peer);
+			if (st != NG_OK)
+				return st;
+			if (it + 1 < total)
+				ng_verify_fill(sbuf, size, ng_verify_tag(size, pp->me, it + 1));
+		}
+	}
+	return NG_OK;
+}
+
+/* Server side of one size: echoes every message from its receive buffer. */
+static ng_status ng_pp_server(struct ng_pp *pp, size_t size)
+{
+	const struct ng_run *run = pp->run;
+	struct ng_comm *c = run->comm;
+	size_t total = run->warmup + run->count;
+	void *rbuf = pp->bufs.recv;
+	bool verify = run->verify;
+	int peer = pp->peer;
+	ng_status st;
+
+	for (size_t it = 0; it < total; it++) {
+		st = ng_recv(c, peer, rbuf, size);
+		if (st != NG_OK)
+			return st;
+		st = ng_send(c, peer, rbuf, size);
+		if (st != NG_OK)
+			return st;
+		/* After the echo: off the client's critical path. */
+		if (verify) {
+			st = ng_verify_check(rbuf, size, ng_verify_tag(size, peer, it), peer);
+			if (st != NG_OK)
+				return st;
+		}
+	}
+	return NG_OK;
+}
+
+/* The "pairs" array of a row; NULL on out-of-memory (reported). */
+static json_t *ng_pp_pairs_json(struct ng_pp *pp, double size, double *agg_p)
+{
+	size_t count = pp->run->count;
+	json_t *arr = json_array();
+	double agg = 0.0;
+
+	if (!arr)
+		goto err_nomem;
+	for (size_t i = 0; i < pp->npairs; i++) {
+		const struct ng_pair *pr = &pp->pairs[i];
+		struct ng_stats lat;
+		json_t *o;
+
+		ng_samples_stats(pp->all + (size_t)pr->client * count, count, pp->scratch, &lat);
+		if (lat.median > 0.0)
+			agg += size / lat.median;
+		o = json_pack("{s:i, s:i, s:o}", "client", pr->client, "server", pr->server, "latency_us",
+		              ng_samples_json(&lat));
+		if (!o || json_array_append_new(arr, o) != 0)
+			goto err_free_arr;
+	}
+	*agg_p = agg;
+	return arr;
+
+err_free_arr:
+	json_decref(arr);
+err_nomem:
+	ng_error("pingpong: out of memory building the result row");
+	return NULL;
+}
+
+/* Gathers the samples of one size to the reporting rank and commits a row. */
+static ng_status ng_pp_report(struct ng_pp *pp, size_t size)
+{
+	struct ng_run *run = pp->run;
+	size_t count = run->count;
+	const double *lat_x = pp->samples;
+	size_t lat_n = count;
+	struct ng_stats lat, bw;
+	json_t *pairs = NULL;
+	double agg = 0.0;
+	struct ng_row *row;
+	ng_status st;
+
+	if (pp->nranks > 2) {
+		st = ng_samples_gather(run->boot, pp->samples, count, pp->all);
+		if (st != NG_OK)
+			return st;
+	}
+	if (!ng_results_active(run->results))
+		return NG_OK;
+
+	if (pp->nranks > 2) {
+		for (size_t i = 0; i < pp->npairs; i++)
+			memcpy(pp->pool + i * count, pp->all + (size_t)pp->pairs[i].client * count,
+			       count * sizeof(*pp->pool));
+		lat_x = pp->pool;
+		lat_n = pp->npairs * count;
+		pairs = ng_pp_pairs_json(pp, (double)size, &agg);
+		if (!pairs)
+			return NG_ERR_NOMEM;
+	}
+	ng_samples_stats(lat_x, lat_n, pp->scratch, &lat);
+	ng_samples_bw(lat_x, lat_n, (double)size, pp->scratch, &bw);
+
+	row = ng_row_begin(run->results, size, count);
+	ng_row_stats(row, "latency_us", &lat);
+	ng_row_stats(row, "bandwidth_MBps", &bw);
+	if (pairs) {
+		ng_row_json(row, "pairs", pairs);
+		ng_row_number(row, "aggregate_bandwidth_MBps", agg);
+	}
+	ng_row_raw(row, "latency_us", lat_x, lat_n);
+	return ng_row_commit(run->results, row);
+}
+
+/* Allocates what the size loop needs, once. */
+static ng_status ng_pp_setup(struct ng_pp *pp)
+{
+	struct ng_run *run = pp->run;
+	size_t count = run->count, max = ng_sizes_max(run);
+	ng_status st;
+
+	pp->npairs = (size_t)pp->nranks / 2;
+	pp->pairs = calloc(pp->npairs, sizeof(*pp->pairs));
+	pp->samples = calloc(count + 1, sizeof(*pp->samples));
+	if (!pp->pairs || !pp->samples)
+		goto err_nomem;
+	if (pp->nranks > 2) {
+		pp->all = calloc((size_t)pp->nranks * count + 1, sizeof(*pp->all));
+		if (!pp->all)
+			goto err_nomem;
+	}
+	if (ng_results_active(run->results)) {
+		pp->pool = calloc(pp->npairs * count + 1, sizeof(*pp->pool));
+		pp->scratch = calloc(pp->npairs * count + 1, sizeof(*pp->scratch));
+		if (!pp->pool || !pp->scratch)
+			goto err_nomem;
+	}
+
+	if (pp->nranks == 2) {
+		pp->pairs[0].client = 0;
+		pp->pairs[0].server = 1;
+	} else {
+		ng_pairs_random(run->seed, pp->nranks, pp->pairs);
+	}
+	ng_pairs_find(pp->pairs, pp->npairs, pp->me, &pp->peer, &pp->client);
+
+	/* The server echoes from its receive buffer and never sends its own. */
+	st = ng_bufs_alloc(run->comm, pp->client ? max : 0, max, &pp->bufs);
+	if (st != NG_OK)
+		return st;
+	return NG_OK;
+
+err_nomem:
+	ng_error("pingpong: out of memory for %zu samples", count);
+	return NG_ERR_NOMEM;
+}
+
+/* Frees what ng_pp_setup allocated; safe after a partial setup. */
+static void ng_pp_teardown(struct ng_pp *pp)
+{
+	ng_bufs_free(pp->run->comm, &pp->bufs);
+	free(pp->scratch);
+	free(pp->pool);
+	free(pp->all);
+	free(pp->samples);
+	free(pp->pairs);
+}
+
+static ng_status ng_pp_run(const struct ng_pattern *p, struct ng_run *run)
+{
+	struct ng_pp pp = {
+		.run = run,
+		.me = run->boot->rank,
+		.nranks = run->boot->size,
+	};
+	ng_status st;
+
+	(void)p;
+	st = ng_sizes_check(run);
+	if (st != NG_OK)
+		return st;
+	st = ng_pp_setup(&pp);
+	if (st != NG_OK)
+		goto out_teardown;
+
+	for (size_t i = 0; i < run->nsizes; i++) {
+		size_t size = run->sizes[i];
+
+		st = ng_sizes_sync(run);
+		if (st != NG_OK)
+			break;
+		if (pp.client)
+			st = ng_pp_client(&pp, size);
+		else
+			st = ng_pp_server(&pp, size);
+		if (st != NG_OK)
+			break;
+		st = ng_pp_report(&pp, size);
+		if (st != NG_OK)
+			break;
+		if (pp.me == 0)
+			ng_progress(run, i + 1, run->nsizes, size);
+	}
+
+out_teardown:
+	ng_pp_teardown(&pp);
+	return st;
+}
+
+const struct ng_pattern ng_pattern_pingpong = {
+	.name = "pingpong",
+	.desc = "round-trip latency and bandwidth; random pairs at once with more than 2 ranks",
+	.options = NULL,
+	.needs = NG_CAP_CHANNEL,
+	.min_ranks = 2,
+	.max_ranks = 0,
+	.even_ranks = true,
+	.default_sizes = "1-1M",
+	.run = ng_pp_run,
+};

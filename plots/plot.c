@@ -1,0 +1,1487 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ngauge plot: result files -> data files and one gnuplot script per pattern
+ * group -> figures.  The user-visible contract is in plot.h.
+ *
+ * Each pattern is described by one entry of ng_figures[]: the panels it can
+ * draw, the top-level block it needs, a writer for the data tables of one
+ * file and a writer for the panels of the script.  Everything else (files,
+ * terminals, line styles, quoting, running gnuplot) is shared.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "plot.h"
+#include "plot_priv.h"
+
+#define NG_MICRO "\xc2\xb5" /* U+00B5 MICRO SIGN in UTF-8 */
+
+/* gnuplot's messages kept for showing when it fails */
+#define NG_GNUPLOT_LOG_MAX 16384
+
+/* ------------------------------------------------------------------------
+ * Small helpers
+ */
+
+/* asprintf that aborts on out-of-memory, like the rest of ngauge's small
+ * bookkeeping allocations (core/results.c). */
+static char *ng_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *ng_xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (rc < 0) {
+		ng_error("out of memory");
+		abort();
+	}
+	return s;
+}
+
+static void *ng_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+
+	if (!p) {
+		ng_error("out of memory");
+		abort();
+	}
+	return p;
+}
+
+static const char *ng_basename(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+void ng_plot_fmt_exact(char *buf, size_t len, double v)
+{
+	int prec;
+
+	if (!isfinite(v)) {
+		snprintf(buf, len, "NaN");
+		return;
+	}
+	for (prec = 15; prec < 17; prec++) {
+		snprintf(buf, len, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+	snprintf(buf, len, "%.17g", v);
+}
+
+double ng_plot_num(const json_t *o, const char *key)
+{
+	const json_t *v = json_is_object(o) ? json_object_get(o, key) : NULL;
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+bool ng_plot_is_stats(const json_t *v)
+{
+	return json_is_object(v) && json_is_number(json_object_get(v, "median"));
+}
+
+bool ng_plot_is_param(const json_t *v)
+{
+	return json_is_object(v) && json_object_get(v, "value") != NULL;
+}
+
+void ng_plot_ci(const json_t *o, double *lo_p, double *hi_p)
+{
+	const json_t *ci = json_is_object(o) ? json_object_get(o, "ci95") : NULL;
+
+	*lo_p = NAN;
+	*hi_p = NAN;
+	if (!json_is_array(ci) || json_array_size(ci) != 2)
+		return;
+	if (json_is_number(json_array_get(ci, 0)))
+		*lo_p = json_number_value(json_array_get(ci, 0));
+	if (json_is_number(json_array_get(ci, 1)))
+		*hi_p = json_number_value(json_array_get(ci, 1));
+}
+
+/* The first key of the first row holding statistics: the main column of the
+ * table (core/results.h), used for patterns without a figure of their own. */
+static const char *ng_first_stats_key(const struct ng_plot_file *pf)
+{
+	const char *key;
+	json_t *row, *v;
+	size_t i;
+
+	json_array_foreach(pf->rows, i, row) {
+		json_object_foreach(row, key, v) {
+			if (ng_plot_is_stats(v))
+				return key;
+		}
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Loading and labels
+ */
+
+ng_status ng_plot_file_load(const char *path, struct ng_plot_file *f_p)
+{
+	struct ng_plot_file f = { .path = path };
+	json_error_t jerr;
+	struct stat st;
+	json_t *v, *row;
+	FILE *in;
+	size_t i;
+
+	memset(f_p, 0, sizeof(*f_p));
+	in = fopen(path, "r");
+	if (!in) {
+		ng_error("%s: %s", path, strerror(errno));
+		return NG_ERR_IO;
+	}
+	if (fstat(fileno(in), &st) == 0 && S_ISDIR(st.st_mode)) {
+		ng_error("%s: is a directory, not a result file", path);
+		goto err_close_file;
+	}
+	f.doc = json_loadf(in, 0, &jerr);
+	if (!f.doc) {
+#if JANSSON_VERSION_HEX >= 0x020b00
+		if (json_error_code(&jerr) == json_error_premature_end_of_input) {
+			ng_error("%s: truncated JSON (the document ends early, line %d)", path, jerr.line);
+			goto err_close_file;
+		}
+#endif
+		ng_error("%s: invalid JSON at line %d, column %d: %s", path, jerr.line, jerr.column, jerr.text);
+		goto err_close_file;
+	}
+	fclose(in);
+
+	if (!json_is_object(f.doc)) {
+		ng_error("%s: not an ngauge result (the top level is not a JSON object)", path);
+		goto err_drop_doc;
+	}
+	v = json_object_get(f.doc, "schema");
+	if (!json_is_string(v)) {
+		ng_error("%s: not an ngauge result (no \"schema\" string)", path);
+		goto err_drop_doc;
+	}
+	if (strcmp(json_string_value(v), NG_PLOT_SCHEMA) != 0) {
+		ng_error("%s: unsupported schema \"%.60s\" (expected \"" NG_PLOT_SCHEMA "\")", path,
+		         json_string_value(v));
+		goto err_drop_doc;
+	}
+	v = json_object_get(f.doc, "pattern");
+	if (!json_is_string(v) || !*json_string_value(v)) {
+		ng_error("%s: no \"pattern\" string", path);
+		goto err_drop_doc;
+	}
+	f.pattern = json_string_value(v);
+	v = json_object_get(f.doc, "module");
+	f.module = json_is_string(v) ? json_string_value(v) : "?";
+	v = json_object_get(f.doc, "ranks");
+	f.ranks = json_is_integer(v) ? (long long)json_integer_value(v) : 0;
+	f.complete = !json_is_false(json_object_get(f.doc, "complete"));
+
+	f.rows = json_object_get(f.doc, "results");
+	if (!json_is_array(f.rows)) {
+		ng_error("%s: no \"results\" array", path);
+		goto err_drop_doc;
+	}
+	if (json_array_size(f.rows) == 0) {
+		ng_error("%s: no measurements (\"results\" is empty)", path);
+		goto err_drop_doc;
+	}
+	json_array_foreach(f.rows, i, row) {
+		double size = ng_plot_num(row, "size");
+
+		if (!json_is_object(row) || !(size >= 0)) {
+			ng_error("%s: results[%zu] is not a row with a numeric \"size\"", path, i);
+			goto err_drop_doc;
+		}
+	}
+	*f_p = f;
+	return NG_OK;
+
+err_close_file:
+	fclose(in);
+	return NG_ERR_IO;
+err_drop_doc:
+	json_decref(f.doc);
+	return NG_ERR_PROTO;
+}
+
+void ng_plot_file_release(struct ng_plot_file *f)
+{
+	json_decref(f->doc);
+	free(f->label);
+	memset(f, 0, sizeof(*f));
+}
+
+/* True when another file of the same pattern has the label of files[i]. */
+static bool ng_label_clash(const struct ng_plot_file *files, size_t n, size_t i)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++) {
+		if (j != i && strcmp(files[j].pattern, files[i].pattern) == 0 &&
+		    strcmp(files[j].label, files[i].label) == 0)
+			return true;
+	}
+	return false;
+}
+
+ng_status ng_plot_labels(struct ng_plot_file *files, size_t n, const char *const *user, size_t nuser)
+{
+	bool *clash = ng_xcalloc(n, sizeof(*clash));
+	size_t i;
+	int step;
+
+	for (i = 0; i < n; i++) {
+		free(files[i].label);
+		if (i < nuser)
+			files[i].label = ng_xasprintf("%s", user[i]);
+		else
+			files[i].label = ng_xasprintf("%s %s", files[i].module, files[i].pattern);
+	}
+	/* step 0: add the rank count; step 1: the file name instead */
+	for (step = 0; step < 2; step++) {
+		for (i = nuser; i < n; i++)
+			clash[i] = ng_label_clash(files, n, i);
+		for (i = nuser; i < n; i++) {
+			if (!clash[i] || (step == 0 && files[i].ranks <= 0))
+				continue;
+			free(files[i].label);
+			if (step == 0)
+				files[i].label = ng_xasprintf("%s %s (%lld ranks)", files[i].module, files[i].pattern,
+				                              files[i].ranks);
+			else
+				files[i].label = ng_xasprintf("%s %s (%s)", files[i].module, files[i].pattern,
+				                              ng_basename(files[i].path));
+		}
+	}
+	free(clash);
+	return NG_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Terminals, styles, text
+ */
+
+enum ng_term_id { NG_TERM_PDF, NG_TERM_SVG, NG_TERM_PNG, NG_TERM_TEX };
+
+struct ng_term {
+	const char *ext;     /* file extension picking the terminal */
+	const char *setting; /* "set terminal" line without the size */
+	double per_inch;     /* size units per inch */
+	const char *unit;    /* size unit suffix ("in" or "" for pixels) */
+	bool tex;            /* text is typeset by LaTeX */
+};
+
+/* One panel is 5 x 3.5 inches with 12 pt text: at \columnwidth (about 3.3
+ * inches) the text prints at 8 pt, the usual size for figure text. */
+#define NG_PANEL_W 5.0
+#define NG_PANEL_H 3.5
+
+static const struct ng_term ng_terms[] = {
+	[NG_TERM_PDF] = { ".pdf", "pdfcairo noenhanced color font 'Sans,12' linewidth 1.5", 1, "in", false },
+	[NG_TERM_SVG] = { ".svg", "svg noenhanced font 'sans-serif,12' linewidth 1.5 background '#ffffff'", 100,
+	                  "", false },
+	[NG_TERM_PNG] = { ".png", "pngcairo noenhanced color font 'Sans,12' linewidth 1.5", 100, "", false },
+	[NG_TERM_TEX] = { ".tex", "cairolatex pdf noenhanced color linewidth 1.5", 1, "in", true },
+};
+
+/*
+ * Line styles: colour (Okabe-Ito, safe for colour-blind readers) and, for
+ * black-and-white print, a dash type and a point type of their own; filled
+ * and open markers alternate.
+ */
+struct ng_style {
+	const char *color;
+	const char *dash;
+	int point;
+};
+
+static const struct ng_style ng_styles[] = {
+	{ "#000000", "1", 7 },                     /* solid, filled circle */
+	{ "#d55e00", "2", 4 },                     /* dashed, open square */
+	{ "#0072b2", "4", 9 },                     /* dash-dot, filled triangle */
+	{ "#009e73", "5", 12 },                    /* dash-dot-dot, open diamond */
+	{ "#cc79a7", "(12,5)", 5 },                /* long dash, filled square */
+	{ "#e69f00", "(2,4)", 6 },                 /* dotted, open circle */
+	{ "#56b4e9", "(12,4,2,4,2,4)", 11 },       /* dash-dot-dot long, filled inverted triangle */
+	{ "#666666", "(6,3)", 8 },                 /* short dash, open triangle */
+};
+#define NG_NSTYLES (sizeof(ng_styles) / sizeof(ng_styles[0]))
+
+enum ng_unit { NG_UNIT_NONE, NG_UNIT_US, NG_UNIT_MBPS };
+
+/* Panel bits; --kind selects among them. */
+#define NG_PANEL_LAT (1u << 0)
+#define NG_PANEL_BW  (1u << 1)
+#define NG_PANEL_OVH (1u << 2)
+
+/* One figure (one pattern group) being written. */
+struct ng_fig {
+	const struct ng_term *term;
+	const struct ng_figure *desc;
+	const struct ng_plot_file **files; /* the group's files */
+	size_t n;
+	unsigned panels;                   /* NG_PANEL_* to draw */
+	char *stem;                        /* output path without extension */
+	char **dat;                        /* data file path per file */
+	FILE *gp;                          /* the script being written */
+	int style;                         /* next style of the current panel */
+	int nseries;                       /* series of the current plot command */
+};
+
+/* Writes @s into a single-quoted gnuplot string: quotes doubled, control
+ * characters as spaces, and with @tex the LaTeX specials escaped. */
+static void ng_gp_chars(FILE *f, const char *s, bool tex)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c == 0x7f) {
+			fputc(' ', f);
+		} else if (c == '\'') {
+			fputs("''", f);
+		} else if (tex && strchr("&%$#_{}", c)) {
+			fputc('\\', f);
+			fputc(c, f);
+		} else if (tex && c == '\\') {
+			fputs("\\textbackslash{}", f);
+		} else if (tex && c == '^') {
+			fputs("\\^{}", f);
+		} else if (tex && c == '~') {
+			fputs("\\~{}", f);
+		} else {
+			fputc(c, f);
+		}
+	}
+}
+
+/* A quoted literal text (file names, fixed words: no LaTeX escaping). */
+static void ng_gp_quote(FILE *f, const char *s)
+{
+	fputc('\'', f);
+	ng_gp_chars(f, s, false);
+	fputc('\'', f);
+}
+
+/* Writes the text of a unit for the terminal. */
+static const char *ng_unit_text(const struct ng_fig *g, enum ng_unit u)
+{
+	switch (u) {
+	case NG_UNIT_US:
+		return g->term->tex ? "$\\mu$s" : NG_MICRO "s";
+	case NG_UNIT_MBPS:
+		return "MB/s";
+	case NG_UNIT_NONE:
+		break;
+	}
+	return NULL;
+}
+
+/* Starts a panel: y label "NAME (UNIT)" and axis scales. */
+static void ng_gp_panel(struct ng_fig *g, const char *name, enum ng_unit u, bool logy)
+{
+	const char *unit = ng_unit_text(g, u);
+
+	fputs("set ylabel '", g->gp);
+	ng_gp_chars(g->gp, name, g->term->tex);
+	if (unit)
+		fprintf(g->gp, " (%s)", unit);
+	fputs("'\n", g->gp);
+	fputs(logy ? "set logscale y\n" : "unset logscale y\n", g->gp);
+	g->style = 0;
+	g->nseries = 0;
+}
+
+/* Starts the next series of the panel's plot command. */
+static void ng_gp_next(struct ng_fig *g)
+{
+	fputs(g->nseries++ ? ", \\\n     " : "plot ", g->gp);
+}
+
+/* Ends the panel's plot command and forgets its decorations. */
+static void ng_gp_panel_end(struct ng_fig *g)
+{
+	if (!g->nseries)
+		fputs("plot NaN notitle", g->gp);
+	fputs("\nunset arrow\n\n", g->gp);
+}
+
+/* "title 'LABEL SUFFIX'" with the suffix given as plain text and as LaTeX. */
+static void ng_gp_title(struct ng_fig *g, const char *label, const char *suffix, const char *suffix_tex)
+{
+	fputs(" title '", g->gp);
+	ng_gp_chars(g->gp, label, g->term->tex);
+	if (suffix)
+		fprintf(g->gp, " %s", g->term->tex && suffix_tex ? suffix_tex : suffix);
+	fputs("'", g->gp);
+}
+
+/* Takes the next line style of the panel (1-based for gnuplot). */
+static int ng_gp_style(struct ng_fig *g)
+{
+	return (int)((size_t)g->style++ % NG_NSTYLES) + 1;
+}
+
+/* Starts a series with the 95% CI as error bars (no title yet): data table
+ * @index of file @i, value column @col, CI columns @col + 1 and @col + 2.  A
+ * missing CI bound draws no bar rather than dropping the point. */
+static void ng_gp_ci_using(struct ng_fig *g, size_t i, int index, int col)
+{
+	ng_gp_next(g);
+	ng_gp_quote(g->gp, ng_basename(g->dat[i]));
+	fprintf(g->gp, " index %d using 1:%d:(valid(%d) ? $%d : $%d):(valid(%d) ? $%d : $%d) with yerrorlines ls %d",
+	        index, col, col + 1, col + 1, col, col + 2, col + 2, col, ng_gp_style(g));
+}
+
+/* A series with CIs titled "LABEL SUFFIX". */
+static void ng_gp_ci_series(struct ng_fig *g, size_t i, int index, int col, const char *suffix,
+                            const char *suffix_tex)
+{
+	ng_gp_ci_using(g, i, index, col);
+	ng_gp_title(g, g->files[i]->label, suffix, suffix_tex);
+}
+
+/* A series of plain values (lines and points, or points only). */
+static void ng_gp_plain_series(struct ng_fig *g, size_t i, int index, int col, bool lines, int style,
+                               const char *suffix, const char *suffix_tex)
+{
+	ng_gp_next(g);
+	ng_gp_quote(g->gp, ng_basename(g->dat[i]));
+	fprintf(g->gp, " index %d using 1:%d with %s ls %d", index, col, lines ? "linespoints" : "points",
+	        style);
+	ng_gp_title(g, g->files[i]->label, suffix, suffix_tex);
+}
+
+/* ------------------------------------------------------------------------
+ * Data tables
+ */
+
+enum ng_col_type {
+	NG_COL_NUM,   /* one number */
+	NG_COL_STATS, /* STATS: median, ci95 lo, ci95 hi */
+	NG_COL_PARAM, /* parameter: value, ci95 lo, ci95 hi */
+};
+
+struct ng_col {
+	const char *key;
+	enum ng_col_type type;
+};
+
+static int ng_col_width(const struct ng_col *c) { return c->type == NG_COL_NUM ? 1 : 3; }
+
+/* The 1-based column of @key's first number. */
+static int ng_col_of(const struct ng_col *cols, const char *key)
+{
+	int col = 1;
+
+	for (; cols->key; cols++) {
+		if (strcmp(cols->key, key) == 0)
+			return col;
+		col += ng_col_width(cols);
+	}
+	return 0; /* not reached with the tables below */
+}
+
+static void ng_dat_num(FILE *f, double v)
+{
+	char buf[40];
+
+	ng_plot_fmt_exact(buf, sizeof(buf), v);
+	fprintf(f, " %s", buf);
+}
+
+/* A JSON number exactly (integers as integers), anything else as NaN. */
+static void ng_dat_json(FILE *f, const json_t *v)
+{
+	if (json_is_integer(v))
+		fprintf(f, " %" JSON_INTEGER_FORMAT, json_integer_value(v));
+	else if (json_is_real(v))
+		ng_dat_num(f, json_real_value(v));
+	else
+		fputs(" NaN", f);
+}
+
+static void ng_dat_triple(FILE *f, const json_t *o, const char *key)
+{
+	double lo, hi;
+
+	ng_dat_json(f, json_is_object(o) ? json_object_get(o, key) : NULL);
+	ng_plot_ci(o, &lo, &hi);
+	ng_dat_num(f, lo);
+	ng_dat_num(f, hi);
+}
+
+/*
+ * Writes one table: the objects of array @arr (only those whose "algorithm"
+ * is @alg, when @alg is set), one line each, columns @cols.  Tables are
+ * preceded by their name and column names as comments and separated by two
+ * blank lines (gnuplot "index").
+ */
+static void ng_dat_table(FILE *f, int index, const char *name, const json_t *arr, const struct ng_col *cols,
+                         const char *alg)
+{
+	const struct ng_col *c;
+	const json_t *row, *a;
+	size_t i;
+
+	fprintf(f, "%s# table %d: %s\n# columns:", index ? "\n\n" : "", index, name);
+	for (c = cols; c->key; c++) {
+		if (c->type == NG_COL_NUM)
+			fprintf(f, " %s", c->key);
+		else
+			fprintf(f, " %s_%s %s_ci95_lo %s_ci95_hi", c->key, c->type == NG_COL_STATS ? "median" : "value",
+			        c->key, c->key);
+	}
+	fputc('\n', f);
+	json_array_foreach(arr, i, row) {
+		if (!json_is_object(row))
+			continue;
+		a = json_object_get(row, "algorithm");
+		if (alg && (!json_is_string(a) || strcmp(json_string_value(a), alg) != 0))
+			continue;
+		for (c = cols; c->key; c++) {
+			const json_t *v = json_object_get(row, c->key);
+
+			if (c->type == NG_COL_NUM)
+				ng_dat_json(f, v);
+			else if (c->type == NG_COL_STATS)
+				ng_dat_triple(f, v, "median");
+			else
+				ng_dat_triple(f, v, "value");
+		}
+		fputc('\n', f);
+	}
+}
+
+static const struct ng_col ng_cols_pingpong[] = {
+	{ "size", NG_COL_NUM },
+	{ "count", NG_COL_NUM },
+	{ "latency_us", NG_COL_STATS },
+	{ "bandwidth_MBps", NG_COL_STATS },
+	{ "aggregate_bandwidth_MBps", NG_COL_NUM },
+	{ NULL, NG_COL_NUM },
+};
+
+static const struct ng_col ng_cols_1n[] = {
+	{ "size", NG_COL_NUM },
+	{ "count", NG_COL_NUM },
+	{ "time_us", NG_COL_STATS },
+	{ "aggregate_bandwidth_MBps", NG_COL_STATS },
+	{ "bandwidth_per_client_MBps", NG_COL_STATS },
+	{ "clients", NG_COL_NUM },
+	{ NULL, NG_COL_NUM },
+};
+
+static const struct ng_col ng_cols_alltoall[] = {
+	{ "size", NG_COL_NUM },
+	{ "count", NG_COL_NUM },
+	{ "time_us", NG_COL_STATS },
+	{ "algbw_MBps", NG_COL_STATS },
+	{ NULL, NG_COL_NUM },
+};
+
+static const struct ng_col ng_cols_loggp_sizes[] = {
+	{ "size", NG_COL_NUM },    { "prtt1_us", NG_COL_NUM }, { "prttn_us", NG_COL_NUM },
+	{ "prttnd_us", NG_COL_NUM }, { "T_us", NG_COL_NUM },   { "o_s_us", NG_COL_NUM },
+	{ "o_r_us", NG_COL_NUM },  { "delay_us", NG_COL_NUM }, { NULL, NG_COL_NUM },
+};
+
+static const struct ng_col ng_cols_loggp_segments[] = {
+	{ "from", NG_COL_NUM },      { "to", NG_COL_NUM },   { "L_us", NG_COL_PARAM },
+	{ "o_s_us", NG_COL_PARAM },  { "o_r_us", NG_COL_PARAM }, { "g_us", NG_COL_PARAM },
+	{ "G_us_per_byte", NG_COL_PARAM }, { NULL, NG_COL_NUM },
+};
+
+static const struct ng_col ng_cols_plogp_sizes[] = {
+	{ "size", NG_COL_NUM },    { "g_us", NG_COL_PARAM }, { "o_s_us", NG_COL_PARAM },
+	{ "o_r_us", NG_COL_PARAM }, { NULL, NG_COL_NUM },
+};
+
+static void ng_dat_rows(FILE *f, const struct ng_plot_file *pf, const struct ng_col *cols)
+{
+	ng_dat_table(f, 0, "results", pf->rows, cols, NULL);
+}
+
+static void ng_dat_pingpong(FILE *f, const struct ng_plot_file *pf) { ng_dat_rows(f, pf, ng_cols_pingpong); }
+
+static void ng_dat_1n(FILE *f, const struct ng_plot_file *pf) { ng_dat_rows(f, pf, ng_cols_1n); }
+
+static void ng_dat_generic(FILE *f, const struct ng_plot_file *pf)
+{
+	const struct ng_col cols[] = {
+		{ "size", NG_COL_NUM },
+		{ "count", NG_COL_NUM },
+		{ ng_first_stats_key(pf), NG_COL_STATS },
+		{ NULL, NG_COL_NUM },
+	};
+
+	ng_dat_rows(f, pf, cols);
+}
+
+/* The algorithms of an alltoall file: the block's list first, then any other
+ * "algorithm" of the rows, each once.  Borrowed strings; free the array. */
+static const char **ng_alltoall_algs(const struct ng_plot_file *pf, size_t *n_p)
+{
+	const json_t *block = json_object_get(pf->doc, "alltoall");
+	const json_t *list = json_is_object(block) ? json_object_get(block, "algorithms") : NULL;
+	size_t cap = json_array_size(list) + json_array_size(pf->rows), n = 0, i, j, k;
+	const char **algs = ng_xcalloc(cap, sizeof(*algs));
+	const json_t *sources[2] = { list, pf->rows };
+
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < json_array_size(sources[k]); i++) {
+			const json_t *v = json_array_get(sources[k], i);
+
+			if (k == 1)
+				v = json_object_get(v, "algorithm");
+			if (!json_is_string(v))
+				continue;
+			for (j = 0; j < n && strcmp(algs[j], json_string_value(v)) != 0; j++)
+				;
+			if (j == n)
+				algs[n++] = json_string_value(v);
+		}
+	}
+	*n_p = n;
+	return algs;
+}
+
+static void ng_dat_alltoall(FILE *f, const struct ng_plot_file *pf)
+{
+	size_t i, n;
+	const char **algs = ng_alltoall_algs(pf, &n);
+
+	for (i = 0; i < n; i++)
+		ng_dat_table(f, (int)i, algs[i], pf->rows, ng_cols_alltoall, algs[i]);
+	free(algs);
+}
+
+static void ng_dat_loggp(FILE *f, const struct ng_plot_file *pf)
+{
+	const json_t *b = json_object_get(pf->doc, "loggp");
+	const json_t *bps = json_object_get(b, "breakpoints"), *v;
+	size_t i;
+
+	ng_dat_table(f, 0, "loggp.sizes", json_object_get(b, "sizes"), ng_cols_loggp_sizes, NULL);
+	ng_dat_table(f, 1, "loggp.segments", json_object_get(b, "segments"), ng_cols_loggp_segments, NULL);
+	fputs("\n\n# table 2: loggp.breakpoints\n# columns: size\n", f);
+	json_array_foreach(bps, i, v) {
+		ng_dat_json(f, v);
+		fputc('\n', f);
+	}
+}
+
+static void ng_dat_plogp(FILE *f, const struct ng_plot_file *pf)
+{
+	const json_t *b = json_object_get(pf->doc, "plogp");
+
+	ng_dat_table(f, 0, "plogp.sizes", json_object_get(b, "sizes"), ng_cols_plogp_sizes, NULL);
+}
+
+/* ------------------------------------------------------------------------
+ * Panels
+ */
+
+/* A panel of one statistics key of the rows (table 0), one series per file. */
+static void ng_row_panel(struct ng_fig *g, const struct ng_col *cols, const char *key, const char *name,
+                         enum ng_unit u)
+{
+	size_t i;
+
+	ng_gp_panel(g, name, u, true);
+	for (i = 0; i < g->n; i++)
+		ng_gp_ci_series(g, i, 0, ng_col_of(cols, key), NULL, NULL);
+}
+
+static void ng_fig_pingpong(struct ng_fig *g)
+{
+	const struct ng_col *cols = ng_cols_pingpong;
+	size_t i, j;
+	json_t *row;
+
+	if (g->panels & NG_PANEL_LAT) {
+		ng_row_panel(g, cols, "latency_us", "Latency", NG_UNIT_US);
+		ng_gp_panel_end(g);
+	}
+	if (g->panels & NG_PANEL_BW) {
+		ng_row_panel(g, cols, "bandwidth_MBps", "Bandwidth", NG_UNIT_MBPS);
+		/* more than two ranks: the sum over the pairs as well */
+		for (i = 0; i < g->n; i++) {
+			json_array_foreach(g->files[i]->rows, j, row) {
+				if (isfinite(ng_plot_num(row, "aggregate_bandwidth_MBps")))
+					break;
+			}
+			if (j < json_array_size(g->files[i]->rows))
+				ng_gp_plain_series(g, i, 0, ng_col_of(cols, "aggregate_bandwidth_MBps"), true,
+				                   ng_gp_style(g), "aggregate", NULL);
+		}
+		ng_gp_panel_end(g);
+	}
+}
+
+static void ng_fig_1n(struct ng_fig *g)
+{
+	if (g->panels & NG_PANEL_LAT) {
+		ng_row_panel(g, ng_cols_1n, "time_us", "Time per round", NG_UNIT_US);
+		ng_gp_panel_end(g);
+	}
+	if (g->panels & NG_PANEL_BW) {
+		ng_row_panel(g, ng_cols_1n, "aggregate_bandwidth_MBps", "Aggregate bandwidth", NG_UNIT_MBPS);
+		ng_gp_panel_end(g);
+	}
+}
+
+static void ng_fig_generic(struct ng_fig *g)
+{
+	const char *key = ng_first_stats_key(g->files[0]);
+	const char *us = strstr(key, "_us"), *mbps = strstr(key, "_MBps");
+	enum ng_unit u = NG_UNIT_NONE;
+	char *name;
+	size_t i;
+
+	if (us && !us[3]) {
+		u = NG_UNIT_US;
+		name = ng_xasprintf("%.*s", (int)(us - key), key);
+	} else if (mbps && !mbps[5]) {
+		u = NG_UNIT_MBPS;
+		name = ng_xasprintf("%.*s", (int)(mbps - key), key);
+	} else {
+		name = ng_xasprintf("%s", key);
+	}
+	ng_gp_panel(g, name, u, true);
+	for (i = 0; i < g->n; i++)
+		ng_gp_ci_series(g, i, 0, 3, NULL, NULL); /* size, count, KEY (ng_dat_generic) */
+	ng_gp_panel_end(g);
+	free(name);
+}
+
+static void ng_fig_alltoall(struct ng_fig *g)
+{
+	static const struct {
+		unsigned panel;
+		const char *key, *name;
+		enum ng_unit unit;
+	} panels[] = {
+		{ NG_PANEL_LAT, "time_us", "Time per alltoall", NG_UNIT_US },
+		{ NG_PANEL_BW, "algbw_MBps", "Algorithm bandwidth", NG_UNIT_MBPS },
+	};
+	size_t p, i, a, n;
+
+	for (p = 0; p < sizeof(panels) / sizeof(panels[0]); p++) {
+		if (!(g->panels & panels[p].panel))
+			continue;
+		ng_gp_panel(g, panels[p].name, panels[p].unit, true);
+		for (i = 0; i < g->n; i++) {
+			const char **algs = ng_alltoall_algs(g->files[i], &n);
+
+			for (a = 0; a < n; a++) {
+				/* "ALGORITHM", or "LABEL ALGORITHM" when several files share the panel */
+				ng_gp_ci_using(g, i, (int)a, ng_col_of(ng_cols_alltoall, panels[p].key));
+				fputs(" title '", g->gp);
+				if (g->n > 1) {
+					ng_gp_chars(g->gp, g->files[i]->label, g->term->tex);
+					fputc(' ', g->gp);
+				}
+				ng_gp_chars(g->gp, algs[a], g->term->tex);
+				fputc('\'', g->gp);
+			}
+			free(algs);
+		}
+		ng_gp_panel_end(g);
+	}
+}
+
+/* The fitted segments of one loggp file, T(s) = g + (s - from) G on
+ * [from, to] (doc/result-format.md), as function series over the points. */
+static void ng_fig_loggp_fit(struct ng_fig *g, size_t i, int style)
+{
+	const json_t *b = json_object_get(g->files[i]->doc, "loggp");
+	const json_t *seg;
+	char from[40], to[40], gap[40], per_byte[40];
+	bool titled = false;
+	size_t j;
+
+	json_array_foreach(json_object_get(b, "segments"), j, seg) {
+		double f = ng_plot_num(seg, "from"), t = ng_plot_num(seg, "to");
+		double g0 = ng_plot_num(json_object_get(seg, "g_us"), "value");
+		double g1 = ng_plot_num(json_object_get(seg, "G_us_per_byte"), "value");
+
+		if (!isfinite(f) || !isfinite(t) || !isfinite(g0) || !isfinite(g1))
+			continue; /* a flagged parameter: nothing to draw */
+		ng_plot_fmt_exact(from, sizeof(from), f);
+		ng_plot_fmt_exact(to, sizeof(to), t);
+		ng_plot_fmt_exact(gap, sizeof(gap), g0);
+		ng_plot_fmt_exact(per_byte, sizeof(per_byte), g1);
+		ng_gp_next(g);
+		fprintf(g->gp, "(x >= %s && x <= %s ? %s + (x - %s) * %s : NaN) with lines ls %d", from, to, gap,
+		        from, per_byte, style);
+		if (titled) {
+			fputs(" notitle", g->gp);
+		} else {
+			ng_gp_title(g, g->files[i]->label, "fit", NULL);
+			titled = true;
+		}
+	}
+}
+
+static void ng_fig_loggp(struct ng_fig *g)
+{
+	const struct ng_col *cols = ng_cols_loggp_sizes;
+	int *styles = ng_xcalloc(g->n, sizeof(*styles));
+	const json_t *bps, *v;
+	char at[40];
+	size_t i, j;
+
+	if (g->panels & NG_PANEL_OVH) {
+		ng_gp_panel(g, "Overhead", NG_UNIT_US, true);
+		for (i = 0; i < g->n; i++) {
+			ng_gp_plain_series(g, i, 0, ng_col_of(cols, "o_s_us"), true, ng_gp_style(g), "o_s", "$o_s$");
+			ng_gp_plain_series(g, i, 0, ng_col_of(cols, "o_r_us"), true, ng_gp_style(g), "o_r", "$o_r$");
+		}
+		ng_gp_panel_end(g);
+	}
+	if (g->panels & NG_PANEL_LAT) {
+		ng_gp_panel(g, "Transmission time T(s)", NG_UNIT_US, true);
+		for (i = 0; i < g->n; i++) {
+			styles[i] = ng_gp_style(g);
+			bps = json_object_get(json_object_get(g->files[i]->doc, "loggp"), "breakpoints");
+			json_array_foreach(bps, j, v) {
+				if (!json_is_number(v))
+					continue;
+				ng_plot_fmt_exact(at, sizeof(at), json_number_value(v));
+				fprintf(g->gp, "set arrow from first %s, graph 0 to first %s, graph 1 nohead lw 1 dt 3 lc rgb '%s'\n",
+				        at, at, ng_styles[(size_t)(styles[i] - 1) % NG_NSTYLES].color);
+			}
+		}
+		for (i = 0; i < g->n; i++) {
+			ng_gp_plain_series(g, i, 0, ng_col_of(cols, "T_us"), false, styles[i], "T(s)", "$T(s)$");
+			ng_fig_loggp_fit(g, i, styles[i]);
+			bps = json_object_get(json_object_get(g->files[i]->doc, "loggp"), "breakpoints");
+			if (json_array_size(bps)) {
+				/* a key entry for the vertical lines */
+				ng_gp_next(g);
+				fprintf(g->gp, "NaN with lines lw 1 dt 3 lc rgb '%s'",
+				        ng_styles[(size_t)(styles[i] - 1) % NG_NSTYLES].color);
+				ng_gp_title(g, g->files[i]->label, "breakpoints", NULL);
+			}
+		}
+		ng_gp_panel_end(g);
+	}
+	free(styles);
+}
+
+static void ng_fig_plogp(struct ng_fig *g)
+{
+	const struct ng_col *cols = ng_cols_plogp_sizes;
+	size_t i;
+
+	ng_gp_panel(g, "Time", NG_UNIT_US, true);
+	for (i = 0; i < g->n; i++) {
+		ng_gp_ci_series(g, i, 0, ng_col_of(cols, "g_us"), "g(m)", "$g(m)$");
+		ng_gp_ci_series(g, i, 0, ng_col_of(cols, "o_s_us"), "o_s(m)", "$o_s(m)$");
+		ng_gp_ci_series(g, i, 0, ng_col_of(cols, "o_r_us"), "o_r(m)", "$o_r(m)$");
+	}
+	ng_gp_panel_end(g);
+}
+
+/* ------------------------------------------------------------------------
+ * The figure catalogue
+ */
+
+struct ng_figure {
+	const char *pattern;                  /* NULL: any other pattern */
+	unsigned panels;                      /* NG_PANEL_* it can draw */
+	const char *block;                    /* top-level object with a "sizes" array it needs, or NULL */
+	void (*data)(FILE *f, const struct ng_plot_file *pf);
+	void (*script)(struct ng_fig *g);
+};
+
+static const struct ng_figure ng_figures[] = {
+	{ "pingpong", NG_PANEL_LAT | NG_PANEL_BW, NULL, ng_dat_pingpong, ng_fig_pingpong },
+	{ "1n", NG_PANEL_LAT | NG_PANEL_BW, NULL, ng_dat_1n, ng_fig_1n },
+	{ "n1", NG_PANEL_LAT | NG_PANEL_BW, NULL, ng_dat_1n, ng_fig_1n },
+	{ "loggp", NG_PANEL_OVH | NG_PANEL_LAT, "loggp", ng_dat_loggp, ng_fig_loggp },
+	{ "plogp", NG_PANEL_LAT, "plogp", ng_dat_plogp, ng_fig_plogp },
+	{ "alltoall", NG_PANEL_LAT | NG_PANEL_BW, NULL, ng_dat_alltoall, ng_fig_alltoall },
+	{ NULL, NG_PANEL_LAT, NULL, ng_dat_generic, ng_fig_generic },
+};
+
+static const struct ng_figure *ng_figure_of(const char *pattern)
+{
+	const struct ng_figure *d = ng_figures;
+
+	while (d->pattern && strcmp(d->pattern, pattern) != 0)
+		d++;
+	return d;
+}
+
+static const char *const ng_kind_names[] = {
+	[NG_PLOT_KIND_AUTO] = "auto",
+	[NG_PLOT_KIND_LATENCY] = "latency",
+	[NG_PLOT_KIND_BANDWIDTH] = "bandwidth",
+	[NG_PLOT_KIND_OVERHEAD] = "overhead",
+};
+
+static unsigned ng_kind_panels(enum ng_plot_kind kind)
+{
+	switch (kind) {
+	case NG_PLOT_KIND_LATENCY:
+		return NG_PANEL_LAT;
+	case NG_PLOT_KIND_BANDWIDTH:
+		return NG_PANEL_BW;
+	case NG_PLOT_KIND_OVERHEAD:
+		return NG_PANEL_OVH;
+	case NG_PLOT_KIND_AUTO:
+		break;
+	}
+	return ~0u;
+}
+
+/* Checks that @pf can be drawn by @d (reported once, naming the file). */
+static ng_status ng_figure_check(const struct ng_figure *d, const struct ng_plot_file *pf)
+{
+	const json_t *b;
+
+	if (d->block) {
+		b = json_object_get(pf->doc, d->block);
+		if (!json_is_object(b) || !json_is_array(json_object_get(b, "sizes"))) {
+			ng_error("%s: no \"%s\" block with \"sizes\" to plot%s", pf->path, d->block,
+			         pf->complete ? "" : " (the run did not complete)");
+			return NG_ERR_PROTO;
+		}
+	}
+	if (!d->pattern && !ng_first_stats_key(pf)) {
+		ng_error("%s: no statistics in the rows of pattern \"%s\" to plot", pf->path, pf->pattern);
+		return NG_ERR_PROTO;
+	}
+	return NG_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Writing one figure
+ */
+
+static ng_status ng_close_checked(FILE *f, const char *path)
+{
+	bool bad = ferror(f);
+
+	if (fclose(f) != 0 || bad) {
+		ng_error("cannot write %s: %s", path, errno ? strerror(errno) : "write error");
+		return NG_ERR_IO;
+	}
+	return NG_OK;
+}
+
+static ng_status ng_fig_write_data(struct ng_fig *g, size_t i)
+{
+	const struct ng_plot_file *pf = g->files[i];
+	FILE *f = fopen(g->dat[i], "w");
+
+	if (!f) {
+		ng_error("cannot create %s: %s", g->dat[i], strerror(errno));
+		return NG_ERR_IO;
+	}
+	fputs("# ngauge plot data from ", f);
+	ng_gp_chars(f, pf->path, false);
+	fprintf(f, "\n# module %s, pattern %s, %lld ranks%s\n# label: ", pf->module, pf->pattern, pf->ranks,
+	        pf->complete ? "" : ", incomplete run");
+	ng_gp_chars(f, pf->label, false);
+	fputs("\n# NaN: no value in the result file (null or absent)\n", f);
+	g->desc->data(f, pf);
+	errno = 0;
+	return ng_close_checked(f, g->dat[i]);
+}
+
+static void ng_fig_preamble(struct ng_fig *g, int npanels)
+{
+	FILE *f = g->gp;
+	size_t i;
+
+	fprintf(f, "# ngauge plot: pattern %s, %zu result file%s\n", g->files[0]->pattern, g->n, g->n > 1 ? "s" : "");
+	for (i = 0; i < g->n; i++) {
+		fputs("#   ", f);
+		ng_gp_chars(f, g->files[i]->path, false);
+		fputc('\n', f);
+	}
+	fputs("# Redo the figure with: cd THIS_DIRECTORY && gnuplot ", f);
+	ng_gp_chars(f, ng_basename(g->stem), false);
+	fputs(".gp\n\n", f);
+	fputs("set encoding utf8\n", f);
+	fprintf(f, "set terminal %s size %g%s,%g%s\n", g->term->setting, NG_PANEL_W * npanels * g->term->per_inch,
+	        g->term->unit, NG_PANEL_H * g->term->per_inch, g->term->unit);
+	fputs("set output '", f);
+	ng_gp_chars(f, ng_basename(g->stem), false);
+	fprintf(f, "%s'\n\n", g->term->ext);
+	for (i = 0; i < NG_NSTYLES; i++)
+		fprintf(f, "set style line %zu lc rgb '%s' dt %s pt %d ps 0.8 lw 1.5\n", i + 1, ng_styles[i].color,
+		        ng_styles[i].dash, ng_styles[i].point);
+	fputs("\nset logscale x 2\n"
+	      "set format x '%.0b%B'\n"
+	      "set format y '%g'\n"
+	      "set mxtics default\n"
+	      "set grid xtics ytics lc rgb '#dddddd' lw 0.5 dt 1\n"
+	      "set key top left Left reverse noautotitle\n"
+	      "set bars small\n"
+	      "set samples 1000\n"
+	      "set xlabel 'Message size (bytes)'\n\n",
+	      f);
+	if (npanels > 1)
+		fprintf(f, "set multiplot layout 1,%d\n\n", npanels);
+}
+
+static ng_status ng_fig_write(struct ng_fig *g)
+{
+	char *path = ng_xasprintf("%s.gp", g->stem);
+	unsigned p;
+	int npanels = 0;
+	ng_status rc;
+	size_t i;
+
+	for (i = 0; i < g->n; i++) {
+		rc = ng_fig_write_data(g, i);
+		if (rc)
+			goto out_free_path;
+	}
+	g->gp = fopen(path, "w");
+	if (!g->gp) {
+		ng_error("cannot create %s: %s", path, strerror(errno));
+		rc = NG_ERR_IO;
+		goto out_free_path;
+	}
+	for (p = g->panels; p; p &= p - 1)
+		npanels++;
+	ng_fig_preamble(g, npanels);
+	g->desc->script(g);
+	if (npanels > 1)
+		fputs("unset multiplot\n", g->gp);
+	errno = 0;
+	rc = ng_close_checked(g->gp, path);
+	g->gp = NULL;
+out_free_path:
+	free(path);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * gnuplot
+ */
+
+static bool ng_is_executable(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* @name itself when it holds a '/', else the first match in $PATH. */
+static char *ng_which(const char *name)
+{
+	const char *path = getenv("PATH"), *p, *end;
+	char *cand;
+
+	if (strchr(name, '/'))
+		return ng_is_executable(name) ? ng_xasprintf("%s", name) : NULL;
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path;; p = end + 1) {
+		end = strchr(p, ':');
+		if (!end)
+			end = p + strlen(p);
+		if (end == p)
+			cand = ng_xasprintf("./%s", name);
+		else
+			cand = ng_xasprintf("%.*s/%s", (int)(end - p), p, name);
+		if (ng_is_executable(cand))
+			return cand;
+		free(cand);
+		if (!*end)
+			return NULL;
+	}
+}
+
+char *ng_plot_find_gnuplot(void)
+{
+	const char *env = getenv("NGAUGE_GNUPLOT");
+	char *path;
+
+	if (env && *env)
+		return ng_which(env);
+	path = ng_which(NG_GNUPLOT);
+	return path ? path : ng_which("gnuplot");
+}
+
+/* Runs "gnuplot SCRIPT" in directory @dir; shows gnuplot's messages only
+ * when it fails. */
+static ng_status ng_gnuplot_run(const char *gnuplot, const char *dir, const char *script)
+{
+	char *log = ng_xcalloc(NG_GNUPLOT_LOG_MAX + 1, 1);
+	char arg0[] = "gnuplot";
+	char *args[] = { arg0, (char *)ng_basename(script), NULL };
+	size_t used = 0;
+	ng_status rc = NG_ERR_SYS;
+	int pipefd[2], status, devnull;
+	ssize_t got;
+	pid_t pid;
+
+	if (pipe2(pipefd, O_CLOEXEC) != 0) {
+		ng_error("cannot run gnuplot: pipe: %s", strerror(errno));
+		goto out_free_log;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		ng_error("cannot run gnuplot: fork: %s", strerror(errno));
+		goto out_close_pipe;
+	}
+	if (pid == 0) {
+		devnull = open("/dev/null", O_RDONLY);
+		if (devnull >= 0)
+			dup2(devnull, STDIN_FILENO);
+		dup2(pipefd[1], STDOUT_FILENO);
+		dup2(pipefd[1], STDERR_FILENO);
+		if (chdir(dir) != 0) {
+			dprintf(STDERR_FILENO, "cannot enter %s: %s\n", dir, strerror(errno));
+			_exit(126);
+		}
+		execv(gnuplot, args);
+		dprintf(STDERR_FILENO, "cannot execute %s: %s\n", gnuplot, strerror(errno));
+		_exit(127);
+	}
+	close(pipefd[1]);
+	pipefd[1] = -1;
+	for (;;) {
+		char buf[4096];
+
+		got = read(pipefd[0], buf, sizeof(buf));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		if (used < NG_GNUPLOT_LOG_MAX) {
+			size_t take = (size_t)got < NG_GNUPLOT_LOG_MAX - used ? (size_t)got : NG_GNUPLOT_LOG_MAX - used;
+
+			memcpy(log + used, buf, take);
+			used += take;
+		}
+	}
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			ng_error("cannot run gnuplot: waitpid: %s", strerror(errno));
+			goto out_close_pipe;
+		}
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		rc = NG_OK;
+		goto out_close_pipe;
+	}
+	fputs(log, stderr);
+	if (used && log[used - 1] != '\n')
+		fputc('\n', stderr);
+	if (WIFEXITED(status))
+		ng_error("gnuplot failed on %s (exit status %d)", script, WEXITSTATUS(status));
+	else
+		ng_error("gnuplot failed on %s (signal %d)", script, WTERMSIG(status));
+out_close_pipe:
+	close(pipefd[0]);
+	if (pipefd[1] >= 0)
+		close(pipefd[1]);
+out_free_log:
+	free(log);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * Rendering groups
+ */
+
+/* The terminal of @out by its extension, or NULL. */
+static const struct ng_term *ng_term_of(const char *out)
+{
+	const char *dot = strrchr(out, '.');
+	size_t i;
+
+	if (!dot || strchr(dot, '/'))
+		return NULL;
+	for (i = 0; i < sizeof(ng_terms) / sizeof(ng_terms[0]); i++) {
+		if (strcasecmp(dot, ng_terms[i].ext) == 0)
+			return &ng_terms[i];
+	}
+	return NULL;
+}
+
+/* A pattern name made safe for a file name. */
+static char *ng_file_word(const char *s)
+{
+	char *w = ng_xasprintf("%s", s), *p;
+
+	for (p = w; *p; p++) {
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      *p == '-' || *p == '_' || *p == '.'))
+			*p = '_';
+	}
+	return w;
+}
+
+ng_status ng_plot_render(const struct ng_plot_file *files, size_t n, const struct ng_plot_req *req)
+{
+	const struct ng_term *term = ng_term_of(req->out);
+	size_t *group = ng_xcalloc(n, sizeof(*group)); /* figure of each file */
+	struct ng_fig *figs = ng_xcalloc(n, sizeof(*figs));
+	size_t nfigs = 0, i, j;
+	char *stem, *dir, *slash;
+	ng_status rc = NG_OK;
+
+	if (!term) {
+		ng_error("%s: unknown figure type (the name must end in .pdf, .svg, .png or .tex)", req->out);
+		free(group);
+		free(figs);
+		return NG_ERR_USAGE;
+	}
+	stem = ng_xasprintf("%.*s", (int)(strrchr(req->out, '.') - req->out), req->out);
+	slash = strrchr(stem, '/');
+	dir = slash ? ng_xasprintf("%.*s", slash == stem ? 1 : (int)(slash - stem), stem) : ng_xasprintf(".");
+
+	/* group by pattern, in the order of each group's first file */
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < i && strcmp(files[j].pattern, files[i].pattern) != 0; j++)
+			;
+		if (j < i) {
+			group[i] = group[j];
+			continue;
+		}
+		group[i] = nfigs;
+		figs[nfigs].term = term;
+		figs[nfigs].desc = ng_figure_of(files[i].pattern);
+		figs[nfigs].panels = figs[nfigs].desc->panels & ng_kind_panels(req->kind);
+		figs[nfigs].files = ng_xcalloc(n, sizeof(*figs[nfigs].files));
+		if (!figs[nfigs++].panels) {
+			ng_error("plot: --kind %s has no panel for pattern \"%s\" (%s)", ng_kind_names[req->kind],
+			         files[i].pattern, files[i].path);
+			rc = NG_ERR_USAGE;
+		}
+	}
+	if (rc)
+		goto out_free_figs;
+	for (i = 0; i < n; i++) {
+		struct ng_fig *g = &figs[group[i]];
+
+		g->files[g->n++] = &files[i];
+		rc = ng_figure_check(g->desc, &files[i]);
+		if (rc)
+			goto out_free_figs;
+	}
+
+	/* names, data and scripts */
+	for (i = 0; i < nfigs; i++) {
+		struct ng_fig *g = &figs[i];
+
+		if (nfigs == 1) {
+			g->stem = ng_xasprintf("%s", stem);
+		} else {
+			char *word = ng_file_word(g->files[0]->pattern);
+
+			g->stem = ng_xasprintf("%s-%s", stem, word);
+			free(word);
+		}
+		g->dat = ng_xcalloc(g->n, sizeof(*g->dat));
+		for (j = 0; j < g->n; j++)
+			g->dat[j] = g->n == 1 ? ng_xasprintf("%s.dat", g->stem) : ng_xasprintf("%s-%zu.dat", g->stem, j + 1);
+		rc = ng_fig_write(g);
+		if (rc)
+			goto out_free_figs;
+	}
+
+	/* figures */
+	for (i = 0; i < nfigs && req->gnuplot; i++) {
+		char *script = ng_xasprintf("%s.gp", figs[i].stem);
+
+		rc = ng_gnuplot_run(req->gnuplot, dir, script);
+		free(script);
+		if (rc)
+			goto out_free_figs;
+		if (!req->quiet)
+			printf("%s%s\n", figs[i].stem, term->ext);
+	}
+
+out_free_figs:
+	for (i = 0; i < nfigs; i++) {
+		for (j = 0; figs[i].dat && j < figs[i].n; j++)
+			free(figs[i].dat[j]);
+		free(figs[i].dat);
+		free(figs[i].files);
+		free(figs[i].stem);
+	}
+	free(figs);
+	free(group);
+	free(dir);
+	free(stem);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * ngauge plot
+ */
+
+static void ng_plot_usage(FILE *f)
+{
+	fputs("usage: ngauge plot FILE... [-o OUT.pdf|.svg|.png|.tex] [--label NAME]... [--kind KIND]\n"
+	      "  Draws result files (schema " NG_PLOT_SCHEMA ") with gnuplot; one figure per pattern.\n"
+	      "  -o, --output OUT   figure file; the extension picks pdf, svg, png or LaTeX (cairolatex)\n"
+	      "                     (default: the first FILE with .json replaced by .pdf)\n"
+	      "  --label NAME       legend text of the next file, in the order of the files\n"
+	      "  --kind KIND        auto (every panel), latency, bandwidth, overhead (loggp o_s, o_r)\n"
+	      "  Beside OUT: OUT.gp (gnuplot script) and OUT.dat or OUT-N.dat (data).\n"
+	      "  NGAUGE_GNUPLOT=PATH chooses the gnuplot program.\n",
+	      f);
+}
+
+/* The value of option @name at argv[*i] ("-o X", "--output X", "--output=X",
+ * "-oX"), advancing *i; NULL when argv[*i] is not that option.  A missing
+ * value is reported and sets *bad_p. */
+static const char *ng_opt_value(int argc, char **argv, int *i, const char *shortname, const char *longname,
+                                bool *bad_p)
+{
+	const char *a = argv[*i];
+	size_t len = strlen(longname);
+
+	if (strncmp(a, longname, len) == 0 && a[len] == '=')
+		return a + len + 1;
+	if (shortname && strncmp(a, shortname, 2) == 0 && a[2])
+		return a + 2;
+	if (strcmp(a, longname) != 0 && !(shortname && strcmp(a, shortname) == 0))
+		return NULL;
+	if (*i + 1 >= argc) {
+		ng_error("%s: %s needs a value (see ngauge %s --help)", argv[0], a, argv[0]);
+		*bad_p = true;
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+/* The default output: FILE with ".json" replaced by @ext, or @ext appended. */
+static char *ng_default_out(const char *file, const char *ext)
+{
+	size_t len = strlen(file);
+
+	if (len > 5 && strcmp(file + len - 5, ".json") == 0)
+		len -= 5;
+	return ng_xasprintf("%.*s%s", (int)len, file, ext);
+}
+
+int ng_plot_main(int argc, char **argv)
+{
+	char **paths = ng_xcalloc((size_t)argc, sizeof(*paths));
+	const char **labels = ng_xcalloc((size_t)argc, sizeof(*labels));
+	struct ng_plot_file *files = NULL;
+	struct ng_plot_req req = { .kind = NG_PLOT_KIND_AUTO };
+	size_t npaths = 0, nlabels = 0, nloaded = 0, k;
+	const char *out = NULL, *v;
+	char *out_default = NULL, *gnuplot = NULL;
+	bool bad = false, dashdash = false;
+	ng_status rc;
+	int i, status = 2;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (dashdash || a[0] != '-' || !a[1]) {
+			paths[npaths++] = argv[i];
+		} else if (strcmp(a, "--") == 0) {
+			dashdash = true;
+		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			ng_plot_usage(stdout);
+			status = 0;
+			goto out_free_args;
+		} else if ((v = ng_opt_value(argc, argv, &i, "-o", "--output", &bad))) {
+			out = v;
+		} else if ((v = ng_opt_value(argc, argv, &i, NULL, "--label", &bad))) {
+			labels[nlabels++] = v;
+		} else if ((v = ng_opt_value(argc, argv, &i, NULL, "--kind", &bad))) {
+			for (k = 0; k < sizeof(ng_kind_names) / sizeof(ng_kind_names[0]); k++) {
+				if (strcmp(v, ng_kind_names[k]) == 0)
+					break;
+			}
+			if (k == sizeof(ng_kind_names) / sizeof(ng_kind_names[0])) {
+				ng_error("plot: unknown --kind \"%s\" (auto, latency, bandwidth, overhead)", v);
+				goto out_free_args;
+			}
+			req.kind = (enum ng_plot_kind)k;
+		} else if (bad) {
+			goto out_free_args;
+		} else {
+			ng_error("plot: unknown option %s (see ngauge plot --help)", a);
+			goto out_free_args;
+		}
+		if (bad)
+			goto out_free_args;
+	}
+	if (!npaths) {
+		ng_error("plot: no result file given (see ngauge plot --help)");
+		goto out_free_args;
+	}
+	if (nlabels > npaths) {
+		ng_error("plot: %zu --label values for %zu files", nlabels, npaths);
+		goto out_free_args;
+	}
+	if (!out)
+		out = out_default = ng_default_out(paths[0], ".pdf");
+	if (!ng_term_of(out)) {
+		ng_error("plot: %s: unknown figure type (the name must end in .pdf, .svg, .png or .tex)", out);
+		goto out_free_args;
+	}
+
+	status = 1;
+	files = ng_xcalloc(npaths, sizeof(*files));
+	for (nloaded = 0; nloaded < npaths; nloaded++) {
+		if (ng_plot_file_load(paths[nloaded], &files[nloaded]) != NG_OK)
+			goto out_free_files;
+	}
+	if (ng_plot_labels(files, npaths, labels, nlabels) != NG_OK)
+		goto out_free_files;
+	gnuplot = ng_plot_find_gnuplot();
+	req.out = out;
+	req.gnuplot = gnuplot;
+	rc = ng_plot_render(files, npaths, &req);
+	if (rc == NG_ERR_USAGE)
+		status = 2;
+	if (rc)
+		goto out_free_files;
+	if (!gnuplot) {
+		ng_error("gnuplot not found: install the Debian package gnuplot-nox (or set NGAUGE_GNUPLOT); "
+		         "scripts and data are written beside %s", out);
+		goto out_free_files;
+	}
+	status = 0;
+
+out_free_files:
+	for (k = 0; k < nloaded; k++)
+		ng_plot_file_release(&files[k]);
+	free(files);
+	free(gnuplot);
+out_free_args:
+	free(out_default);
+	free(labels);
+	free(paths);
+	return status;
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What plot.c offers report.c: loading and checking result files, labels,
+ * finding gnuplot, and drawing figures.  The user-visible contract (file
+ * names, figures, messages) is in plot.h.
+ */
+#ifndef NG_PLOT_PRIV_H
+#define NG_PLOT_PRIV_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../core/status.h"
+
+#define NG_PLOT_SCHEMA "ngauge-result/1"
+
+/* Which panels to draw (plot.h, --kind). */
+enum ng_plot_kind {
+	NG_PLOT_KIND_AUTO,
+	NG_PLOT_KIND_LATENCY,
+	NG_PLOT_KIND_BANDWIDTH,
+	NG_PLOT_KIND_OVERHEAD,
+};
+
+/* One checked result file.  Every pointer but @label and @doc is borrowed
+ * from @doc. */
+struct ng_plot_file {
+	const char *path;    /* as given on the command line (borrowed) */
+	json_t *doc;         /* owned reference */
+	const char *module;  /* "?" when absent */
+	const char *pattern; /* always a string */
+	long long ranks;     /* 0 when absent */
+	bool complete;       /* "complete": true, or no "complete" key */
+	json_t *rows;        /* "results", a non-empty array of objects with a numeric "size" */
+	char *label;         /* owned; legend text, NULL until ng_plot_labels() */
+};
+
+/*
+ * Reads @path and checks it (schema, pattern, results).  On failure reports
+ * one line naming the file and returns NG_ERR_IO (unreadable, invalid JSON)
+ * or NG_ERR_PROTO (not an ngauge result); *f_p is then left empty.
+ */
+ng_status ng_plot_file_load(const char *path, struct ng_plot_file *f_p);
+/* Drops the document and the label; @f may be empty or already released. */
+void ng_plot_file_release(struct ng_plot_file *f);
+
+/*
+ * Gives each file a label: user[i] for i < nuser (copied), else the default
+ * "MODULE PATTERN", made unique within its pattern as plot.h says.  Returns
+ * NG_OK or NG_ERR_NOMEM (reported).
+ */
+ng_status ng_plot_labels(struct ng_plot_file *files, size_t n, const char *const *user, size_t nuser);
+
+/* The gnuplot to run (plot.h), as a malloc'ed path, or NULL when none is
+ * found.  Reports nothing: the caller decides whether that is an error. */
+char *ng_plot_find_gnuplot(void);
+
+struct ng_plot_req {
+	const char *out;        /* figure path; its extension picks the terminal */
+	enum ng_plot_kind kind;
+	const char *gnuplot;    /* NULL: write scripts and data, run nothing */
+	bool quiet;             /* true: do not list the figures on stdout */
+};
+
+/*
+ * Writes data, scripts and (when req->gnuplot) figures for @files, grouped by
+ * pattern as plot.h says.  Returns NG_OK, NG_ERR_USAGE (bad extension, a
+ * --kind with no panel for some group; nothing written), NG_ERR_IO (a file
+ * could not be written) or NG_ERR_SYS (gnuplot failed); every error is
+ * reported.  The files need labels.
+ */
+ng_status ng_plot_render(const struct ng_plot_file *files, size_t n, const struct ng_plot_req *req);
+
+/* The shortest text that reads back as @v ("%.15g" .. "%.17g"); "NaN" for a
+ * non-finite value.  @buf holds at least 32 bytes. */
+void ng_plot_fmt_exact(char *buf, size_t len, double v);
+
+/* The number under @key of object @o (integer or real), else NaN. */
+double ng_plot_num(const json_t *o, const char *key);
+
+/* Statistics object: has a numeric "median". */
+bool ng_plot_is_stats(const json_t *v);
+/* Parameter object {"value": x|null, ...}. */
+bool ng_plot_is_param(const json_t *v);
+/* "ci95": [lo, hi] of @o into lo/hi (NaN when absent or malformed). */
+void ng_plot_ci(const json_t *o, double *lo_p, double *hi_p);
+
+#endif

@@ -1,0 +1,28 @@
+#!/bin/sh
+# Installs the Debian packages ngauge needs (only those missing), then
+# configures and builds it in ./build (or $1).  Run as root on Debian 12.
+set -eu
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+shift 2>/dev/null || true
+
+PKGS="meson ninja-build pkg-config gcc libc6-dev python3 libgsl-dev libjansson-dev gnuplot-nox
+      mpich libmpich-dev libibverbs-dev librdmacm-dev ibverbs-providers rdma-core ibverbs-utils perftest
+      libfabric-dev iproute2 netpipe-tcp netpipe-mpich2
+      qemu-system-x86 linux-image-amd64 busybox-static cpio kmod"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	echo "setup: installing$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+if [ ! -f "$BUILD/build.ninja" ]; then
+	meson setup "$BUILD" "$@" >/dev/null
+fi
+ninja -C "$BUILD" >/dev/null
+echo "setup: built $BUILD/ngauge"

@@ -1,0 +1,46 @@
+#!/bin/bash
+# Bad input: one clear line on stderr naming the problem, exit status 2,
+# and nothing measured (checked before anything runs).
+. "$(dirname "$0")/lib.sh"
+
+# expect_usage 'needle' ARGS... : exit 2, one-line error containing needle
+expect_usage() {
+	local needle=$1; shift
+	if run 2 "$NGAUGE" "$@"; then
+		local lines; lines=$(grep -c . "$T/err")
+		if grep -qF -- "$needle" "$T/err" && [ "$lines" -eq 1 ]; then
+			pass "ngauge $* -> exit 2, '$needle'"
+		else
+			fail "ngauge $*: expected one line containing '$needle', got: $(cat "$T/err")"
+		fi
+	fi
+}
+
+expect_usage "unknown module 'nosuch' (valid: tcp" -x nosuch -p pingpong
+expect_usage "unknown pattern 'nosuch' (valid: pingpong, 1n, n1" -x tcp -p nosuch
+expect_usage "bad size 'zz'" -x tcp -p pingpong -s 1,zz,8
+expect_usage "bad size range '64-1'" -x tcp -p pingpong -s 64-1
+expect_usage "needs an even number" -x tcp -p pingpong --np 3
+expect_usage "cannot write output file '/nonexistent/dir/r.json'" -x tcp -p pingpong -o /nonexistent/dir/r.json
+expect_usage "must end in .json or .csv" -x tcp -p pingpong -o "$T/r.txt"
+expect_usage "unknown option '--frobnicate'" -x tcp -p pingpong --frobnicate
+expect_usage "--count expects an integer, got 'many'" -x tcp -p pingpong -c many
+expect_usage "option '--sizes' needs a value" -x tcp -p pingpong --sizes
+expect_usage "--count must be between" -x tcp -p pingpong -c 0
+# Options after -x are honoured (the order does not matter).
+expect_usage "--tcp-port expects an integer" -x tcp --tcp-port abc -p pingpong
+
+# Nothing was measured for an unwritable output: no stray file.
+[ ! -e /nonexistent/dir/r.json.tmp ] && pass "no temporary file left" || fail "temporary file left"
+
+# Capability check and maximum size: only testable with modules that lack
+# something; they are added by later modules (emu/ibud) and tested there.
+if "$NGAUGE" --list | grep -q "^  ibud "; then
+	expect_usage "above the maximum" -x ibud -p pingpong -s 1M
+fi
+
+# --help and --list are generated from the option tables.
+run 0 "$NGAUGE" --help && grep -q -- "--sizes SPEC" "$T/out" && pass "--help lists --sizes" || fail "--help"
+run 0 "$NGAUGE" --list && grep -q -- "--tcp-port" "$T/out" && grep -q "pingpong" "$T/out" &&
+	pass "--list shows module options and patterns" || fail "--list"
+finish

@@ -1,0 +1,70 @@
+#!/bin/bash
+# Local ranks over tcp: ping-pong, 1:n, n:1, verify, CSV; checks the content.
+. "$(dirname "$0")/lib.sh"
+
+if run 0 "$NGAUGE" -x tcp -p pingpong -s 1-64K -c 200 -w 20 -o "$T/pp.json"; then
+	pycheck "$T/pp.json" "pingpong 2 ranks: one row per size, consistent statistics" '
+assert r["schema"] == "ngauge-result/1" and r["complete"] is True
+assert r["module"] == "tcp" and r["pattern"] == "pingpong" and r["ranks"] == 2
+assert [row["size"] for row in r["results"]] == [2**i for i in range(17)]
+for row in r["results"]:
+    lat, bw = row["latency_us"], row["bandwidth_MBps"]
+    assert row["count"] == 200 and lat["n"] == 200 and stats_ok(lat), row
+    # bandwidth is size / half round trip, sample by sample: the medians correspond
+    assert abs(bw["median"] - row["size"] / lat["median"]) <= 1e-6 * bw["median"] + 1e-9, row
+assert r["results"][-1]["latency_us"]["median"] > r["results"][0]["latency_us"]["median"]
+for k in ("host", "kernel", "cpu", "device", "ngauge"): assert r["env"][k], k
+assert r["timer"]["resolution_ns"] > 0 and r["timer"]["overhead_ns"] > 0
+assert r["parameters"]["count"] == 200 and r["parameters"]["sizes"] == "1-64K"
+'
+	grep -q "^ *64K *200" "$T/out" && pass "table row for 64K on stdout" || fail "no table row for 64K"
+fi
+
+if run 0 "$NGAUGE" -x tcp -p pingpong --np 4 -s 1,4K -c 100 -o "$T/pp4.json"; then
+	pycheck "$T/pp4.json" "pingpong 4 ranks: two random pairs, per-pair and aggregate figures" '
+assert r["ranks"] == 4 and len(r["results"]) == 2
+for row in r["results"]:
+    pairs = row["pairs"]
+    assert len(pairs) == 2
+    ranks = sorted([p["client"] for p in pairs] + [p["server"] for p in pairs])
+    assert ranks == [0, 1, 2, 3], ranks
+    for p in pairs: assert stats_ok(p["latency_us"])
+    agg = sum(row["size"] / p["latency_us"]["median"] for p in pairs)
+    assert abs(row["aggregate_bandwidth_MBps"] - agg) <= 1e-6 * agg, (row["aggregate_bandwidth_MBps"], agg)
+'
+fi
+
+for pat in n1 1n; do
+	if run 0 "$NGAUGE" -x tcp -p $pat --np 4 -s 1,64K -c 50 -o "$T/$pat.json"; then
+		pycheck "$T/$pat.json" "$pat 4 ranks: per-client and aggregate figures" '
+assert r["pattern"] in ("n1", "1n") and len(r["results"]) == 2
+for row in r["results"]:
+    assert row["clients"] == 3
+    clients = sorted(c["rank"] for c in row["per_client"])
+    assert len(clients) == 3 and row["server"] not in clients and sorted(clients + [row["server"]]) == [0,1,2,3]
+    assert stats_ok(row["time_us"]) and stats_ok(row["aggregate_bandwidth_MBps"])
+    for c in row["per_client"]: assert stats_ok(c["time_us"])
+'
+	fi
+done
+
+# Every byte checked over odd, unaligned sizes.
+if run 0 "$NGAUGE" -x tcp -p pingpong --verify -s 0,1,7,4093,65537,1048579 -c 20 -w 2 -o "$T/v.json"; then
+	pycheck "$T/v.json" "verify run over odd sizes" '
+assert [row["size"] for row in r["results"]] == [0, 1, 7, 4093, 65537, 1048579]
+assert r["parameters"]["verify"] is True
+'
+fi
+run 0 "$NGAUGE" -x tcp -p n1 --np 3 --verify -s 1,4093,65537 -c 10 && pass "n1 verify, 3 ranks"
+run 0 "$NGAUGE" -x tcp -p 1n --np 3 --verify -s 1,4093,65537 -c 10 && pass "1n verify, 3 ranks"
+
+if run 0 "$NGAUGE" -p pingpong -x tcp -s 8,16 -c 10 -o "$T/pp.csv"; then
+	python3 - "$T/pp.csv" <<'PY' && pass "CSV has the per-size rows" || fail "CSV content"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert [int(r["size"]) for r in rows] == [8, 16]
+assert all(float(r["latency_us_median"]) > 0 for r in rows)
+assert all(float(r["latency_us_ci95_lo"]) <= float(r["latency_us_median"]) <= float(r["latency_us_ci95_hi"]) for r in rows)
+PY
+fi
+finish

@@ -1,0 +1,962 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit test of the "tcp" module without the driver.
+ *
+ * Built from this file and modules/tcp.c only (not libngauge): it provides
+ * the few core functions the module calls (ng_error, ng_warn, ng_args_*,
+ * ng_boot_bcast) and a fake bootstrap.  Each scenario forks its ranks; the
+ * test process itself is their hub: every rank has a socketpair to it, and an
+ * allgather is "send my bytes, get everyone's".  The hub can act between the
+ * parts of a collective, which the stray-connection scenario uses to connect
+ * to the ranks' listening sockets after they published them and before the
+ * ranks connect to each other.
+ *
+ * Scenarios:
+ *   blocking     sizes 0, 1, 7, 4093, 65537, 1M+3 there and back, every byte checked
+ *   nonblocking  the same sizes exchanged both ways at once with isend/irecv
+ *   many         64 isends of 64 KiB each way before any irecv is posted,
+ *                then the sends are waited for first (needs both directions
+ *                to progress inside wait)
+ *   order        blocking calls issued while non-blocking ones are queued
+ *                complete after them
+ *   n1           ranks 1 and 2 each isend 16 x 256 KiB to rank 0, which
+ *                waits on rank 2's receives first (wait must progress rank 1)
+ *   mesh         4 ranks, every pair exchanges both ways
+ *   stray        garbage, a silent connection, a wrong token and a half hello
+ *                at each listener during connection setup: setup succeeds
+ *                without waiting for the stray's deadline, strays are closed
+ *   death        a peer killed (SIGKILL) during a blocking recv, a wait, and
+ *                a stream of sends: NG_ERR_PEER_LOST each time
+ *   timeout      a silent peer with timeout_s = 0.3: NG_ERR_TIMEOUT from a
+ *                blocking recv and from a wait (poll)
+ *   cancel       SIGALRM (no SA_RESTART) sets the cancel flag during a
+ *                blocking recv and during a wait: NG_ERR_CANCELLED
+ *   memory       alloc alignment and size; close() frees unfreed blocks
+ *
+ * Output: one "ok"/"not ok" line per scenario; exit 0 when all pass, 1 when
+ * one fails, 77 (skipped) when no loopback TCP is available.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bootstrap.h"
+#include "module.h"
+#include "options.h"
+#include "status.h"
+
+extern const struct ng_module ng_module_tcp;
+
+#define MAXRANKS 4
+
+/* ---- what the module needs from the core ------------------------------ */
+
+struct ng_args {
+	const char *bind;
+	const char *port;
+};
+
+static const char *const status_names[] = {
+#define X(n, m) #n,
+	NG_STATUS_MAP(X)
+#undef X
+};
+
+const char *ng_status_name(ng_status s)
+{
+	return (unsigned)s < NG_STATUS_COUNT ? status_names[s] : "?";
+}
+
+static void vlog(const char *kind, const char *fmt, va_list ap)
+{
+	char line[512];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	fprintf(stderr, "test_tcp_unit[%d]: %s%s\n", (int)getpid(), kind, line);
+}
+
+void ng_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog("error: ", fmt, ap);
+	va_end(ap);
+}
+
+void ng_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+const char *ng_args_str(const struct ng_args *a, const char *name)
+{
+	if (!strcmp(name, "tcp-bind"))
+		return a->bind;
+	if (!strcmp(name, "tcp-port"))
+		return a->port;
+	return NULL;
+}
+
+long long ng_args_int(const struct ng_args *a, const char *name)
+{
+	const char *s = ng_args_str(a, name);
+
+	return s ? atoll(s) : 0;
+}
+
+size_t ng_args_size(const struct ng_args *a, const char *name)
+{
+	(void)a;
+	(void)name;
+	return 0;
+}
+
+/* ---- fake bootstrap: a socketpair to the hub per rank ------------------ */
+
+struct fake_boot {
+	struct ng_boot base;
+	int fd;
+};
+
+static int xwrite(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int xread(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static ng_status fake_allgather(struct ng_boot *b, const void *mine, size_t len, void *all)
+{
+	struct fake_boot *f = ng_container_of(b, struct fake_boot, base);
+	uint32_t l = (uint32_t)len;
+
+	if (xwrite(f->fd, &l, sizeof(l)) || xwrite(f->fd, mine, len) ||
+	    xread(f->fd, all, len * (size_t)b->size)) {
+		ng_error("fake bootstrap: hub lost");
+		return NG_ERR_PEER_LOST;
+	}
+	return NG_OK;
+}
+
+static ng_status fake_barrier(struct ng_boot *b)
+{
+	char one = 0, all[MAXRANKS];
+
+	return fake_allgather(b, &one, 1, all);
+}
+
+static void fake_fini(struct ng_boot *b) { close(ng_container_of(b, struct fake_boot, base)->fd); }
+
+static const struct ng_boot_ops fake_ops = {
+	.name = "fake",
+	.barrier = fake_barrier,
+	.allgather = fake_allgather,
+	.fini = fake_fini,
+};
+
+ng_status ng_boot_bcast(struct ng_boot *b, int root, void *buf, size_t len)
+{
+	unsigned char all[MAXRANKS * 64];
+	ng_status st;
+
+	if (len > 64)
+		return NG_ERR_INTERNAL;
+	st = ng_boot_allgather(b, buf, len, all);
+	if (!st)
+		memcpy(buf, all + (size_t)root * len, len);
+	return st;
+}
+
+/* ---- scenario plumbing ------------------------------------------------- */
+
+/* Called by the hub with every collective's gathered bytes before it
+ * releases them; @idx counts collectives from 0. */
+typedef void (*hub_hook)(void *ctx, int idx, size_t len, const unsigned char *all, int size);
+
+struct scenario {
+	const char *name;
+	int size;
+	int (*rank_main)(struct ng_boot *b);
+	hub_hook hook;
+	int killed_rank; /* rank expected to die of SIGKILL, -1 for none */
+};
+
+static volatile sig_atomic_t cancel_flag;
+
+static void on_alarm(int sig) { (void)sig; cancel_flag = 1; }
+
+#define CHECK(cond, ...)                                                         \
+	do {                                                                     \
+		if (!(cond)) {                                                   \
+			fprintf(stderr, "test_tcp_unit: rank %d: %s:%d: ", b->rank, __func__, __LINE__); \
+			fprintf(stderr, __VA_ARGS__);                            \
+			fputc('\n', stderr);                                     \
+			return 1;                                                \
+		}                                                                \
+	} while (0)
+
+#define CHECK_ST(expr, want)                                                                     \
+	do {                                                                                     \
+		ng_status st_ = (expr);                                                          \
+		CHECK(st_ == (want), "%s = %s, expected %s", #expr, ng_status_name(st_),        \
+		      ng_status_name(want));                                                     \
+	} while (0)
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static ng_status open_tcp(struct ng_boot *b, const struct ng_args *a, double timeout_s, struct ng_comm **c_p)
+{
+	struct ng_module_env env = {
+		.boot = b, .args = a, .cancel = &cancel_flag, .timeout_s = timeout_s,
+	};
+
+	return ng_module_tcp.open(&ng_module_tcp, &env, c_p);
+}
+
+static const struct ng_args default_args = { .bind = NULL, .port = NULL };
+
+static void fill(unsigned char *p, size_t n, uint64_t tag)
+{
+	uint64_t x = tag * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		p[i] = (unsigned char)(x >> 32);
+	}
+}
+
+/* Index of the first wrong byte, or n when all match. */
+static size_t check(const unsigned char *p, size_t n, uint64_t tag)
+{
+	uint64_t x = tag * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		if (p[i] != (unsigned char)(x >> 32))
+			return i;
+	}
+	return n;
+}
+
+static uint64_t tag_of(int from, int to, size_t size, size_t i)
+{
+	return ((uint64_t)from << 56) ^ ((uint64_t)to << 48) ^ ((uint64_t)size << 16) ^ i;
+}
+
+static const size_t sizes[] = { 0, 1, 7, 4093, 65537, (1u << 20) + 3 };
+#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+#define MAXSIZE ((1u << 20) + 3)
+
+/* ---- scenarios ---------------------------------------------------------- */
+
+static int t_blocking(struct ng_boot *b)
+{
+	struct ng_comm *c;
+	unsigned char *buf;
+	int peer = 1 - b->rank;
+	size_t i, bad;
+
+	CHECK_ST(open_tcp(b, &default_args, 0, &c), NG_OK);
+	CHECK(!strncmp(c->device, "tcp 127.0.0.1", 13), "device \"%s\"", c->device);
+	CHECK_ST(ng_alloc(c, MAXSIZE, (void **)&buf), NG_OK);
+	for (i = 0; i < NSIZES; i++) {
+		size_t n = sizes[i];
+
+		if (b->rank == 0) {
+			fill(buf, n, tag_of(0, 1, n, i));
+			CHECK_ST(ng_send(c, peer, buf, n), NG_OK);
+			memset(buf, 0, n);
+			CHECK_ST(ng_recv(c, peer, buf, n), NG_OK);
+			bad = check(buf, n, tag_of(1, 0, n, i));
+		} else {
+			memset(buf, 0, n);
+			CHECK_ST(ng_recv(c, peer, buf, n), NG_OK);
+			bad = check(buf, n, tag_of(0, 1, n, i));
+			fill(buf, n, tag_of(1, 0, n, i));
+			CHECK_ST(ng_send(c, peer, buf, n), NG_OK);
+		}
+		CHECK(bad == n, "size %zu: byte %zu wrong", n, bad);
+	}
+	ng_free(c, buf);
+	ng_module_tcp.close(c);
+	return 0;
+}
+
+static int t_nonblocking(struct ng_boot *b)
+{
+	struct ng_comm *c;
+	unsigned char *sbuf, *rbuf;
+	struct ng_req sr, rr;
+	int peer = 1 - b->rank;
+	size_t i, bad;
+	bool done;
+
+	CHECK_ST(open_tcp(b, &default_args, 0, &c), NG_OK);
+	CHECK_ST(ng_alloc(c, MAXSIZE, (void **)&sbuf), NG_OK);
+	CHECK_ST(ng_alloc(c, MAXSIZE, (void **)&rbuf), NG_OK);
+	for (int round = 0; round < 3; round++) {
+		for (i = 0; i < NSIZES; i++) {
+			size_t n = sizes[i];
+
+			fill(sbuf, n, tag_of(b->rank, peer, n, i));
+			memset(rbuf, 0, n);
+			if (round == 0) { /* receive posted first, wait on the send first */
+				CHECK_ST(ng_irecv(c, peer, rbuf, n, &rr), NG_OK);
+				CHECK_ST(ng_isend(c, peer, sbuf, n, &sr), NG_OK);
+				CHECK_ST(ng_wait(c, &sr), NG_OK);
+				CHECK_ST(ng_wait(c, &rr), NG_OK);
+			} else if (round == 1) { /* send posted first, wait on the receive first */
+				CHECK_ST(ng_isend(c, peer, sbuf, n, &sr), NG_OK);
+				CHECK_ST(ng_irecv(c, peer, rbuf, n, &rr), NG_OK);
+				CHECK_ST(ng_wait(c, &rr), NG_OK);
+				CHECK_ST(ng_wait(c, &sr), NG_OK);
+			} else { /* test() loops */
+				CHECK_ST(ng_isend(c, peer, sbuf, n, &sr), NG_OK);
+				CHECK_ST(ng_irecv(c, peer, rbuf, n, &rr), NG_OK);
+				do
+					CHECK_ST(ng_test(c, &rr, &done), NG_OK);
+				while (!done);
+				do
+					CHECK_ST(ng_test(c, &sr, &done), NG_OK);
+				while (!done);
+			}
+			bad = check(rbuf, n, tag_of(peer, b->rank, n, i));
+			CHECK(bad == n, "round %d size %zu: byte %zu wrong", round, n, bad);
+		}
+	}
+	ng_free(c, sbuf);
+	ng_free(c, rbuf);
+	ng_module_tcp.close(c);
+	return 0;
+}
+
+#define MANY_N   64
+#define MANY_LEN (64u << 10)
+
+static int t_many(struct ng_boot *b)
+{
+	struct ng_comm *c;
+	unsigned char *sbuf, *rbuf;
+	struct ng_req sr[MANY_N], rr[MANY_N];
+	int peer = 1 - b->rank;
+	size_t i, bad;
+
+	CHECK_ST(open_tcp(b, &default_args, 0, &c), NG_OK);
+	CHECK_ST(ng_alloc(c, MANY_N * MANY_LEN, (void **)&sbuf), NG_OK);
+	CHECK_ST(ng_alloc(c, MANY_N * MANY_LEN, (void **)&rbuf), NG_OK);
+	for (i = 0; i < MANY_N; i++)
+		fill(sbuf + i * MANY_LEN, MANY_LEN, tag_of(b->rank, peer, MANY_LEN, i));
+	memset(rbuf, 0, MANY_N * MANY_LEN);
+	for (i = 0; i < MANY_N; i++)
+		CHECK_ST(ng_isend(c, peer, sbuf + i * MANY_LEN, MANY_LEN, &sr[i]), NG_OK);
+	for (i = 0; i < MANY_N; i++)
+		CHECK_ST(ng_irecv(c, peer, rbuf + i * MANY_LEN, MANY_LEN, &rr[i]), NG_OK);
+	for (i = 0; i < MANY_N; i++)
+		CHECK_ST(ng_wait(c, &sr[i]), NG_OK);
+	for (i = MANY_N; i-- > 0;)
+		CHECK_ST(ng_wait(c, &rr[i]), NG_OK);
+	for (i = 0; i < MANY_N; i++) {
+		bad = check(rbuf + i * MANY_LEN, MANY_LEN, tag_of(peer, b->rank, MANY_LEN, i));
+		CHECK(bad == MANY_LEN, "message %zu: byte %zu wrong", i, bad);
+	}
+	ng_free(c, sbuf);
+	ng_free(c, rbuf);
+	ng_module_tcp.close(c);
+	return 0;
+}
+
+static int t_order(struct ng_boot *b)
+{
+	struct ng_comm *c;
+	unsigned char *a, *bb, *big, *d;
+	struct ng_req ra, rd;
+	size_t big_len = 4u << 20;
+
+	CHECK_ST(open_tcp(b, &default_args, 0, &c), NG_OK);
+	CHECK_ST(ng_alloc(c, 100, (void **)&a), NG_OK);
+	CHECK_ST(ng_alloc(c, 50, (void **)&bb), NG_OK);
+	CHECK_ST(ng_alloc(c, 300, (void **)&d), NG_OK);
+	CHECK_ST(ng_alloc(c, big_len, (void **)&big), NG_OK);
+	if (b->rank == 0) {
+		/* A queued irecv; a large blocking send that needs rank 1 to read
+		 * while we must read (progress) too; a blocking recv that must
+		 * take the message after A. */
+		CHECK_ST(ng_irecv(c, 1, a, 100, &ra), NG_OK);
+		fill(big, big_len, 7);
+		CHECK_ST(ng_send(c, 1, big, big_len), NG_OK);
+		CHECK_ST(ng_recv(c, 1, bb, 50), NG_OK);
+		CHECK_ST(ng_wait(c, &ra), NG_OK);
+		CHECK(check(a, 100, 1) == 100, "message A wrong");
+		CHECK(check(bb, 50, 2) == 50, "message B wrong");
+		/* Two queued receives and a blocking one behind them. */
+		CHECK_ST(ng_irecv(c, 1, a, 100, &ra), NG_OK);
+		CHECK_ST(ng_irecv(c, 1, d, 300, &rd), NG_OK);
+		CHECK_ST(ng_recv(c, 1, bb, 50), NG_OK);
+		CHECK_ST(ng_wait(c, &rd), NG_OK);
+		CHECK_ST(ng_wait(c, &ra), NG_OK);
+		CHECK(check(a, 100, 3) == 100, "message 3 wrong");
+		CHECK(check(d, 300, 4) == 300, "message 4 wrong");
+		CHECK(check(bb, 50, 5) == 50, "message 5 wrong");
+	} else {
+		fill(a, 100, 1);
+		fill(bb, 50, 2);
+		/* An isend queued before blocking sends. */
+		CHECK_ST(ng_isend(c, 0, a, 100, &ra), NG_OK);
+		CHECK_ST(ng_send(c, 0, bb, 50), NG_OK);
+		CHECK_ST(ng_wait(c, &ra), NG_OK);
+		CHECK_ST(ng_recv(c, 0, big, big_len), NG_OK);
+		CHECK(check(big, big_len, 7) == big_len, "big message wrong");
+		fill(a, 100, 3);
+		fill(d, 300, 4);
+		fill(bb, 50, 5);
+		CHECK_ST(ng_send(c, 0, a, 100), NG_OK);
+		CHECK_ST(ng_send(c, 0, d, 300), NG_OK);
+		CHECK_ST(ng_send(c, 0, bb, 50), NG_OK);
+	}
+	CHECK_ST(ng_boot_barrier(b), NG_OK);
+	ng_module_tcp.close(c); /* frees the four blocks */
+	return 0;
+}
+
+#define N1_N   16
+#define N1_LEN (256u << 10)
+
+static int t_n1(struct ng_boot *b)
+{
+	struct ng_comm *c;
+	unsigned char *buf;
+	struct ng_req r[2 * N1_N];
+	size_t i, bad;
+	int k;
+
+	CHECK_ST(open_tcp(b, &default_args, 0, &c), NG_OK);
+	CHECK_ST(ng_alloc(c, 2 * N1_N * N1_LEN, (void **)&buf), NG_OK);
+	if (b->rank == 0) {
+		memset(buf, 0, 2 * N1_N * N1_LEN);
+		for (k = 1; k <= 2; k++) {
+			for (i = 0; i < N1_N; i++) {
+				size_t j = (size_t)(k - 1) * N1_N + i;
+
+				CHECK_ST(ng_irecv(c, k, buf + j * N1_LEN, N1_LEN, &r[j]), NG_OK);
+			}
+		}
+		for (i = N1_N; i < 2 * N1_N; i++) /* rank 2's first */
+			CHECK_ST(ng_wait(c, &r[i]), NG_OK);
+		for (i = 0; i < N1_N; i++)
+			CHECK_ST(ng_wait(c, &r[i]), NG_OK);
+		for (i = 0; i < 2 * N1_N; i++) {
+			bad = check(buf + i * N1_LEN, N1_LEN, tag_of((int)(1 + i / N1_N), 0, N1_LEN, i % N1_N));
+			CHECK(bad == N1_LEN, "message %zu: byte %zu wrong", i, bad);
+		}
+		for (k = 1; k <= 2; k++)
+			CHECK_ST(ng_send(c, k, buf, 1), NG_OK);
+	} else {
+		for (i = 0; i < N1_N; i++) {
+			fill(buf + i * N1_LEN, N1_LEN, tag_of(b->rank, 0, N1_LEN, i));
+			CHECK_ST(ng_isend(c, 0, buf + i * N1_LEN, N1_LEN, &r[i]), NG_OK);
+		}
+		for (i = 0; i < N1_N; i++)
+			CHECK_ST(ng_wait(c, &r[i]), NG_OK);
+		CHECK_ST(ng_recv(c, 0, buf, 1), NG_OK);
+	}
+	ng_free(c, buf);
+	ng_module_tcp.close(c);
+	return 0;
+}
+
+static int t_mesh(struct ng_boot *b)
+{
+	enum { LEN = 100000 };
+	struct ng_comm *c;
+	unsigned char *sbuf, *rbuf;
+	struct ng_req sr[MAXRANKS], rr[MAXRANKS];
+	int p;
+
+	CHECK_ST(open_tcp(b, &default_args, 0, &c), NG_OK);
+	CHECK_ST(ng_alloc(c, (size_t)MAXRANKS * LEN, (void **)&sbuf), NG_OK);
+	CHECK_ST(ng_alloc(c, (size_t)MAXRANKS * LEN, (void **)&rbuf), NG_OK);
+	for (p = 0; p < b->size; p++) {
+		if (p == b->rank)
+			continue;
+		fill(sbuf + (size_t)p * LEN, LEN, tag_of(b->rank, p, LEN, 0));
+		CHECK_ST(ng_irecv(c, p, rbuf + (size_t)p * LEN, LEN, &rr[p]), NG_OK);
+		CHECK_ST(ng_isend(c, p, sbuf + (size_t)p * LEN, LEN, &sr[p]), NG_OK);
+	}
+	for (p = b->size; p-- > 0;) {
+		if (p == b->rank)
+			continue;
+		CHECK_ST(ng_wait(c, &rr[p]), NG_OK);
+		CHECK(check(rbuf + (size_t)p * LEN, LEN, tag_of(p, b->rank, LEN, 0)) == LEN, "from rank %d", p);
+	}
+	for (p = 0; p < b->size; p++) {
+		if (p != b->rank)
+			CHECK_ST(ng_wait(c, &sr[p]), NG_OK);
+	}
+	/* And blocking, in a fixed order that cannot deadlock. */
+	for (p = 0; p < b->size; p++) {
+		if (p == b->rank)
+			continue;
+		if (p < b->rank) {
+			CHECK_ST(ng_recv(c, p, rbuf, 7), NG_OK);
+			CHECK_ST(ng_send(c, p, rbuf, 7), NG_OK);
+		} else {
+			fill(sbuf, 7, (uint64_t)p);
+			CHECK_ST(ng_send(c, p, sbuf, 7), NG_OK);
+			CHECK_ST(ng_recv(c, p, rbuf, 7), NG_OK);
+			CHECK(check(rbuf, 7, (uint64_t)p) == 7, "echo from rank %d", p);
+		}
+	}
+	ng_module_tcp.close(c);
+	return 0;
+}
+
+/* Stray connections: the hub connects to every listener as soon as the
+ * addresses are gathered (collective 1: 0 is the token broadcast). */
+struct stray_ctx {
+	int fds[64];
+	int n;
+};
+
+static int stray_connect(const unsigned char *rec)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	memcpy(&sin.sin_addr.s_addr, rec, 4);
+	memcpy(&sin.sin_port, rec + 4, 2);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sin, sizeof(sin))) {
+		perror("test_tcp_unit: stray connect");
+		exit(1);
+	}
+	return fd;
+}
+
+static void stray_hook(void *ctx, int idx, size_t len, const unsigned char *all, int size)
+{
+	struct stray_ctx *s = ctx;
+	unsigned char junk[200], hello[24];
+
+	if (idx != 1 || len != 8)
+		return;
+	for (int r = 0; r < size; r++) {
+		const unsigned char *rec = all + (size_t)r * len;
+		int fd;
+
+		/* random bytes */
+		fill(junk, sizeof(junk), (uint64_t)r);
+		fd = stray_connect(rec);
+		(void)!write(fd, junk, sizeof(junk));
+		s->fds[s->n++] = fd;
+		/* silent */
+		s->fds[s->n++] = stray_connect(rec);
+		/* magic and version right, token wrong, claiming a valid rank */
+		memcpy(hello, "NGAUGTCP", 8);
+		memset(hello + 8, 0, 16);
+		hello[11] = 1;
+		hello[15] = (unsigned char)(size - 1);
+		fd = stray_connect(rec);
+		(void)!write(fd, hello, sizeof(hello));
+		s->fds[s->n++] = fd;
+		/* half a hello, then nothing */
+		fd = stray_connect(rec);
+		(void)!write(fd, hello, 10);
+		s->fds[s->n++] = fd;
+	}
+}
+
+static int t_stray(struct ng_boot *b)
+{
+	struct ng_comm *c;
+	unsigned char *buf;
+	double t0 = now_s(), dt;
+	int p;
+
+	CHECK_ST(open_tcp(b, &default_args, 0, &c), NG_OK);
+	dt = now_s() - t0;
+	CHECK(dt < 1.5, "connection setup took %.2f s: it waited for a stray", dt);
+	CHECK_ST(ng_alloc(c, 64, (void **)&buf), NG_OK);
+	for (p = 0; p < b->size; p++) {
+		if (p == b->rank)
+			continue;
+		if (p < b->rank) {
+			CHECK_ST(ng_recv(c, p, buf, 64), NG_OK);
+			CHECK(check(buf, 64, (uint64_t)p) == 64, "from rank %d", p);
+		} else {
+			fill(buf, 64, (uint64_t)b->rank);
+			CHECK_ST(ng_send(c, p, buf, 64), NG_OK);
+		}
+	}
+	ng_module_tcp.close(c);
+	return 0;
+}
+
+/* The hub-side check of the stray scenario: every stray was closed. */
+static int stray_closed(struct stray_ctx *s)
+{
+	int bad = 0;
+
+	for (int i = 0; i < s->n; i++) {
+		struct pollfd pfd = { .fd = s->fds[i], .events = POLLIN };
+		char x[256];
+		ssize_t n = 1;
+
+		while (n > 0 && poll(&pfd, 1, 3000) == 1)
+			n = read(s->fds[i], x, sizeof(x));
+		if (n > 0) {
+			fprintf(stderr, "test_tcp_unit: stray connection %d not closed\n", i);
+			bad = 1;
+		}
+		close(s->fds[i]);
+	}
+	return bad;
+}
+
+static int t_death_recv(struct ng_boot *b)
+{
+	struct ng_comm *c;
+	unsigned char *buf;
+
+	CHECK_ST(open_tcp(b, &default_args, 0, &c), NG_OK);
+	CHECK_ST(ng_alloc(c, 1000, (void **)&buf), NG_OK);
+	CHECK_ST(ng_boot_barrier(b), NG_OK);
+	if (b->rank == 1)
+		raise(SIGKILL);
+	CHECK_ST(ng_recv(c, 1, buf, 1000), NG_ERR_PEER_LOST);
+	CHECK_ST(ng_recv(c, 1, buf, 1000), NG_ERR_PEER_LOST);
+	CHECK_ST(ng_send(c, 1, buf, 1000), NG_ERR_PEER_LOST);
+	ng_module_tcp.close(c);
+	return 0;
+}
+
+static int t_death_wait(struct ng_boot *b)
+{
+	struct ng_comm *c;
+	unsigned char *buf;
+	struct ng_req rr, sr;
+
+	CHECK_ST(open_tcp(b, &default_args, 0, &c), NG_OK);
+	CHECK_ST(ng_alloc(c, 8u << 20, (void **)&buf), NG_OK);
+	CHECK_ST(ng_boot_barrier(b), NG_OK);
+	if (b->rank == 1)
+		raise(SIGKILL);
+	CHECK_ST(ng_irecv(c, 1, buf, 1000, &rr), NG_OK);
+	CHECK_ST(ng_isend(c, 1, buf, 8u << 20, &sr), NG_OK);
+	CHECK_ST(ng_wait(c, &rr), NG_ERR_PEER_LOST);
+	CHECK_ST(ng_wait(c, &sr), NG_ERR_PEER_LOST);
+	CHECK_ST(ng_irecv(c, 1, buf, 1000, &rr), NG_ERR_PEER_LOST);
+	ng_module_tcp.close(c);
+	return 0;
+}
+
+static int t_death_send(struct ng_boot *b)
+{
+	struct ng_comm *c;
+	unsigned char *buf;
+	ng_status st = NG_OK;
+	int i;
+
+	CHECK_ST(open_tcp(b, &default_args, 0, &c), NG_OK);
+	CHECK_ST(ng_alloc(c, 65536, (void **)&buf), NG_OK);
+	memset(buf, 0, 65536);
+	CHECK_ST(ng_boot_barrier(b), NG_OK);
+	if (b->rank == 1)
+		raise(SIGKILL);
+	for (i = 0; i < 100000 && !st; i++)
+		st = ng_send(c, 1, buf, 65536);
+	CHECK(st == NG_ERR_PEER_LOST, "send loop ended with %s after %d sends", ng_status_name(st), i);
+	ng_module_tcp.close(c);
+	return 0;
+}
+
+static int t_timeout(struct ng_boot *b)
+{
+	struct ng_comm *c;
+	unsigned char *buf;
+	struct ng_req rr, sr;
+	double t0, dt;
+
+	CHECK_ST(open_tcp(b, &default_args, 0.3, &c), NG_OK);
+	CHECK_ST(ng_alloc(c, 16u << 20, (void **)&buf), NG_OK);
+	if (b->rank == 0) {
+		t0 = now_s();
+		CHECK_ST(ng_recv(c, 1, buf, 10), NG_ERR_TIMEOUT);
+		dt = now_s() - t0;
+		CHECK(dt > 0.25 && dt < 2, "blocking recv timed out after %.2f s", dt);
+	}
+	CHECK_ST(ng_boot_barrier(b), NG_OK);
+	ng_module_tcp.close(c);
+
+	/* A second instance in the same process: a wait() that polls. */
+	CHECK_ST(open_tcp(b, &default_args, 0.3, &c), NG_OK);
+	CHECK_ST(ng_alloc(c, 16u << 20, (void **)&buf), NG_OK);
+	if (b->rank == 0) {
+		t0 = now_s();
+		CHECK_ST(ng_irecv(c, 1, buf, 10, &rr), NG_OK);
+		CHECK_ST(ng_isend(c, 1, buf, 16u << 20, &sr), NG_OK);
+		CHECK_ST(ng_wait(c, &rr), NG_ERR_TIMEOUT);
+		CHECK_ST(ng_wait(c, &sr), NG_ERR_TIMEOUT);
+		dt = now_s() - t0;
+		CHECK(dt > 0.25 && dt < 2, "wait timed out after %.2f s", dt);
+	}
+	CHECK_ST(ng_boot_barrier(b), NG_OK);
+	ng_module_tcp.close(c);
+	return 0;
+}
+
+static int arm_alarm_ms(int ms)
+{
+	struct itimerval it = { .it_value = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 } };
+
+	cancel_flag = 0;
+	return setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static int t_cancel(struct ng_boot *b)
+{
+	struct sigaction sa;
+	struct ng_comm *c;
+	unsigned char *buf;
+	struct ng_req rr, sr;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0; /* no SA_RESTART, as the driver installs its handlers */
+	sigaction(SIGALRM, &sa, NULL);
+
+	CHECK_ST(open_tcp(b, &default_args, 0, &c), NG_OK);
+	CHECK_ST(ng_alloc(c, 16u << 20, (void **)&buf), NG_OK);
+	if (b->rank == 0) {
+		CHECK(!arm_alarm_ms(100), "setitimer: %s", strerror(errno));
+		CHECK_ST(ng_recv(c, 1, buf, 10), NG_ERR_CANCELLED);
+		CHECK(!arm_alarm_ms(100), "setitimer: %s", strerror(errno));
+		CHECK_ST(ng_irecv(c, 1, buf, 10, &rr), NG_OK);
+		CHECK_ST(ng_isend(c, 1, buf, 16u << 20, &sr), NG_OK);
+		CHECK_ST(ng_wait(c, &rr), NG_ERR_CANCELLED);
+		CHECK_ST(ng_wait(c, &sr), NG_ERR_CANCELLED);
+	}
+	CHECK_ST(ng_boot_barrier(b), NG_OK);
+	ng_module_tcp.close(c);
+	return 0;
+}
+
+static int t_memory(struct ng_boot *b)
+{
+	static const size_t lens[] = { 0, 1, 63, 64, 100, 4095, 4096, 5000, (1u << 20) + 3 };
+	long page = sysconf(_SC_PAGESIZE);
+	struct ng_comm *c;
+	void *p[sizeof(lens) / sizeof(lens[0])];
+	size_t i;
+
+	CHECK_ST(open_tcp(b, &default_args, 0, &c), NG_OK);
+	CHECK(c->caps == (NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK),
+	      "caps %#x", c->caps);
+	CHECK(c->max_msg == 0 && ng_module_tcp.hdr_bytes == 0, "max_msg/hdr_bytes");
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		size_t align = lens[i] >= 4096 ? (size_t)page : 64;
+
+		CHECK_ST(ng_alloc(c, lens[i], &p[i]), NG_OK);
+		CHECK((uintptr_t)p[i] % align == 0, "alloc(%zu) = %p not %zu-aligned", lens[i], p[i], align);
+		memset(p[i], 0xa5, lens[i]);
+	}
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i += 2)
+		ng_free(c, p[i]);
+	ng_free(c, NULL);
+	ng_module_tcp.close(c); /* releases the odd ones */
+	return 0;
+}
+
+/* ---- the hub ------------------------------------------------------------ */
+
+static int run(const struct scenario *sc)
+{
+	struct stray_ctx strays = { .n = 0 };
+	int fds[MAXRANKS], size = sc->size, bad = 0, idx = 0, r;
+	pid_t pids[MAXRANKS];
+	unsigned char *all = NULL;
+
+	for (r = 0; r < size; r++) {
+		int sv[2];
+
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+			perror("socketpair");
+			exit(1);
+		}
+		pids[r] = fork();
+		if (pids[r] < 0) {
+			perror("fork");
+			exit(1);
+		}
+		if (pids[r] == 0) {
+			struct fake_boot f = { .base = { .ops = &fake_ops, .rank = r, .size = size }, .fd = sv[1] };
+			int rc;
+
+			for (int k = 0; k < r; k++)
+				close(fds[k]);
+			close(sv[0]);
+			snprintf(f.base.host, sizeof(f.base.host), "localhost");
+			snprintf(f.base.addr, sizeof(f.base.addr), "127.0.0.1");
+			rc = sc->rank_main(&f.base);
+			f.base.ops->fini(&f.base);
+			fflush(NULL);
+			_exit(rc);
+		}
+		close(sv[1]);
+		fds[r] = sv[0];
+	}
+
+	/* Serve collectives until a rank hangs up. */
+	for (;;) {
+		uint32_t len = 0, l;
+
+		for (r = 0; r < size; r++) {
+			if (xread(fds[r], &l, sizeof(l)))
+				goto done;
+			if (r == 0) {
+				len = l;
+				free(all);
+				all = malloc((size_t)len * (size_t)size + 1);
+			}
+			if (l != len || xread(fds[r], all + (size_t)r * len, len)) {
+				fprintf(stderr, "test_tcp_unit: collective mismatch\n");
+				bad = 1;
+				goto done;
+			}
+		}
+		if (sc->hook)
+			sc->hook(&strays, idx, len, all, size);
+		idx++;
+		for (r = 0; r < size; r++)
+			(void)xwrite(fds[r], all, (size_t)len * (size_t)size);
+	}
+done:
+	free(all);
+	for (r = 0; r < size; r++)
+		close(fds[r]);
+	for (r = 0; r < size; r++) {
+		int ws;
+
+		waitpid(pids[r], &ws, 0);
+		if (r == sc->killed_rank) {
+			if (!WIFSIGNALED(ws) || WTERMSIG(ws) != SIGKILL) {
+				fprintf(stderr, "test_tcp_unit: rank %d was expected to be killed\n", r);
+				bad = 1;
+			}
+		} else if (!WIFEXITED(ws) || WEXITSTATUS(ws)) {
+			if (WIFSIGNALED(ws))
+				fprintf(stderr, "test_tcp_unit: rank %d died of signal %d\n", r, WTERMSIG(ws));
+			bad = 1;
+		}
+	}
+	if (strays.n && stray_closed(&strays))
+		bad = 1;
+	return bad;
+}
+
+static bool loopback_ok(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	bool ok = fd >= 0 && !bind(fd, (struct sockaddr *)&sin, sizeof(sin)) && !listen(fd, 1);
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct scenario scenarios[] = {
+		{ "blocking", 2, t_blocking, NULL, -1 },
+		{ "nonblocking", 2, t_nonblocking, NULL, -1 },
+		{ "many", 2, t_many, NULL, -1 },
+		{ "order", 2, t_order, NULL, -1 },
+		{ "n1", 3, t_n1, NULL, -1 },
+		{ "mesh", 4, t_mesh, NULL, -1 },
+		{ "stray", 3, t_stray, stray_hook, -1 },
+		{ "death-recv", 2, t_death_recv, NULL, 1 },
+		{ "death-wait", 2, t_death_wait, NULL, 1 },
+		{ "death-send", 2, t_death_send, NULL, 1 },
+		{ "timeout", 2, t_timeout, NULL, -1 },
+		{ "cancel", 2, t_cancel, NULL, -1 },
+		{ "memory", 2, t_memory, NULL, -1 },
+	};
+	size_t i, n = sizeof(scenarios) / sizeof(scenarios[0]);
+	int failed = 0;
+
+	if (!loopback_ok()) {
+		printf("1..0 # SKIP no loopback TCP\n");
+		return 77;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	printf("1..%zu\n", n);
+	fflush(stdout);
+	for (i = 0; i < n; i++) {
+		double t0 = now_s();
+		int bad;
+
+		if (argc > 1 && strcmp(argv[1], scenarios[i].name)) {
+			printf("ok %zu - %s # SKIP not selected\n", i + 1, scenarios[i].name);
+			continue;
+		}
+		bad = run(&scenarios[i]);
+		failed |= bad;
+		printf("%s %zu - %s (%.2f s)\n", bad ? "not ok" : "ok", i + 1, scenarios[i].name, now_s() - t0);
+		fflush(stdout);
+	}
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Writes the synthetic result files in tests/plots/data/.
+
+These are fixtures for the plotter and report tests, NOT measurements: every
+number comes from a simple made-up formula below, and each file says so in
+"command", "env.host" and "env.device".  Re-run after changing the formulas:
+
+    python3 tests/plots/make-fixtures.py
+"""
+import json
+import os
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+SYNTH = "synthetic fixture for tests/plots (not a measurement)"
+
+
+def stats(m, n=1000):
+    """A STATS object around the median m (made-up spread)."""
+    return {"n": n, "min": m * 0.95, "median": m, "mean": m * 1.0125, "stddev": m * 0.0213,
+            "p99": m * 1.21, "max": m * 1.5, "ci95": [m * 0.987, m * 1.0313]}
+
+
+def param(v, lo, hi):
+    return {"value": v, "ci95": [lo, hi]}
+
+
+def head(pattern, module, ranks, extra_params=None):
+    params = {"count": 1000, "warmup": 100, "sizes": "1-1M", "seed": 1, "verify": False}
+    params.update(extra_params or {})
+    return {
+        "schema": "ngauge-result/1",
+        "complete": True,
+        "module": module,
+        "pattern": pattern,
+        "ranks": ranks,
+        "command": SYNTH,
+        "started": "2000-01-01T00:00:00Z",
+        "finished": "2000-01-01T00:00:01Z",
+        "launch": "local",
+        "env": {"host": "synthetic-fixture", "kernel": "none", "cpu": "none", "mpi": None,
+                "device": "none (" + SYNTH + ")", "ngauge": "fixture"},
+        "timer": {"name": "clock", "resolution_ns": 1.0, "overhead_ns": 20.5, "invariant_tsc": False},
+        "parameters": params,
+        "results": [],
+    }
+
+
+SIZES = [1 << k for k in range(0, 21)]  # 1 B .. 1 MiB
+
+
+def lat(s, base=2.718281828459045, per_byte=1 / 1187.0):
+    return base + s * per_byte
+
+
+def pingpong(ranks):
+    d = head("pingpong", "tcp", ranks)
+    for s in SIZES:
+        m = lat(s) * (1.0 if ranks == 2 else 1.37)
+        row = {"size": s, "count": 1000, "latency_us": stats(m), "bandwidth_MBps": stats(s / m)}
+        if ranks > 2:
+            row["pairs"] = [{"client": c, "server": c + 1, "latency_us": stats(m * (1 + c / 100.0))}
+                            for c in range(0, ranks, 2)]
+            row["aggregate_bandwidth_MBps"] = sum(s / (m * (1 + c / 100.0)) for c in range(0, ranks, 2))
+        d["results"].append(row)
+    if ranks == 2:
+        # a CI bound that could not be computed is written as null by the writer
+        d["results"][3]["latency_us"]["ci95"] = [None, d["results"][3]["latency_us"]["median"] * 1.1]
+    return d
+
+
+def one_n(pattern):
+    d = head(pattern, "emu", 4)
+    for s in SIZES:
+        t = 3 * lat(s, 4.1, 1 / 1000.0)
+        row = {"size": s, "count": 500, "time_us": stats(t, 500),
+               "bandwidth_per_client_MBps": stats(s / t, 500),
+               "aggregate_bandwidth_MBps": stats(3 * s / t, 500),
+               "clients": 3, "server": 2,
+               "per_client": [{"rank": r, "time_us": stats(t, 500), "bandwidth_MBps": stats(s / t, 500)}
+                              for r in (0, 1, 3)]}
+        d["results"].append(row)
+    return d
+
+
+def loggp():
+    d = head("loggp", "tcp", 2, {"loggp-n": 16})
+    sizes = []
+    # two protocol segments: eager up to 4 KiB, rendezvous above
+    segs = [(1, 4096, 1.25, 0.000731), (4096, 1048576, 6.5, 0.000853)]
+    for s in SIZES:
+        g, G = (segs[0][2], segs[0][3]) if s <= 4096 else (segs[1][2], segs[1][3])
+        f = segs[0][0] if s <= 4096 else segs[1][0]
+        T = g + (s - f) * G + (0.0137 if s % 3 else -0.0091)  # a little off the line
+        p1 = 2 * (3.1 + 0.4 + 0.35) + s * 0.00161
+        sizes.append({"size": s, "prtt1_us": p1, "prttn_us": p1 + 15 * T, "prttnd_us": p1 + 15 * (T + p1),
+                      "T_us": T, "o_s_us": 0.4 + s * 0.000113, "o_r_us": 0.35 + s * 0.0000971,
+                      "delay_us": p1})
+        d["results"].append({"size": s, "count": 1000, "prtt1_us": stats(p1), "prttn_us": stats(p1 + 15 * T),
+                             "prttnd_us": stats(p1 + 15 * (T + p1))})
+    d["loggp"] = {
+        "n": 16,
+        "segments": [
+            {"from": segs[0][0], "to": segs[0][1], "L_us": param(3.1, 2.9, 3.3), "o_s_us": param(0.4, 0.38, 0.43),
+             "o_r_us": param(0.35, 0.33, 0.37), "g_us": param(segs[0][2], 1.2, 1.31),
+             "G_us_per_byte": param(segs[0][3], 0.0007, 0.00076)},
+            {"from": segs[1][0], "to": segs[1][1], "L_us": {"value": None, "flag": "negative estimate"},
+             "o_s_us": param(0.9, 0.85, 0.95), "o_r_us": param(0.8, 0.75, 0.86),
+             "g_us": param(segs[1][2], 6.1, 6.9), "G_us_per_byte": param(segs[1][3], 0.00083, 0.00087)},
+        ],
+        "breakpoints": [4096],
+        "sizes": sizes,
+        "loggopsim": "-L 3100 -o 400 -g 1250 -G 0.731 -O 0 -S 4096",
+    }
+    return d
+
+
+def plogp():
+    d = head("plogp", "emu", 2)
+    sizes = []
+    for s in [0] + SIZES[:17]:
+        g = 1.75 + s * 0.000913
+        sizes.append({"size": s, "g_us": param(g, g * 0.97, g * 1.04),
+                      "o_s_us": param(0.61 + s * 0.00021, 0.6 + s * 0.0002, 0.63 + s * 0.00022),
+                      "o_r_us": param(0.52 + s * 0.00017, 0.5 + s * 0.00016, 0.55 + s * 0.00018)
+                      if s != 8 else {"value": None, "flag": "negative estimate"}})
+        d["results"].append({"size": s, "count": 1000, "rtt_us": stats(2 * (3.5 + g))})
+    d["plogp"] = {"L_us": param(3.5, 3.3, 3.71), "sizes": sizes}
+    return d
+
+
+def alltoall():
+    d = head("alltoall", "tcp", 8)
+    algs = {"bruck": (12.5, 0.0213), "pairwise": (31.0, 0.0087), "linear": (25.0, 0.011)}
+    for name, (a, b) in algs.items():
+        for s in SIZES[:15]:
+            t = a + s * b * 7
+            d["results"].append({"size": s, "count": 200, "algorithm": name, "time_us": stats(t, 200),
+                                 "algbw_MBps": stats(s * 7 / t, 200)})
+    d["alltoall"] = {"algorithms": list(algs), "ranks_per_node": 4, "nodes": 2}
+    return d
+
+
+def rma():
+    """A pattern without a figure of its own: the plotter's fallback."""
+    d = head("rma", "tcp", 2)
+    for s in SIZES[:12]:
+        d["results"].append({"size": s, "count": 1000, "put_latency_us": stats(lat(s, 1.5)),
+                             "put_bandwidth_MBps": stats(s / lat(s, 1.5))})
+    return d
+
+
+def main():
+    os.makedirs(DATA, exist_ok=True)
+    files = {
+        "pingpong-2.json": pingpong(2),
+        "pingpong-4.json": pingpong(4),
+        "n1.json": one_n("n1"),
+        "1n.json": one_n("1n"),
+        "loggp.json": loggp(),
+        "plogp.json": plogp(),
+        "alltoall.json": alltoall(),
+        "rma.json": rma(),
+    }
+    # a label that needs escaping in HTML, LaTeX and gnuplot strings
+    files["pingpong-2.json"]["env"]["device"] = "lo <127.0.0.1> & 'quotes' \"too\" 50% $_^~#{}\\"
+    for name, doc in files.items():
+        with open(os.path.join(DATA, name), "w") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
+    bad = head("pingpong", "tcp", 2)
+    bad["schema"] = "ngauge-result/0"
+    bad["results"] = pingpong(2)["results"][:2]
+    with open(os.path.join(DATA, "wrong-schema.json"), "w") as f:
+        json.dump(bad, f, indent=1)
+    text = json.dumps(pingpong(2), indent=1)
+    with open(os.path.join(DATA, "truncated.json"), "w") as f:
+        f.write(text[: len(text) // 2])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# vm-run.sh [--timeout SECONDS] SCRIPT [ARGS...]
+#
+# Boot the installed Debian kernel in QEMU (software emulation, no KVM needed) with a Soft-RoCE device
+# rxe0, and run SCRIPT ARGS inside it as root, in the host's current directory, against the host's own
+# files (the guest chroots into the host's root, shared read-write over 9p). See README.md.
+#
+# Exit status: SCRIPT's; 77 when QEMU or a kernel with rdma_rxe is not installed (Meson's "skipped");
+# 99 when the harness fails (the VM does not boot, the device cannot be set up, the timeout hits).
+# SCRIPT's stdout and stderr arrive on ours; the guest console goes to a log whose tail is printed on
+# stderr when anything fails.
+#
+# Environment: NGAUGE_*, PATH, LD_LIBRARY_PATH, HOME, LANG, LC_*, TZ, TMPDIR, MESON_*, *SAN_OPTIONS,
+# MALLOC_PERTURB_, RDMAV_*, IBV_* pass through to SCRIPT, and so do the names in NGAUGE_RXE_PASSENV.
+# SCRIPT also sees NGAUGE_RXE=1, NGAUGE_RXE_DEVICE=rxe0, NGAUGE_RXE_GID_INDEX=1,
+# NGAUGE_RXE_ADDR=192.168.77.1. Knobs: NGAUGE_RXE_TIMEOUT (seconds, default 300), NGAUGE_RXE_SMP
+# (vCPUs, default 2), NGAUGE_RXE_MEM (default 2G), NGAUGE_RXE_CACHE (initramfs cache directory),
+# NGAUGE_RXE_KVER (kernel version), NGAUGE_RXE_KEEP=1 (keep the run directory with the console log).
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$here/common.sh"
+
+usage() {
+    echo "usage: vm-run.sh [--timeout SECONDS] SCRIPT [ARGS...]" >&2
+    exit 2
+}
+skip() {
+    echo "vm-run.sh: SKIP: $*" >&2
+    exit 77
+}
+die() {
+    echo "vm-run.sh: $*" >&2
+    exit 99
+}
+
+timeout=${NGAUGE_RXE_TIMEOUT:-300}
+while [ $# -gt 0 ]; do
+    case $1 in
+    --timeout) [ $# -ge 2 ] || usage; timeout=$2; shift 2 ;;
+    --timeout=*) timeout=${1#--timeout=}; shift ;;
+    -h | --help) usage ;;
+    --) shift; break ;;
+    -*) usage ;;
+    *) break ;;
+    esac
+done
+[ $# -ge 1 ] || usage
+case $timeout in '' | *[!0-9]*) die "--timeout wants whole seconds, not '$timeout'" ;; esac
+
+qemu=$(command -v qemu-system-x86_64) || skip "qemu-system-x86_64 not installed (package qemu-system-x86)"
+kver=$(rxe_kernel_version) || skip "no installed kernel with rdma_rxe (/boot/vmlinuz-* and /lib/modules/*)"
+command -v "$1" >/dev/null || { echo "vm-run.sh: $1: not found" >&2; exit 127; }
+
+cache=${NGAUGE_RXE_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/ngauge-rxe}
+initrd=$(NGAUGE_RXE_KVER=$kver "$here/mkinitrd.sh" "$cache") || die "could not build the initramfs"
+
+# The run directory travels on the kernel command line, so its path must have no blanks.
+tmp=${TMPDIR:-/tmp}
+case $tmp in *[[:space:]]*) tmp=/tmp ;; esac
+rundir=$(mktemp -d "$tmp/ngauge-rxe.XXXXXX") || die "mktemp failed in $tmp"
+rundir=$(cd "$rundir" && pwd -P)
+qpid=
+cleanup() {
+    [ -n "$qpid" ] && kill "$qpid" 2>/dev/null
+    if [ "${NGAUGE_RXE_KEEP:-0}" = 1 ]; then
+        echo "vm-run.sh: kept $rundir" >&2
+    else
+        rm -rf "$rundir"
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+cp "$here/guest.sh" "$rundir/guest.sh"
+{
+    printf 'job_cwd=%q\n' "$(pwd -P)"
+    printf 'job_argv=('
+    printf ' %q' "$@"
+    printf ' )\n'
+} >"$rundir/job"
+{
+    for name in $(compgen -e) ${NGAUGE_RXE_PASSENV:-}; do
+        case $name in
+        NGAUGE_* | PATH | LD_LIBRARY_PATH | HOME | LANG | LC_* | TZ | TMPDIR | MESON_* | *SAN_OPTIONS | \
+            MALLOC_PERTURB_ | RDMAV_* | IBV_*) ;;
+        *) case " ${NGAUGE_RXE_PASSENV:-} " in *" $name "*) ;; *) continue ;; esac ;;
+        esac
+        [ -n "${!name+set}" ] && printf 'export %s=%q\n' "$name" "${!name}"
+    done
+} >"$rundir/env"
+: >"$rundir/stdout"
+: >"$rundir/stderr"
+
+# 9p passthrough stores the guest's owners and modes for real, which needs a root QEMU; as an ordinary
+# user, "none" lets files be created with the user's identity (ownership changes then fail quietly).
+model=passthrough
+[ "$(id -u)" = 0 ] || model=none
+
+kernel=$cache/vmlinux   # PVH boot, see mkinitrd.sh
+[ -s "$kernel" ] || kernel=/boot/vmlinuz-$kver
+smp=${NGAUGE_RXE_SMP:-2}
+cache=${NGAUGE_RXE_9P_CACHE:-loose}
+accel=tcg
+[ "$smp" -gt 1 ] && accel=tcg,thread=multi
+
+start=$(date +%s.%N)
+timeout -k 10 "$timeout" "$qemu" \
+    -accel "$accel" -cpu max -smp "$smp" -m "${NGAUGE_RXE_MEM:-2G}" \
+    -nographic -no-reboot -net none \
+    -kernel "$kernel" -initrd "$initrd" \
+    -append "console=ttyS0 panic=-1 mitigations=off ngauge.9pcache=$cache ngauge.rundir=$rundir" \
+    -virtfs "local,path=/,mount_tag=host,security_model=$model,id=host,multidevs=remap" \
+    -virtfs "local,path=$rundir,mount_tag=run,security_model=$model,id=run" \
+    </dev/null >"$rundir/console.log" 2>&1 &
+qpid=$!
+
+# Relay SCRIPT's output as the guest writes it; tail reads to the end once QEMU has gone.
+tail -n +1 -f --pid="$qpid" "$rundir/stdout" &
+t1=$!
+tail -n +1 -f --pid="$qpid" "$rundir/stderr" >&2 &
+t2=$!
+wait "$qpid"
+qrc=$?
+qpid=
+wait "$t1" "$t2"
+elapsed=$(echo "$(date +%s.%N) - $start" | bc 2>/dev/null || echo '?')
+
+console_tail() {
+    echo "vm-run.sh: last lines of the guest console ($rundir/console.log):" >&2
+    tail -n 40 "$rundir/console.log" | sed 's/^/  | /' >&2
+}
+
+if [ -s "$rundir/status" ]; then
+    rc=$(cat "$rundir/status")
+    if [ "$rc" != 0 ]; then
+        console_tail
+        echo "vm-run.sh: $1 exited with status $rc (VM ran ${elapsed}s)" >&2
+    fi
+    exit "$rc"
+fi
+console_tail
+if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+    die "timed out after ${timeout}s (set --timeout or NGAUGE_RXE_TIMEOUT)"
+fi
+marker=$(sed -n 's/^NGAUGE-RXE-EXIT \([0-9]*\).*/\1/p' "$rundir/console.log" | tail -n 1)
+if [ -n "$marker" ]; then
+    die "the guest could not run $1 (guest exit $marker, see the console above)"
+fi
+die "the VM failed (QEMU exit status $qrc, no exit marker from the guest)"

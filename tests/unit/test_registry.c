@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The registry's contents keep the plug-in contracts: names unique, options
+ * namespaced by their owner, capability flags consistent with the operations
+ * a module fills in, patterns' needs satisfiable by some module.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "args.h"
+#include "registry.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                  \
+	do {                                                                              \
+		if (!(cond)) {                                                            \
+			fprintf(stderr, "check failed: %s: ", #cond);                     \
+			fprintf(stderr, __VA_ARGS__);                                     \
+			fputc('\n', stderr);                                              \
+			failures++;                                                       \
+		}                                                                         \
+	} while (0)
+
+static void check_options(const char *owner, const struct ng_option *t)
+{
+	size_t n = strlen(owner);
+	char err[256];
+	for (; t && t->name; t++) {
+		CHECK(strncmp(t->name, owner, n) == 0 && t->name[n] == '-', "option --%s of '%s' is not namespaced",
+		      t->name, owner);
+		CHECK(t->help && *t->help, "option --%s has no help", t->name);
+		CHECK(t->type != NG_OPT_CHOICE || t->choices, "choice option --%s has no choices", t->name);
+		if (t->def)
+			CHECK(ng_opt_check(t, t->def, err, sizeof(err)) == 0, "default of --%s is invalid: %s",
+			      t->name, err);
+	}
+}
+
+int main(void)
+{
+	size_t nmod = 0, npat = 0;
+	struct ng_args all = {0};
+
+	for (size_t i = 0; ng_modules[i]; i++, nmod++) {
+		const struct ng_module *m = ng_modules[i];
+		CHECK(m->name && m->desc && m->open && m->close && m->alloc && m->free, "module %zu incomplete", i);
+		CHECK(ng_module_find(m->name) == m, "module '%s' not found by name", m->name);
+		if (m->caps & NG_CAP_CHANNEL)
+			CHECK(m->send && m->recv, "module '%s' claims send/recv without them", m->name);
+		CHECK(!(m->caps & NG_CAP_NONBLOCK) == !(m->isend && m->irecv && m->test && m->wait),
+		      "module '%s': non-blocking flag and operations disagree", m->name);
+		CHECK(!(m->caps & NG_CAP_ONESIDED) == !m->rma, "module '%s': one-sided flag and rma disagree",
+		      m->name);
+		for (size_t j = 0; j < i; j++)
+			CHECK(strcmp(ng_modules[j]->name, m->name) != 0, "module name '%s' twice", m->name);
+		check_options(m->name, m->options);
+		CHECK(ng_args_declare(&all, m->options, m->name) == 0, "declare");
+	}
+	for (size_t i = 0; ng_patterns[i]; i++, npat++) {
+		const struct ng_pattern *p = ng_patterns[i];
+		int usable = 0;
+		CHECK(p->name && p->desc && p->run && p->min_ranks >= 1, "pattern %zu incomplete", i);
+		CHECK(ng_pattern_find(p->name) == p, "pattern '%s' not found by name", p->name);
+		for (size_t j = 0; j < i; j++)
+			CHECK(strcmp(ng_patterns[j]->name, p->name) != 0, "pattern name '%s' twice", p->name);
+		for (size_t j = 0; ng_modules[j]; j++)
+			usable |= (p->needs & ~ng_modules[j]->caps) == 0;
+		CHECK(usable, "no module offers what pattern '%s' needs", p->name);
+		check_options(p->name, p->options);
+		CHECK(ng_args_declare(&all, p->options, p->name) == 0, "declare");
+	}
+	/* No option name is declared twice across all tables. */
+	for (size_t i = 0; i < all.n; i++)
+		for (size_t j = 0; j < i; j++)
+			CHECK(strcmp(all.ents[i].opt->name, all.ents[j].opt->name) != 0, "option --%s declared twice",
+			      all.ents[i].opt->name);
+	CHECK(ng_module_find("tcp") != NULL, "tcp module missing");
+	CHECK(ng_pattern_find("pingpong") && ng_pattern_find("1n") && ng_pattern_find("n1"), "core patterns");
+	CHECK(ng_module_find("no-such-module") == NULL, "lookup of an unknown name");
+	ng_args_release(&all);
+	printf("%zu modules, %zu patterns checked\n", nmod, npat);
+	return failures ? 1 : 0;
+}

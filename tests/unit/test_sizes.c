@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Size specifications: values, order, and errors that name the bad token. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+#include "sizes.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                  \
+	do {                                                                              \
+		if (!(cond)) {                                                            \
+			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
+			fprintf(stderr, __VA_ARGS__);                                     \
+			fputc('\n', stderr);                                              \
+			failures++;                                                       \
+		}                                                                         \
+	} while (0)
+
+static void expect(const char *spec, const size_t *want, size_t nwant)
+{
+	size_t *v = NULL, n = 0;
+	char err[256] = "";
+	int rc = ng_sizes_parse(spec, &v, &n, err, sizeof(err));
+	CHECK(rc == 0, "'%s' rejected: %s", spec, err);
+	if (rc)
+		return;
+	CHECK(n == nwant, "'%s' gives %zu sizes, want %zu", spec, n, nwant);
+	for (size_t i = 0; i < n && i < nwant; i++)
+		CHECK(v[i] == want[i], "'%s' size %zu is %zu, want %zu", spec, i, v[i], want[i]);
+	free(v);
+}
+
+static void expect_error(const char *spec, const char *token)
+{
+	size_t *v = NULL, n = 0;
+	char err[256] = "";
+	int rc = ng_sizes_parse(spec, &v, &n, err, sizeof(err));
+	CHECK(rc == -1, "'%s' accepted", spec);
+	CHECK(strstr(err, token) != NULL, "error for '%s' does not name '%s': %s", spec, token, err);
+	CHECK(strchr(err, '\n') == NULL, "error is not one line: %s", err);
+	free(v);
+}
+
+int main(void)
+{
+	static const size_t p2[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+	expect("1-1K", p2, 11);
+	static const size_t list[] = {1, 8, 4096};
+	expect("4K,1,8", list, 3);
+	expect("8,1,4K,8,1", list, 3);
+	static const size_t lin[] = {1024, 2048, 3072, 4096};
+	expect("1K-4K:+1K", lin, 4);
+	static const size_t lin2[] = {0, 3, 6, 7};
+	expect("0-7:+3", lin2, 4);
+	static const size_t geo[] = {1, 2, 3, 5, 8, 11, 17, 26, 38, 58, 64};
+	expect("1-64:x1.5", geo, 11);
+	static const size_t z[] = {0, 1, 2, 4};
+	expect("0-4", z, 4);
+	static const size_t one[] = {1048576};
+	expect("1M", one, 1);
+	static const size_t mi[] = {65536, 131072};
+	expect("64KiB,128KB", mi, 2);
+	static const size_t upper[] = {3, 6, 10};
+	expect("3-10", upper, 3);
+
+	expect_error("1-1X", "1-1X");
+	expect_error("abc", "abc");
+	expect_error("1,2,zz,8", "zz");
+	expect_error("64-1", "64-1");
+	expect_error("1-8:x1", ":x1");
+	expect_error("1-8:+0", ":+0");
+	expect_error("1-8:q2", ":q2");
+	expect_error("", "empty");
+	expect_error("1-100000000:+1", "100000");
+
+	size_t s = 0;
+	CHECK(ng_parse_size("64K", &s) == 0 && s == 65536, "64K");
+	CHECK(ng_parse_size("2g", &s) == 0 && s == (size_t)2 << 30, "2g");
+	CHECK(ng_parse_size("-1", &s) == -1, "-1 accepted");
+	CHECK(ng_parse_size("1KK", &s) == -1, "1KK accepted");
+	CHECK(ng_parse_size("99999999999999999999", &s) == -1, "overflow accepted");
+
+	if (failures)
+		fprintf(stderr, "%d failures\n", failures);
+	return failures ? 1 : 0;
+}

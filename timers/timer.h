@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Timers.  ng_timer_now() is inline and cheap: it is the only thing a pattern
+ * calls inside a timed region besides the module's operations.
+ *
+ *   tsc   - rdtscp; only where CPUID reports an invariant TSC.  Calibrated
+ *           against CLOCK_MONOTONIC_RAW over ~100 ms at start and checked
+ *           again at the end of the run (ng_timer_recheck).
+ *   clock - clock_gettime(CLOCK_MONOTONIC_RAW), in nanoseconds.
+ *   mpi   - MPI_Wtime (only in an MPI launch).
+ *
+ * Default: tsc where invariant, else clock.
+ */
+#ifndef NG_TIMER_H
+#define NG_TIMER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "status.h"
+
+enum ng_timer_kind { NG_TIMER_TSC, NG_TIMER_CLOCK, NG_TIMER_MPI };
+
+struct ng_timer {
+	enum ng_timer_kind kind;
+	const char *name;
+	double ns_per_tick;   /* conversion factor */
+	double resolution_ns; /* smallest observed non-zero difference */
+	double overhead_ns;   /* cost of one read (median of back-to-back reads) */
+	bool invariant_tsc;   /* CPUID 0x80000007 EDX bit 8 */
+	double tsc_ghz;       /* calibrated frequency (tsc only) */
+	double drift_ppm;     /* end-of-run recheck vs start calibration (tsc) */
+	double (*wtime)(void); /* mpi: MPI_Wtime wrapper, set by the driver */
+};
+
+/* True when the CPU reports an invariant TSC. */
+bool ng_timer_tsc_invariant(void);
+
+/*
+ * Sets up timer @name ("tsc", "clock", "mpi", or NULL for the default):
+ * calibrates, measures resolution and overhead.  @wtime is required for "mpi"
+ * (NULL otherwise).  NG_ERR_UNSUPPORTED (reported) when the timer is not
+ * usable here, e.g. tsc without an invariant TSC.
+ */
+ng_status ng_timer_init(struct ng_timer *t, const char *name, double (*wtime)(void));
+
+/* Re-measures the TSC frequency (~100 ms) and stores the drift in ppm. */
+void ng_timer_recheck(struct ng_timer *t);
+
+static inline uint64_t ng_timer_now(const struct ng_timer *t)
+{
+	switch (t->kind) {
+#if defined(__x86_64__)
+	case NG_TIMER_TSC: {
+		uint32_t lo, hi, aux;
+		__asm__ __volatile__("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
+		return ((uint64_t)hi << 32) | lo;
+	}
+#endif
+	case NG_TIMER_MPI:
+		return (uint64_t)(t->wtime() * 1e9);
+	case NG_TIMER_CLOCK:
+	default: {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+		return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	}
+	}
+}
+
+/* Tick differences to microseconds / nanoseconds. */
+static inline double ng_timer_us(const struct ng_timer *t, uint64_t ticks)
+{
+	return (double)ticks * t->ns_per_tick * 1e-3;
+}
+static inline double ng_timer_ns(const struct ng_timer *t, uint64_t ticks)
+{
+	return (double)ticks * t->ns_per_tick;
+}
+
+/* Busy-waits for @us microseconds on timer @t (no system call). */
+void ng_timer_spin_us(const struct ng_timer *t, double us);
+
+/* Prints the timer report of `ngauge --timer-info` to stdout. */
+void ng_timer_print(const struct ng_timer *t);
+
+#endif
