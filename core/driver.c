@@ -220,9 +220,16 @@ static int declare_all(struct ng_args *a)
 {
 	if (ng_args_declare(a, core_options, ""))
 		return -1;
-	for (size_t i = 0; ng_modules[i]; i++)
-		if (ng_args_declare(a, ng_modules[i]->options, ng_modules[i]->name))
+	for (size_t i = 0; ng_modules[i]; i++) {
+		const struct ng_module *m = ng_modules[i];
+		bool shared_seen = false;
+
+		/* A table shared by several modules (options_owner) is declared once. */
+		for (size_t j = 0; j < i && m->options_owner; j++)
+			shared_seen |= ng_modules[j]->options == m->options;
+		if (!shared_seen && ng_args_declare(a, m->options, m->options_owner ? m->options_owner : m->name))
 			return -1;
+	}
 	for (size_t i = 0; ng_patterns[i]; i++)
 		if (ng_args_declare(a, ng_patterns[i]->options, ng_patterns[i]->name))
 			return -1;
@@ -365,13 +372,18 @@ static int status_exit(ng_status st)
 /* Re-runs this command under mpiexec for modules that need an MPI launch. */
 static int relaunch_mpi(const struct plan *p, int argc, char **argv)
 {
-	static char mpiexec[] = "mpiexec", dash_n[] = "-n", self[] = "/proc/self/exe";
-	char np[32];
+	static char mpiexec[] = "mpiexec", dash_n[] = "-n";
+	char np[32], self[PATH_MAX];
+	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	char **nargv = calloc((size_t)argc + 8, sizeof(*nargv));
 	int k = 0;
 
-	if (!nargv)
+	if (!nargv || sl <= 0) {
+		free(nargv);
+		ng_error("cannot find this program's path to re-run it under mpiexec");
 		return 1;
+	}
+	self[sl] = '\0';
 	snprintf(np, sizeof(np), "%lld", p->np);
 	nargv[k++] = mpiexec;
 	nargv[k++] = dash_n;
@@ -396,7 +408,7 @@ static json_t *doc_head(const struct plan *p, const struct ng_args *a, struct ng
 {
 	char started[64];
 	json_t *params = ng_args_json(a, "");
-	json_t *mod = ng_args_json(a, p->mod->name);
+	json_t *mod = ng_args_json(a, p->mod->options_owner ? p->mod->options_owner : p->mod->name);
 	json_t *pat = ng_args_json(a, p->pat->name);
 	const char *key;
 	json_t *v;

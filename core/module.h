@@ -93,6 +93,11 @@ struct ng_module {
 	const char *name; /* "tcp" */
 	const char *desc; /* one line */
 	const struct ng_option *options; /* NULL-name terminated, may be NULL */
+	/* Optional: the owner and namespace of .options when several modules
+	 * share one table (ibrc, ibuc and ibud share "ib": --ib-dev, ...); the
+	 * driver declares a shared table once.  NULL: the options are the
+	 * module's own, namespaced by .name. */
+	const char *options_owner;
 	unsigned caps;    /* NG_CAP_* */
 	size_t max_msg;   /* 0 = unlimited; an instance may lower it */
 	size_t hdr_bytes; /* per-message header bytes on the wire (informative) */

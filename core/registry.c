@@ -7,18 +7,34 @@
 #include "registry.h"
 
 extern const struct ng_module ng_module_tcp;
+extern const struct ng_module ng_module_emu;
 #if NG_HAVE_MPI
 extern const struct ng_module ng_module_mpi;
+#endif
+#if NG_HAVE_VERBS
+extern const struct ng_module ng_module_ibrc;
+extern const struct ng_module ng_module_ibuc;
+extern const struct ng_module ng_module_ibud;
 #endif
 
 extern const struct ng_pattern ng_pattern_pingpong;
 extern const struct ng_pattern ng_pattern_1n;
 extern const struct ng_pattern ng_pattern_n1;
+extern const struct ng_pattern ng_pattern_loggp;
+extern const struct ng_pattern ng_pattern_plogp;
+extern const struct ng_pattern ng_pattern_alltoall;
+extern const struct ng_pattern ng_pattern_mpbibw;
 
 const struct ng_module *const ng_modules[] = {
 	&ng_module_tcp,
+	&ng_module_emu,
 #if NG_HAVE_MPI
 	&ng_module_mpi,
+#endif
+#if NG_HAVE_VERBS
+	&ng_module_ibrc,
+	&ng_module_ibuc,
+	&ng_module_ibud,
 #endif
 	NULL,
 };
@@ -39,6 +55,10 @@ const struct ng_pattern *const ng_patterns[] = {
 	&ng_pattern_pingpong,
 	&ng_pattern_1n,
 	&ng_pattern_n1,
+	&ng_pattern_loggp,
+	&ng_pattern_plogp,
+	&ng_pattern_alltoall,
+	&ng_pattern_mpbibw,
 	NULL,
 };
 

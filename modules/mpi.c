@@ -25,6 +25,11 @@
  * polls with MPI_Test and honours the flag: a pending receive is cancelled
  * with MPI_Cancel; a pending send is released with MPI_Request_free (MPI
  * finishes it in the background) and NG_ERR_CANCELLED is returned.
+ * env->timeout_s is not applied: MPI has no per-call timeout, and a lost rank
+ * is detected (or the job ended) by the MPI library and its launcher.
+ *
+ * Memory: alloc() is aligned_alloc (MPI needs no registration from us; UCX
+ * and friends register on first use and cache it); close() frees leftovers.
  */
 #include "config.h"
 
@@ -394,6 +399,7 @@ static ng_status ng_mpi_open(const struct ng_module *mod, const struct ng_module
 		goto err_free_comm;
 	}
 
+	/* env->args may be NULL (unit tests): defaults apply. */
 	m->ssend = env->args && ng_args_flag(env->args, "mpi-ssend");
 	m->base.mod = mod;
 	m->base.rank = rank;

@@ -50,7 +50,10 @@
  * and later operations on it return it at once.  With env->timeout_s > 0 a
  * blocking call (SO_RCVTIMEO/SO_SNDTIMEO) or a wait (poll) that sees no
  * progress for that long gives NG_ERR_TIMEOUT.  EINTR retries unless the
- * cancel flag is set (NG_ERR_CANCELLED).  When test/wait return
+ * cancel flag is set (NG_ERR_CANCELLED); wait() also checks the flag before
+ * each poll() or blocking call, the plain blocking send/recv do not (a signal
+ * that lands between two of their system calls is seen by the next EINTR,
+ * the peer's end of stream, or the timeout).  When test/wait return
  * NG_ERR_CANCELLED or a poll timeout, every queued request is completed with
  * that status: the instance is then only good for close().
  */
@@ -84,13 +87,13 @@ extern const struct ng_module ng_module_tcp;
 
 #define NG_TCP_MAGIC      "NGAUGTCP" /* 8 bytes on the wire, no NUL */
 #define NG_TCP_VERSION    1u
-#define NG_TCP_HELLO_LEN  24u   /* magic 8, version 4, rank 4, token 8 */
-#define NG_TCP_HELLO_MS   2000  /* an accepted connection must identify itself within this */
-#define NG_TCP_SETUP_S    60.0  /* setup deadline when env->timeout_s is 0 */
-#define NG_TCP_STRAYS     16    /* unidentified connections served at once beyond the expected ones */
-#define NG_TCP_KEEPIDLE_S 10    /* keep-alive: first probe after 10 s idle, */
-#define NG_TCP_KEEPINTV_S 5     /* then every 5 s, */
-#define NG_TCP_KEEPCNT    3     /* lost after 3 unanswered probes */
+#define NG_TCP_HELLO_LEN  24u  /* magic 8, version 4, rank 4, token 8 */
+#define NG_TCP_HELLO_MS   2000 /* an accepted connection must identify itself within this */
+#define NG_TCP_SETUP_S    60.0 /* setup deadline when env->timeout_s is 0 */
+#define NG_TCP_STRAYS     16   /* unidentified connections served at once beyond the expected ones */
+#define NG_TCP_KEEPIDLE_S 10   /* keep-alive: first probe after 10 s idle, */
+#define NG_TCP_KEEPINTV_S 5    /* then every 5 s, */
+#define NG_TCP_KEEPCNT    3    /* lost after 3 unanswered probes */
 #define NG_TCP_NONE       SIZE_MAX
 #define NG_TCP_BUF_MAGIC  0x6e67746370627566ull
 
@@ -99,10 +102,10 @@ struct ng_tcp_req {
 	struct ng_tcp_req *next; /* FIFO link in the peer's queue */
 	unsigned char *buf;
 	size_t len;
-	size_t off;       /* bytes moved so far */
+	size_t off; /* bytes moved so far */
 	int peer;
 	bool is_recv;
-	bool done;        /* completed (status valid); no longer queued */
+	bool done; /* completed (status valid); no longer queued */
 	ng_status status;
 };
 
@@ -117,10 +120,10 @@ struct ng_tcp_queue {
 };
 
 struct ng_tcp_peer {
-	int fd;        /* -1 for this rank itself and before connecting */
-	ng_status err; /* NG_OK, or why the connection is unusable (reported) */
+	int fd;                     /* -1 for this rank itself and before connecting */
+	ng_status err;              /* NG_OK, or why the connection is unusable (reported) */
 	struct ng_tcp_queue sq, rq; /* queued sends and receives, in posting order */
-	size_t apos;   /* index in ng_tcp.active, NG_TCP_NONE when idle */
+	size_t apos;                /* index in ng_tcp.active, NG_TCP_NONE when idle */
 };
 
 /* Header in front of every alloc() block; the live blocks form a ring. */
@@ -131,11 +134,12 @@ struct ng_tcp_buf {
 };
 
 struct ng_tcp {
-	struct ng_comm base; /* first: container_of */
+	struct ng_comm base;       /* first: container_of */
 	struct ng_tcp_peer *peers; /* [size] */
-	int *active;         /* ranks with queued requests, [nactive] */
+	int *active;               /* ranks with queued requests, [nactive] */
 	size_t nactive;
 	size_t npending;     /* queued requests over all peers */
+	unsigned char zbyte; /* what a 0-byte message carries on the wire */
 	struct pollfd *pfds; /* wait()'s poll set, [size] */
 	int *pfd_peer;       /* rank of each pfds entry */
 	int timeout_ms;      /* poll timeout, -1 for none */
@@ -149,8 +153,8 @@ struct ng_tcp_conf {
 	struct sockaddr_in bind; /* listen here (port filled per rank) */
 	struct in_addr pub;      /* peers connect to this address */
 	char pub_str[INET_ADDRSTRLEN];
-	int port;                /* base port, 0 for ephemeral */
-	size_t sndbuf, rcvbuf;   /* 0: system default */
+	int port;              /* base port, 0 for ephemeral */
+	size_t sndbuf, rcvbuf; /* 0: system default */
 };
 
 /* One rank's published listening address, exchanged with allgather. */
@@ -169,14 +173,20 @@ struct ng_tcp_cand {
 	char from[INET_ADDRSTRLEN + 8];
 };
 
-static inline struct ng_tcp *ng_tcp_of(struct ng_comm *c) { return ng_container_of(c, struct ng_tcp, base); }
+static inline struct ng_tcp *ng_tcp_of(struct ng_comm *c)
+{
+	return ng_container_of(c, struct ng_tcp, base);
+}
 
 static inline struct ng_tcp_req *ng_tcp_req_of(struct ng_req *r)
 {
 	return (struct ng_tcp_req *)(void *)r->priv;
 }
 
-static inline bool ng_tcp_cancelled(const struct ng_tcp *t) { return t->base.cancel && *t->base.cancel; }
+static inline bool ng_tcp_cancelled(const struct ng_tcp *t)
+{
+	return t->base.cancel && *t->base.cancel;
+}
 
 static inline int ng_tcp_rank_of(const struct ng_tcp *t, const struct ng_tcp_peer *p)
 {
@@ -257,14 +267,20 @@ static void ng_tcp_abandon(struct ng_tcp *t, ng_status st)
 /*
  * Reports why the connection to @p failed (cold path), marks the peer down and
  * completes its queued requests.  @err: errno, 0 for end of stream, EAGAIN for
- * a blocking call that timed out.
+ * a blocking call that timed out.  Once the cancel flag is set, the loss is
+ * the peer's reaction to the same signal: NG_ERR_CANCELLED, not reported.
  */
-static ng_status __attribute__((noinline, cold)) ng_tcp_fail(struct ng_tcp *t, struct ng_tcp_peer *p,
-                                                             const char *op, int err)
+static ng_status __attribute__((noinline, cold))
+ng_tcp_fail(struct ng_tcp *t, struct ng_tcp_peer *p, const char *op, int err)
 {
 	int peer = ng_tcp_rank_of(t, p);
 	ng_status st;
 
+	/* After SIGINT/SIGTERM a peer that ends first is no news. */
+	if (ng_tcp_cancelled(t)) {
+		st = NG_ERR_CANCELLED;
+		goto out_down;
+	}
 	switch (err) {
 	case 0:
 		ng_error("tcp: connection to rank %d lost: closed by peer", peer);
@@ -294,6 +310,7 @@ static ng_status __attribute__((noinline, cold)) ng_tcp_fail(struct ng_tcp *t, s
 		st = NG_ERR_SYS;
 		break;
 	}
+out_down:
 	p->err = st;
 	ng_tcp_drop(t, p, st);
 	return st;
@@ -380,8 +397,8 @@ static ng_status ng_tcp_progress_all(struct ng_tcp *t)
 
 static ng_status __attribute__((noinline, cold)) ng_tcp_poll_timeout(struct ng_tcp *t)
 {
-	ng_error("tcp: no progress with rank %d%s for %g s", t->active[0], t->nactive > 1 ? " and others" : "",
-	         t->timeout_s);
+	ng_error("tcp: no progress with rank %d%s for %g s", t->active[0],
+	         t->nactive > 1 ? " and others" : "", t->timeout_s);
 	return NG_ERR_TIMEOUT;
 }
 
@@ -393,6 +410,9 @@ static ng_status ng_tcp_poll(struct ng_tcp *t)
 	ng_status st;
 	int rc;
 
+	/* A signal that came between system calls would not interrupt poll(). */
+	if (ng_tcp_cancelled(t))
+		return NG_ERR_CANCELLED;
 	for (i = 0; i < n; i++) {
 		struct ng_tcp_peer *p = &t->peers[t->active[i]];
 
@@ -438,6 +458,8 @@ static ng_status ng_tcp_finish(struct ng_tcp *t, struct ng_tcp_req *r)
 	ng_status st;
 
 	while (!r->done) {
+		if (ng_tcp_cancelled(t))
+			return NG_ERR_CANCELLED;
 		st = ng_tcp_xfer(t, p, q->head, 0);
 		if (st)
 			return st == NG_ERR_CANCELLED ? st : NG_OK;
@@ -483,8 +505,15 @@ static ng_status ng_tcp_test(struct ng_comm *c, struct ng_req *req, bool *done_p
 	return r->done ? r->status : NG_OK;
 }
 
-static inline void ng_tcp_req_init(struct ng_tcp_req *r, int peer, const void *buf, size_t len, bool is_recv)
+/* A 0-byte message still crosses the wire, as one byte, so that its round
+ * trip is real; the byte lands in the instance, never in the user's buffer. */
+static inline void ng_tcp_req_init(struct ng_tcp *t, struct ng_tcp_req *r, int peer, const void *buf,
+                                   size_t len, bool is_recv)
 {
+	if (len == 0) {
+		buf = &t->zbyte;
+		len = 1;
+	}
 	r->next = NULL;
 	r->buf = (unsigned char *)(uintptr_t)buf;
 	r->len = len;
@@ -503,7 +532,7 @@ static ng_status ng_tcp_isend(struct ng_comm *c, int peer, const void *buf, size
 	ng_status st;
 
 	assert(peer >= 0 && peer < c->size && p->fd >= 0);
-	ng_tcp_req_init(r, peer, buf, len, false);
+	ng_tcp_req_init(t, r, peer, buf, len, false);
 	if (p->err) {
 		r->done = true;
 		r->status = p->err;
@@ -528,7 +557,7 @@ static ng_status ng_tcp_irecv(struct ng_comm *c, int peer, void *buf, size_t len
 	struct ng_tcp_req *r = ng_tcp_req_of(req);
 
 	assert(peer >= 0 && peer < c->size && p->fd >= 0);
-	ng_tcp_req_init(r, peer, buf, len, true);
+	ng_tcp_req_init(t, r, peer, buf, len, true);
 	if (p->err) {
 		r->done = true;
 		r->status = p->err;
@@ -555,7 +584,7 @@ static ng_status ng_tcp_send(struct ng_comm *c, int peer, const void *buf, size_
 		st = ng_tcp_isend(c, peer, buf, len, &req);
 		return st ? st : ng_tcp_wait(c, &req);
 	}
-	ng_tcp_req_init(&r, peer, buf, len, false);
+	ng_tcp_req_init(t, &r, peer, buf, len, false);
 	return ng_tcp_xfer(t, p, &r, 0);
 }
 
@@ -574,7 +603,7 @@ static ng_status ng_tcp_recv(struct ng_comm *c, int peer, void *buf, size_t len)
 		st = ng_tcp_irecv(c, peer, buf, len, &req);
 		return st ? st : ng_tcp_wait(c, &req);
 	}
-	ng_tcp_req_init(&r, peer, buf, len, true);
+	ng_tcp_req_init(t, &r, peer, buf, len, true);
 	return ng_tcp_xfer(t, p, &r, 0);
 }
 
@@ -763,8 +792,9 @@ static ng_status ng_tcp_conf_read(const struct ng_module_env *env, struct ng_tcp
 
 	memset(cf, 0, sizeof(*cf));
 	if (port < 0 || port > 65535 || (port && port + b->size - 1 > 65535)) {
-		ng_error("tcp: --tcp-port %lld: %d ranks need ports %lld-%lld, not all in 1-65535", port, b->size,
-		         port, port + b->size - 1);
+		if (b->rank == 0) /* the same on every rank: said once */
+			ng_error("tcp: --tcp-port %lld: %d ranks need ports %lld-%lld, not all in 1-65535",
+			         port, b->size, port, port + b->size - 1);
 		return NG_ERR_USAGE;
 	}
 	cf->port = (int)port;
@@ -783,7 +813,8 @@ static ng_status ng_tcp_conf_read(const struct ng_module_env *env, struct ng_tcp
 	hints.ai_flags = AI_PASSIVE;
 	rc = getaddrinfo(where, NULL, &hints, &ai);
 	if (rc) {
-		ng_error("tcp: bind address %s: %s", where, rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+		ng_error("tcp: bind address %s: %s", where,
+		         rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
 		return NG_ERR_USAGE;
 	}
 	memcpy(&cf->bind, ai->ai_addr, sizeof(cf->bind));
@@ -854,7 +885,7 @@ err_close_socket:
 static ng_status ng_tcp_wait_fd(struct ng_tcp *t, int fd, short events, int64_t deadline_ms, int peer,
                                 const char *what)
 {
-	struct pollfd pfd = { .fd = fd, .events = events };
+	struct pollfd pfd = {.fd = fd, .events = events};
 	int rc;
 
 	for (;;) {
@@ -878,7 +909,7 @@ static ng_status ng_tcp_wait_fd(struct ng_tcp *t, int fd, short events, int64_t 
 static ng_status ng_tcp_connect(struct ng_tcp *t, const struct ng_tcp_conf *cf, int peer,
                                 const struct ng_tcp_addr *a, uint64_t token, int64_t deadline_ms)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct sockaddr_in sin = {.sin_family = AF_INET};
 	unsigned char hello[NG_TCP_HELLO_LEN];
 	char where[INET_ADDRSTRLEN + 8];
 	const char *why;
@@ -901,12 +932,19 @@ static ng_status ng_tcp_connect(struct ng_tcp *t, const struct ng_tcp_conf *cf, 
 	st = ng_tcp_set_bufs(fd, cf);
 	if (st)
 		goto err_close_socket;
-	/* Leave from the chosen interface's address, too. */
-	if (cf->bind.sin_addr.s_addr != htonl(INADDR_ANY) &&
-	    bind(fd, (const struct sockaddr *)&cf->bind, sizeof(cf->bind))) {
-		ng_error("tcp: bind for connecting to rank %d: %s", peer, strerror(errno));
-		st = NG_ERR_SYS;
-		goto err_close_socket;
+	/* Leave from the chosen interface's address, too (the port is still
+	 * picked by connect(), per destination). */
+	if (cf->bind.sin_addr.s_addr != htonl(INADDR_ANY)) {
+#ifdef IP_BIND_ADDRESS_NO_PORT
+		const int one = 1;
+
+		(void)setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
+#endif
+		if (bind(fd, (const struct sockaddr *)&cf->bind, sizeof(cf->bind))) {
+			ng_error("tcp: bind for connecting to rank %d: %s", peer, strerror(errno));
+			st = NG_ERR_SYS;
+			goto err_close_socket;
+		}
 	}
 	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin))) {
 		if (errno != EINPROGRESS && errno != EINTR) {
@@ -932,7 +970,8 @@ static ng_status ng_tcp_connect(struct ng_tcp *t, const struct ng_tcp_conf *cf, 
 			goto err_close_socket;
 		n = recv(fd, hello + got, sizeof(hello) - got, 0);
 		if (n == 0) {
-			ng_error("tcp: rank %d at %s closed the connection during the handshake", peer, where);
+			ng_error("tcp: rank %d at %s closed the connection during the handshake", peer,
+			         where);
 			st = NG_ERR_PEER_LOST;
 			goto err_close_socket;
 		}
@@ -1083,9 +1122,9 @@ static ng_status ng_tcp_accept_all(struct ng_tcp *t, int lfd, uint64_t token, in
 		}
 		/* With every slot taken, new connections wait in the backlog. */
 		npfd = 0;
-		pfd[npfd++] = (struct pollfd){ .fd = nfree ? lfd : -1, .events = POLLIN };
+		pfd[npfd++] = (struct pollfd){.fd = nfree ? lfd : -1, .events = POLLIN};
 		for (i = 0; i < ncand; i++)
-			pfd[npfd++] = (struct pollfd){ .fd = cand[i].fd, .events = POLLIN };
+			pfd[npfd++] = (struct pollfd){.fd = cand[i].fd, .events = POLLIN};
 		rc = poll(pfd, npfd, ng_tcp_ms_left(next));
 		if (rc < 0) {
 			if (errno != EINTR) {
@@ -1184,12 +1223,13 @@ static void ng_tcp_close(struct ng_comm *c)
 	free(t);
 }
 
-static ng_status ng_tcp_open(const struct ng_module *m, const struct ng_module_env *env, struct ng_comm **comm_p)
+static ng_status ng_tcp_open(const struct ng_module *m, const struct ng_module_env *env,
+                             struct ng_comm **comm_p)
 {
 	struct ng_boot *b = env->boot;
 	size_t size = (size_t)b->size;
 	double setup_s = env->timeout_s > 0 ? env->timeout_s : NG_TCP_SETUP_S;
-	struct ng_tcp_addr mine = { 0 }, *addrs;
+	struct ng_tcp_addr mine = {0}, *addrs;
 	struct ng_tcp_conf cf;
 	int64_t deadline_ms;
 	uint64_t token = 0;
@@ -1216,8 +1256,8 @@ static ng_status ng_tcp_open(const struct ng_module *m, const struct ng_module_e
 	t->base.cancel = env->cancel;
 	t->bufs.next = t->bufs.prev = &t->bufs;
 	t->timeout_s = env->timeout_s > 0 ? env->timeout_s : 0;
-	t->timeout_ms = t->timeout_s > 0 ? (t->timeout_s * 1e3 >= INT_MAX ? INT_MAX : (int)(t->timeout_s * 1e3))
-	                                 : -1;
+	t->timeout_ms =
+	    t->timeout_s > 0 ? (t->timeout_s * 1e3 >= INT_MAX ? INT_MAX : (int)(t->timeout_s * 1e3)) : -1;
 	if (t->timeout_ms == 0 && t->timeout_s > 0)
 		t->timeout_ms = 1;
 	{
@@ -1298,32 +1338,40 @@ err_free_addrs:
 }
 
 static const struct ng_option ng_tcp_options[] = {
-	{ .name = "tcp-port", .type = NG_OPT_INT, .metavar = "PORT",
-	  .help = "listen on PORT + rank (default: an ephemeral port)" },
-	{ .name = "tcp-bind", .type = NG_OPT_STRING, .metavar = "ADDR",
-	  .help = "listen on and connect from this IPv4 address (default: the launcher's address for this rank)" },
-	{ .name = "tcp-sndbuf", .type = NG_OPT_SIZE, .metavar = "BYTES",
-	  .help = "SO_SNDBUF of every connection (default: the system's)" },
-	{ .name = "tcp-rcvbuf", .type = NG_OPT_SIZE, .metavar = "BYTES",
-	  .help = "SO_RCVBUF of every connection (default: the system's)" },
-	{ .name = NULL },
+    {.name = "tcp-port",
+     .type = NG_OPT_INT,
+     .metavar = "PORT",
+     .help = "listen on PORT + rank (default: an ephemeral port)"},
+    {.name = "tcp-bind",
+     .type = NG_OPT_STRING,
+     .metavar = "ADDR",
+     .help = "listen on and connect from this IPv4 address (default: the launcher's address for this rank)"},
+    {.name = "tcp-sndbuf",
+     .type = NG_OPT_SIZE,
+     .metavar = "BYTES",
+     .help = "SO_SNDBUF of every connection (default: the system's)"},
+    {.name = "tcp-rcvbuf",
+     .type = NG_OPT_SIZE,
+     .metavar = "BYTES",
+     .help = "SO_RCVBUF of every connection (default: the system's)"},
+    {.name = NULL},
 };
 
 const struct ng_module ng_module_tcp = {
-	.name = "tcp",
-	.desc = "TCP sockets over IPv4, a full mesh with one connection per pair of ranks",
-	.options = ng_tcp_options,
-	.caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
-	.max_msg = 0,
-	.hdr_bytes = 0,
-	.open = ng_tcp_open,
-	.close = ng_tcp_close,
-	.alloc = ng_tcp_alloc,
-	.free = ng_tcp_free,
-	.send = ng_tcp_send,
-	.recv = ng_tcp_recv,
-	.isend = ng_tcp_isend,
-	.irecv = ng_tcp_irecv,
-	.test = ng_tcp_test,
-	.wait = ng_tcp_wait,
+    .name = "tcp",
+    .desc = "TCP sockets over IPv4, a full mesh with one connection per pair of ranks",
+    .options = ng_tcp_options,
+    .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
+    .max_msg = 0,
+    .hdr_bytes = 0,
+    .open = ng_tcp_open,
+    .close = ng_tcp_close,
+    .alloc = ng_tcp_alloc,
+    .free = ng_tcp_free,
+    .send = ng_tcp_send,
+    .recv = ng_tcp_recv,
+    .isend = ng_tcp_isend,
+    .irecv = ng_tcp_irecv,
+    .test = ng_tcp_test,
+    .wait = ng_tcp_wait,
 };

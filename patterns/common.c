@@ -204,38 +204,15 @@ uint64_t ng_verify_tag(size_t size, int sender, uint64_t iter)
 
 void ng_verify_fill(void *buf, size_t len, uint64_t tag) { ng_payload_fill(buf, len, tag); }
 
-/* The expected byte at @off of the payload of @tag.  Error path only: fills
- * the 8-byte word that holds it (the payload is a stream of 8-byte words). */
-static unsigned ng_verify_expected(uint64_t tag, size_t off)
-{
-	size_t word = off / 8;
-	unsigned char *tmp;
-	unsigned v;
-
-	tmp = malloc(word * 8 + 8);
-	if (!tmp)
-		return 0x100; /* unknown; printed as such */
-	ng_payload_fill(tmp, word * 8 + 8, tag);
-	v = tmp[off];
-	free(tmp);
-	return v;
-}
-
 ng_status ng_verify_check(const void *buf, size_t len, uint64_t tag, int from)
 {
 	const unsigned char *p = buf;
 	size_t off;
-	unsigned want;
 
 	if (ng_payload_check(buf, len, tag, &off))
 		return NG_OK;
-	want = ng_verify_expected(tag, off);
-	if (want > 0xff)
-		ng_error("verify: size %zu from rank %d: byte at offset %zu is 0x%02x, expected (unknown: out of memory)",
-		         len, from, off, p[off]);
-	else
-		ng_error("verify: size %zu from rank %d: byte at offset %zu is 0x%02x, expected 0x%02x", len, from,
-		         off, p[off], want);
+	ng_error("verify: size %zu from rank %d: byte at offset %zu is 0x%02x, expected 0x%02x", len,
+	         from, off, p[off], ng_payload_byte(tag, off));
 	return NG_ERR_VERIFY;
 }
 

@@ -25,8 +25,6 @@
 #include "plot.h"
 #include "plot_priv.h"
 
-#define NG_MICRO "\xc2\xb5" /* U+00B5 MICRO SIGN in UTF-8 */
-
 /* gnuplot's messages kept for showing when it fails */
 #define NG_GNUPLOT_LOG_MAX 16384
 
@@ -158,6 +156,10 @@ ng_status ng_plot_file_load(const char *path, struct ng_plot_file *f_p)
 		ng_error("%s: is a directory, not a result file", path);
 		goto err_close_file;
 	}
+	if (fstat(fileno(in), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {
+		ng_error("%s: empty file", path);
+		goto err_close_file;
+	}
 	f.doc = json_loadf(in, 0, &jerr);
 	if (!f.doc) {
 #if JANSSON_VERSION_HEX >= 0x020b00
@@ -166,7 +168,8 @@ ng_status ng_plot_file_load(const char *path, struct ng_plot_file *f_p)
 			goto err_close_file;
 		}
 #endif
-		ng_error("%s: invalid JSON at line %d, column %d: %s", path, jerr.line, jerr.column, jerr.text);
+		ng_error("%s: invalid JSON at line %d, column %d: %s", path, jerr.line, jerr.column,
+		         jerr.text);
 		goto err_close_file;
 	}
 	fclose(in);
@@ -267,8 +270,8 @@ ng_status ng_plot_labels(struct ng_plot_file *files, size_t n, const char *const
 				continue;
 			free(files[i].label);
 			if (step == 0)
-				files[i].label = ng_xasprintf("%s %s (%lld ranks)", files[i].module, files[i].pattern,
-				                              files[i].ranks);
+				files[i].label = ng_xasprintf("%s %s (%lld ranks)", files[i].module,
+				                              files[i].pattern, files[i].ranks);
 			else
 				files[i].label = ng_xasprintf("%s %s (%s)", files[i].module, files[i].pattern,
 				                              ng_basename(files[i].path));
@@ -299,10 +302,10 @@ struct ng_term {
 
 static const struct ng_term ng_terms[] = {
 	[NG_TERM_PDF] = { ".pdf", "pdfcairo noenhanced color font 'Sans,12' linewidth 1.5", 1, "in", false },
-	[NG_TERM_SVG] = { ".svg", "svg noenhanced font 'sans-serif,12' linewidth 1.5 background '#ffffff'", 100,
-	                  "", false },
+	[NG_TERM_SVG] = { ".svg", "svg noenhanced font 'sans-serif,12' linewidth 1.5 background '#ffffff'",
+	                  100, "", false },
 	[NG_TERM_PNG] = { ".png", "pngcairo noenhanced color font 'Sans,12' linewidth 1.5", 100, "", false },
-	[NG_TERM_TEX] = { ".tex", "cairolatex pdf noenhanced color linewidth 1.5", 1, "in", true },
+	[NG_TERM_TEX] = { ".tex", "cairolatex pdf color linewidth 1.5", 1, "in", true },
 };
 
 /*
@@ -345,8 +348,13 @@ struct ng_fig {
 	char *stem;                        /* output path without extension */
 	char **dat;                        /* data file path per file */
 	FILE *gp;                          /* the script being written */
+	FILE *plot;                        /* the current panel's plot command */
+	char *plot_buf;                    /* ... its text (open_memstream) */
+	size_t plot_len;
 	int style;                         /* next style of the current panel */
 	int nseries;                       /* series of the current plot command */
+	int ntitled;                       /* ... of them with a key entry */
+	double ylo, yhi;                   /* positive data range of the panel */
 };
 
 /* Writes @s into a single-quoted gnuplot string: quotes doubled, control
@@ -397,8 +405,84 @@ static const char *ng_unit_text(const struct ng_fig *g, enum ng_unit u)
 	return NULL;
 }
 
-/* Starts a panel: y label "NAME (UNIT)" and axis scales. */
-static void ng_gp_panel(struct ng_fig *g, const char *name, enum ng_unit u, bool logy)
+/*
+ * Widens the panel's y range by the positive numbers of columns @col ..
+ * @col + @n - 1 of table @index of file @i's data (already written; tables
+ * are separated by two blank lines).
+ */
+static void ng_gp_range(struct ng_fig *g, size_t i, int index, int col, int n)
+{
+	FILE *f = fopen(g->dat[i], "r");
+	char *line = NULL, *tok, *save;
+	int table = 0, blanks = 0, k;
+	size_t cap = 0;
+	double v;
+
+	if (!f)
+		return; /* only the tics suffer */
+	while (getline(&line, &cap, f) >= 0) {
+		if (line[0] == '\n') {
+			if (++blanks == 2)
+				table++;
+			continue;
+		}
+		blanks = 0;
+		if (line[0] == '#' || table != index)
+			continue;
+		for (k = 1, tok = strtok_r(line, " \t\n", &save); tok;
+		     k++, tok = strtok_r(NULL, " \t\n", &save)) {
+			if (k < col || k >= col + n)
+				continue;
+			v = strtod(tok, NULL);
+			if (isfinite(v) && v > 0) {
+				g->ylo = v < g->ylo ? v : g->ylo;
+				g->yhi = v > g->yhi ? v : g->yhi;
+			}
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
+/*
+ * Tics of the log y axis.  gnuplot labels only powers of ten, which leaves
+ * a panel spanning less than a decade or two with one label or none; such
+ * panels get labelled tics at 1, 2, 5 (or finer) times the powers of ten.
+ */
+static void ng_gp_ytics(struct ng_fig *g)
+{
+	static const double fine[] = { 1, 1.5, 2, 3, 4, 5, 6, 8 }, coarse[] = { 1, 2, 5 };
+	const double *m;
+	double decades;
+	size_t nm, j;
+	int e, first = 1;
+
+	decades = g->yhi > 0 ? log10(g->yhi / g->ylo) : 99;
+	if (decades >= 2.5) {
+		fputs("set ytics autofreq\n", g->gp);
+		return;
+	}
+	m = decades < 0.5 ? fine : coarse;
+	nm = decades < 0.5 ? sizeof(fine) / sizeof(fine[0]) : sizeof(coarse) / sizeof(coarse[0]);
+	fputs("set ytics (", g->gp);
+	/* one decade beyond the data on either side: the key's head room */
+	for (e = (int)floor(log10(g->ylo)) - 1; e <= (int)ceil(log10(g->yhi)) + 1; e++) {
+		for (j = 0; j < nm; j++) {
+			fprintf(g->gp, "%s'%g' %g", first ? "" : ", ", m[j] * pow(10, e), m[j] * pow(10, e));
+			first = 0;
+		}
+	}
+	fputs(")\n", g->gp);
+}
+
+/*
+ * Starts a panel: y label "NAME (UNIT)", log y axis, key top left.  The
+ * series go to a buffer (g->plot) so that ng_gp_panel_end() can first make
+ * room above the data for the key: on a log y axis times grow to the right
+ * and bandwidths level off at the top, so top left is empty only up to the
+ * height of the key, whatever the data.
+ */
+static void ng_gp_panel(struct ng_fig *g, const char *name, enum ng_unit u)
 {
 	const char *unit = ng_unit_text(g, u);
 
@@ -406,34 +490,57 @@ static void ng_gp_panel(struct ng_fig *g, const char *name, enum ng_unit u, bool
 	ng_gp_chars(g->gp, name, g->term->tex);
 	if (unit)
 		fprintf(g->gp, " (%s)", unit);
-	fputs("'\n", g->gp);
-	fputs(logy ? "set logscale y\n" : "unset logscale y\n", g->gp);
+	fputs("'\nset logscale y\n", g->gp);
+	g->plot = open_memstream(&g->plot_buf, &g->plot_len);
+	if (!g->plot) {
+		ng_error("out of memory");
+		abort();
+	}
 	g->style = 0;
 	g->nseries = 0;
+	g->ntitled = 0;
+	g->ylo = INFINITY;
+	g->yhi = 0;
 }
 
 /* Starts the next series of the panel's plot command. */
 static void ng_gp_next(struct ng_fig *g)
 {
-	fputs(g->nseries++ ? ", \\\n     " : "plot ", g->gp);
+	fputs(g->nseries++ ? ", \\\n     " : "plot ", g->plot);
 }
 
-/* Ends the panel's plot command and forgets its decorations. */
+/*
+ * Ends the panel: the head room for the key (a key line is about 8% of the
+ * plot's height; the offset is in units of the data's own span), the plot
+ * command, and the decorations forgotten.
+ */
 static void ng_gp_panel_end(struct ng_fig *g)
 {
+	double key = 0.03 + 0.08 * g->ntitled;
+
+	if (key > 0.7)
+		key = 0.7;
+	fclose(g->plot);
+	g->plot = NULL;
+	fprintf(g->gp, "set offsets 0, 0, graph %.2f, graph 0.04\n", key / (1 - key));
+	ng_gp_ytics(g);
+	fwrite(g->plot_buf, 1, g->plot_len, g->gp);
 	if (!g->nseries)
 		fputs("plot NaN notitle", g->gp);
 	fputs("\nunset arrow\n\n", g->gp);
+	free(g->plot_buf);
+	g->plot_buf = NULL;
 }
 
 /* "title 'LABEL SUFFIX'" with the suffix given as plain text and as LaTeX. */
 static void ng_gp_title(struct ng_fig *g, const char *label, const char *suffix, const char *suffix_tex)
 {
-	fputs(" title '", g->gp);
-	ng_gp_chars(g->gp, label, g->term->tex);
+	g->ntitled++;
+	fputs(" title '", g->plot);
+	ng_gp_chars(g->plot, label, g->term->tex);
 	if (suffix)
-		fprintf(g->gp, " %s", g->term->tex && suffix_tex ? suffix_tex : suffix);
-	fputs("'", g->gp);
+		fprintf(g->plot, " %s", g->term->tex && suffix_tex ? suffix_tex : suffix);
+	fputs("'", g->plot);
 }
 
 /* Takes the next line style of the panel (1-based for gnuplot). */
@@ -442,15 +549,26 @@ static int ng_gp_style(struct ng_fig *g)
 	return (int)((size_t)g->style++ % NG_NSTYLES) + 1;
 }
 
-/* Starts a series with the 95% CI as error bars (no title yet): data table
- * @index of file @i, value column @col, CI columns @col + 1 and @col + 2.  A
- * missing CI bound draws no bar rather than dropping the point. */
+/*
+ * Starts a series with the 95% CI as error bars (no title yet): data table
+ * @index of file @i, value column @col, CI columns @col + 1 and @col + 2.
+ * The bars are a plot element of their own, solid and thin, so that the
+ * dashes of the line (and its key sample) stay as the style says; a missing
+ * CI bound draws no bar rather than dropping the point.
+ */
 static void ng_gp_ci_using(struct ng_fig *g, size_t i, int index, int col)
 {
+	int style = ng_gp_style(g);
+
 	ng_gp_next(g);
-	ng_gp_quote(g->gp, ng_basename(g->dat[i]));
-	fprintf(g->gp, " index %d using 1:%d:(valid(%d) ? $%d : $%d):(valid(%d) ? $%d : $%d) with yerrorlines ls %d",
-	        index, col, col + 1, col + 1, col, col + 2, col + 2, col, ng_gp_style(g));
+	ng_gp_quote(g->plot, ng_basename(g->dat[i]));
+	fprintf(g->plot, " index %d using 1:%d:(valid(%d) ? $%d : $%d):(valid(%d) ? $%d : $%d)"
+	        " with yerrorbars ls %d dt solid lw 1 ps 0 notitle",
+	        index, col, col + 1, col + 1, col, col + 2, col + 2, col, style);
+	ng_gp_next(g);
+	ng_gp_quote(g->plot, ng_basename(g->dat[i]));
+	fprintf(g->plot, " index %d using 1:%d with linespoints ls %d", index, col, style);
+	ng_gp_range(g, i, index, col, 3);
 }
 
 /* A series with CIs titled "LABEL SUFFIX". */
@@ -466,9 +584,10 @@ static void ng_gp_plain_series(struct ng_fig *g, size_t i, int index, int col, b
                                const char *suffix, const char *suffix_tex)
 {
 	ng_gp_next(g);
-	ng_gp_quote(g->gp, ng_basename(g->dat[i]));
-	fprintf(g->gp, " index %d using 1:%d with %s ls %d", index, col, lines ? "linespoints" : "points",
+	ng_gp_quote(g->plot, ng_basename(g->dat[i]));
+	fprintf(g->plot, " index %d using 1:%d with %s ls %d", index, col, lines ? "linespoints" : "points",
 	        style);
+	ng_gp_range(g, i, index, col, 1);
 	ng_gp_title(g, g->files[i]->label, suffix, suffix_tex);
 }
 
@@ -502,33 +621,43 @@ static int ng_col_of(const struct ng_col *cols, const char *key)
 	return 0; /* not reached with the tables below */
 }
 
-static void ng_dat_num(FILE *f, double v)
+/* Writes one number of a data line, a blank before all but the first. */
+static void ng_dat_put(FILE *f, bool *first, const char *text)
+{
+	fprintf(f, "%s%s", *first ? "" : " ", text);
+	*first = false;
+}
+
+static void ng_dat_num(FILE *f, bool *first, double v)
 {
 	char buf[40];
 
 	ng_plot_fmt_exact(buf, sizeof(buf), v);
-	fprintf(f, " %s", buf);
+	ng_dat_put(f, first, buf);
 }
 
 /* A JSON number exactly (integers as integers), anything else as NaN. */
-static void ng_dat_json(FILE *f, const json_t *v)
+static void ng_dat_json(FILE *f, bool *first, const json_t *v)
 {
-	if (json_is_integer(v))
-		fprintf(f, " %" JSON_INTEGER_FORMAT, json_integer_value(v));
-	else if (json_is_real(v))
-		ng_dat_num(f, json_real_value(v));
-	else
-		fputs(" NaN", f);
+	char buf[40];
+
+	if (json_is_integer(v)) {
+		snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		ng_dat_put(f, first, buf);
+	} else {
+		ng_dat_num(f, first, json_is_real(v) ? json_real_value(v) : NAN);
+	}
 }
 
-static void ng_dat_triple(FILE *f, const json_t *o, const char *key)
+/* @key of object @o (the median or the value), then its ci95 bounds. */
+static void ng_dat_triple(FILE *f, bool *first, const json_t *o, const char *key)
 {
 	double lo, hi;
 
-	ng_dat_json(f, json_is_object(o) ? json_object_get(o, key) : NULL);
+	ng_dat_json(f, first, json_is_object(o) ? json_object_get(o, key) : NULL);
 	ng_plot_ci(o, &lo, &hi);
-	ng_dat_num(f, lo);
-	ng_dat_num(f, hi);
+	ng_dat_num(f, first, lo);
+	ng_dat_num(f, first, hi);
 }
 
 /*
@@ -542,6 +671,7 @@ static void ng_dat_table(FILE *f, int index, const char *name, const json_t *arr
 {
 	const struct ng_col *c;
 	const json_t *row, *a;
+	bool first;
 	size_t i;
 
 	fprintf(f, "%s# table %d: %s\n# columns:", index ? "\n\n" : "", index, name);
@@ -549,8 +679,8 @@ static void ng_dat_table(FILE *f, int index, const char *name, const json_t *arr
 		if (c->type == NG_COL_NUM)
 			fprintf(f, " %s", c->key);
 		else
-			fprintf(f, " %s_%s %s_ci95_lo %s_ci95_hi", c->key, c->type == NG_COL_STATS ? "median" : "value",
-			        c->key, c->key);
+			fprintf(f, " %s_%s %s_ci95_lo %s_ci95_hi", c->key,
+			        c->type == NG_COL_STATS ? "median" : "value", c->key, c->key);
 	}
 	fputc('\n', f);
 	json_array_foreach(arr, i, row) {
@@ -559,15 +689,14 @@ static void ng_dat_table(FILE *f, int index, const char *name, const json_t *arr
 		a = json_object_get(row, "algorithm");
 		if (alg && (!json_is_string(a) || strcmp(json_string_value(a), alg) != 0))
 			continue;
+		first = true;
 		for (c = cols; c->key; c++) {
 			const json_t *v = json_object_get(row, c->key);
 
 			if (c->type == NG_COL_NUM)
-				ng_dat_json(f, v);
-			else if (c->type == NG_COL_STATS)
-				ng_dat_triple(f, v, "median");
+				ng_dat_json(f, &first, v);
 			else
-				ng_dat_triple(f, v, "value");
+				ng_dat_triple(f, &first, v, c->type == NG_COL_STATS ? "median" : "value");
 		}
 		fputc('\n', f);
 	}
@@ -686,7 +815,9 @@ static void ng_dat_loggp(FILE *f, const struct ng_plot_file *pf)
 	ng_dat_table(f, 1, "loggp.segments", json_object_get(b, "segments"), ng_cols_loggp_segments, NULL);
 	fputs("\n\n# table 2: loggp.breakpoints\n# columns: size\n", f);
 	json_array_foreach(bps, i, v) {
-		ng_dat_json(f, v);
+		bool first = true;
+
+		ng_dat_json(f, &first, v);
 		fputc('\n', f);
 	}
 }
@@ -708,7 +839,7 @@ static void ng_row_panel(struct ng_fig *g, const struct ng_col *cols, const char
 {
 	size_t i;
 
-	ng_gp_panel(g, name, u, true);
+	ng_gp_panel(g, name, u);
 	for (i = 0; i < g->n; i++)
 		ng_gp_ci_series(g, i, 0, ng_col_of(cols, key), NULL, NULL);
 }
@@ -768,7 +899,7 @@ static void ng_fig_generic(struct ng_fig *g)
 	} else {
 		name = ng_xasprintf("%s", key);
 	}
-	ng_gp_panel(g, name, u, true);
+	ng_gp_panel(g, name, u);
 	for (i = 0; i < g->n; i++)
 		ng_gp_ci_series(g, i, 0, 3, NULL, NULL); /* size, count, KEY (ng_dat_generic) */
 	ng_gp_panel_end(g);
@@ -790,20 +921,21 @@ static void ng_fig_alltoall(struct ng_fig *g)
 	for (p = 0; p < sizeof(panels) / sizeof(panels[0]); p++) {
 		if (!(g->panels & panels[p].panel))
 			continue;
-		ng_gp_panel(g, panels[p].name, panels[p].unit, true);
+		ng_gp_panel(g, panels[p].name, panels[p].unit);
 		for (i = 0; i < g->n; i++) {
 			const char **algs = ng_alltoall_algs(g->files[i], &n);
 
 			for (a = 0; a < n; a++) {
 				/* "ALGORITHM", or "LABEL ALGORITHM" when several files share the panel */
 				ng_gp_ci_using(g, i, (int)a, ng_col_of(ng_cols_alltoall, panels[p].key));
-				fputs(" title '", g->gp);
+				g->ntitled++;
+				fputs(" title '", g->plot);
 				if (g->n > 1) {
-					ng_gp_chars(g->gp, g->files[i]->label, g->term->tex);
-					fputc(' ', g->gp);
+					ng_gp_chars(g->plot, g->files[i]->label, g->term->tex);
+					fputc(' ', g->plot);
 				}
-				ng_gp_chars(g->gp, algs[a], g->term->tex);
-				fputc('\'', g->gp);
+				ng_gp_chars(g->plot, algs[a], g->term->tex);
+				fputc('\'', g->plot);
 			}
 			free(algs);
 		}
@@ -833,10 +965,10 @@ static void ng_fig_loggp_fit(struct ng_fig *g, size_t i, int style)
 		ng_plot_fmt_exact(gap, sizeof(gap), g0);
 		ng_plot_fmt_exact(per_byte, sizeof(per_byte), g1);
 		ng_gp_next(g);
-		fprintf(g->gp, "(x >= %s && x <= %s ? %s + (x - %s) * %s : NaN) with lines ls %d", from, to, gap,
-		        from, per_byte, style);
+		fprintf(g->plot, "(x >= %s && x <= %s ? %s + (x - %s) * %s : NaN) with lines ls %d", from, to,
+		        gap, from, per_byte, style);
 		if (titled) {
-			fputs(" notitle", g->gp);
+			fputs(" notitle", g->plot);
 		} else {
 			ng_gp_title(g, g->files[i]->label, "fit", NULL);
 			titled = true;
@@ -853,15 +985,17 @@ static void ng_fig_loggp(struct ng_fig *g)
 	size_t i, j;
 
 	if (g->panels & NG_PANEL_OVH) {
-		ng_gp_panel(g, "Overhead", NG_UNIT_US, true);
+		ng_gp_panel(g, "Overhead", NG_UNIT_US);
 		for (i = 0; i < g->n; i++) {
-			ng_gp_plain_series(g, i, 0, ng_col_of(cols, "o_s_us"), true, ng_gp_style(g), "o_s", "$o_s$");
-			ng_gp_plain_series(g, i, 0, ng_col_of(cols, "o_r_us"), true, ng_gp_style(g), "o_r", "$o_r$");
+			ng_gp_plain_series(g, i, 0, ng_col_of(cols, "o_s_us"), true, ng_gp_style(g), "o_s",
+			                   "$o_s$");
+			ng_gp_plain_series(g, i, 0, ng_col_of(cols, "o_r_us"), true, ng_gp_style(g), "o_r",
+			                   "$o_r$");
 		}
 		ng_gp_panel_end(g);
 	}
 	if (g->panels & NG_PANEL_LAT) {
-		ng_gp_panel(g, "Transmission time T(s)", NG_UNIT_US, true);
+		ng_gp_panel(g, "Transmission time T(s)", NG_UNIT_US);
 		for (i = 0; i < g->n; i++) {
 			styles[i] = ng_gp_style(g);
 			bps = json_object_get(json_object_get(g->files[i]->doc, "loggp"), "breakpoints");
@@ -869,18 +1003,21 @@ static void ng_fig_loggp(struct ng_fig *g)
 				if (!json_is_number(v))
 					continue;
 				ng_plot_fmt_exact(at, sizeof(at), json_number_value(v));
-				fprintf(g->gp, "set arrow from first %s, graph 0 to first %s, graph 1 nohead lw 1 dt 3 lc rgb '%s'\n",
+				fprintf(g->gp,
+				        "set arrow from first %s, graph 0 to first %s, graph 1 nohead lw 1 "
+				        "dt 3 lc rgb '%s'\n",
 				        at, at, ng_styles[(size_t)(styles[i] - 1) % NG_NSTYLES].color);
 			}
 		}
 		for (i = 0; i < g->n; i++) {
-			ng_gp_plain_series(g, i, 0, ng_col_of(cols, "T_us"), false, styles[i], "T(s)", "$T(s)$");
+			ng_gp_plain_series(g, i, 0, ng_col_of(cols, "T_us"), false, styles[i], "T(s)",
+			                   "$T(s)$");
 			ng_fig_loggp_fit(g, i, styles[i]);
 			bps = json_object_get(json_object_get(g->files[i]->doc, "loggp"), "breakpoints");
 			if (json_array_size(bps)) {
 				/* a key entry for the vertical lines */
 				ng_gp_next(g);
-				fprintf(g->gp, "NaN with lines lw 1 dt 3 lc rgb '%s'",
+				fprintf(g->plot, "NaN with lines lw 1 dt 3 lc rgb '%s'",
 				        ng_styles[(size_t)(styles[i] - 1) % NG_NSTYLES].color);
 				ng_gp_title(g, g->files[i]->label, "breakpoints", NULL);
 			}
@@ -895,7 +1032,7 @@ static void ng_fig_plogp(struct ng_fig *g)
 	const struct ng_col *cols = ng_cols_plogp_sizes;
 	size_t i;
 
-	ng_gp_panel(g, "Time", NG_UNIT_US, true);
+	ng_gp_panel(g, "Time", NG_UNIT_US);
 	for (i = 0; i < g->n; i++) {
 		ng_gp_ci_series(g, i, 0, ng_col_of(cols, "g_us"), "g(m)", "$g(m)$");
 		ng_gp_ci_series(g, i, 0, ng_col_of(cols, "o_s_us"), "o_s(m)", "$o_s(m)$");
@@ -1012,12 +1149,72 @@ static ng_status ng_fig_write_data(struct ng_fig *g, size_t i)
 	return ng_close_checked(f, g->dat[i]);
 }
 
+/* The smallest positive and the largest size of the group's rows and of
+ * its pattern block's "sizes"; hi = 0 when there is none. */
+static void ng_fig_size_range(const struct ng_fig *g, double *lo_p, double *hi_p)
+{
+	const json_t *arrays[2], *el;
+	size_t i, k, j;
+
+	*lo_p = INFINITY;
+	*hi_p = 0;
+	for (i = 0; i < g->n; i++) {
+		arrays[0] = g->files[i]->rows;
+		arrays[1] = NULL;
+		if (g->desc->block)
+			arrays[1] = json_object_get(json_object_get(g->files[i]->doc, g->desc->block), "sizes");
+		for (k = 0; k < 2; k++) {
+			json_array_foreach(arrays[k], j, el) {
+				double s = ng_plot_num(el, "size");
+
+				if (s > 0 && s < *lo_p)
+					*lo_p = s;
+				if (s > *hi_p)
+					*hi_p = s;
+			}
+		}
+	}
+}
+
+/*
+ * Size axis: log2, tics at powers of two labelled like the size lists of the
+ * command line (1, 32, 1K, 1M), every 1, 2, 4, 5 or 10 binary orders so that
+ * at most about 8 tics show, and a small margin so no marker is cut.
+ */
+static void ng_fig_xtics(struct ng_fig *g)
+{
+	static const int steps[] = { 1, 2, 4, 5, 10 };
+	static const char *const prefix[] = { "", "K", "M", "G", "T", "P", "E" };
+	double lo, hi;
+	int e, e0, e_lo, e_hi, step = 10;
+	size_t k;
+
+	ng_fig_size_range(g, &lo, &hi);
+	if (!(hi > 0))
+		return;
+	e_lo = (int)floor(log2(lo));
+	e_hi = (int)ceil(log2(hi));
+	for (k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
+		if ((e_hi - e_lo) / steps[k] <= 7) {
+			step = steps[k];
+			break;
+		}
+	}
+	e0 = e_lo + (step - e_lo % step) % step; /* first multiple of step */
+	fprintf(g->gp, "set xrange [%g:%g]\nset xtics (", lo / 1.25, hi * 1.25);
+	for (e = e0; e <= e_hi && e < 70; e += step)
+		fprintf(g->gp, "%s'%lld%s' %.17g", e == e0 ? "" : ", ", 1LL << (e % 10), prefix[e / 10],
+		        ldexp(1, e));
+	fputs(")\n", g->gp);
+}
+
 static void ng_fig_preamble(struct ng_fig *g, int npanels)
 {
 	FILE *f = g->gp;
 	size_t i;
 
-	fprintf(f, "# ngauge plot: pattern %s, %zu result file%s\n", g->files[0]->pattern, g->n, g->n > 1 ? "s" : "");
+	fprintf(f, "# ngauge plot: pattern %s, %zu result file%s\n", g->files[0]->pattern, g->n,
+	        g->n > 1 ? "s" : "");
 	for (i = 0; i < g->n; i++) {
 		fputs("#   ", f);
 		ng_gp_chars(f, g->files[i]->path, false);
@@ -1027,20 +1224,21 @@ static void ng_fig_preamble(struct ng_fig *g, int npanels)
 	ng_gp_chars(f, ng_basename(g->stem), false);
 	fputs(".gp\n\n", f);
 	fputs("set encoding utf8\n", f);
-	fprintf(f, "set terminal %s size %g%s,%g%s\n", g->term->setting, NG_PANEL_W * npanels * g->term->per_inch,
-	        g->term->unit, NG_PANEL_H * g->term->per_inch, g->term->unit);
+	fprintf(f, "set terminal %s size %g%s,%g%s\n", g->term->setting,
+	        NG_PANEL_W * npanels * g->term->per_inch, g->term->unit, NG_PANEL_H * g->term->per_inch,
+	        g->term->unit);
 	fputs("set output '", f);
 	ng_gp_chars(f, ng_basename(g->stem), false);
 	fprintf(f, "%s'\n\n", g->term->ext);
 	for (i = 0; i < NG_NSTYLES; i++)
-		fprintf(f, "set style line %zu lc rgb '%s' dt %s pt %d ps 0.8 lw 1.5\n", i + 1, ng_styles[i].color,
-		        ng_styles[i].dash, ng_styles[i].point);
-	fputs("\nset logscale x 2\n"
-	      "set format x '%.0b%B'\n"
-	      "set format y '%g'\n"
-	      "set mxtics default\n"
+		fprintf(f, "set style line %zu lc rgb '%s' dt %s pt %d ps 0.8 lw 1.5\n", i + 1,
+		        ng_styles[i].color, ng_styles[i].dash, ng_styles[i].point);
+	fputs("\nset logscale x 2\n", f);
+	ng_fig_xtics(g);
+	fputs("set format y '%g'\n"
 	      "set grid xtics ytics lc rgb '#dddddd' lw 0.5 dt 1\n"
 	      "set key top left Left reverse noautotitle\n"
+	      "set autoscale yfix\n"
 	      "set bars small\n"
 	      "set samples 1000\n"
 	      "set xlabel 'Message size (bytes)'\n\n",
@@ -1179,7 +1377,8 @@ static ng_status ng_gnuplot_run(const char *gnuplot, const char *dir, const char
 		if (got <= 0)
 			break;
 		if (used < NG_GNUPLOT_LOG_MAX) {
-			size_t take = (size_t)got < NG_GNUPLOT_LOG_MAX - used ? (size_t)got : NG_GNUPLOT_LOG_MAX - used;
+			size_t room = NG_GNUPLOT_LOG_MAX - used;
+			size_t take = (size_t)got < room ? (size_t)got : room;
 
 			memcpy(log + used, buf, take);
 			used += take;
@@ -1276,8 +1475,8 @@ ng_status ng_plot_render(const struct ng_plot_file *files, size_t n, const struc
 		figs[nfigs].panels = figs[nfigs].desc->panels & ng_kind_panels(req->kind);
 		figs[nfigs].files = ng_xcalloc(n, sizeof(*figs[nfigs].files));
 		if (!figs[nfigs++].panels) {
-			ng_error("plot: --kind %s has no panel for pattern \"%s\" (%s)", ng_kind_names[req->kind],
-			         files[i].pattern, files[i].path);
+			ng_error("plot: --kind %s has no panel for pattern \"%s\" (%s)",
+			         ng_kind_names[req->kind], files[i].pattern, files[i].path);
 			rc = NG_ERR_USAGE;
 		}
 	}
@@ -1306,7 +1505,8 @@ ng_status ng_plot_render(const struct ng_plot_file *files, size_t n, const struc
 		}
 		g->dat = ng_xcalloc(g->n, sizeof(*g->dat));
 		for (j = 0; j < g->n; j++)
-			g->dat[j] = g->n == 1 ? ng_xasprintf("%s.dat", g->stem) : ng_xasprintf("%s-%zu.dat", g->stem, j + 1);
+			g->dat[j] = g->n == 1 ? ng_xasprintf("%s.dat", g->stem)
+			                      : ng_xasprintf("%s-%zu.dat", g->stem, j + 1);
 		rc = ng_fig_write(g);
 		if (rc)
 			goto out_free_figs;
@@ -1423,7 +1623,8 @@ int ng_plot_main(int argc, char **argv)
 					break;
 			}
 			if (k == sizeof(ng_kind_names) / sizeof(ng_kind_names[0])) {
-				ng_error("plot: unknown --kind \"%s\" (auto, latency, bandwidth, overhead)", v);
+				ng_error("plot: unknown --kind \"%s\" (auto, latency, bandwidth, overhead)",
+				         v);
 				goto out_free_args;
 			}
 			req.kind = (enum ng_plot_kind)k;
@@ -1447,7 +1648,8 @@ int ng_plot_main(int argc, char **argv)
 	if (!out)
 		out = out_default = ng_default_out(paths[0], ".pdf");
 	if (!ng_term_of(out)) {
-		ng_error("plot: %s: unknown figure type (the name must end in .pdf, .svg, .png or .tex)", out);
+		ng_error("plot: %s: unknown figure type (the name must end in .pdf, .svg, .png or .tex)",
+		         out);
 		goto out_free_args;
 	}
 

@@ -30,10 +30,11 @@
  *   refers to its data by name relative to its own directory and is run there,
  *   so "cd DIR && gnuplot F.gp" redoes the figure after hand edits.
  *
- *   Figures (x: message size in bytes, log2 axis; one series per file):
+ *   Figures (x: message size in bytes, log2 axis; y: log10 axis with its unit;
+ *   one series per file; key top left, above the data):
  *     pingpong  latency (half round trip) and bandwidth, two panels, medians
  *               with the 95% CI of the median as error bars; with more than
- *               two ranks the aggregate bandwidth is an extra dashed series
+ *               two ranks the aggregate bandwidth is an extra series
  *     1n, n1    time per round and aggregate bandwidth, two panels, CIs
  *     loggp     o_s and o_r; T(s) as points with the fitted segments drawn
  *               over them and the breakpoints as vertical dotted lines
@@ -52,7 +53,8 @@
  *   gnuplot found at build time (NG_GNUPLOT), else "gnuplot" from PATH.  When
  *   none runs, scripts and data are still written and the command fails with
  *   "gnuplot not found: install the Debian package gnuplot-nox".  gnuplot's
- *   own messages are shown only when it fails.
+ *   own messages are shown only when it fails.  On success the figures' names
+ *   are printed on stdout, one a line.
  *
  * report
  *   One self-contained HTML file (inline CSS, figures as inline SVG, no

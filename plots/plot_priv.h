@@ -14,6 +14,7 @@
 #include "../core/status.h"
 
 #define NG_PLOT_SCHEMA "ngauge-result/1"
+#define NG_MICRO       "\xc2\xb5" /* U+00B5 MICRO SIGN in UTF-8 */
 
 /* Which panels to draw (plot.h, --kind). */
 enum ng_plot_kind {

@@ -48,7 +48,7 @@ fi
 # 3. Random bytes to the TCP listening ports while ranks connect.
 port=$((20000 + RANDOM % 20000))
 ( end=$((SECONDS + 6)); while [ $SECONDS -lt $end ]; do
-	for p in $port $((port + 1)); do head -c 64 /dev/urandom >/dev/tcp/127.0.0.1/$p 2>/dev/null; done
+	for p in $port $((port + 1)); do (head -c 64 /dev/urandom >/dev/tcp/127.0.0.1/$p) 2>/dev/null; done
 done ) &
 noise=$!
 ok=1

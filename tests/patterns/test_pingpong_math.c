@@ -39,8 +39,8 @@ static void check_matching(const struct ng_pair *p, int n, uint64_t seed)
 			CHECK(p[i - 1].client < p[i].client, "n %d: pairs not sorted by client", n);
 	}
 	for (int r = 0; r < n; r++)
-		CHECK(seen[r] == 1, "n %d seed %llu: rank %d appears %d times", n, (unsigned long long)seed, r,
-		      seen[r]);
+		CHECK(seen[r] == 1, "n %d seed %llu: rank %d appears %d times", n,
+		      (unsigned long long)seed, r, seen[r]);
 	free(seen);
 }
 
@@ -118,7 +118,8 @@ static void test_server(void)
 		CHECK(r >= 0 && r < 7, "server %d out of range", r);
 		if (r >= 0 && r < 7)
 			hits[r]++;
-		CHECK(r == ng_server_pick(s, 7), "seed %llu: server not deterministic", (unsigned long long)s);
+		CHECK(r == ng_server_pick(s, 7), "seed %llu: server not deterministic",
+		      (unsigned long long)s);
 	}
 	for (int r = 0; r < 7; r++)
 		CHECK(hits[r] > 850 && hits[r] < 1150, "rank %d is the server %d/7000 times", r, hits[r]);
@@ -160,8 +161,8 @@ static void test_stats(void)
 
 	ng_samples_stats(us, 5, scratch, &st);
 	CHECK(us[0] == 4.0 && us[1] == 1.0, "input reordered");
-	CHECK(st.n == 5 && st.min == 0.0 && st.max == 4.0 && st.median == 2.0, "stats n %zu min %g max %g med %g",
-	      st.n, st.min, st.max, st.median);
+	CHECK(st.n == 5 && st.min == 0.0 && st.max == 4.0 && st.median == 2.0,
+	      "stats n %zu min %g max %g med %g", st.n, st.min, st.max, st.median);
 
 	/* 100 bytes in 2 us = 50 MB/s; a zero time gives 0, not infinity. */
 	ng_samples_bw(us, 5, 100.0, scratch, &st);
@@ -178,7 +179,8 @@ static void test_stats(void)
 }
 
 /* Runs ng_verify_check with stderr captured; returns its status and the text. */
-static ng_status verify_captured(const void *buf, size_t len, uint64_t tag, int from, char *out, size_t outlen)
+static ng_status verify_captured(const void *buf, size_t len, uint64_t tag, int from, char *out,
+                                 size_t outlen)
 {
 	FILE *tmp = tmpfile();
 	int saved = dup(STDERR_FILENO);
@@ -218,8 +220,9 @@ static void test_verify(void)
 	buf[777] ^= 0x5a;
 	st = verify_captured(buf, LEN, tag, 3, msg, sizeof(msg));
 	CHECK(st == NG_ERR_VERIFY, "corrupt payload: status %d", st);
-	snprintf(want, sizeof(want), "verify: size 1000 from rank 3: byte at offset 777 is 0x%02x, expected 0x%02x\n",
-	         buf[777], ref[777]);
+	snprintf(want, sizeof(want),
+	         "verify: size 1000 from rank 3: byte at offset 777 is 0x%02x, expected 0x%02x\n", buf[777],
+	         ref[777]);
 	CHECK(strstr(msg, want) != NULL, "message '%s' lacks '%s'", msg, want);
 	CHECK(strchr(msg, '\n') == msg + strlen(msg) - 1, "message is not one line: '%s'", msg);
 }

@@ -48,6 +48,25 @@ ulimit -c 0
 
 # shellcheck source=/dev/null
 . "$rundir/job" || fail "cannot read $rundir/job"
+
+# The guest's /tmp is its own tmpfs (see /init). Host paths under /tmp that the job names (its
+# directory, SCRIPT, an argument, TMPDIR) are bound in from the host's /tmp, by their top directory.
+host_tmp=/run/ngauge-rxe/host-tmp
+declare -A bound=()
+bind_host_tmp() {
+    local top
+    case $1 in /tmp/?*) ;; *) return 0 ;; esac
+    top=${1#/tmp/}
+    top=${top%%/*}
+    [ -z "${bound[$top]:-}" ] && [ -e "$host_tmp/$top" ] && [ ! -e "/tmp/$top" ] || return 0
+    bound[$top]=1
+    if [ -d "$host_tmp/$top" ]; then mkdir "/tmp/$top"; else : >"/tmp/$top"; fi
+    mount --bind "$host_tmp/$top" "/tmp/$top" || fail "cannot bind the host's /tmp/$top"
+}
+job_tmpdir=$(. "$rundir/env" && echo "${TMPDIR:-}")
+for p in "$job_cwd" "$job_tmpdir" "${job_argv[@]}"; do
+    bind_host_tmp "$p"
+done
 (
     # shellcheck source=/dev/null
     . "$rundir/env"

@@ -134,14 +134,22 @@ done
 opts=trans=virtio,version=9p2000.L,msize=262144
 mount -t 9p -o "$opts,cache=$cache" host /host ||
     { say "cannot mount the host's root over 9p"; finish 99; }
-mount -t 9p -o "$opts,cache=none" run "/host$rundir" ||
-    { say "cannot mount the run directory over 9p"; finish 99; }
 mount -t proc proc /host/proc
 mount -t sysfs sysfs /host/sys
 mount -t devtmpfs devtmpfs /host/dev
 mkdir -p /host/dev/pts /host/dev/shm
 mount -t devpts devpts /host/dev/pts
 mount -t tmpfs tmpfs /host/dev/shm
+# /tmp and /run are the guest's own: a Unix socket cannot be bound on 9p (QEMU refuses to open special
+# files), and the guest should not scribble on the host's /run. The host's /tmp stays reachable at
+# /run/ngauge-rxe/host-tmp; guest.sh binds the parts of it the job names.
+mount -t tmpfs -o mode=755 tmpfs /host/run
+mkdir -p /host/run/ngauge-rxe/host-tmp
+mount --bind /host/tmp /host/run/ngauge-rxe/host-tmp
+mount -t tmpfs -o mode=1777 tmpfs /host/tmp
+mkdir -p "/host$rundir"
+mount -t 9p -o "$opts,cache=none" run "/host$rundir" ||
+    { say "cannot mount the run directory over 9p"; finish 99; }
 [ -f "/host$rundir/guest.sh" ] || { say "/host$rundir/guest.sh missing"; finish 99; }
 
 chroot /host /bin/bash "$rundir/guest.sh" "$rundir"
@@ -156,19 +164,22 @@ chmod 755 "$root/init"
 # payload's place is in the bzImage header (boot protocol >= 2.08); its last 4 bytes are the size.
 # Without CONFIG_PVH, or when this fails, vm-run.sh boots the bzImage.
 extract_vmlinux() {
-    local bz=/boot/vmlinuz-$kver setup off len magic
+    local bz=/boot/vmlinuz-$kver setup off len magic unpack
     grep -q '^CONFIG_PVH=y' "/boot/config-$kver" 2>/dev/null || return 1
     setup=$(od -An -tu1 -j$((0x1f1)) -N1 "$bz") || return 1
     off=$(od -An -tu4 -j$((0x248)) -N4 "$bz") || return 1
     len=$(od -An -tu4 -j$((0x24c)) -N4 "$bz") || return 1
     off=$(((setup + 1) * 512 + off))
     magic=$(od -An -tx1 -j"$off" -N4 "$bz" | tr -d ' ')
-    tail -c +$((off + 1)) "$bz" | head -c $((len - 4)) | case $magic in
-        fd377a58) xz -dc ;;
-        28b52ffd) zstd -qdc ;;
-        1f8b08*) gzip -dc ;;
-        *) return 1 ;;
-    esac > "$work/vmlinux" || return 1
+    case $magic in
+    fd377a58) unpack="xz -dc" ;;
+    28b52ffd) unpack="zstd -qdc" ;;
+    1f8b08*) unpack="gzip -dc" ;;
+    *) return 1 ;;
+    esac
+    # tail dies of SIGPIPE when head has enough: only the decompressor's status counts.
+    (set +o pipefail; tail -c +$((off + 1)) "$bz" | head -c $((len - 4)) | $unpack > "$work/vmlinux") ||
+        return 1
     [ "$(od -An -tx1 -N4 "$work/vmlinux" | tr -d ' ')" = 7f454c46 ] || return 1
     mv "$work/vmlinux" "$outdir/vmlinux"
 }

@@ -14,8 +14,10 @@
 # MALLOC_PERTURB_, RDMAV_*, IBV_* pass through to SCRIPT, and so do the names in NGAUGE_RXE_PASSENV.
 # SCRIPT also sees NGAUGE_RXE=1, NGAUGE_RXE_DEVICE=rxe0, NGAUGE_RXE_GID_INDEX=1,
 # NGAUGE_RXE_ADDR=192.168.77.1. Knobs: NGAUGE_RXE_TIMEOUT (seconds, default 300), NGAUGE_RXE_SMP
-# (vCPUs, default 2), NGAUGE_RXE_MEM (default 2G), NGAUGE_RXE_CACHE (initramfs cache directory),
-# NGAUGE_RXE_KVER (kernel version), NGAUGE_RXE_KEEP=1 (keep the run directory with the console log).
+# (vCPUs, default 2), NGAUGE_RXE_MEM (default 2G), NGAUGE_RXE_9P_CACHE (cache mode of the shared root
+# in the guest, default loose), NGAUGE_RXE_CACHE (initramfs cache directory), NGAUGE_RXE_KVER (kernel
+# version), NGAUGE_RXE_QEMU (QEMU binary), NGAUGE_RXE_APPEND (more kernel arguments),
+# NGAUGE_RXE_KEEP=1 (keep the run directory and console log).
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -48,21 +50,23 @@ done
 [ $# -ge 1 ] || usage
 case $timeout in '' | *[!0-9]*) die "--timeout wants whole seconds, not '$timeout'" ;; esac
 
-qemu=$(command -v qemu-system-x86_64) || skip "qemu-system-x86_64 not installed (package qemu-system-x86)"
+qemu=$(command -v "${NGAUGE_RXE_QEMU:-qemu-system-x86_64}") ||
+    skip "${NGAUGE_RXE_QEMU:-qemu-system-x86_64} not installed (package qemu-system-x86)"
 kver=$(rxe_kernel_version) || skip "no installed kernel with rdma_rxe (/boot/vmlinuz-* and /lib/modules/*)"
 command -v "$1" >/dev/null || { echo "vm-run.sh: $1: not found" >&2; exit 127; }
 
-cache=${NGAUGE_RXE_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/ngauge-rxe}
-initrd=$(NGAUGE_RXE_KVER=$kver "$here/mkinitrd.sh" "$cache") || die "could not build the initramfs"
+cachedir=${NGAUGE_RXE_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/ngauge-rxe}
+initrd=$(NGAUGE_RXE_KVER=$kver "$here/mkinitrd.sh" "$cachedir") || die "could not build the initramfs"
 
 # The run directory travels on the kernel command line, so its path must have no blanks.
 tmp=${TMPDIR:-/tmp}
 case $tmp in *[[:space:]]*) tmp=/tmp ;; esac
 rundir=$(mktemp -d "$tmp/ngauge-rxe.XXXXXX") || die "mktemp failed in $tmp"
 rundir=$(cd "$rundir" && pwd -P)
-qpid=
+qpid= t1= t2=
 cleanup() {
     [ -n "$qpid" ] && kill "$qpid" 2>/dev/null
+    [ -n "$t1$t2" ] && kill $t1 $t2 2>/dev/null
     if [ "${NGAUGE_RXE_KEEP:-0}" = 1 ]; then
         echo "vm-run.sh: kept $rundir" >&2
     else
@@ -98,10 +102,10 @@ cp "$here/guest.sh" "$rundir/guest.sh"
 model=passthrough
 [ "$(id -u)" = 0 ] || model=none
 
-kernel=$cache/vmlinux   # PVH boot, see mkinitrd.sh
+kernel=$cachedir/vmlinux   # PVH boot, see mkinitrd.sh
 [ -s "$kernel" ] || kernel=/boot/vmlinuz-$kver
 smp=${NGAUGE_RXE_SMP:-2}
-cache=${NGAUGE_RXE_9P_CACHE:-loose}
+ninep_cache=${NGAUGE_RXE_9P_CACHE:-loose}
 accel=tcg
 [ "$smp" -gt 1 ] && accel=tcg,thread=multi
 
@@ -110,7 +114,7 @@ timeout -k 10 "$timeout" "$qemu" \
     -accel "$accel" -cpu max -smp "$smp" -m "${NGAUGE_RXE_MEM:-2G}" \
     -nographic -no-reboot -net none \
     -kernel "$kernel" -initrd "$initrd" \
-    -append "console=ttyS0 panic=-1 mitigations=off ngauge.9pcache=$cache ngauge.rundir=$rundir" \
+    -append "console=ttyS0 panic=-1 mitigations=off ngauge.9pcache=$ninep_cache ngauge.rundir=$rundir ${NGAUGE_RXE_APPEND:-}" \
     -virtfs "local,path=/,mount_tag=host,security_model=$model,id=host,multidevs=remap" \
     -virtfs "local,path=$rundir,mount_tag=run,security_model=$model,id=run" \
     </dev/null >"$rundir/console.log" 2>&1 &
@@ -125,10 +129,15 @@ wait "$qpid"
 qrc=$?
 qpid=
 wait "$t1" "$t2"
-elapsed=$(echo "$(date +%s.%N) - $start" | bc 2>/dev/null || echo '?')
+t1= t2=
+elapsed=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
 
 console_tail() {
-    echo "vm-run.sh: last lines of the guest console ($rundir/console.log):" >&2
+    if [ "${NGAUGE_RXE_KEEP:-0}" = 1 ]; then
+        echo "vm-run.sh: last lines of the guest console ($rundir/console.log):" >&2
+    else
+        echo "vm-run.sh: last lines of the guest console (NGAUGE_RXE_KEEP=1 keeps all of it):" >&2
+    fi
     tail -n 40 "$rundir/console.log" | sed 's/^/  | /' >&2
 }
 

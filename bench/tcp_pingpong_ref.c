@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * tcp_pingpong_ref: the smallest honest TCP ping-pong, the reference that
+ * `ngauge -x tcp -p pingpong` is compared against.  It uses nothing of ngauge.
+ *
+ *   tcp_pingpong_ref SIZE COUNT [WARMUP]
+ *
+ * SIZE accepts K/M/G suffixes (binary).  The process listens on an ephemeral
+ * port of 127.0.0.1 and forks; the child connects and echoes.  Both sockets
+ * have TCP_NODELAY and stay in blocking mode; a message is one write() loop
+ * and one read() loop, nothing else.  WARMUP untimed round trips (default
+ * COUNT/10, at least 10) are followed by COUNT timed ones, each timed on its
+ * own with clock_gettime(CLOCK_MONOTONIC_RAW) (vDSO, the clock ngauge's
+ * "clock" timer uses).  The parent prints one line,
+ *
+ *   median_us X
+ *
+ * the median half round-trip time in microseconds (mean of the two middle
+ * values for an even COUNT, as GSL defines it).  Buffers are page aligned,
+ * like the tcp module's alloc() for sizes >= 4 KiB.  Exit status 0, 1 on a
+ * failure, 2 on bad usage.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int ref_parse_size(const char *s, size_t *out_p)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (end == s || errno || *s == '-')
+		return -1;
+	switch (*end) {
+	case 'k':
+	case 'K':
+		v <<= 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		v <<= 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		v <<= 30;
+		end++;
+		break;
+	default:
+		break;
+	}
+	if (*end || v > (unsigned long long)SIZE_MAX / 2)
+		return -1;
+	*out_p = (size_t)v;
+	return 0;
+}
+
+static int ref_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static inline uint64_t ref_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int ref_write(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int ref_read(int fd, char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int ref_nodelay(int fd)
+{
+	const int one = 1;
+
+	return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+/* The child: connect, echo every message, exit. */
+static int ref_echo(const struct sockaddr_in *sin, char *buf, size_t size, size_t total)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	size_t i;
+
+	if (fd < 0 || connect(fd, (const struct sockaddr *)sin, sizeof(*sin)) || ref_nodelay(fd)) {
+		perror("tcp_pingpong_ref: child: connect");
+		return 1;
+	}
+	for (i = 0; i < total; i++) {
+		if (ref_read(fd, buf, size) || ref_write(fd, buf, size)) {
+			perror("tcp_pingpong_ref: child: echo");
+			return 1;
+		}
+	}
+	close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t slen = sizeof(sin);
+	size_t size, count, warmup, i;
+	double *samples, median;
+	int lfd, fd, status, rc = 1;
+	char *buf;
+	pid_t pid;
+
+	if (argc < 3 || argc > 4 || ref_parse_size(argv[1], &size) || ref_parse_size(argv[2], &count) ||
+	    count == 0 || (argc == 4 && ref_parse_size(argv[3], &warmup))) {
+		fprintf(stderr, "usage: %s SIZE COUNT [WARMUP]\n", argv[0]);
+		return 2;
+	}
+	if (argc < 4)
+		warmup = count / 10 < 10 ? 10 : count / 10;
+
+	buf = aligned_alloc(4096, (size + 4095) / 4096 * 4096 + 4096);
+	samples = malloc(count * sizeof(*samples));
+	if (!buf || !samples) {
+		fprintf(stderr, "tcp_pingpong_ref: out of memory\n");
+		return 1;
+	}
+	memset(buf, 0x5a, size);
+	signal(SIGPIPE, SIG_IGN);
+
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) || listen(lfd, 1) ||
+	    getsockname(lfd, (struct sockaddr *)&sin, &slen)) {
+		perror("tcp_pingpong_ref: listen");
+		return 1;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		perror("tcp_pingpong_ref: fork");
+		return 1;
+	}
+	if (pid == 0) {
+		close(lfd);
+		_exit(ref_echo(&sin, buf, size, warmup + count));
+	}
+	fd = accept(lfd, NULL, NULL);
+	close(lfd);
+	if (fd < 0 || ref_nodelay(fd)) {
+		perror("tcp_pingpong_ref: accept");
+		goto out_wait;
+	}
+
+	for (i = 0; i < warmup; i++) {
+		if (ref_write(fd, buf, size) || ref_read(fd, buf, size))
+			goto out_io;
+	}
+	for (i = 0; i < count; i++) {
+		uint64_t t0 = ref_now_ns();
+
+		if (ref_write(fd, buf, size) || ref_read(fd, buf, size))
+			goto out_io;
+		samples[i] = (double)(ref_now_ns() - t0) * 1e-3 / 2;
+	}
+	qsort(samples, count, sizeof(*samples), ref_cmp);
+	median = count % 2 ? samples[count / 2] : (samples[count / 2 - 1] + samples[count / 2]) / 2;
+	printf("median_us %.4f\n", median);
+	rc = 0;
+	goto out_close;
+
+out_io:
+	perror("tcp_pingpong_ref: ping-pong");
+out_close:
+	close(fd);
+out_wait:
+	if (waitpid(pid, &status, 0) == pid && (!WIFEXITED(status) || WEXITSTATUS(status)))
+		rc = 1;
+	free(samples);
+	free(buf);
+	return rc;
+}

@@ -1,0 +1,530 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The "emu" module: another module (--emu-base, default tcp) made to behave
+ * like a LogGP machine with known parameters, by busy-waiting.  It is the
+ * ground truth for the loggp and plogp patterns: they must find what emu was
+ * told to inject.
+ *
+ * The model (all times on CLOCK_MONOTONIC_RAW, read through a "clock" timer
+ * set up, and its read cost calibrated, once at open; a message of s bytes
+ * has a wire time
+ * w(s) = (s - 1) G, with G2 instead of G when s > --emu-threshold):
+ *
+ *   send   The call starts at t0.  The message is injected at
+ *          t_inj = max(t0 + o_s, next), where next = t_inj(previous send)
+ *          + g + w(previous size), so consecutive injections are at least
+ *          g + w apart (the gap, per rank, over all peers).  The base sends
+ *          the payload with t_inj in an 8-byte trailer; then the call spins
+ *          until t_inj.  So a send costs max(o_s, base send) when nothing
+ *          queues, and a back-to-back train runs at max(o_s, g + w(s)) per
+ *          message.
+ *   recv   The call starts at t_a; the base receives payload and trailer.
+ *          The message is delivered at t_del = t_inj + L + w(s); receive
+ *          processing starts at max(t_a, t_del) and the call spins until
+ *          o_r after that.  So a receive whose message is long there costs
+ *          max(o_r, base receive), and one whose receiver waits returns at
+ *          t_inj + L + w(s) + o_r (or later, when the base is slower).
+ *
+ * The injected values are therefore floors: wherever they exceed the base's
+ * own costs (loopback TCP: a few microseconds; size them well above), a
+ * message's one-way time is o_s + L + (s - 1) G + o_r, a train's gap is
+ * g + (s - 1) G, and the loggp pattern's formulas give back exactly o_s,
+ * o_r, g, G and L, with nothing of the base to subtract.  Defaults are 0: a
+ * plain emu is the base plus the trailer.
+ *
+ * One host only for L and G: the receiver compares the sender's trailer
+ * time with its own clock, which ranks share only on one host.  open()
+ * compares the ranks' host names; across hosts it refuses --emu-L and
+ * --emu-G/--emu-G2 and otherwise delivers at arrival (o_s, o_r and g still
+ * work: they use one clock each).
+ *
+ * Trailer: alloc() asks the base for 8 bytes more than requested, so the 8
+ * bytes after any message in an emu buffer exist.  send and recv save them,
+ * let the base move len + 8 bytes, and restore them, so the caller's memory
+ * is unchanged (the const of send's buffer is cast away for this; the memory
+ * is emu's own).  The base therefore carries len + 8 bytes per message, and
+ * max_msg is the base's minus 8.
+ *
+ * Non-blocking: emu never uses the base's non-blocking calls (a request
+ * would need the base's request and emu's state, which do not both fit in
+ * struct ng_req).  isend sends at once, like send, and completes; irecv
+ * only queues the request in its peer's FIFO, and test or wait on it (or a
+ * blocking recv from that peer) receives every queued request of that peer
+ * up to it, in order, with blocking calls.  test() may therefore block until
+ * the message comes.  A pattern that pre-posts receives and then waits works
+ * unchanged; a symmetric exchange of messages larger than the base's socket
+ * buffers (both ranks isend before either waits) can deadlock over emu.
+ * Capabilities are the base's (reliable, channel, multi-rank, registered
+ * memory, MPI launch) plus non-blocking, computed at open; the descriptor
+ * declares the union that a typical base gives.  An emu over mpi must be
+ * started with mpiexec (the driver only sees emu's descriptor).
+ *
+ * --emu-corrupt N: every N-th message a rank receives (all peers counted,
+ * empty ones skipped for the flip) has one payload byte XORed with 0x5a at
+ * offset (s / 2 + 7919 k) mod s, k = 0, 1, ... - after the base delivered it
+ * intact, as a faulty network would.  For testing --verify.
+ */
+#include <assert.h>
+#include <stdalign.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../timers/timer.h"
+#include "bootstrap.h"
+#include "module.h"
+#include "options.h"
+#include "registry.h"
+#include "status.h"
+
+extern const struct ng_module ng_module_emu;
+
+#define NG_EMU_TRAILER 8u /* bytes: the injection time, ns, host order */
+
+/* Per-request state kept in struct ng_req.priv. */
+struct ng_emu_req {
+	struct ng_emu_req *next; /* FIFO link in the peer's receive queue */
+	void *buf;
+	size_t len;
+	int peer;
+	bool is_recv;
+	bool done;
+	ng_status status;
+};
+
+static_assert(sizeof(struct ng_emu_req) <= sizeof(((struct ng_req *)0)->priv),
+              "struct ng_emu_req does not fit in struct ng_req.priv");
+static_assert(alignof(struct ng_emu_req) <= alignof(struct ng_req),
+              "struct ng_emu_req needs more alignment than struct ng_req");
+
+struct ng_emu_queue {
+	struct ng_emu_req *head, *tail;
+};
+
+struct ng_emu {
+	struct ng_comm base;        /* first: container_of */
+	const struct ng_module *bm; /* the wrapped module */
+	struct ng_comm *bc;         /* its instance */
+	struct ng_timer clk;        /* CLOCK_MONOTONIC_RAW in ns */
+	uint64_t os_ns, or_ns, g_ns, L_ns;
+	double G_ns, G2_ns;         /* per byte */
+	size_t threshold;           /* G2 above this size; 0: never */
+	bool deadline;              /* deliver at t_inj + L + w (one host) */
+	uint64_t corrupt_every;     /* 0: never */
+	uint64_t nrecv, ncorrupt;
+	uint64_t next_inj;          /* earliest injection of the next send */
+	uint64_t early_ns;          /* spins stop this much before their target */
+	struct ng_emu_queue *rq;    /* [size] queued irecvs per peer */
+};
+
+static inline struct ng_emu *ng_emu_of(struct ng_comm *c) { return ng_container_of(c, struct ng_emu, base); }
+
+static inline struct ng_emu_req *ng_emu_req_of(struct ng_req *r) { return (struct ng_emu_req *)(void *)r->priv; }
+
+static inline uint64_t ng_emu_now(const struct ng_emu *e) { return ng_timer_now(&e->clk); }
+
+/* Wire time of @len bytes, ns. */
+static inline uint64_t ng_emu_wire(const struct ng_emu *e, size_t len)
+{
+	double per = e->threshold && len > e->threshold ? e->G2_ns : e->G_ns;
+
+	return len ? (uint64_t)((double)(len - 1) * per + 0.5) : 0;
+}
+
+/*
+ * Busy-waits until @t (ns); NG_ERR_CANCELLED when the run is interrupted.
+ * The loop sees the time only once per clock read, and the call that
+ * started the wait read it once more: calibrated at open, the spin stops
+ * one clock read early, so an emulated cost comes out as injected.
+ */
+static inline ng_status ng_emu_spin_until(const struct ng_emu *e, uint64_t t)
+{
+	const volatile sig_atomic_t *cancel = e->base.cancel;
+
+	t -= e->early_ns;
+	while (ng_emu_now(e) < t) {
+		if (cancel && *cancel)
+			return NG_ERR_CANCELLED;
+	}
+	return NG_OK;
+}
+
+/* ---- data path ------------------------------------------------------- */
+
+static ng_status ng_emu_send(struct ng_comm *c, int peer, const void *buf, size_t len)
+{
+	struct ng_emu *e = ng_emu_of(c);
+	/* emu's own memory (alloc() made room for the trailer): writable. */
+	unsigned char *tail = (unsigned char *)(uintptr_t)buf + len;
+	unsigned char save[NG_EMU_TRAILER];
+	uint64_t t_inj = ng_emu_now(e) + e->os_ns;
+	ng_status st;
+
+	if (t_inj < e->next_inj)
+		t_inj = e->next_inj;
+	memcpy(save, tail, sizeof(save));
+	memcpy(tail, &t_inj, sizeof(t_inj));
+	st = e->bm->send(e->bc, peer, buf, len + NG_EMU_TRAILER);
+	memcpy(tail, save, sizeof(save));
+	if (st != NG_OK)
+		return st;
+	e->next_inj = t_inj + e->g_ns + ng_emu_wire(e, len);
+	return ng_emu_spin_until(e, t_inj);
+}
+
+/* XORs one byte of every corrupt_every-th received message. */
+static void ng_emu_corrupt(struct ng_emu *e, unsigned char *buf, size_t len)
+{
+	if (++e->nrecv % e->corrupt_every || !len)
+		return;
+	buf[(len / 2 + (size_t)(e->ncorrupt * 7919u)) % len] ^= 0x5a;
+	e->ncorrupt++;
+}
+
+/* One receive, now, with blocking base calls. */
+static ng_status ng_emu_recv_now(struct ng_emu *e, int peer, void *buf, size_t len)
+{
+	unsigned char *tail = (unsigned char *)buf + len;
+	unsigned char save[NG_EMU_TRAILER];
+	uint64_t t_a = ng_emu_now(e), t_inj, start;
+	ng_status st;
+
+	memcpy(save, tail, sizeof(save));
+	st = e->bm->recv(e->bc, peer, buf, len + NG_EMU_TRAILER);
+	memcpy(&t_inj, tail, sizeof(t_inj));
+	memcpy(tail, save, sizeof(save));
+	if (st != NG_OK)
+		return st;
+	if (e->deadline) {
+		uint64_t t_del = t_inj + e->L_ns + ng_emu_wire(e, len);
+
+		start = t_del > t_a ? t_del : t_a;
+	} else {
+		start = ng_emu_now(e);
+	}
+	st = ng_emu_spin_until(e, start + e->or_ns);
+	if (e->corrupt_every)
+		ng_emu_corrupt(e, buf, len);
+	return st;
+}
+
+/* Completes the queued receives from @peer up to and including @upto (all of
+ * them when NULL), in posting order. */
+static ng_status ng_emu_drain(struct ng_emu *e, int peer, const struct ng_emu_req *upto)
+{
+	struct ng_emu_queue *q = &e->rq[peer];
+	struct ng_emu_req *r;
+
+	while ((r = q->head)) {
+		q->head = r->next;
+		if (!q->head)
+			q->tail = NULL;
+		r->next = NULL;
+		r->status = ng_emu_recv_now(e, peer, r->buf, r->len);
+		r->done = true;
+		if (r == upto)
+			return r->status;
+		if (r->status != NG_OK)
+			return r->status;
+	}
+	return NG_OK;
+}
+
+static ng_status ng_emu_recv(struct ng_comm *c, int peer, void *buf, size_t len)
+{
+	struct ng_emu *e = ng_emu_of(c);
+	ng_status st;
+
+	if (e->rq[peer].head) {
+		st = ng_emu_drain(e, peer, NULL);
+		if (st != NG_OK)
+			return st;
+	}
+	return ng_emu_recv_now(e, peer, buf, len);
+}
+
+static ng_status ng_emu_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *req)
+{
+	struct ng_emu_req *r = ng_emu_req_of(req);
+
+	*r = (struct ng_emu_req){ .peer = peer, .len = len, .done = true };
+	r->status = ng_emu_send(c, peer, buf, len);
+	return r->status;
+}
+
+static ng_status ng_emu_irecv(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *req)
+{
+	struct ng_emu *e = ng_emu_of(c);
+	struct ng_emu_req *r = ng_emu_req_of(req);
+	struct ng_emu_queue *q = &e->rq[peer];
+
+	*r = (struct ng_emu_req){ .buf = buf, .len = len, .peer = peer, .is_recv = true };
+	if (q->tail)
+		q->tail->next = r;
+	else
+		q->head = r;
+	q->tail = r;
+	return NG_OK;
+}
+
+static ng_status ng_emu_wait(struct ng_comm *c, struct ng_req *req)
+{
+	struct ng_emu_req *r = ng_emu_req_of(req);
+
+	if (!r->done)
+		return ng_emu_drain(ng_emu_of(c), r->peer, r);
+	return r->status;
+}
+
+static ng_status ng_emu_test(struct ng_comm *c, struct ng_req *req, bool *done_p)
+{
+	ng_status st = ng_emu_wait(c, req);
+
+	*done_p = true;
+	return st;
+}
+
+/* ---- memory -------------------------------------------------------------- */
+
+static ng_status ng_emu_alloc(struct ng_comm *c, size_t len, void **buf_p)
+{
+	struct ng_emu *e = ng_emu_of(c);
+
+	if (len > SIZE_MAX - NG_EMU_TRAILER) {
+		ng_error("emu: cannot allocate %zu bytes", len);
+		return NG_ERR_NOMEM;
+	}
+	return e->bm->alloc(e->bc, len + NG_EMU_TRAILER, buf_p);
+}
+
+static void ng_emu_free(struct ng_comm *c, void *buf)
+{
+	struct ng_emu *e = ng_emu_of(c);
+
+	if (buf)
+		e->bm->free(e->bc, buf);
+}
+
+/* ---- setup ----------------------------------------------------------------- */
+
+/* Microseconds (an option) to nanoseconds; -1 for a bad value (reported). */
+static int64_t ng_emu_us_opt(const struct ng_args *a, const char *name)
+{
+	double v = ng_args_double(a, name);
+
+	if (!(v >= 0.0) || v > 1e9) {
+		ng_error("emu: --%s must be between 0 and 1e9 microseconds, got %g", name, v);
+		return -1;
+	}
+	return (int64_t)(v * 1e3 + 0.5);
+}
+
+static double ng_emu_per_byte_opt(const struct ng_args *a, const char *name)
+{
+	double v = ng_args_double(a, name);
+
+	if (!(v >= 0.0) || v > 1e6) {
+		ng_error("emu: --%s must be between 0 and 1e6 microseconds per byte, got %g", name, v);
+		return -1.0;
+	}
+	return v * 1e3;
+}
+
+/* Reads the options into @e.  NG_ERR_USAGE (reported) on a bad one. */
+static ng_status ng_emu_conf(struct ng_emu *e, const struct ng_args *a)
+{
+	int64_t os = ng_emu_us_opt(a, "emu-os"), orr = ng_emu_us_opt(a, "emu-or");
+	int64_t g = ng_emu_us_opt(a, "emu-g"), L = ng_emu_us_opt(a, "emu-L");
+	long long corrupt = ng_args_int(a, "emu-corrupt");
+
+	if (os < 0 || orr < 0 || g < 0 || L < 0)
+		return NG_ERR_USAGE;
+	e->os_ns = (uint64_t)os;
+	e->or_ns = (uint64_t)orr;
+	e->g_ns = (uint64_t)g;
+	e->L_ns = (uint64_t)L;
+	e->G_ns = ng_emu_per_byte_opt(a, "emu-G");
+	if (e->G_ns < 0.0)
+		return NG_ERR_USAGE;
+	e->threshold = ng_args_size(a, "emu-threshold");
+	if (ng_args_given(a, "emu-G2")) {
+		e->G2_ns = ng_emu_per_byte_opt(a, "emu-G2");
+		if (e->G2_ns < 0.0)
+			return NG_ERR_USAGE;
+		if (!e->threshold) {
+			ng_error("emu: --emu-G2 needs --emu-threshold BYTES (the size above which it applies)");
+			return NG_ERR_USAGE;
+		}
+	} else {
+		e->G2_ns = e->G_ns;
+	}
+	if (corrupt < 0) {
+		ng_error("emu: --emu-corrupt must not be negative, got %lld", corrupt);
+		return NG_ERR_USAGE;
+	}
+	e->corrupt_every = (uint64_t)corrupt;
+	return NG_OK;
+}
+
+/* Decides whether the delivery deadline can be used: only when every rank is
+ * on this host.  Collective. */
+static ng_status ng_emu_hosts(struct ng_emu *e, struct ng_boot *b)
+{
+	size_t hl = sizeof(b->host);
+	char *all = calloc((size_t)b->size, hl);
+	ng_status st;
+	int other = -1;
+
+	if (!all) {
+		ng_error("emu: out of memory");
+		return NG_ERR_NOMEM;
+	}
+	st = ng_boot_allgather(b, b->host, hl, all);
+	if (st != NG_OK)
+		goto out_free;
+	for (int i = 0; i < b->size && other < 0; i++) {
+		if (strncmp(all + (size_t)i * hl, b->host, hl) != 0)
+			other = i;
+	}
+	e->deadline = other < 0;
+	if (other >= 0 && (e->L_ns || e->G_ns > 0.0 || e->G2_ns > 0.0)) {
+		/* Every rank sees the same list: rank 0 reports for all. */
+		if (b->rank == 0)
+			ng_error("emu: --emu-L and --emu-G need all ranks on one host (the receiver compares the "
+			         "sender's CLOCK_MONOTONIC_RAW); rank %d is on %.*s, rank 0 on %.*s",
+			         other, (int)hl, all + (size_t)other * hl, (int)hl, all);
+		st = NG_ERR_USAGE;
+	}
+out_free:
+	free(all);
+	return st;
+}
+
+static void ng_emu_close(struct ng_comm *c)
+{
+	struct ng_emu *e = ng_emu_of(c);
+
+	if (e->bc)
+		e->bm->close(e->bc);
+	free(e->rq);
+	free(e);
+}
+
+static ng_status ng_emu_open(const struct ng_module *m, const struct ng_module_env *env, struct ng_comm **comm_p)
+{
+	const struct ng_args *a = env->args;
+	const char *bname = ng_args_str(a, "emu-base");
+	const unsigned pass = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_MULTIRANK | NG_CAP_REGMEM | NG_CAP_MPI;
+	struct ng_emu *e;
+	ng_status st;
+
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		ng_error("emu: out of memory");
+		return NG_ERR_NOMEM;
+	}
+	e->bm = bname ? ng_module_find(bname) : NULL;
+	if (!e->bm || e->bm == m) {
+		ng_error("emu: --emu-base '%s' is %s", bname ? bname : "", e->bm ? "emu itself" :
+		         "not a module of this build (see ngauge --list)");
+		st = NG_ERR_USAGE;
+		goto err_free;
+	}
+	if (!(e->bm->caps & NG_CAP_CHANNEL)) {
+		ng_error("emu: base module '%s' has no two-sided send/recv", e->bm->name);
+		st = NG_ERR_USAGE;
+		goto err_free;
+	}
+	st = ng_emu_conf(e, a);
+	if (st != NG_OK)
+		goto err_free;
+	e->rq = calloc((size_t)env->boot->size, sizeof(*e->rq));
+	if (!e->rq) {
+		ng_error("emu: out of memory");
+		st = NG_ERR_NOMEM;
+		goto err_free;
+	}
+	st = ng_timer_init(&e->clk, "clock", NULL);
+	if (st != NG_OK)
+		goto err_free;
+	e->early_ns = (uint64_t)(e->clk.overhead_ns + 0.5);
+	st = ng_emu_hosts(e, env->boot);
+	if (st != NG_OK)
+		goto err_free;
+
+	st = e->bm->open(e->bm, env, &e->bc);
+	if (st != NG_OK) {
+		e->bc = NULL;
+		goto err_free;
+	}
+	if (e->bc->max_msg && e->bc->max_msg <= NG_EMU_TRAILER) {
+		ng_error("emu: base module '%s' carries at most %zu bytes per message", e->bm->name,
+		         e->bc->max_msg);
+		st = NG_ERR_UNSUPPORTED;
+		goto err_close_base;
+	}
+
+	e->base.mod = m;
+	e->base.rank = e->bc->rank;
+	e->base.size = e->bc->size;
+	e->base.caps = (e->bc->caps & pass) | NG_CAP_NONBLOCK;
+	e->base.max_msg = e->bc->max_msg ? e->bc->max_msg - NG_EMU_TRAILER : 0;
+	e->base.cancel = env->cancel;
+	snprintf(e->base.device, sizeof(e->base.device),
+	         "emu over %.48s: o_s %.4g o_r %.4g g %.4g L %.4g us, G %.4g us/B%s", e->bc->device, (double)e->os_ns / 1e3,
+	         (double)e->or_ns / 1e3, (double)e->g_ns / 1e3, (double)e->L_ns / 1e3, e->G_ns / 1e3,
+	         e->threshold ? " (G2 above threshold)" : "");
+	*comm_p = &e->base;
+	return NG_OK;
+
+err_close_base:
+	e->bm->close(e->bc);
+	e->bc = NULL;
+err_free:
+	free(e->rq);
+	free(e);
+	return st;
+}
+
+static const struct ng_option ng_emu_options[] = {
+	{ .name = "emu-base", .type = NG_OPT_STRING, .def = "tcp", .metavar = "MODULE",
+	  .help = "module to wrap" },
+	{ .name = "emu-os", .type = NG_OPT_DOUBLE, .def = "0", .metavar = "US",
+	  .help = "send overhead: a send call takes at least this long" },
+	{ .name = "emu-or", .type = NG_OPT_DOUBLE, .def = "0", .metavar = "US",
+	  .help = "receive overhead: at least this long after delivery in every receive" },
+	{ .name = "emu-g", .type = NG_OPT_DOUBLE, .def = "0", .metavar = "US",
+	  .help = "gap: consecutive sends of a rank are injected at least g + (s-1)G apart" },
+	{ .name = "emu-L", .type = NG_OPT_DOUBLE, .def = "0", .metavar = "US",
+	  .help = "latency: delivery at injection + L + (s-1)G (ranks on one host)" },
+	{ .name = "emu-G", .type = NG_OPT_DOUBLE, .def = "0", .metavar = "US_PER_BYTE",
+	  .help = "gap per byte" },
+	{ .name = "emu-G2", .type = NG_OPT_DOUBLE, .metavar = "US_PER_BYTE",
+	  .help = "gap per byte for messages above --emu-threshold (a protocol change)" },
+	{ .name = "emu-threshold", .type = NG_OPT_SIZE, .def = "0", .metavar = "BYTES",
+	  .help = "size above which --emu-G2 applies" },
+	{ .name = "emu-corrupt", .type = NG_OPT_INT, .def = "0", .metavar = "N",
+	  .help = "flip one byte of every N-th received message (tests --verify); 0: never" },
+	{ .name = NULL },
+};
+
+const struct ng_module ng_module_emu = {
+	.name = "emu",
+	.desc = "wraps another module and injects known LogGP costs o_s, o_r, g, G, L by busy-waiting",
+	.options = ng_emu_options,
+	.caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
+	.max_msg = 0,
+	.hdr_bytes = NG_EMU_TRAILER,
+	.open = ng_emu_open,
+	.close = ng_emu_close,
+	.alloc = ng_emu_alloc,
+	.free = ng_emu_free,
+	.send = ng_emu_send,
+	.recv = ng_emu_recv,
+	.isend = ng_emu_isend,
+	.irecv = ng_emu_irecv,
+	.test = ng_emu_test,
+	.wait = ng_emu_wait,
+};

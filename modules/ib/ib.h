@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What the two-sided verbs modules (ibrc, ibuc in rc.c; ibud in ud.c) share
+ * besides the verbs core: their options (--ib-*), and the request state they
+ * keep in struct ng_req.priv.  Internal to modules/ib/.
+ */
+#ifndef NG_IB_IB_H
+#define NG_IB_IB_H
+
+#include <assert.h>
+#include <stdalign.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "module.h"
+#include "options.h"
+#include "verbs.h"
+
+/* The --ib-* options, one table shared by ibrc, ibuc and ibud. */
+extern const struct ng_option ng_ib_options[];
+
+/* Limits of --ib-ring. */
+#define NG_IB_RING_MIN 4u
+#define NG_IB_RING_MAX 4096u
+
+/* What open() takes from the options. */
+struct ng_ib_conf {
+	struct ng_ibv_conf dev; /* --ib-dev, --ib-port, --ib-gid */
+	bool write;             /* --ib-mode write */
+	size_t ring;            /* --ib-ring: receive slots per peer */
+	size_t eager;           /* --ib-eager: largest message through the ring */
+};
+
+/* Reads and checks the options (reports a bad value: NG_ERR_USAGE). */
+ng_status ng_ib_conf_read(const struct ng_module_env *env, const char *who, struct ng_ib_conf *cf);
+
+enum ng_ib_state {
+	NG_IB_QUEUED, /* in its peer's send or receive queue */
+	NG_IB_POSTED, /* a send whose work requests are out: done when the QP completes ->wr */
+	NG_IB_DONE,   /* complete; ->status is valid */
+};
+
+/* Per-request state in struct ng_req.priv. */
+struct ng_ib_req {
+	struct ng_ib_req *next; /* FIFO link */
+	unsigned char *buf;
+	size_t len;
+	size_t off;      /* rendezvous send: bytes written so far */
+	uint64_t wr;     /* posted send: number of its last work request */
+	uint64_t idx;    /* data message number between the two ranks */
+	uint64_t raddr;  /* rendezvous send: the receiver's buffer */
+	uint32_t rkey;   /* rendezvous send: its key */
+	uint32_t lkey;   /* of buf */
+	uint32_t bkey;   /* rkey of buf (a rendezvous receive publishes it) */
+	int peer;
+	ng_status status;
+	uint8_t state;   /* enum ng_ib_state */
+	bool is_recv;
+	bool rndv;       /* larger than the eager size: rendezvous */
+	bool cts;        /* receive: CTS sent; send: CTS taken */
+	bool mismatch;   /* rendezvous send: the receive has another length */
+};
+
+static_assert(sizeof(struct ng_ib_req) <= sizeof(((struct ng_req *)0)->priv),
+              "struct ng_ib_req does not fit in struct ng_req.priv");
+static_assert(alignof(struct ng_ib_req) <= alignof(struct ng_req),
+              "struct ng_ib_req needs more alignment than struct ng_req");
+
+static inline struct ng_ib_req *ng_ib_req_of(struct ng_req *r) { return (struct ng_ib_req *)(void *)r->priv; }
+
+static inline void ng_ib_req_init(struct ng_ib_req *r, int peer, const void *buf, size_t len, bool is_recv)
+{
+	*r = (struct ng_ib_req){
+		.buf = (unsigned char *)(uintptr_t)buf,
+		.len = len,
+		.peer = peer,
+		.state = NG_IB_QUEUED,
+		.is_recv = is_recv,
+	};
+}
+
+static inline void ng_ib_req_done(struct ng_ib_req *r, ng_status st)
+{
+	r->next = NULL;
+	r->status = st;
+	r->state = NG_IB_DONE;
+}
+
+/* A FIFO of requests. */
+struct ng_ib_queue {
+	struct ng_ib_req *head, *tail;
+};
+
+static inline void ng_ib_queue_push(struct ng_ib_queue *q, struct ng_ib_req *r)
+{
+	r->next = NULL;
+	if (q->tail)
+		q->tail->next = r;
+	else
+		q->head = r;
+	q->tail = r;
+}
+
+static inline struct ng_ib_req *ng_ib_queue_pop(struct ng_ib_queue *q)
+{
+	struct ng_ib_req *r = q->head;
+
+	q->head = r->next;
+	if (!q->head)
+		q->tail = NULL;
+	r->next = NULL;
+	return r;
+}
+
+/* Completes every queued request with @st. */
+static inline void ng_ib_queue_drop(struct ng_ib_queue *q, ng_status st)
+{
+	while (q->head)
+		ng_ib_req_done(ng_ib_queue_pop(q), st);
+}
+
+#endif

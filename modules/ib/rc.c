@@ -1,0 +1,1222 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The "ibrc" and "ibuc" modules: two-sided messages over InfiniBand/RoCE
+ * reliable (RC) or unreliable (UC) connections, one queue pair per pair of
+ * ranks, on the verbs core (verbs.h).
+ *
+ * Ring.  Every rank keeps, for every peer, a ring of R = --ib-ring slots of
+ * S = --ib-eager payload bytes that only that peer sends into, and two
+ * 64-bit words the peer writes with RDMA: its sequence counter (write mode)
+ * and its credits (how many of my messages it has released).  A ring
+ * message is one of
+ *   EAGER  a whole message of at most S bytes;
+ *   CTS    "clear to send": the receiver's buffer (address, key, length) for
+ *          data message number idx, sent when a receive larger than S is
+ *          posted;
+ *   FIN    the sender has RDMA-written data message idx into that buffer.
+ * Data messages (EAGER or rendezvous) are numbered in posting order on both
+ * sides; message order is the match, the n-th receive gets the n-th message.
+ *
+ * Data paths (--ib-mode):
+ *   send   ring messages are SEND_WITH_IMM into the peer's pre-posted
+ *          receives (one per slot, reposted in ring order), the immediate
+ *          carries the type (and flags); a rendezvous is RDMA writes into the
+ *          receive buffer, the last one WRITE_WITH_IMM as its FIN.  Messages
+ *          up to the device's max_inline_data go inline.
+ *   write  the Netgauge paper's one-sided channel (Fig. 4): the sender
+ *          RDMA-writes [16-byte header | payload] into slot tx_seq % R of
+ *          the receiver's ring, then writes tx_seq + 1 into the receiver's
+ *          sequence counter.  The receiver compares that public counter with
+ *          its private one, reads the header and copies out.  No receives are
+ *          posted; a rendezvous is RDMA writes + a FIN ring message.
+ *
+ * Flow control: a sender may have at most R ring messages unreleased at the
+ * receiver; the receiver releases slots in ring order once consumed and
+ * RDMA-writes its release count into the sender's credit word whenever it
+ * has released R/4 more (so a ring never overflows: no receiver-not-ready on
+ * RC, no drops on UC).  EAGER messages may use only R - 2K of the R credits
+ * (K = max(1, R/8) CTSs outstanding per direction), so CTS and FIN always
+ * find room even when unexpected EAGER messages (no receive posted yet) fill
+ * the ring.  CTS and FIN are processed in the background even when they lie
+ * behind unexpected EAGER messages.  Limits: a rank buffers at most R - 2K
+ * unexpected EAGER messages per peer (further sends wait until receives are
+ * posted), and while such messages stay unreceived, at most 2K rendezvous
+ * exchanges with that peer can proceed past them.
+ *
+ * Completion: every work request is signaled; a send is complete once the
+ * QP has completed its last work request (an inline EAGER send at once).
+ * Progress (test, wait, blocking calls) polls the completion queues and the
+ * counters in user space: no system call besides the provider's own
+ * doorbells.  Peer loss: an error completion names the peer; silence for
+ * --timeout seconds while requests are outstanding fails the awaited peer
+ * with NG_ERR_PEER_LOST (UC never reports a loss otherwise); the cancel flag
+ * is checked in the same loop.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ib.h"
+
+extern const struct ng_module ng_module_ibrc;
+extern const struct ng_module ng_module_ibuc;
+
+#define NG_RC_HDR    16u /* write mode: header in front of each slot's payload */
+#define NG_RC_CTL    64u /* control words per peer: [0] sequence counter, [1] credits */
+#define NG_RC_STAGE  64u /* staging bytes per send work request */
+#define NG_RC_INLINE 512u /* inline size asked for first */
+#define NG_RC_POLL   16
+#define NG_RC_NONE   SIZE_MAX
+#define NG_RC_SLACK  16u /* send-queue room beyond 2R */
+
+enum ng_rc_type { NG_RC_EAGER = 0, NG_RC_CTS = 1, NG_RC_FIN = 2 };
+enum { NG_RC_F_MISMATCH = 1 }; /* FIN: the receive has another length; nothing was written */
+
+#define NG_RC_IMM(type, low) ((uint32_t)(type) << 30 | (uint32_t)(low))
+
+/* Write mode: the header in front of each slot. */
+struct ng_rc_hdr {
+	uint32_t len;  /* EAGER: payload bytes */
+	uint8_t type;  /* enum ng_rc_type */
+	uint8_t flags;
+	uint16_t pad;
+	uint64_t seq;  /* ring sequence number: a check of the protocol */
+};
+
+/* Body of a CTS. */
+struct ng_rc_cts {
+	uint64_t idx;  /* data message number */
+	uint64_t addr;
+	uint64_t len;
+	uint32_t rkey;
+	uint32_t pad;
+};
+
+static_assert(sizeof(struct ng_rc_hdr) == NG_RC_HDR, "ring header size");
+static_assert(NG_RC_HDR <= NG_RC_STAGE / 2 && sizeof(struct ng_rc_cts) <= NG_RC_STAGE / 2,
+              "a CTS and its header share one staging entry");
+
+/* What is known of each slot of a ring. */
+struct ng_rc_meta {
+	uint32_t len;
+	uint8_t type;
+	uint8_t flags;
+	bool done; /* consumed; released once every earlier slot is */
+};
+
+struct ng_rc_peer {
+	struct ng_ibv_qp q;
+	int rank;
+	ng_status err;      /* NG_OK, or why this peer is unusable (reported) */
+	size_t apos;        /* index in the active list, NG_RC_NONE when idle */
+	/* The peer's ring and control words for my messages. */
+	uint64_t r_ring, r_ctl;
+	uint32_t r_ring_rkey, r_ctl_rkey;
+	/* Receive side: the peer's messages in my ring. */
+	unsigned char *ring;
+	struct ng_rc_meta *meta;    /* [R] */
+	volatile uint64_t *ctl;     /* my control words for this peer */
+	uint64_t rx_tail;           /* ring messages arrived (send mode) */
+	uint64_t rx_scan;           /* ring messages looked at */
+	uint64_t rx_free;           /* ring messages released (a prefix) */
+	uint64_t credit_sent;       /* rx_free last written to the peer */
+	uint64_t rx_posted;         /* receives posted */
+	uint64_t *unexp;            /* [R] ring numbers of data messages with no receive yet */
+	size_t unexp_head, unexp_n;
+	struct ng_ib_queue rq;      /* posted receives; the head gets the next data message */
+	struct ng_ib_req *cts_next; /* first receive in rq not yet looked at for a CTS */
+	uint64_t cts_out;           /* CTSs sent whose FIN has not come */
+	/* Send side. */
+	struct ng_ib_queue sq;      /* sends not (fully) posted yet */
+	uint64_t tx_seq;            /* ring messages sent */
+	uint64_t tx_idx;            /* data messages sent */
+	uint64_t credit_seen;       /* the peer's release count, as last read */
+	struct ng_rc_cts *cts;      /* [K] CTSs received for my sends */
+	uint64_t cts_head, cts_tail;
+	unsigned char *stage;       /* [depth * NG_RC_STAGE], indexed by work request number */
+	bool credit_due;
+};
+
+struct ng_rc {
+	struct ng_comm base; /* first: container_of */
+	struct ng_ibv v;
+	enum ibv_qp_type type;
+	bool write;
+	size_t R, K, eager_quota, thresh;
+	size_t eager;        /* S */
+	size_t slot;         /* slot stride */
+	size_t ring_stride;  /* R * slot */
+	size_t maxw;         /* largest single RDMA write */
+	uint32_t depth;      /* send queue depth per QP */
+	uint32_t max_inline;
+	uint32_t scq_size, scq_busy;
+	struct ibv_cq *scq, *rcq;
+	struct ng_ibv_area ring_a, ctl_a, stage_a;
+	struct ng_rc_peer *peers; /* [size] */
+	struct ng_rc_meta *metas; /* [size * R] */
+	uint64_t *unexps;         /* [size * R] */
+	struct ng_rc_cts *ctss;   /* [size * K] */
+	int *active;              /* peers with work, [nactive] */
+	size_t nactive;
+	struct ng_ibv_watch watch;
+};
+
+/* One rank's addresses, exchanged with ng_boot_allgather; qpn[j] is its QP
+ * towards rank j. */
+struct ng_rc_wire {
+	struct ng_ibv_ep ep;
+	int32_t status;
+	uint32_t ring, eager, write;
+	uint32_t ring_rkey, ctl_rkey;
+	uint64_t ring_base, ctl_base;
+	uint32_t qpn[];
+};
+
+static inline struct ng_rc *ng_rc_of(struct ng_comm *c) { return ng_container_of(c, struct ng_rc, base); }
+
+static inline unsigned char *ng_rc_payload(const struct ng_rc *t, const struct ng_rc_peer *p, size_t slot)
+{
+	return p->ring + slot * t->slot + (t->write ? NG_RC_HDR : 0);
+}
+
+static inline unsigned char *ng_rc_stage(const struct ng_rc *t, const struct ng_rc_peer *p, uint64_t wrnum)
+{
+	return p->stage + (size_t)(wrnum % t->depth) * NG_RC_STAGE;
+}
+
+/* ---- active peers ----------------------------------------------------- */
+
+static void ng_rc_activate(struct ng_rc *t, struct ng_rc_peer *p)
+{
+	if (p->apos != NG_RC_NONE)
+		return;
+	p->apos = t->nactive;
+	t->active[t->nactive++] = p->rank;
+}
+
+static void ng_rc_deactivate(struct ng_rc *t, struct ng_rc_peer *p)
+{
+	int last;
+
+	if (p->apos == NG_RC_NONE || p->sq.head || p->rq.head || p->credit_due)
+		return;
+	last = t->active[--t->nactive];
+	t->active[p->apos] = last;
+	t->peers[last].apos = p->apos;
+	p->apos = NG_RC_NONE;
+}
+
+/* ---- errors (cold) ---------------------------------------------------- */
+
+/* Marks @p unusable with @st (already reported) and completes its queued
+ * requests; posted sends see the error in ng_rc_check. */
+static void __attribute__((cold)) ng_rc_fail(struct ng_rc *t, struct ng_rc_peer *p, ng_status st)
+{
+	if (!p->err)
+		p->err = st;
+	ng_ib_queue_drop(&p->rq, p->err);
+	ng_ib_queue_drop(&p->sq, p->err);
+	p->cts_next = NULL;
+	p->credit_due = false;
+	ng_rc_deactivate(t, p);
+}
+
+static void __attribute__((cold)) ng_rc_post_error(struct ng_rc *t, struct ng_rc_peer *p, const char *what, int rc)
+{
+	ng_error("%s: posting %s to rank %d: %s", t->base.mod->name, what, p->rank, strerror(rc));
+	ng_rc_fail(t, p, NG_ERR_IO);
+}
+
+static void __attribute__((cold)) ng_rc_proto(struct ng_rc *t, struct ng_rc_peer *p, const char *why)
+{
+	ng_error("%s: protocol error with rank %d: %s", t->base.mod->name, p->rank, why);
+	ng_rc_fail(t, p, NG_ERR_PROTO);
+}
+
+static ng_status __attribute__((cold)) ng_rc_truncated(struct ng_rc *t, struct ng_rc_peer *p, size_t got,
+                                                       size_t want)
+{
+	if (got == SIZE_MAX)
+		ng_error("%s: the message from rank %d does not have the %zu bytes the receive expects",
+		         t->base.mod->name, p->rank, want);
+	else
+		ng_error("%s: a message of %zu bytes from rank %d, but the receive expects %zu", t->base.mod->name,
+		         got, p->rank, want);
+	return NG_ERR_TRUNCATED;
+}
+
+/* Nothing happened for --timeout seconds (or the run was cancelled) while
+ * waiting, among others, for @hint. */
+static void __attribute__((cold)) ng_rc_stall(struct ng_rc *t, int hint, ng_status st)
+{
+	struct ng_rc_peer *p = &t->peers[hint];
+	size_t others = t->nactive - (p->apos != NG_RC_NONE);
+
+	if (st == NG_ERR_TIMEOUT) {
+		ng_error("%s: rank %d lost: nothing from it for %g s (no completion, no message)%s",
+		         t->base.mod->name, hint, (double)t->watch.timeout_ns / 1e9,
+		         others ? "; failing the other waiting ranks too" : "");
+		st = NG_ERR_PEER_LOST;
+	}
+	ng_rc_fail(t, p, st);
+	while (t->nactive)
+		ng_rc_fail(t, &t->peers[t->active[t->nactive - 1]], st);
+}
+
+/* ---- posting ---------------------------------------------------------- */
+
+/* Room for @n work requests on @p's QP and in the shared send CQ. */
+static inline bool ng_rc_room(const struct ng_rc *t, const struct ng_rc_peer *p, uint32_t n)
+{
+	return ng_ibv_qp_room(&p->q, n) && t->scq_busy + n <= t->scq_size;
+}
+
+/* Whether one more ring message fits at the peer (@eager: within the EAGER
+ * share). */
+static inline bool ng_rc_credit(struct ng_rc *t, struct ng_rc_peer *p, bool eager)
+{
+	uint64_t lim = eager ? t->eager_quota : t->R, seen;
+
+	if (p->tx_seq - p->credit_seen < lim)
+		return true;
+	seen = __atomic_load_n(&p->ctl[1], __ATOMIC_ACQUIRE);
+	if (seen != p->credit_seen) {
+		p->credit_seen = seen;
+		t->watch.events++;
+	}
+	return p->tx_seq - p->credit_seen < lim;
+}
+
+static inline int ng_rc_post(struct ng_rc *t, struct ng_rc_peer *p, struct ibv_send_wr *wr, uint32_t n)
+{
+	int rc = ng_ibv_post(&p->q, wr, n);
+
+	if (!rc)
+		t->scq_busy += n;
+	return rc;
+}
+
+/*
+ * Posts one ring message of @type to @p.  Send mode: SEND_WITH_IMM of @sge
+ * (nsge 0 or 1).  Write mode: [header | @sge] into the next slot, then the
+ * sequence counter.  The caller checked room (send 1, write 2) and credit.
+ * Returns the errno of the post (0: posted); *inl_p says whether the data
+ * went inline (the caller's buffer is free at once).
+ */
+static int ng_rc_post_msg(struct ng_rc *t, struct ng_rc_peer *p, enum ng_rc_type type, uint8_t flags,
+                          struct ibv_sge *sge, int nsge, bool *inl_p)
+{
+	struct ibv_send_wr wr[2];
+	struct ibv_sge sg[2], cnt;
+	size_t len = nsge ? sge->length : 0;
+	uint64_t n = p->q.posted;
+	bool inl;
+	int rc;
+
+	memset(wr, 0, sizeof(wr));
+	if (!t->write) {
+		inl = len <= t->max_inline;
+		wr[0].wr_id = (uint64_t)p->rank;
+		wr[0].opcode = IBV_WR_SEND_WITH_IMM;
+		wr[0].send_flags = IBV_SEND_SIGNALED | (inl ? IBV_SEND_INLINE : 0);
+		wr[0].imm_data = htonl(NG_RC_IMM(type, type == NG_RC_FIN ? flags : 0));
+		wr[0].sg_list = sge;
+		wr[0].num_sge = nsge;
+		rc = ng_rc_post(t, p, wr, 1);
+	} else {
+		struct ng_rc_hdr *h = (struct ng_rc_hdr *)(void *)ng_rc_stage(t, p, n);
+		uint64_t *seq = (uint64_t *)(void *)ng_rc_stage(t, p, n + 1);
+		size_t slot = (size_t)(p->tx_seq % t->R);
+
+		*h = (struct ng_rc_hdr){ .len = (uint32_t)len, .type = (uint8_t)type, .flags = flags,
+		                         .seq = p->tx_seq };
+		*seq = p->tx_seq + 1;
+		inl = NG_RC_HDR + len <= t->max_inline;
+		sg[0] = (struct ibv_sge){ .addr = (uintptr_t)h, .length = NG_RC_HDR, .lkey = t->stage_a.mr->lkey };
+		if (nsge)
+			sg[1] = *sge;
+		ng_ibv_wr_rdma(&wr[0], IBV_WR_RDMA_WRITE, (uint64_t)p->rank, p->r_ring + slot * t->slot,
+		               p->r_ring_rkey);
+		wr[0].send_flags |= inl ? IBV_SEND_INLINE : 0;
+		wr[0].sg_list = sg;
+		wr[0].num_sge = 1 + nsge;
+		wr[0].next = &wr[1];
+		cnt = (struct ibv_sge){ .addr = (uintptr_t)seq, .length = 8, .lkey = t->stage_a.mr->lkey };
+		ng_ibv_wr_rdma(&wr[1], IBV_WR_RDMA_WRITE, (uint64_t)p->rank, p->r_ctl, p->r_ctl_rkey);
+		wr[1].send_flags |= 8 <= t->max_inline ? IBV_SEND_INLINE : 0;
+		wr[1].sg_list = &cnt;
+		wr[1].num_sge = 1;
+		rc = ng_rc_post(t, p, wr, 2);
+	}
+	if (!rc)
+		p->tx_seq++;
+	*inl_p = inl;
+	return rc;
+}
+
+/* Returns my release count to @p when due and possible. */
+static void ng_rc_post_credit(struct ng_rc *t, struct ng_rc_peer *p)
+{
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;
+	uint64_t *val;
+	int rc;
+
+	if (!ng_rc_room(t, p, 1))
+		return;
+	val = (uint64_t *)(void *)ng_rc_stage(t, p, p->q.posted);
+	*val = p->rx_free;
+	sge = (struct ibv_sge){ .addr = (uintptr_t)val, .length = 8, .lkey = t->stage_a.mr->lkey };
+	memset(&wr, 0, sizeof(wr));
+	ng_ibv_wr_rdma(&wr, IBV_WR_RDMA_WRITE, (uint64_t)p->rank, p->r_ctl + 8, p->r_ctl_rkey);
+	wr.send_flags |= 8 <= t->max_inline ? IBV_SEND_INLINE : 0;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	rc = ng_rc_post(t, p, &wr, 1);
+	if (rc) {
+		ng_rc_post_error(t, p, "credits", rc);
+		return;
+	}
+	p->credit_sent = p->rx_free;
+	p->credit_due = false;
+}
+
+/* An EAGER send.  Returns false when it must wait (credit, room). */
+static bool ng_rc_post_eager(struct ng_rc *t, struct ng_rc_peer *p, struct ng_ib_req *r)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)r->buf, .length = (uint32_t)r->len, .lkey = r->lkey };
+	bool inl;
+	int rc;
+
+	if (!ng_rc_room(t, p, t->write ? 2 : 1) || !ng_rc_credit(t, p, true))
+		return false;
+	rc = ng_rc_post_msg(t, p, NG_RC_EAGER, 0, &sge, r->len ? 1 : 0, &inl);
+	if (rc) {
+		ng_rc_post_error(t, p, "a message", rc);
+		ng_ib_req_done(r, p->err);
+		return true;
+	}
+	p->tx_idx++;
+	r->wr = p->q.posted;
+	if (inl)
+		ng_ib_req_done(r, NG_OK);
+	else
+		r->state = NG_IB_POSTED;
+	return true;
+}
+
+/*
+ * A rendezvous send: waits for the receiver's CTS, RDMA-writes the payload
+ * into its buffer (in pieces of at most maxw bytes, as the send queue has
+ * room) and ends with the FIN.  Returns false when it must wait; then it
+ * stays at the head of the send queue and continues from r->off.
+ */
+static bool ng_rc_post_rndv(struct ng_rc *t, struct ng_rc_peer *p, struct ng_ib_req *r)
+{
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;
+	bool inl;
+	int rc;
+
+	if (!r->cts) {
+		const struct ng_rc_cts *c;
+
+		if (p->cts_head == p->cts_tail)
+			return false;
+		c = &p->cts[p->cts_head % t->K];
+		if (c->idx != p->tx_idx) {
+			ng_rc_proto(t, p, "its receive and this send do not pair (one expects a small message, the "
+			                  "other a large one)");
+			ng_ib_req_done(r, p->err);
+			return true;
+		}
+		r->raddr = c->addr;
+		r->rkey = c->rkey;
+		r->mismatch = c->len != r->len;
+		r->cts = true;
+		p->cts_head++;
+		if (r->mismatch) {
+			ng_error("%s: rank %d receives %llu bytes for this message of %zu", t->base.mod->name, p->rank,
+			         (unsigned long long)c->len, r->len);
+			r->off = r->len;
+		}
+	}
+	while (r->off < r->len) {
+		size_t n = r->len - r->off < t->maxw ? r->len - r->off : t->maxw;
+		bool fin = !t->write && r->off + n == r->len;
+
+		if (!ng_rc_room(t, p, 1) || (fin && !ng_rc_credit(t, p, false)))
+			return false;
+		memset(&wr, 0, sizeof(wr));
+		ng_ibv_wr_rdma(&wr, fin ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE, (uint64_t)p->rank,
+		               r->raddr + r->off, r->rkey);
+		if (fin)
+			wr.imm_data = htonl(NG_RC_IMM(NG_RC_FIN, 0));
+		sge = (struct ibv_sge){ .addr = (uintptr_t)(r->buf + r->off), .length = (uint32_t)n, .lkey = r->lkey };
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		rc = ng_rc_post(t, p, &wr, 1);
+		if (rc) {
+			ng_rc_post_error(t, p, "an RDMA write", rc);
+			ng_ib_req_done(r, p->err);
+			return true;
+		}
+		r->off += n;
+		if (fin) {
+			p->tx_seq++;
+			goto posted;
+		}
+	}
+	/* Write mode, or nothing to write: the FIN as a ring message. */
+	if (!ng_rc_room(t, p, t->write ? 2 : 1) || !ng_rc_credit(t, p, false))
+		return false;
+	rc = ng_rc_post_msg(t, p, NG_RC_FIN, r->mismatch ? NG_RC_F_MISMATCH : 0, NULL, 0, &inl);
+	if (rc) {
+		ng_rc_post_error(t, p, "a message", rc);
+		ng_ib_req_done(r, p->err);
+		return true;
+	}
+posted:
+	p->tx_idx++;
+	r->wr = p->q.posted;
+	r->state = NG_IB_POSTED;
+	return true;
+}
+
+/* Posts what the send queue of @p holds, in order, as far as possible. */
+static void ng_rc_push(struct ng_rc *t, struct ng_rc_peer *p)
+{
+	struct ng_ib_req *r;
+
+	while ((r = p->sq.head)) {
+		bool posted = r->rndv ? ng_rc_post_rndv(t, p, r) : ng_rc_post_eager(t, p, r);
+
+		if (p->err) /* failed: the queue was dropped */
+			return;
+		if (!posted)
+			return;
+		ng_ib_queue_pop(&p->sq);
+		t->watch.events++;
+	}
+}
+
+/* Sends the CTSs of posted large receives, in order. */
+static void ng_rc_send_cts(struct ng_rc *t, struct ng_rc_peer *p)
+{
+	struct ng_ib_req *r;
+
+	while ((r = p->cts_next)) {
+		struct ng_rc_cts *c;
+		struct ibv_sge sge;
+		bool inl;
+		int rc;
+
+		if (!r->rndv) {
+			p->cts_next = r->next;
+			continue;
+		}
+		if (p->cts_out >= t->K || !ng_rc_room(t, p, t->write ? 2 : 1) || !ng_rc_credit(t, p, false))
+			return;
+		/* Staged with the work request that carries it; in write mode after
+		 * the header, which takes the entry's first 16 bytes. */
+		c = (struct ng_rc_cts *)(void *)(ng_rc_stage(t, p, p->q.posted) + (t->write ? NG_RC_STAGE / 2 : 0));
+		*c = (struct ng_rc_cts){ .idx = r->idx, .addr = (uintptr_t)r->buf, .len = r->len, .rkey = r->bkey };
+		sge = (struct ibv_sge){ .addr = (uintptr_t)c, .length = sizeof(*c), .lkey = t->stage_a.mr->lkey };
+		rc = ng_rc_post_msg(t, p, NG_RC_CTS, 0, &sge, 1, &inl);
+		if (rc) {
+			ng_rc_post_error(t, p, "a CTS", rc);
+			return;
+		}
+		r->cts = true;
+		p->cts_out++;
+		p->cts_next = r->next;
+		t->watch.events++;
+	}
+}
+
+/* ---- receive side ----------------------------------------------------- */
+
+static inline int ng_rc_post_slot(struct ng_rc *t, struct ng_rc_peer *p, size_t slot)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)(p->ring + slot * t->slot), .length = (uint32_t)t->eager,
+	                       .lkey = t->ring_a.mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = (uint64_t)p->rank << 32 | slot, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_recv(p->q.qp, &wr, &bad);
+}
+
+/* Gives ring message @s (a data message) to the receive at the head of rq. */
+static void ng_rc_deliver(struct ng_rc *t, struct ng_rc_peer *p, uint64_t s)
+{
+	size_t slot = (size_t)(s % t->R);
+	struct ng_rc_meta *m = &p->meta[slot];
+	struct ng_ib_req *r = p->rq.head;
+	ng_status st = NG_OK;
+
+	if (m->type == NG_RC_EAGER) {
+		if (r->rndv || m->len != r->len)
+			st = ng_rc_truncated(t, p, m->len, r->len);
+		else
+			memcpy(r->buf, ng_rc_payload(t, p, slot), m->len);
+	} else if (!r->cts) {
+		ng_rc_proto(t, p, "a FIN for a receive that sent no CTS");
+		return;
+	} else {
+		p->cts_out--;
+		if (m->flags & NG_RC_F_MISMATCH)
+			st = ng_rc_truncated(t, p, SIZE_MAX, r->len);
+	}
+	m->done = true;
+	ng_ib_queue_pop(&p->rq);
+	if (p->cts_next == r)
+		p->cts_next = r->next;
+	ng_ib_req_done(r, st);
+}
+
+/* Matches buffered (unexpected) data messages with posted receives. */
+static void ng_rc_match(struct ng_rc *t, struct ng_rc_peer *p)
+{
+	while (p->unexp_n && p->rq.head && !p->err) {
+		uint64_t s = p->unexp[p->unexp_head];
+
+		p->unexp_head = (p->unexp_head + 1) % t->R;
+		p->unexp_n--;
+		ng_rc_deliver(t, p, s);
+	}
+}
+
+/* Looks at the ring messages of @p that arrived since the last look. */
+static void ng_rc_scan(struct ng_rc *t, struct ng_rc_peer *p)
+{
+	uint64_t tail = t->write ? __atomic_load_n(&p->ctl[0], __ATOMIC_ACQUIRE) : p->rx_tail;
+
+	if (tail - p->rx_free > t->R) {
+		ng_rc_proto(t, p, "it overran the ring");
+		return;
+	}
+	while (p->rx_scan < tail && !p->err) {
+		uint64_t s = p->rx_scan;
+		size_t slot = (size_t)(s % t->R);
+		struct ng_rc_meta *m = &p->meta[slot];
+
+		if (t->write) {
+			const struct ng_rc_hdr *h = (const struct ng_rc_hdr *)(const void *)(p->ring + slot * t->slot);
+
+			if (h->seq != s || h->type > NG_RC_FIN || h->len > t->eager) {
+				ng_rc_proto(t, p, "a ring slot with a bad header");
+				return;
+			}
+			m->len = h->len;
+			m->type = h->type;
+			m->flags = h->flags;
+		}
+		if (m->type == NG_RC_CTS) {
+			if (p->cts_tail - p->cts_head >= t->K) {
+				ng_rc_proto(t, p, "more CTSs than the window allows");
+				return;
+			}
+			memcpy(&p->cts[p->cts_tail % t->K], ng_rc_payload(t, p, slot), sizeof(struct ng_rc_cts));
+			p->cts_tail++;
+			m->done = true;
+		} else if (!p->unexp_n && p->rq.head) {
+			ng_rc_deliver(t, p, s);
+		} else {
+			p->unexp[(p->unexp_head + p->unexp_n) % t->R] = s;
+			p->unexp_n++;
+		}
+		p->rx_scan++;
+		t->watch.events++;
+	}
+}
+
+/* Releases consumed slots in ring order (send mode: reposts their receives)
+ * and returns credits when R/4 more are free. */
+static void ng_rc_release(struct ng_rc *t, struct ng_rc_peer *p)
+{
+	while (p->rx_free < p->rx_scan) {
+		size_t slot = (size_t)(p->rx_free % t->R);
+		int rc;
+
+		if (!p->meta[slot].done)
+			break;
+		p->meta[slot].done = false;
+		if (!t->write) {
+			rc = ng_rc_post_slot(t, p, slot);
+			if (rc) {
+				ng_error("%s: reposting a receive for rank %d: %s", t->base.mod->name, p->rank,
+				         strerror(rc));
+				ng_rc_fail(t, p, NG_ERR_IO);
+				return;
+			}
+		}
+		p->rx_free++;
+	}
+	if (p->rx_free - p->credit_sent >= t->thresh)
+		p->credit_due = true;
+	if (p->credit_due)
+		ng_rc_post_credit(t, p);
+}
+
+/* ---- progress --------------------------------------------------------- */
+
+static void ng_rc_peer_progress(struct ng_rc *t, struct ng_rc_peer *p)
+{
+	if (!p->err) {
+		ng_rc_match(t, p);
+		ng_rc_scan(t, p);
+	}
+	if (!p->err)
+		ng_rc_release(t, p);
+	if (!p->err)
+		ng_rc_send_cts(t, p);
+	if (!p->err)
+		ng_rc_push(t, p);
+	ng_rc_deactivate(t, p);
+}
+
+static void __attribute__((cold)) ng_rc_cq_error(struct ng_rc *t, const char *which, int n)
+{
+	ng_error("%s: polling the %s completion queue: %s", t->base.mod->name, which, strerror(n < 0 ? -n : EIO));
+	while (t->nactive)
+		ng_rc_fail(t, &t->peers[t->active[t->nactive - 1]], NG_ERR_IO);
+}
+
+/* Polls the completion queues. */
+static void ng_rc_poll(struct ng_rc *t)
+{
+	struct ibv_wc wc[NG_RC_POLL];
+	int n, i;
+
+	n = ibv_poll_cq(t->scq, NG_RC_POLL, wc);
+	if (n < 0) {
+		ng_rc_cq_error(t, "send", n);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		struct ng_rc_peer *p = &t->peers[wc[i].wr_id];
+
+		t->scq_busy--;
+		if (ng_ibv_qp_complete(&p->q, wc[i].status) && !p->err)
+			ng_rc_fail(t, p, ng_ibv_wc_error(&t->v, &wc[i], p->rank, "a send"));
+	}
+	t->watch.events += (uint64_t)n;
+	if (t->write)
+		return;
+
+	n = ibv_poll_cq(t->rcq, NG_RC_POLL, wc);
+	if (n < 0) {
+		ng_rc_cq_error(t, "receive", n);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		struct ng_rc_peer *p = &t->peers[wc[i].wr_id >> 32];
+		size_t slot = (size_t)(wc[i].wr_id & 0xffffffffu);
+		struct ng_rc_meta *m = &p->meta[slot];
+		uint32_t imm;
+
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			if (!p->err)
+				ng_rc_fail(t, p, ng_ibv_wc_error(&t->v, &wc[i], p->rank, "a receive"));
+			continue;
+		}
+		if (slot != p->rx_tail % t->R || !(wc[i].wc_flags & IBV_WC_WITH_IMM)) {
+			if (!p->err)
+				ng_rc_proto(t, p, "a receive completed out of ring order or without immediate data");
+			continue;
+		}
+		imm = ntohl(wc[i].imm_data);
+		m->type = (uint8_t)(imm >> 30);
+		m->flags = (uint8_t)(imm & 0xffu);
+		m->len = wc[i].opcode == IBV_WC_RECV ? wc[i].byte_len : 0;
+		p->rx_tail++;
+	}
+	t->watch.events += (uint64_t)n;
+}
+
+/* One round of progress on everything; @hint is the peer a caller waits
+ * for (blamed when nothing happens for --timeout seconds). */
+static void ng_rc_progress(struct ng_rc *t, int hint)
+{
+	uint64_t ev = t->watch.events;
+	ng_status st;
+	size_t i;
+
+	ng_rc_poll(t);
+	/* Backwards: a peer that goes idle is replaced by one already seen. */
+	for (i = t->nactive; i-- > 0;) {
+		if (i < t->nactive)
+			ng_rc_peer_progress(t, &t->peers[t->active[i]]);
+	}
+	if (t->watch.events == ev) {
+		st = ng_ibv_watch_idle(&t->watch);
+		if (st)
+			ng_rc_stall(t, hint, st);
+	}
+}
+
+/* Completes a posted send whose work requests are done. */
+static inline void ng_rc_check(struct ng_rc *t, struct ng_ib_req *r)
+{
+	struct ng_rc_peer *p;
+
+	if (r->state != NG_IB_POSTED)
+		return;
+	p = &t->peers[r->peer];
+	if (ng_ibv_qp_is_done(&p->q, r->wr))
+		ng_ib_req_done(r, ng_ibv_qp_failed(&p->q, r->wr) ? (p->err ? p->err : NG_ERR_IO) : NG_OK);
+	else if (p->err)
+		ng_ib_req_done(r, p->err);
+}
+
+/* ---- operations ------------------------------------------------------- */
+
+static ng_status ng_rc_wait(struct ng_comm *c, struct ng_req *req)
+{
+	struct ng_rc *t = ng_rc_of(c);
+	struct ng_ib_req *r = ng_ib_req_of(req);
+
+	while (r->state != NG_IB_DONE) {
+		ng_rc_progress(t, r->peer);
+		ng_rc_check(t, r);
+	}
+	return r->status;
+}
+
+static ng_status ng_rc_test(struct ng_comm *c, struct ng_req *req, bool *done_p)
+{
+	struct ng_rc *t = ng_rc_of(c);
+	struct ng_ib_req *r = ng_ib_req_of(req);
+
+	if (r->state != NG_IB_DONE) {
+		ng_rc_progress(t, r->peer);
+		ng_rc_check(t, r);
+	}
+	*done_p = r->state == NG_IB_DONE;
+	return *done_p ? r->status : NG_OK;
+}
+
+/* Finds the registration of @buf; reports a buffer not from alloc(). */
+static inline ng_status ng_rc_keys(struct ng_rc *t, struct ng_ib_req *r)
+{
+	const struct ng_ibv_mem *m = ng_ibv_mem_find(&t->v, r->buf, r->len);
+
+	if (__builtin_expect(!m, 0)) {
+		ng_error("%s: buffer %p (%zu bytes) does not come from the module's alloc()", t->base.mod->name,
+		         (void *)r->buf, r->len);
+		return NG_ERR_USAGE;
+	}
+	r->lkey = m->mr->lkey;
+	r->bkey = m->mr->rkey;
+	return NG_OK;
+}
+
+static ng_status ng_rc_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *req)
+{
+	struct ng_rc *t = ng_rc_of(c);
+	struct ng_rc_peer *p = &t->peers[peer];
+	struct ng_ib_req *r = ng_ib_req_of(req);
+	ng_status st;
+
+	assert(peer >= 0 && peer < c->size && peer != c->rank);
+	ng_ib_req_init(r, peer, buf, len, false);
+	st = p->err ? p->err : ng_rc_keys(t, r);
+	if (st) {
+		ng_ib_req_done(r, st);
+		return st;
+	}
+	r->rndv = len > t->eager;
+	if (!p->sq.head && (r->rndv ? ng_rc_post_rndv(t, p, r) : ng_rc_post_eager(t, p, r)))
+		return r->state == NG_IB_DONE ? r->status : NG_OK;
+	ng_ib_queue_push(&p->sq, r);
+	ng_rc_activate(t, p);
+	return NG_OK;
+}
+
+static ng_status ng_rc_irecv(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *req)
+{
+	struct ng_rc *t = ng_rc_of(c);
+	struct ng_rc_peer *p = &t->peers[peer];
+	struct ng_ib_req *r = ng_ib_req_of(req);
+	ng_status st;
+
+	assert(peer >= 0 && peer < c->size && peer != c->rank);
+	ng_ib_req_init(r, peer, buf, len, true);
+	st = p->err ? p->err : ng_rc_keys(t, r);
+	if (st) {
+		ng_ib_req_done(r, st);
+		return st;
+	}
+	r->rndv = len > t->eager;
+	r->idx = p->rx_posted++;
+	ng_ib_queue_push(&p->rq, r);
+	if (!p->cts_next)
+		p->cts_next = r;
+	ng_rc_activate(t, p);
+	if (p->unexp_n)
+		ng_rc_match(t, p);
+	else if (r->rndv)
+		ng_rc_send_cts(t, p);
+	return r->state == NG_IB_DONE ? r->status : NG_OK;
+}
+
+static ng_status ng_rc_send(struct ng_comm *c, int peer, const void *buf, size_t len)
+{
+	struct ng_req req;
+	ng_status st = ng_rc_isend(c, peer, buf, len, &req);
+
+	if (st || ng_ib_req_of(&req)->state == NG_IB_DONE)
+		return st;
+	return ng_rc_wait(c, &req);
+}
+
+static ng_status ng_rc_recv(struct ng_comm *c, int peer, void *buf, size_t len)
+{
+	struct ng_req req;
+	ng_status st = ng_rc_irecv(c, peer, buf, len, &req);
+
+	if (st || ng_ib_req_of(&req)->state == NG_IB_DONE)
+		return st;
+	return ng_rc_wait(c, &req);
+}
+
+static ng_status ng_rc_alloc(struct ng_comm *c, size_t len, void **buf_p)
+{
+	return ng_ibv_mem_alloc(&ng_rc_of(c)->v, len, buf_p);
+}
+
+static void ng_rc_free(struct ng_comm *c, void *buf)
+{
+	if (buf)
+		ng_ibv_mem_free(&ng_rc_of(c)->v, buf);
+}
+
+/* ---- setup ------------------------------------------------------------ */
+
+static void ng_rc_close(struct ng_comm *c)
+{
+	struct ng_rc *t = ng_rc_of(c);
+
+	if (t->peers)
+		for (int i = 0; i < c->size; i++)
+			ng_ibv_qp_destroy(&t->peers[i].q);
+	if (t->rcq && t->rcq != t->scq)
+		ibv_destroy_cq(t->rcq);
+	if (t->scq)
+		ibv_destroy_cq(t->scq);
+	ng_ibv_area_free(&t->stage_a);
+	ng_ibv_area_free(&t->ctl_a);
+	ng_ibv_area_free(&t->ring_a);
+	ng_ibv_close(&t->v);
+	free(t->active);
+	free(t->ctss);
+	free(t->unexps);
+	free(t->metas);
+	free(t->peers);
+	free(t);
+}
+
+/* Sizes from the options and the device's limits.  Reports what does not
+ * fit. */
+static ng_status ng_rc_sizes(struct ng_rc *t, const struct ng_ib_conf *cf)
+{
+	const struct ibv_device_attr *d = &t->v.dattr;
+	const char *who = t->base.mod->name;
+	size_t npeers = (size_t)t->base.size - 1;
+
+	t->write = cf->write;
+	t->R = cf->ring;
+	t->K = t->R / 8 ? t->R / 8 : 1;
+	t->eager_quota = t->R - 2 * t->K;
+	t->thresh = t->R / 4 ? t->R / 4 : 1;
+	if (t->thresh > t->eager_quota)
+		t->thresh = t->eager_quota;
+	t->eager = cf->eager;
+	t->slot = ((t->write ? NG_RC_HDR : 0) + t->eager + 63) / 64 * 64;
+	t->ring_stride = t->R * t->slot;
+	t->maxw = t->v.pattr.max_msg_sz ? t->v.pattr.max_msg_sz : (size_t)1 << 30;
+	if (t->maxw > (size_t)1 << 30)
+		t->maxw = (size_t)1 << 30;
+	t->depth = (uint32_t)(2 * t->R + NG_RC_SLACK);
+	if (t->depth > (uint32_t)d->max_qp_wr || t->R > (size_t)d->max_qp_wr) {
+		ng_error("%s: --ib-ring %zu needs %u work requests per queue pair, %s allows %d", who, t->R, t->depth,
+		         t->v.name, d->max_qp_wr);
+		return NG_ERR_USAGE;
+	}
+	if (t->eager > t->maxw) {
+		ng_error("%s: --ib-eager %zu is above the port's largest message (%zu bytes)", who, t->eager,
+		         t->maxw);
+		return NG_ERR_USAGE;
+	}
+	if (!t->write && npeers * t->R > (size_t)d->max_cqe) {
+		ng_error("%s: %zu peers * --ib-ring %zu receives exceed the %d entries of a completion queue on "
+		         "%s; lower --ib-ring",
+		         who, npeers, t->R, d->max_cqe, t->v.name);
+		return NG_ERR_USAGE;
+	}
+	t->scq_size = (uint32_t)(npeers * t->depth < (size_t)d->max_cqe ? npeers * t->depth : (size_t)d->max_cqe);
+	if (t->scq_size < 4)
+		t->scq_size = 4;
+	return NG_OK;
+}
+
+/* Everything local: memory, CQs, QPs in INIT with their receives posted. */
+static ng_status ng_rc_setup(struct ng_rc *t)
+{
+	size_t size = (size_t)t->base.size, npeers = size - 1;
+	const char *who = t->base.mod->name;
+	uint32_t inl = NG_RC_INLINE;
+	ng_status st;
+
+	t->peers = calloc(size, sizeof(*t->peers));
+	t->metas = calloc(size * t->R, sizeof(*t->metas));
+	t->unexps = calloc(size * t->R, sizeof(*t->unexps));
+	t->ctss = calloc(size * t->K, sizeof(*t->ctss));
+	t->active = calloc(size, sizeof(*t->active));
+	if (!t->peers || !t->metas || !t->unexps || !t->ctss || !t->active) {
+		ng_error("%s: out of memory", who);
+		return NG_ERR_NOMEM;
+	}
+	st = ng_ibv_area_alloc(&t->v, size * t->ring_stride, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+	                       "receive rings", &t->ring_a);
+	if (!st)
+		st = ng_ibv_area_alloc(&t->v, size * NG_RC_CTL, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+		                       "counters", &t->ctl_a);
+	if (!st)
+		st = ng_ibv_area_alloc(&t->v, size * t->depth * NG_RC_STAGE, IBV_ACCESS_LOCAL_WRITE, "staging",
+		                       &t->stage_a);
+	if (st)
+		return st;
+
+	t->scq = ibv_create_cq(t->v.ctx, (int)t->scq_size, NULL, NULL, 0);
+	if (!t->scq) {
+		ng_error("%s: cannot create a completion queue of %u entries on %s: %s", who, t->scq_size, t->v.name,
+		         strerror(errno));
+		return NG_ERR_SYS;
+	}
+	if (t->write) {
+		t->rcq = t->scq;
+	} else {
+		t->rcq = ibv_create_cq(t->v.ctx, (int)(npeers * t->R), NULL, NULL, 0);
+		if (!t->rcq) {
+			ng_error("%s: cannot create a completion queue of %zu entries on %s: %s", who, npeers * t->R,
+			         t->v.name, strerror(errno));
+			return NG_ERR_SYS;
+		}
+	}
+
+	for (size_t i = 0; i < size; i++) {
+		struct ng_rc_peer *p = &t->peers[i];
+
+		p->rank = (int)i;
+		p->apos = NG_RC_NONE;
+		p->ring = t->ring_a.base + i * t->ring_stride;
+		p->meta = &t->metas[i * t->R];
+		p->unexp = &t->unexps[i * t->R];
+		p->cts = &t->ctss[i * t->K];
+		p->ctl = (volatile uint64_t *)(void *)(t->ctl_a.base + i * NG_RC_CTL);
+		p->stage = t->stage_a.base + i * t->depth * NG_RC_STAGE;
+		if (i == (size_t)t->base.rank)
+			continue;
+		st = ng_ibv_qp_create(&t->v, t->type, t->scq, t->rcq, t->depth, t->write ? 1 : (uint32_t)t->R, &inl,
+		                      &p->q);
+		if (st)
+			return st;
+		st = ng_ibv_qp_init(&t->v, &p->q);
+		if (st)
+			return st;
+		for (size_t s = 0; !t->write && s < t->R; s++) {
+			int rc = ng_rc_post_slot(t, p, s);
+
+			if (rc) {
+				ng_error("%s: posting the receive ring for rank %zu: %s", who, i, strerror(rc));
+				return NG_ERR_SYS;
+			}
+		}
+		t->max_inline = p->q.max_inline;
+	}
+	return NG_OK;
+}
+
+/* Connects every QP with the exchanged addresses. */
+static ng_status ng_rc_connect(struct ng_rc *t, const struct ng_rc_wire *all, size_t wlen, enum ibv_mtu *mtu_p)
+{
+	size_t size = (size_t)t->base.size;
+	enum ibv_mtu mtu = t->v.pattr.active_mtu;
+	const char *who = t->base.mod->name;
+	ng_status st;
+
+	for (size_t i = 0; i < size; i++) {
+		const struct ng_rc_wire *w = (const struct ng_rc_wire *)(const void *)((const char *)all + i * wlen);
+
+		if (w->ring != t->R || w->eager != t->eager || w->write != (uint32_t)t->write) {
+			if (t->base.rank == 0)
+				ng_error("%s: rank %zu runs with other --ib-ring, --ib-eager or --ib-mode values", who, i);
+			return NG_ERR_USAGE;
+		}
+		if (w->ep.mtu < mtu)
+			mtu = (enum ibv_mtu)w->ep.mtu;
+	}
+	for (size_t i = 0; i < size; i++) {
+		const struct ng_rc_wire *w = (const struct ng_rc_wire *)(const void *)((const char *)all + i * wlen);
+		struct ng_rc_peer *p = &t->peers[i];
+		enum ibv_mtu pm = t->v.pattr.active_mtu < (enum ibv_mtu)w->ep.mtu ? t->v.pattr.active_mtu
+		                                                                   : (enum ibv_mtu)w->ep.mtu;
+
+		if (i == (size_t)t->base.rank)
+			continue;
+		p->r_ring = w->ring_base + (uint64_t)t->base.rank * t->ring_stride;
+		p->r_ring_rkey = w->ring_rkey;
+		p->r_ctl = w->ctl_base + (uint64_t)t->base.rank * NG_RC_CTL;
+		p->r_ctl_rkey = w->ctl_rkey;
+		st = ng_ibv_qp_connect(&t->v, &p->q, &w->ep, w->qpn[t->base.rank], pm, (int)i);
+		if (st)
+			return st;
+	}
+	*mtu_p = mtu;
+	return NG_OK;
+}
+
+static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_env *env, struct ng_comm **comm_p)
+{
+	struct ng_boot *b = env->boot;
+	size_t size = (size_t)b->size;
+	size_t wlen = (sizeof(struct ng_rc_wire) + size * sizeof(uint32_t) + 7) / 8 * 8;
+	struct ng_rc_wire *mine = NULL;
+	unsigned char *all = NULL;
+	enum ibv_mtu mtu = IBV_MTU_256;
+	struct ng_ib_conf cf;
+	int32_t ok = 0, *oks = NULL;
+	ng_status st, lst;
+	struct ng_rc *t;
+
+	st = ng_ib_conf_read(env, m->name, &cf);
+	if (st)
+		return st;
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		ng_error("%s: out of memory", m->name);
+		return NG_ERR_NOMEM;
+	}
+	t->base.mod = m;
+	t->base.rank = b->rank;
+	t->base.size = b->size;
+	t->base.caps = m->caps;
+	t->base.max_msg = m->max_msg;
+	t->base.cancel = env->cancel;
+	t->type = m == &ng_module_ibuc ? IBV_QPT_UC : IBV_QPT_RC;
+	ng_ibv_watch_init(&t->watch, env->cancel, env->timeout_s);
+
+	st = ng_ibv_open(&t->v, &cf.dev, b);
+	if (st) {
+		free(t);
+		return st;
+	}
+
+	/* Local setup; every rank takes part in the exchange, a failed one with
+	 * its status, so that all fail together. */
+	lst = ng_rc_sizes(t, &cf);
+	if (!lst)
+		lst = ng_rc_setup(t);
+	mine = calloc(1, wlen);
+	all = calloc(size, wlen);
+	oks = calloc(size, sizeof(*oks));
+	if (!mine || !all || !oks) {
+		ng_error("%s: out of memory", m->name);
+		st = NG_ERR_NOMEM;
+		goto err_free;
+	}
+	ng_ibv_ep_get(&t->v, &mine->ep);
+	mine->status = (int32_t)lst;
+	mine->ring = (uint32_t)t->R;
+	mine->eager = (uint32_t)t->eager;
+	mine->write = t->write;
+	if (!lst) {
+		mine->ring_base = (uintptr_t)t->ring_a.base;
+		mine->ring_rkey = t->ring_a.mr->rkey;
+		mine->ctl_base = (uintptr_t)t->ctl_a.base;
+		mine->ctl_rkey = t->ctl_a.mr->rkey;
+		for (size_t i = 0; i < size; i++)
+			mine->qpn[i] = t->peers[i].q.qp ? t->peers[i].q.qp->qp_num : 0;
+	}
+	st = ng_boot_allgather(b, mine, wlen, all);
+	if (st)
+		goto err_free;
+	if (lst) {
+		st = lst;
+		goto err_free;
+	}
+	for (size_t i = 0; i < size; i++) {
+		const struct ng_rc_wire *w = (const struct ng_rc_wire *)(const void *)(all + i * wlen);
+
+		if (w->status) {
+			st = (ng_status)w->status;
+			goto err_free;
+		}
+	}
+
+	/* Connect, then agree that everyone did before any message moves (UC
+	 * drops what arrives before the receiver's QP is ready). */
+	lst = ng_rc_connect(t, (const struct ng_rc_wire *)(const void *)all, wlen, &mtu);
+	ok = (int32_t)lst;
+	st = ng_boot_allgather(b, &ok, sizeof(ok), oks);
+	if (st)
+		goto err_free;
+	for (size_t i = 0; i < size; i++) {
+		if (oks[i]) {
+			st = lst ? lst : (ng_status)oks[i];
+			goto err_free;
+		}
+	}
+	free(oks);
+	free(all);
+	free(mine);
+
+	ng_ibv_describe(&t->v, mtu, t->base.device, sizeof(t->base.device));
+	if (t->write) {
+		size_t len = strlen(t->base.device);
+
+		snprintf(t->base.device + len, sizeof(t->base.device) - len, ", RDMA write");
+	}
+	*comm_p = &t->base;
+	return NG_OK;
+
+err_free:
+	free(oks);
+	free(all);
+	free(mine);
+	ng_rc_close(&t->base);
+	return st;
+}
+
+#define NG_RC_OPS                        \
+	.options = ng_ib_options,        \
+	.options_owner = "ib",           \
+	.max_msg = 0,                    \
+	.hdr_bytes = 0,                  \
+	.open = ng_rc_open,              \
+	.close = ng_rc_close,            \
+	.alloc = ng_rc_alloc,            \
+	.free = ng_rc_free,              \
+	.send = ng_rc_send,              \
+	.recv = ng_rc_recv,              \
+	.isend = ng_rc_isend,            \
+	.irecv = ng_rc_irecv,            \
+	.test = ng_rc_test,              \
+	.wait = ng_rc_wait
+
+const struct ng_module ng_module_ibrc = {
+	.name = "ibrc",
+	.desc = "InfiniBand/RoCE verbs, reliable connection (send/receive, or RDMA write with --ib-mode write)",
+	.caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_REGMEM | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
+	NG_RC_OPS,
+};
+
+const struct ng_module ng_module_ibuc = {
+	.name = "ibuc",
+	.desc = "InfiniBand/RoCE verbs, unreliable connection (a lost message fails the run after --timeout)",
+	.caps = NG_CAP_CHANNEL | NG_CAP_REGMEM | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
+	NG_RC_OPS,
+};

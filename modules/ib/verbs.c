@@ -1,0 +1,679 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The verbs core (see verbs.h): device/port/GID selection, registered
+ * memory, queue-pair setup and the poll-loop watchdog.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "verbs.h"
+
+#define NG_IBV_ERRLEN   248 /* one selection error line, exchanged between ranks */
+#define NG_IBV_TIMEOUT  14  /* RC local ack timeout: 4.096 us * 2^14 = 67 ms */
+#define NG_IBV_RETRY    7   /* retry_cnt: the largest valid value */
+#define NG_IBV_RNR      7   /* rnr_retry: 7 = retry forever */
+#define NG_IBV_RNR_TIMER 12 /* min_rnr_timer: 0.64 ms */
+#define NG_IBV_RD_ATOM  16  /* RDMA reads/atomics in flight per QP (device limit if lower) */
+#define NG_IBV_HOPS     64
+
+static const char ng_ibv_howto[] =
+	"to try ngauge without an RDMA adapter, create a Soft-RoCE device on an Ethernet interface: "
+	"'rdma link add rxe0 type rxe netdev IFACE' (modprobe rdma_rxe first; see doc/verbs.md)";
+
+uint64_t ng_ibv_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void ng_ibv_watch_init(struct ng_ibv_watch *w, const volatile sig_atomic_t *cancel, double timeout_s)
+{
+	memset(w, 0, sizeof(*w));
+	w->cancel = cancel;
+	w->timeout_ns = timeout_s > 0 ? (timeout_s > 1e9 ? (uint64_t)1e18 : (uint64_t)(timeout_s * 1e9)) : 0;
+	w->gap_ns = 1000000000u;
+	if (w->timeout_ns && w->gap_ns > w->timeout_ns / 2)
+		w->gap_ns = w->timeout_ns / 2;
+	w->since_ns = w->last_ns = ng_ibv_now_ns();
+}
+
+/* ---- selection -------------------------------------------------------- */
+
+static bool ng_ibv_gid_zero(const union ibv_gid *g)
+{
+	for (size_t i = 0; i < sizeof(g->raw); i++)
+		if (g->raw[i])
+			return false;
+	return true;
+}
+
+/* ::ffff:a.b.c.d */
+static bool ng_ibv_gid_v4(const union ibv_gid *g)
+{
+	static const uint8_t prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	return memcmp(g->raw, prefix, sizeof(prefix)) == 0;
+}
+
+static const char *ng_ibv_gid_type_str(uint32_t t)
+{
+	switch (t) {
+	case IBV_GID_TYPE_IB: return "IB";
+	case IBV_GID_TYPE_ROCE_V1: return "RoCE v1";
+	case IBV_GID_TYPE_ROCE_V2: return "RoCE v2";
+	default: return "unknown type";
+	}
+}
+
+/* Picks the GID (see verbs.h).  On failure writes the reason to @err. */
+static ng_status ng_ibv_pick_gid(struct ng_ibv *v, int want, char *err, size_t errlen)
+{
+	struct ibv_gid_entry e;
+	int best = -1, rank_best = 0;
+
+	if (want >= 0) {
+		if (want >= v->pattr.gid_tbl_len) {
+			snprintf(err, errlen, "%s: --ib-gid %d: %s port %u has GID indices 0-%d", v->who, want, v->name,
+			         v->port, v->pattr.gid_tbl_len - 1);
+			return NG_ERR_USAGE;
+		}
+		if (ibv_query_gid_ex(v->ctx, v->port, (uint32_t)want, &e, 0) || ng_ibv_gid_zero(&e.gid)) {
+			snprintf(err, errlen, "%s: --ib-gid %d: entry %d of %s port %u is empty", v->who, want, want,
+			         v->name, v->port);
+			return NG_ERR_USAGE;
+		}
+		v->gid_index = want;
+		v->gid = e.gid;
+		v->gid_type = e.gid_type;
+		v->global = true;
+		return NG_OK;
+	}
+	if (!v->roce) {
+		/* InfiniBand: LID routing inside the subnet, no GRH. */
+		v->gid_index = -1;
+		v->global = false;
+		if (ibv_query_gid_ex(v->ctx, v->port, 0, &e, 0) == 0) {
+			v->gid = e.gid;
+			v->gid_type = e.gid_type;
+		}
+		return NG_OK;
+	}
+	/* RoCE: IPv4-mapped RoCE v2 (3) > other RoCE v2 (2) > anything valid (1). */
+	for (int i = 0; i < v->pattr.gid_tbl_len; i++) {
+		int r;
+
+		if (ibv_query_gid_ex(v->ctx, v->port, (uint32_t)i, &e, 0) || ng_ibv_gid_zero(&e.gid))
+			continue;
+		r = e.gid_type == IBV_GID_TYPE_ROCE_V2 ? (ng_ibv_gid_v4(&e.gid) ? 3 : 2) : 1;
+		if (r > rank_best) {
+			rank_best = r;
+			best = i;
+			v->gid = e.gid;
+			v->gid_type = e.gid_type;
+		}
+		if (r == 3)
+			break;
+	}
+	if (best < 0) {
+		snprintf(err, errlen,
+		         "%s: %s port %u (RoCE) has no GID: give its network interface an IP address "
+		         "(or choose one with --ib-gid)",
+		         v->who, v->name, v->port);
+		return NG_ERR_NODEV;
+	}
+	v->gid_index = best;
+	v->global = true;
+	return NG_OK;
+}
+
+/* The first active port of the opened device, or @want.  On failure writes
+ * the reason to @err. */
+static ng_status ng_ibv_pick_port(struct ng_ibv *v, int want, char *err, size_t errlen)
+{
+	struct ibv_port_attr pa;
+	size_t len = 0;
+
+	if (want) {
+		if (want < 1 || want > v->dattr.phys_port_cnt) {
+			snprintf(err, errlen, "%s: --ib-port %d: %s has %u port%s (numbered from 1)", v->who, want,
+			         v->name, v->dattr.phys_port_cnt, v->dattr.phys_port_cnt == 1 ? "" : "s");
+			return NG_ERR_USAGE;
+		}
+		if (ibv_query_port(v->ctx, (uint8_t)want, &pa)) {
+			snprintf(err, errlen, "%s: querying %s port %d: %s", v->who, v->name, want, strerror(errno));
+			return NG_ERR_SYS;
+		}
+		if (pa.state != IBV_PORT_ACTIVE) {
+			snprintf(err, errlen, "%s: %s port %d is %s, not active", v->who, v->name, want,
+			         ibv_port_state_str(pa.state));
+			return NG_ERR_NODEV;
+		}
+		v->port = (uint8_t)want;
+		v->pattr = pa;
+		return NG_OK;
+	}
+	len = (size_t)snprintf(err, errlen, "%s: %s has no active port (", v->who, v->name);
+	for (uint8_t p = 1; p <= v->dattr.phys_port_cnt; p++) {
+		if (ibv_query_port(v->ctx, p, &pa))
+			continue;
+		if (pa.state == IBV_PORT_ACTIVE) {
+			v->port = p;
+			v->pattr = pa;
+			err[0] = '\0';
+			return NG_OK;
+		}
+		if (len < errlen)
+			len += (size_t)snprintf(err + len, errlen - len, "%sport %u: %s", p > 1 ? ", " : "", p,
+			                        ibv_port_state_str(pa.state));
+	}
+	if (len < errlen)
+		snprintf(err + len, errlen - len, ")");
+	return NG_ERR_NODEV;
+}
+
+/* Opens @dev and picks its port; closes it again on failure. */
+static ng_status ng_ibv_try_dev(struct ng_ibv *v, struct ibv_device *dev, int port, char *err, size_t errlen)
+{
+	ng_status st;
+
+	snprintf(v->name, sizeof(v->name), "%s", ibv_get_device_name(dev));
+	v->ctx = ibv_open_device(dev);
+	if (!v->ctx) {
+		snprintf(err, errlen, "%s: cannot open RDMA device %s: %s", v->who, v->name, strerror(errno));
+		return NG_ERR_SYS;
+	}
+	if (ibv_query_device(v->ctx, &v->dattr)) {
+		snprintf(err, errlen, "%s: querying RDMA device %s: %s", v->who, v->name, strerror(errno));
+		st = NG_ERR_SYS;
+		goto err_close_device;
+	}
+	st = ng_ibv_pick_port(v, port, err, errlen);
+	if (st)
+		goto err_close_device;
+	return NG_OK;
+
+err_close_device:
+	ibv_close_device(v->ctx);
+	v->ctx = NULL;
+	return st;
+}
+
+/* Device and port (see verbs.h).  On failure writes the reason to @err. */
+static ng_status ng_ibv_select(struct ng_ibv *v, const struct ng_ibv_conf *cf, char *err, size_t errlen)
+{
+	struct ibv_device **list;
+	ng_status st = NG_ERR_NODEV;
+	int n = 0;
+
+	errno = 0;
+	list = ibv_get_device_list(&n);
+	if (!list || n == 0) {
+		if (!list && errno && errno != ENOSYS && errno != ENOENT)
+			snprintf(err, errlen, "%s: cannot list RDMA devices: %s", v->who, strerror(errno));
+		else
+			snprintf(err, errlen, "%s: no RDMA device found; %s", v->who, ng_ibv_howto);
+		if (list)
+			ibv_free_device_list(list);
+		return list || !errno || errno == ENOSYS || errno == ENOENT ? NG_ERR_NODEV : NG_ERR_SYS;
+	}
+	if (cf->dev && *cf->dev) {
+		size_t len;
+		int i;
+
+		for (i = 0; i < n; i++)
+			if (strcmp(ibv_get_device_name(list[i]), cf->dev) == 0)
+				break;
+		if (i < n) {
+			st = ng_ibv_try_dev(v, list[i], cf->port, err, errlen);
+		} else {
+			len = (size_t)snprintf(err, errlen, "%s: --ib-dev %s: no such RDMA device (devices:", v->who,
+			                       cf->dev);
+			for (i = 0; i < n && len < errlen; i++)
+				len += (size_t)snprintf(err + len, errlen - len, " %s", ibv_get_device_name(list[i]));
+			if (len < errlen)
+				snprintf(err + len, errlen - len, ")");
+			st = NG_ERR_USAGE;
+		}
+	} else if (cf->port) {
+		/* An explicit port on the first device. */
+		st = ng_ibv_try_dev(v, list[0], cf->port, err, errlen);
+	} else {
+		for (int i = 0; i < n; i++) {
+			st = ng_ibv_try_dev(v, list[i], 0, err, errlen);
+			if (st == NG_OK || st == NG_ERR_SYS)
+				break;
+		}
+		if (st == NG_ERR_NODEV && n > 1)
+			snprintf(err, errlen, "%s: none of the %d RDMA devices has an active port (the first is %s)",
+			         v->who, n, ibv_get_device_name(list[0]));
+	}
+	ibv_free_device_list(list);
+	return st;
+}
+
+static ng_status ng_ibv_open_local(struct ng_ibv *v, const struct ng_ibv_conf *cf, char *err, size_t errlen)
+{
+	ng_status st;
+	long pg;
+
+	st = ng_ibv_select(v, cf, err, errlen);
+	if (st)
+		return st;
+	v->roce = v->pattr.link_layer == IBV_LINK_LAYER_ETHERNET;
+	st = ng_ibv_pick_gid(v, cf->gid_index, err, errlen);
+	if (st)
+		goto err_close_device;
+	v->pd = ibv_alloc_pd(v->ctx);
+	if (!v->pd) {
+		snprintf(err, errlen, "%s: cannot allocate a protection domain on %s: %s", v->who, v->name,
+		         strerror(errno));
+		st = NG_ERR_SYS;
+		goto err_close_device;
+	}
+	v->mem_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	if (v->dattr.atomic_cap != IBV_ATOMIC_NONE)
+		v->mem_access |= IBV_ACCESS_REMOTE_ATOMIC;
+	pg = sysconf(_SC_PAGESIZE);
+	v->page = pg >= 4096 ? (size_t)pg : 4096;
+	return NG_OK;
+
+err_close_device:
+	ibv_close_device(v->ctx);
+	v->ctx = NULL;
+	return st;
+}
+
+/* One rank's outcome of the selection, exchanged so that every rank fails
+ * together and identical messages are printed once. */
+struct ng_ibv_verdict {
+	int32_t status;
+	char msg[NG_IBV_ERRLEN];
+};
+
+ng_status ng_ibv_open(struct ng_ibv *v, const struct ng_ibv_conf *cf, struct ng_boot *boot)
+{
+	struct ng_ibv_verdict mine, *all;
+	ng_status st, worst = NG_OK;
+	int i, j;
+
+	memset(v, 0, sizeof(*v));
+	v->who = cf->who;
+	v->rank = cf->rank;
+	v->gid_index = -1;
+	memset(&mine, 0, sizeof(mine));
+	mine.status = (int32_t)ng_ibv_open_local(v, cf, mine.msg, sizeof(mine.msg));
+
+	all = calloc((size_t)boot->size, sizeof(*all));
+	if (!all) {
+		ng_error("%s: out of memory", v->who);
+		st = NG_ERR_NOMEM;
+		goto err_close;
+	}
+	st = ng_boot_allgather(boot, &mine, sizeof(mine), all);
+	if (st)
+		goto err_free_all;
+	for (i = 0; i < boot->size; i++) {
+		if (!all[i].status)
+			continue;
+		if (worst == NG_OK)
+			worst = (ng_status)all[i].status;
+		if (i != boot->rank)
+			continue;
+		worst = (ng_status)mine.status;
+		for (j = 0; j < i; j++)
+			if (all[j].status && strncmp(all[j].msg, mine.msg, sizeof(mine.msg)) == 0)
+				break;
+		if (j == i)
+			ng_error("%.*s", (int)sizeof(mine.msg), mine.msg);
+	}
+	free(all);
+	if (worst != NG_OK) {
+		st = worst;
+		goto err_close;
+	}
+	return NG_OK;
+
+err_free_all:
+	free(all);
+err_close:
+	ng_ibv_close(v);
+	return st;
+}
+
+void ng_ibv_close(struct ng_ibv *v)
+{
+	for (size_t i = 0; i < v->nmems; i++) {
+		ibv_dereg_mr(v->mems[i].mr);
+		free(v->mems[i].raw);
+	}
+	free(v->mems);
+	v->mems = NULL;
+	v->nmems = v->capmems = 0;
+	if (v->pd)
+		ibv_dealloc_pd(v->pd);
+	v->pd = NULL;
+	if (v->ctx)
+		ibv_close_device(v->ctx);
+	v->ctx = NULL;
+}
+
+void ng_ibv_describe(const struct ng_ibv *v, enum ibv_mtu mtu, char *buf, size_t len)
+{
+	if (v->global)
+		snprintf(buf, len, "%s port %u gid %d mtu %zu (%s)", v->name, v->port, v->gid_index,
+		         ng_ibv_mtu_bytes(mtu), v->roce ? ng_ibv_gid_type_str(v->gid_type) : "InfiniBand, GRH");
+	else
+		snprintf(buf, len, "%s port %u lid %u mtu %zu (InfiniBand)", v->name, v->port, v->pattr.lid,
+		         ng_ibv_mtu_bytes(mtu));
+}
+
+void ng_ibv_ep_get(const struct ng_ibv *v, struct ng_ibv_ep *ep)
+{
+	memset(ep, 0, sizeof(*ep));
+	memcpy(ep->gid, v->gid.raw, sizeof(ep->gid));
+	ep->lid = v->pattr.lid;
+	ep->mtu = (uint8_t)v->pattr.active_mtu;
+	ep->global = v->global;
+	ep->gid_index = (uint32_t)v->gid_index;
+}
+
+/* ---- memory ----------------------------------------------------------- */
+
+static void ng_ibv_reg_error(const struct ng_ibv *v, size_t len, const char *what, int err)
+{
+	if (err == ENOMEM || err == EPERM || err == EAGAIN)
+		ng_error("%s: cannot register %zu bytes (%s) with %s: %s (raise the locked-memory limit: "
+		         "ulimit -l unlimited, or memlock in /etc/security/limits.conf)",
+		         v->who, len, what, v->name, strerror(err));
+	else
+		ng_error("%s: cannot register %zu bytes (%s) with %s: %s", v->who, len, what, v->name, strerror(err));
+}
+
+ng_status ng_ibv_mem_alloc(struct ng_ibv *v, size_t len, void **buf_p)
+{
+	size_t align = len >= 4096 ? v->page : 64;
+	size_t body = len ? len : 1;
+	struct ng_ibv_mem *m;
+	struct ibv_mr *mr;
+	void *raw;
+
+	if (body > SIZE_MAX - align) {
+		ng_error("%s: cannot allocate %zu bytes: too large", v->who, len);
+		return NG_ERR_NOMEM;
+	}
+	body = (body + align - 1) / align * align;
+	if (v->nmems == v->capmems) {
+		size_t cap = v->capmems ? 2 * v->capmems : 8;
+
+		m = realloc(v->mems, cap * sizeof(*m));
+		if (!m) {
+			ng_error("%s: out of memory", v->who);
+			return NG_ERR_NOMEM;
+		}
+		v->mems = m;
+		v->capmems = cap;
+	}
+	raw = aligned_alloc(align, body);
+	if (!raw) {
+		ng_error("%s: cannot allocate %zu bytes: %s", v->who, len, strerror(errno));
+		return NG_ERR_NOMEM;
+	}
+	mr = ibv_reg_mr(v->pd, raw, body, v->mem_access);
+	if (!mr) {
+		ng_ibv_reg_error(v, body, "communication buffer", errno);
+		free(raw);
+		return NG_ERR_NOMEM;
+	}
+	m = &v->mems[v->nmems++];
+	m->base = raw;
+	m->len = body;
+	m->raw = raw;
+	m->mr = mr;
+	*buf_p = raw;
+	return NG_OK;
+}
+
+void ng_ibv_mem_free(struct ng_ibv *v, void *buf)
+{
+	size_t i;
+
+	for (i = 0; i < v->nmems; i++)
+		if (v->mems[i].base == buf)
+			break;
+	assert(i < v->nmems && "free() of a block not from alloc()");
+	if (i == v->nmems)
+		return;
+	ibv_dereg_mr(v->mems[i].mr);
+	free(v->mems[i].raw);
+	v->mems[i] = v->mems[--v->nmems];
+	v->last = 0;
+}
+
+ng_status ng_ibv_area_alloc(struct ng_ibv *v, size_t len, int access, const char *what, struct ng_ibv_area *a)
+{
+	size_t body = (len ? len : 1);
+
+	memset(a, 0, sizeof(*a));
+	if (body > SIZE_MAX - v->page) {
+		ng_error("%s: %s of %zu bytes is too large", v->who, what, len);
+		return NG_ERR_NOMEM;
+	}
+	body = (body + v->page - 1) / v->page * v->page;
+	a->base = aligned_alloc(v->page, body);
+	if (!a->base) {
+		ng_error("%s: cannot allocate %zu bytes for the %s: %s", v->who, body, what, strerror(errno));
+		return NG_ERR_NOMEM;
+	}
+	memset(a->base, 0, body);
+	a->mr = ibv_reg_mr(v->pd, a->base, body, access);
+	if (!a->mr) {
+		ng_ibv_reg_error(v, body, what, errno);
+		free(a->base);
+		a->base = NULL;
+		return NG_ERR_NOMEM;
+	}
+	a->len = body;
+	return NG_OK;
+}
+
+void ng_ibv_area_free(struct ng_ibv_area *a)
+{
+	if (a->mr)
+		ibv_dereg_mr(a->mr);
+	free(a->base);
+	memset(a, 0, sizeof(*a));
+}
+
+/* ---- queue pairs ------------------------------------------------------ */
+
+static const char *ng_ibv_qp_name(enum ibv_qp_type t)
+{
+	switch (t) {
+	case IBV_QPT_RC: return "RC";
+	case IBV_QPT_UC: return "UC";
+	case IBV_QPT_UD: return "UD";
+	default: return "?";
+	}
+}
+
+ng_status ng_ibv_qp_create(struct ng_ibv *v, enum ibv_qp_type type, struct ibv_cq *scq, struct ibv_cq *rcq,
+                           uint32_t sq_depth, uint32_t rq_depth, uint32_t *inline_p, struct ng_ibv_qp *q)
+{
+	struct ibv_qp_init_attr ia;
+	uint32_t want = *inline_p;
+
+	memset(q, 0, sizeof(*q));
+	for (;;) {
+		memset(&ia, 0, sizeof(ia));
+		ia.send_cq = scq;
+		ia.recv_cq = rcq;
+		ia.qp_type = type;
+		ia.cap.max_send_wr = sq_depth;
+		ia.cap.max_recv_wr = rq_depth;
+		ia.cap.max_send_sge = 2;
+		ia.cap.max_recv_sge = 1;
+		ia.cap.max_inline_data = want;
+		q->qp = ibv_create_qp(v->pd, &ia);
+		if (q->qp)
+			break;
+		if (want == 0 || (errno != EINVAL && errno != ENOMEM)) {
+			ng_error("%s: cannot create a %s queue pair on %s (%u sends, %u receives): %s", v->who,
+			         ng_ibv_qp_name(type), v->name, sq_depth, rq_depth, strerror(errno));
+			return errno == ENOMEM ? NG_ERR_NOMEM : NG_ERR_SYS;
+		}
+		want = want > 32 ? want / 2 : 0;
+	}
+	*inline_p = want;
+	q->type = type;
+	q->depth = sq_depth;
+	q->max_inline = ia.cap.max_inline_data;
+	q->err_from = UINT64_MAX;
+	return NG_OK;
+}
+
+void ng_ibv_qp_destroy(struct ng_ibv_qp *q)
+{
+	if (q->qp)
+		ibv_destroy_qp(q->qp);
+	q->qp = NULL;
+}
+
+ng_status ng_ibv_qp_init(struct ng_ibv *v, struct ng_ibv_qp *q)
+{
+	struct ibv_qp_attr a;
+	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.pkey_index = 0;
+	a.port_num = v->port;
+	switch (q->type) {
+	case IBV_QPT_UD:
+		a.qkey = NG_IBV_QKEY;
+		mask |= IBV_QP_QKEY;
+		break;
+	case IBV_QPT_UC:
+		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+		mask |= IBV_QP_ACCESS_FLAGS;
+		break;
+	default:
+		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		                    (v->dattr.atomic_cap != IBV_ATOMIC_NONE ? IBV_ACCESS_REMOTE_ATOMIC : 0);
+		mask |= IBV_QP_ACCESS_FLAGS;
+		break;
+	}
+	if (ibv_modify_qp(q->qp, &a, mask)) {
+		ng_error("%s: %s queue pair to INIT on %s port %u: %s", v->who, ng_ibv_qp_name(q->type), v->name,
+		         v->port, strerror(errno));
+		return NG_ERR_SYS;
+	}
+	return NG_OK;
+}
+
+static void ng_ibv_ah_attr(const struct ng_ibv *v, const struct ng_ibv_ep *remote, struct ibv_ah_attr *ah)
+{
+	memset(ah, 0, sizeof(*ah));
+	ah->dlid = remote->lid;
+	ah->sl = 0;
+	ah->src_path_bits = 0;
+	ah->port_num = v->port;
+	if (v->global) {
+		ah->is_global = 1;
+		memcpy(ah->grh.dgid.raw, remote->gid, sizeof(ah->grh.dgid.raw));
+		ah->grh.sgid_index = (uint8_t)v->gid_index;
+		ah->grh.hop_limit = NG_IBV_HOPS;
+		ah->grh.traffic_class = 0;
+		ah->grh.flow_label = 0;
+	}
+}
+
+static uint8_t ng_ibv_rd_atom(uint32_t dev_max)
+{
+	return (uint8_t)(dev_max < NG_IBV_RD_ATOM ? dev_max : NG_IBV_RD_ATOM);
+}
+
+ng_status ng_ibv_qp_connect(struct ng_ibv *v, struct ng_ibv_qp *q, const struct ng_ibv_ep *remote, uint32_t rqpn,
+                            enum ibv_mtu mtu, int peer)
+{
+	struct ibv_qp_attr a;
+	int mask;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	mask = IBV_QP_STATE;
+	if (q->type != IBV_QPT_UD) {
+		a.path_mtu = mtu;
+		a.dest_qp_num = rqpn;
+		a.rq_psn = ng_ibv_psn(rqpn);
+		ng_ibv_ah_attr(v, remote, &a.ah_attr);
+		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+		if (q->type == IBV_QPT_RC) {
+			a.max_dest_rd_atomic = ng_ibv_rd_atom((uint32_t)v->dattr.max_qp_rd_atom);
+			a.min_rnr_timer = NG_IBV_RNR_TIMER;
+			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+		}
+	}
+	if (ibv_modify_qp(q->qp, &a, mask)) {
+		ng_error("%s: %s queue pair to RTR (towards rank %d, QP %u, mtu %zu) on %s port %u: %s", v->who,
+		         ng_ibv_qp_name(q->type), peer, rqpn, ng_ibv_mtu_bytes(mtu), v->name, v->port,
+		         strerror(errno));
+		return NG_ERR_SYS;
+	}
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = ng_ibv_psn(q->qp->qp_num);
+	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+	if (q->type == IBV_QPT_RC) {
+		a.timeout = NG_IBV_TIMEOUT;
+		a.retry_cnt = NG_IBV_RETRY;
+		a.rnr_retry = NG_IBV_RNR;
+		a.max_rd_atomic = ng_ibv_rd_atom((uint32_t)v->dattr.max_qp_init_rd_atom);
+		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+	}
+	if (ibv_modify_qp(q->qp, &a, mask)) {
+		ng_error("%s: %s queue pair to RTS (towards rank %d) on %s port %u: %s", v->who, ng_ibv_qp_name(q->type),
+		         peer, v->name, v->port, strerror(errno));
+		return NG_ERR_SYS;
+	}
+	return NG_OK;
+}
+
+ng_status ng_ibv_ah_create(struct ng_ibv *v, const struct ng_ibv_ep *remote, int peer, struct ibv_ah **ah_p)
+{
+	struct ibv_ah_attr ah;
+
+	ng_ibv_ah_attr(v, remote, &ah);
+	*ah_p = ibv_create_ah(v->pd, &ah);
+	if (!*ah_p) {
+		ng_error("%s: cannot create an address handle to rank %d on %s port %u: %s", v->who, peer, v->name,
+		         v->port, strerror(errno));
+		return NG_ERR_SYS;
+	}
+	return NG_OK;
+}
+
+ng_status ng_ibv_wc_error(const struct ng_ibv *v, const struct ibv_wc *wc, int peer, const char *what)
+{
+	switch (wc->status) {
+	case IBV_WC_RETRY_EXC_ERR:
+	case IBV_WC_RNR_RETRY_EXC_ERR:
+	case IBV_WC_RESP_TIMEOUT_ERR:
+	case IBV_WC_REM_ABORT_ERR:
+	case IBV_WC_REM_OP_ERR:
+	case IBV_WC_WR_FLUSH_ERR:
+		ng_error("%s: rank %d lost: %s failed: %s", v->who, peer, what, ibv_wc_status_str(wc->status));
+		return NG_ERR_PEER_LOST;
+	default:
+		ng_error("%s: %s with rank %d failed: %s (vendor error 0x%x)", v->who, what, peer,
+		         ibv_wc_status_str(wc->status), wc->vendor_err);
+		return NG_ERR_IO;
+	}
+}

@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The verbs core: what every module on libibverbs (rdma-core) shares.
+ *
+ * It owns one opened device port (context, protection domain, the chosen
+ * port and GID), the registered communication memory handed out by a
+ * module's alloc(), and helpers for queue pairs: creation with the largest
+ * inline size the device takes, the INIT -> RTR -> RTS transitions with the
+ * active MTU and valid retry settings, posting of sends, RDMA writes, RDMA
+ * reads and remote atomics with per-QP completion accounting, and the
+ * timeout/cancel bookkeeping of poll loops.  It knows nothing of messages,
+ * rings or matching: the two-sided modules (ibrc, ibuc, ibud) and the
+ * one-sided RDMA layer build those on top.
+ *
+ * Selection (ng_ibv_open):
+ *   device  --ib-dev NAME, else the first device (in libibverbs' order) that
+ *           has an active port;
+ *   port    --ib-port N, else the device's first active port;
+ *   GID     --ib-gid INDEX; else on RoCE (Ethernet link layer) the first
+ *           RoCE v2 GID that is an IPv4-mapped address (::ffff:a.b.c.d), else
+ *           the first RoCE v2 GID, else the first valid one; on InfiniBand no
+ *           GID (LID routing, no GRH) unless --ib-gid is given.
+ *   Every GID entry is read with ibv_query_gid_ex, which also gives its type.
+ *
+ * Queue pairs: every work request is posted signaled; a QP counts what it
+ * posted and what completed, so work request number n (1-based, in posting
+ * order) is complete once done >= n.  A QP completes its work requests in
+ * order, so after the first error completion all later ones are flushed:
+ * err_from records the number of the first failed one.
+ *
+ * Threading: none; an instance belongs to one thread.  Byte order: the
+ * addresses exchanged between ranks are in host order (all ranks of a run
+ * share one).
+ */
+#ifndef NG_IB_VERBS_H
+#define NG_IB_VERBS_H
+
+#include <infiniband/verbs.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bootstrap.h"
+#include "status.h"
+
+/* What ng_ibv_open selects by. */
+struct ng_ibv_conf {
+	const char *who;     /* module name, prefixes every message ("ibrc") */
+	const char *dev;     /* device name, NULL or "": automatic */
+	int port;            /* 0: automatic */
+	int gid_index;       /* -1: automatic */
+	int rank;            /* for messages */
+};
+
+/* One registered block handed out by ng_ibv_mem_alloc. */
+struct ng_ibv_mem {
+	unsigned char *base; /* what the caller got */
+	size_t len;          /* usable bytes from base */
+	void *raw;           /* what aligned_alloc returned */
+	struct ibv_mr *mr;
+};
+
+/* An opened device port and its registered memory. */
+struct ng_ibv {
+	const char *who;
+	int rank;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_device_attr dattr;
+	struct ibv_port_attr pattr;
+	uint8_t port;
+	bool roce;          /* Ethernet link layer */
+	bool global;        /* address with a GRH (RoCE, or --ib-gid on IB) */
+	int gid_index;      /* -1 without a GRH */
+	uint32_t gid_type;  /* enum ibv_gid_type of the chosen GID */
+	union ibv_gid gid;
+	int mem_access;     /* ibv_access_flags of alloc() memory */
+	size_t page;
+	char name[64];      /* device name */
+	/* Registration table of alloc() blocks: a few entries, searched
+	 * linearly; @last is the index of the latest hit. */
+	struct ng_ibv_mem *mems;
+	size_t nmems, capmems, last;
+};
+
+/* A registered internal area (rings, counters, staging). */
+struct ng_ibv_area {
+	unsigned char *base;
+	size_t len;
+	struct ibv_mr *mr;
+};
+
+/* A rank's port address, exchanged over the bootstrap. */
+struct ng_ibv_ep {
+	uint8_t gid[16];
+	uint16_t lid;
+	uint8_t mtu;    /* enum ibv_mtu: the port's active MTU */
+	uint8_t global; /* addresses to this rank need a GRH */
+	uint32_t gid_index;
+};
+
+/* A queue pair with completion accounting (see the top of this file). */
+struct ng_ibv_qp {
+	struct ibv_qp *qp;
+	enum ibv_qp_type type;
+	uint64_t posted;   /* work requests posted */
+	uint64_t done;     /* completions seen */
+	uint64_t err_from; /* number of the first failed request, UINT64_MAX: none */
+	uint32_t depth;    /* send queue depth */
+	uint32_t max_inline;
+};
+
+/*
+ * Collective over all ranks of @boot.  Selects device, port and GID (see
+ * above), opens the device and allocates the protection domain.  A rank that
+ * fails writes one line naming the cause (no device: how to get a Soft-RoCE
+ * device; unknown --ib-dev: the devices that exist); identical messages of
+ * several ranks are printed once, by the lowest of them.  When any rank
+ * fails, all return an error: NG_ERR_NODEV (no usable device), NG_ERR_USAGE
+ * (a bad --ib-dev/--ib-port/--ib-gid), NG_ERR_SYS, or, on the ranks that did
+ * not fail themselves, the failing rank's status.  On failure nothing is left
+ * open.
+ */
+ng_status ng_ibv_open(struct ng_ibv *v, const struct ng_ibv_conf *cf, struct ng_boot *boot);
+/* Releases the remaining alloc() blocks, the PD and the device.  QPs, CQs,
+ * AHs and areas must be gone already. */
+void ng_ibv_close(struct ng_ibv *v);
+
+/* "rxe0 port 1 gid 1 mtu 1024 (RoCE v2)" / "mlx5_0 port 1 lid 7 mtu 4096
+ * (InfiniBand)", with @mtu the MTU in use. */
+void ng_ibv_describe(const struct ng_ibv *v, enum ibv_mtu mtu, char *buf, size_t len);
+/* This rank's address. */
+void ng_ibv_ep_get(const struct ng_ibv *v, struct ng_ibv_ep *ep);
+
+static inline size_t ng_ibv_mtu_bytes(enum ibv_mtu m) { return (size_t)128 << (unsigned)m; }
+
+/* ---- memory ----------------------------------------------------------- */
+
+/*
+ * alloc() of a module: at least @len bytes, 64-byte aligned (page aligned
+ * for @len >= 4096), registered with v->mem_access, entered in the table.
+ * Reports its errors (ulimit -l is named when pinning fails).
+ */
+ng_status ng_ibv_mem_alloc(struct ng_ibv *v, size_t len, void **buf_p);
+/* free() of a module; @buf must come from ng_ibv_mem_alloc (asserted). */
+void ng_ibv_mem_free(struct ng_ibv *v, void *buf);
+
+/* The block holding [buf, buf + len), or NULL.  No system call. */
+static inline const struct ng_ibv_mem *ng_ibv_mem_find(struct ng_ibv *v, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	const struct ng_ibv_mem *m;
+
+	if (v->last < v->nmems) {
+		m = &v->mems[v->last];
+		if (p >= m->base && len <= m->len && (size_t)(p - m->base) <= m->len - len)
+			return m;
+	}
+	for (size_t i = 0; i < v->nmems; i++) {
+		m = &v->mems[i];
+		if (p >= m->base && len <= m->len && (size_t)(p - m->base) <= m->len - len) {
+			v->last = i;
+			return m;
+		}
+	}
+	return NULL;
+}
+
+/* A zeroed, page-aligned internal area of @len bytes registered with
+ * @access.  Reports its errors. */
+ng_status ng_ibv_area_alloc(struct ng_ibv *v, size_t len, int access, const char *what, struct ng_ibv_area *a);
+/* Safe on a zeroed area. */
+void ng_ibv_area_free(struct ng_ibv_area *a);
+
+/* ---- queue pairs ------------------------------------------------------ */
+
+/*
+ * Creates a QP of @type on @scq/@rcq with room for @sq_depth sends and
+ * @rq_depth receives, 2 scatter/gather entries each way, and the largest
+ * inline size up to *@inline_p the device accepts (tried downwards; the
+ * result is written back so that later QPs ask for it at once).  Reports
+ * its errors.
+ */
+ng_status ng_ibv_qp_create(struct ng_ibv *v, enum ibv_qp_type type, struct ibv_cq *scq, struct ibv_cq *rcq,
+                           uint32_t sq_depth, uint32_t rq_depth, uint32_t *inline_p, struct ng_ibv_qp *q);
+/* Safe on a zeroed or half-made QP. */
+void ng_ibv_qp_destroy(struct ng_ibv_qp *q);
+
+/* The PSN a QP starts with, derived from its number (both sides know it). */
+static inline uint32_t ng_ibv_psn(uint32_t qpn) { return (qpn * 2654435761u) & 0xffffffu; }
+
+/* The QKey of ngauge's UD QPs (bit 31 clear: not privileged). */
+#define NG_IBV_QKEY 0x6e670001u
+
+/*
+ * RESET -> INIT -> RTR -> RTS towards @remote (QP number @rqpn) with path MTU
+ * @mtu.  RC: ack timeout 14 (4.096 us * 2^14 = 67 ms), retry_cnt 7 (the
+ * maximum), rnr_retry 7 (infinite), up to 16 RDMA reads/atomics outstanding
+ * each way (the device's limit if lower); access: remote write, read and
+ * atomics.  UC: remote write only.  UD: @remote and @rqpn unused.  Receives
+ * may be posted once the QP is in INIT: call ng_ibv_qp_init first, post,
+ * then ng_ibv_qp_connect.  Report their errors with @peer (-1: none).
+ */
+ng_status ng_ibv_qp_init(struct ng_ibv *v, struct ng_ibv_qp *q);
+ng_status ng_ibv_qp_connect(struct ng_ibv *v, struct ng_ibv_qp *q, const struct ng_ibv_ep *remote,
+                            uint32_t rqpn, enum ibv_mtu mtu, int peer);
+
+/* An address handle to @remote (UD). */
+ng_status ng_ibv_ah_create(struct ng_ibv *v, const struct ng_ibv_ep *remote, int peer, struct ibv_ah **ah_p);
+
+/* ---- posting (hot path: no allocation, no logging) -------------------- */
+
+/* Room for @n more work requests in the send queue. */
+static inline bool ng_ibv_qp_room(const struct ng_ibv_qp *q, uint32_t n)
+{
+	return q->posted - q->done + n <= q->depth;
+}
+
+/*
+ * Posts the chain @wr (every request signaled; the caller set opcode, sges,
+ * addresses and the other flags).  Returns 0 or the errno of ibv_post_send
+ * (nothing counted then).  Reporting is left to the caller (cold path).
+ */
+static inline int ng_ibv_post(struct ng_ibv_qp *q, struct ibv_send_wr *wr, uint32_t n)
+{
+	struct ibv_send_wr *bad;
+	int rc;
+
+	rc = ibv_post_send(q->qp, wr, &bad);
+	if (!rc)
+		q->posted += n;
+	return rc;
+}
+
+/* Fills @wr as a one-sided operation on [raddr, raddr + len) under @rkey.
+ * The caller sets sg_list/num_sge and posts with ng_ibv_post. */
+static inline void ng_ibv_wr_rdma(struct ibv_send_wr *wr, enum ibv_wr_opcode op, uint64_t wr_id, uint64_t raddr,
+                                  uint32_t rkey)
+{
+	wr->wr_id = wr_id;
+	wr->next = NULL;
+	wr->opcode = op;
+	wr->send_flags = IBV_SEND_SIGNALED;
+	wr->wr.rdma.remote_addr = raddr;
+	wr->wr.rdma.rkey = rkey;
+}
+
+/* Fills @wr as an 8-byte remote atomic (IBV_WR_ATOMIC_CMP_AND_SWP with
+ * @compare/@swap, or IBV_WR_ATOMIC_FETCH_AND_ADD with @compare as the
+ * addend) on the aligned word at @raddr; the old value lands in the
+ * caller's 8-byte sge. */
+static inline void ng_ibv_wr_atomic(struct ibv_send_wr *wr, enum ibv_wr_opcode op, uint64_t wr_id, uint64_t raddr,
+                                    uint32_t rkey, uint64_t compare, uint64_t swap)
+{
+	wr->wr_id = wr_id;
+	wr->next = NULL;
+	wr->opcode = op;
+	wr->send_flags = IBV_SEND_SIGNALED;
+	wr->wr.atomic.remote_addr = raddr;
+	wr->wr.atomic.rkey = rkey;
+	wr->wr.atomic.compare_add = compare;
+	wr->wr.atomic.swap = swap;
+}
+
+/*
+ * Accounts one send-queue completion of @q.  Returns true on the first
+ * failed completion of the QP (the caller reports it once, naming the peer),
+ * false otherwise (success, or an error after the first).
+ */
+static inline bool ng_ibv_qp_complete(struct ng_ibv_qp *q, enum ibv_wc_status status)
+{
+	q->done++;
+	if (status == IBV_WC_SUCCESS || q->err_from != UINT64_MAX)
+		return false;
+	q->err_from = q->done;
+	return true;
+}
+
+/* Whether work request number @n of @q has completed, and how. */
+static inline bool ng_ibv_qp_is_done(const struct ng_ibv_qp *q, uint64_t n) { return q->done >= n; }
+static inline bool ng_ibv_qp_failed(const struct ng_ibv_qp *q, uint64_t n) { return n >= q->err_from; }
+
+/* Reports a failed work completion on the way to or from @peer: "rank R lost
+ * (transport retry counter exceeded)" for the statuses a dead peer causes,
+ * else the status text.  Returns NG_ERR_PEER_LOST or NG_ERR_IO. */
+ng_status ng_ibv_wc_error(const struct ng_ibv *v, const struct ibv_wc *wc, int peer, const char *what);
+
+/* ---- poll loops: timeout and cancellation ----------------------------- */
+
+/*
+ * Progress watchdog of a poll loop.  The loop bumps @events whenever it sees
+ * anything happen (a completion, a counter change) and calls
+ * ng_ibv_watch_idle() after every round that saw nothing.  Every NG_IBV_SPIN
+ * idle rounds that reads the clock (vDSO, no system call), checks the cancel
+ * flag, and says whether nothing has happened for the timeout.  Time during
+ * which the module was not polled at all (the caller was busy elsewhere, a
+ * gap of over a second between clock reads) does not count as silence.
+ */
+#define NG_IBV_SPIN 256u
+
+struct ng_ibv_watch {
+	const volatile sig_atomic_t *cancel;
+	uint64_t timeout_ns; /* 0: none */
+	uint64_t gap_ns;     /* longer between clock reads: not polled */
+	uint64_t events;     /* bumped by the poll loop */
+	uint64_t seen;       /* events at the last clock read */
+	uint64_t since_ns;   /* start of the current silence */
+	uint64_t last_ns;    /* last clock read */
+	unsigned spin;
+};
+
+uint64_t ng_ibv_now_ns(void);
+
+void ng_ibv_watch_init(struct ng_ibv_watch *w, const volatile sig_atomic_t *cancel, double timeout_s);
+
+/* Call once per idle poll round.  NG_OK, NG_ERR_CANCELLED or NG_ERR_TIMEOUT
+ * (nothing reported: the caller knows whom it waits for). */
+static inline ng_status ng_ibv_watch_idle(struct ng_ibv_watch *w)
+{
+	uint64_t now;
+
+	if (++w->spin < NG_IBV_SPIN)
+		return NG_OK;
+	w->spin = 0;
+	if (w->cancel && *w->cancel)
+		return NG_ERR_CANCELLED;
+	now = ng_ibv_now_ns();
+	if (w->events != w->seen || now - w->last_ns > w->gap_ns) {
+		w->seen = w->events;
+		w->since_ns = now;
+	}
+	w->last_ns = now;
+	if (w->timeout_ns && now - w->since_ns > w->timeout_ns)
+		return NG_ERR_TIMEOUT;
+	return NG_OK;
+}
+
+#endif

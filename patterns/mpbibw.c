@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mpbibw: multi-pair bidirectional bandwidth between two nodes, with 1..K
+ * pairs communicating at once (Figs. 2-4 of the multi-core alltoall study:
+ * does the network deliver more when several cores of a node drive it?).
+ *
+ * The two nodes are the first two of patterns/nodes.h (host names, or
+ * --ranks-per-node K virtual nodes).  When every rank is on one host and no
+ * --ranks-per-node is given, the lower half of the ranks forms one virtual
+ * node and the upper half the other.  Pair i joins local index i of both
+ * nodes, for i below the smaller node's size (capped by --mpbibw-pairs);
+ * other ranks only take part in the barriers.
+ *
+ * For k = 1..K and each size: a barrier, then the ranks of pairs 0..k-1
+ * each run iterations of one window: post --mpbibw-window receives from the
+ * partner, post as many sends to it, wait for all (both directions at once,
+ * like osu_bibw; the window's messages share one send and one receive
+ * buffer).  Each active rank times each window; the sample of an iteration
+ * is the longest window any active rank measured, and the aggregate
+ * bandwidth is k * 2 * window * size / that time.  The first, untimed
+ * iteration is always checked; with --verify every iteration is.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "core/payload.h"
+#include "nodes.h"
+
+struct ng_mpb {
+	struct ng_run *run;
+	struct ng_comm *c;
+	int me, P;
+	int *side[2];  /* the two nodes' ranks by local index */
+	int nside[2];
+	const char *membership;
+	int kmax;      /* pairs */
+	int pair;      /* this rank's pair, -1 when idle */
+	int partner;
+	size_t window;
+	struct ng_bufs bufs;
+	struct ng_req *reqs; /* [2 * window] */
+	double *samples;     /* [count + 1] times, then the verify flag */
+	double *all;         /* [P * (count + 1)] */
+	double *iter;        /* [count] per-iteration maximum (reporter) */
+	double *scratch;     /* [count] (reporter) */
+	double *medians;     /* [kmax * nsizes] bandwidth, for the summary (reporter) */
+	size_t checked;
+};
+
+/* The two nodes: the first two of the table, or the two halves of one. */
+static ng_status ng_mpb_sides(struct ng_mpb *m)
+{
+	struct ng_nodes n;
+	long long per = ng_args_int(m->run->args, "ranks-per-node");
+	ng_status st;
+
+	st = ng_nodes_build(m->run, per, &n);
+	if (st != NG_OK)
+		return st;
+	m->side[0] = calloc((size_t)m->P, sizeof(int));
+	m->side[1] = calloc((size_t)m->P, sizeof(int));
+	if (!m->side[0] || !m->side[1]) {
+		ng_nodes_free(&n);
+		ng_error("mpbibw: out of memory");
+		return NG_ERR_NOMEM;
+	}
+	if (n.nnodes == 1) {
+		m->membership = "halves";
+		m->nside[0] = m->nside[1] = m->P / 2;
+		for (int i = 0; i < m->P / 2; i++) {
+			m->side[0][i] = i;
+			m->side[1][i] = m->P / 2 + i;
+		}
+	} else {
+		m->membership = n.per_node ? "virtual" : "host";
+		for (int s = 0; s < 2; s++) {
+			m->nside[s] = ng_nodes_size(&n, s);
+			for (int i = 0; i < m->nside[s]; i++)
+				m->side[s][i] = ng_nodes_rank(&n, s, i);
+		}
+	}
+	ng_nodes_free(&n);
+	return NG_OK;
+}
+
+static ng_status ng_mpb_setup(struct ng_mpb *m)
+{
+	struct ng_run *run = m->run;
+	size_t count = run->count, max = ng_sizes_max(run);
+	long long want = ng_args_int(run->args, "mpbibw-pairs");
+	long long win = ng_args_int(run->args, "mpbibw-window");
+	ng_status st;
+
+	if (win < 1 || win > 1 << 20 || want < 0) {
+		if (m->me == 0)
+			ng_error("mpbibw: --mpbibw-window must be 1 to 1048576 and --mpbibw-pairs at least 0");
+		return NG_ERR_USAGE;
+	}
+	m->window = (size_t)win;
+	st = ng_mpb_sides(m);
+	if (st != NG_OK)
+		return st;
+	m->kmax = m->nside[0] < m->nside[1] ? m->nside[0] : m->nside[1];
+	if (want > 0 && want < m->kmax)
+		m->kmax = (int)want;
+	m->pair = -1;
+	for (int i = 0; i < m->kmax; i++) {
+		if (m->side[0][i] == m->me || m->side[1][i] == m->me) {
+			m->pair = i;
+			m->partner = m->side[0][i] == m->me ? m->side[1][i] : m->side[0][i];
+		}
+	}
+
+	m->reqs = calloc(2 * m->window, sizeof(*m->reqs));
+	m->samples = calloc(count + 1, sizeof(*m->samples));
+	m->all = calloc((size_t)m->P * (count + 1), sizeof(*m->all));
+	if (!m->reqs || !m->samples || !m->all)
+		goto err_nomem;
+	if (ng_results_active(run->results)) {
+		m->iter = calloc(count + 1, sizeof(*m->iter));
+		m->scratch = calloc(count + 1, sizeof(*m->scratch));
+		m->medians = calloc((size_t)m->kmax * run->nsizes + 1, sizeof(*m->medians));
+		if (!m->iter || !m->scratch || !m->medians)
+			goto err_nomem;
+	}
+	if (m->pair >= 0)
+		return ng_bufs_alloc(m->c, max, max, &m->bufs);
+	return NG_OK;
+
+err_nomem:
+	ng_error("mpbibw: out of memory for %zu samples", count);
+	return NG_ERR_NOMEM;
+}
+
+static void ng_mpb_teardown(struct ng_mpb *m)
+{
+	ng_bufs_free(m->c, &m->bufs);
+	free(m->side[0]);
+	free(m->side[1]);
+	free(m->reqs);
+	free(m->samples);
+	free(m->all);
+	free(m->iter);
+	free(m->scratch);
+	free(m->medians);
+}
+
+/* Agrees whether every rank set up; @failed is this rank's part. */
+static ng_status ng_mpb_agree(struct ng_mpb *m, bool failed)
+{
+	double f = failed ? 1.0 : 0.0;
+	ng_status st = ng_boot_max(m->run->boot, &f, 1);
+
+	if (st != NG_OK)
+		return st;
+	return f > 0.0 ? NG_ERR_SYS : NG_OK;
+}
+
+/* One window: both directions at once. */
+static ng_status ng_mpb_window(struct ng_mpb *m, size_t s)
+{
+	struct ng_comm *c = m->c;
+	size_t w = m->window;
+	ng_status st;
+
+	for (size_t i = 0; i < w; i++) {
+		st = ng_irecv(c, m->partner, m->bufs.recv, s, &m->reqs[i]);
+		if (st != NG_OK)
+			return st;
+	}
+	for (size_t i = 0; i < w; i++) {
+		st = ng_isend(c, m->partner, m->bufs.send, s, &m->reqs[w + i]);
+		if (st != NG_OK)
+			return st;
+	}
+	return ng_waitall(c, m->reqs, 2 * w);
+}
+
+/* This rank's part of one measurement (pairs 0..k-1 active). */
+static ng_status ng_mpb_measure(struct ng_mpb *m, int k, size_t s)
+{
+	const struct ng_run *run = m->run;
+	const struct ng_timer *tm = run->timer;
+	size_t skip = 1 + run->warmup, total = skip + run->count;
+	bool bad = false;
+	ng_status st;
+
+	m->checked = 0;
+	memset(m->samples, 0, (run->count + 1) * sizeof(*m->samples));
+	if (m->pair < 0 || m->pair >= k)
+		return NG_OK;
+	for (size_t it = 0; it < total; it++) {
+		bool check = it == 0 || run->verify;
+		uint64_t t0, t1, want = ng_verify_tag(s, m->partner, it);
+
+		if (check) {
+			unsigned char *r = m->bufs.recv;
+
+			ng_verify_fill(m->bufs.send, s, ng_verify_tag(s, m->me, it));
+			ng_verify_fill(r, s, want);
+			for (size_t i = 0; i < s; i++)
+				r[i] = (unsigned char)~r[i];
+		}
+		t0 = ng_timer_now(tm);
+		st = ng_mpb_window(m, s);
+		t1 = ng_timer_now(tm);
+		if (st != NG_OK)
+			return st;
+		if (it >= skip)
+			m->samples[it - skip] = ng_timer_us(tm, t1 - t0);
+		if (check) {
+			if (!bad && ng_verify_check(m->bufs.recv, s, want, m->partner) != NG_OK)
+				bad = true;
+			m->checked++;
+		}
+	}
+	m->samples[run->count] = bad ? 1.0 : 0.0;
+	return NG_OK;
+}
+
+static ng_status ng_mpb_report(struct ng_mpb *m, int k, size_t isize, size_t s)
+{
+	struct ng_run *run = m->run;
+	size_t count = run->count, per = count + 1;
+	double bytes = (double)k * 2.0 * (double)m->window * (double)s;
+	struct ng_stats t, bw;
+	struct ng_row *row;
+	ng_status st;
+
+	st = ng_samples_gather(run->boot, m->samples, per, m->all);
+	if (st != NG_OK)
+		return st;
+	for (int r = 0; r < m->P; r++)
+		if (m->all[(size_t)r * per + count] != 0.0)
+			return NG_ERR_VERIFY; /* reported by the rank that saw it */
+	if (!ng_results_active(run->results))
+		return NG_OK;
+
+	/* Idle ranks contributed zeros, which never win the maximum. */
+	for (size_t i = 0; i < count; i++) {
+		double x = 0.0;
+
+		for (int r = 0; r < m->P; r++)
+			if (m->all[(size_t)r * per + i] > x)
+				x = m->all[(size_t)r * per + i];
+		m->iter[i] = x;
+	}
+	ng_samples_stats(m->iter, count, m->scratch, &t);
+	ng_samples_bw(m->iter, count, bytes, m->scratch, &bw);
+	m->medians[(size_t)(k - 1) * run->nsizes + isize] = bw.median;
+
+	row = ng_row_begin(run->results, s, count);
+	ng_row_stats(row, "bandwidth_MBps", &bw);
+	ng_row_stats(row, "time_us", &t);
+	ng_row_number(row, "pairs", k);
+	/* Rank 0 is in pair 0, active at every k. */
+	ng_row_number(row, "verified", (double)m->checked);
+	ng_row_raw(row, "time_us", m->iter, count);
+	return ng_row_commit(run->results, row);
+}
+
+static ng_status ng_mpb_block(struct ng_mpb *m)
+{
+	json_t *blk, *nodes;
+
+	if (!ng_results_active(m->run->results))
+		return NG_OK;
+	blk = json_object();
+	nodes = json_array();
+	if (!blk || !nodes)
+		goto err_nomem;
+	for (int s = 0; s < 2; s++) {
+		json_t *side = json_array();
+
+		if (!side)
+			goto err_nomem;
+		for (int i = 0; i < m->nside[s]; i++)
+			json_array_append_new(side, json_integer(m->side[s][i]));
+		json_array_append_new(nodes, side);
+	}
+	json_object_set_new(blk, "nodes", nodes);
+	json_object_set_new(blk, "membership", json_string(m->membership));
+	json_object_set_new(blk, "window", json_integer((json_int_t)m->window));
+	json_object_set_new(blk, "max_pairs", json_integer(m->kmax));
+	return ng_results_block(m->run->results, "mpbibw", blk);
+
+err_nomem:
+	json_decref(blk);
+	json_decref(nodes);
+	ng_error("mpbibw: out of memory building the result block");
+	return NG_ERR_NOMEM;
+}
+
+/* Side by side on stdout: median aggregate bandwidth per size and pair count. */
+static void ng_mpb_summary(const struct ng_mpb *m)
+{
+	const struct ng_run *run = m->run;
+
+	if (!ng_results_active(run->results) || m->kmax < 2)
+		return;
+	printf("# mpbibw: median aggregate bidirectional bandwidth [MB/s] by pairs\n#%9s", "size");
+	for (int k = 1; k <= m->kmax; k++)
+		printf(" %9dp", k);
+	putchar('\n');
+	for (size_t i = 0; i < run->nsizes; i++) {
+		printf("%10zu", run->sizes[i]);
+		for (int k = 1; k <= m->kmax; k++)
+			printf(" %10.1f", m->medians[(size_t)(k - 1) * run->nsizes + i]);
+		putchar('\n');
+	}
+	fflush(stdout);
+}
+
+static ng_status ng_mpb_run(const struct ng_pattern *p, struct ng_run *run)
+{
+	struct ng_mpb m = {
+		.run = run,
+		.c = run->comm,
+		.me = run->boot->rank,
+		.P = run->boot->size,
+	};
+	size_t done = 0;
+	ng_status st;
+
+	(void)p;
+	st = ng_sizes_check(run);
+	if (st != NG_OK)
+		return st;
+	st = ng_mpb_setup(&m);
+	if (st != NG_ERR_USAGE && ng_mpb_agree(&m, st != NG_OK) != NG_OK && st == NG_OK)
+		st = NG_ERR_SYS;
+	if (st == NG_OK)
+		st = ng_mpb_block(&m);
+	if (st != NG_OK)
+		goto out_teardown;
+
+	for (int k = 1; k <= m.kmax && st == NG_OK; k++) {
+		for (size_t i = 0; i < run->nsizes; i++) {
+			size_t s = run->sizes[i];
+
+			st = ng_sizes_sync(run);
+			if (st == NG_OK)
+				st = ng_mpb_measure(&m, k, s);
+			if (st == NG_OK)
+				st = ng_mpb_report(&m, k, i, s);
+			if (st != NG_OK)
+				break;
+			if (m.me == 0)
+				ng_progress(run, ++done, (size_t)m.kmax * run->nsizes, s);
+		}
+	}
+	if (st == NG_OK)
+		ng_mpb_summary(&m);
+
+out_teardown:
+	ng_mpb_teardown(&m);
+	return st;
+}
+
+static const struct ng_option ng_mpb_options[] = {
+	{.name = "mpbibw-window",
+	 .type = NG_OPT_INT,
+	 .def = "64",
+	 .help = "messages in flight each way per pair and iteration",
+	 .metavar = "N"},
+	{.name = "mpbibw-pairs",
+	 .type = NG_OPT_INT,
+	 .def = "0",
+	 .help = "largest number of concurrent pairs (0: as many as the smaller node has ranks)",
+	 .metavar = "K"},
+	{.name = NULL},
+};
+
+const struct ng_pattern ng_pattern_mpbibw = {
+	.name = "mpbibw",
+	.desc = "multi-pair bidirectional bandwidth between two nodes, 1..K pairs at once (--ranks-per-node)",
+	.options = ng_mpb_options,
+	.needs = NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_RELIABLE,
+	.min_ranks = 2,
+	.max_ranks = 0,
+	.even_ranks = false,
+	.default_sizes = "1-1M",
+	.run = ng_mpb_run,
+};

@@ -1,0 +1,444 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit test of analysis/loggp on synthetic data with known answers:
+ *  - straight-line fits recover exact lines, and their 95% intervals cover
+ *    the true intercept and slope at the nominal rate (simulation);
+ *  - segmented regression finds the breakpoints of piecewise-linear data with
+ *    noise, and does not invent any in a single straight line;
+ *  - the LogGP fit recovers g, G, o_s, o_r, L per segment, its intervals
+ *    cover the truth at about the nominal rate, and breakpoints land exactly;
+ *  - impossible values are flagged or clamped, never reported negative;
+ *  - the LogGOPSim export and the pLogP latency.
+ * Seeded (GSL's default generator, fixed seeds): the same numbers every run.
+ * Exit 0 on pass, 1 on failure.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#include "analysis/loggp.h"
+
+struct ng_tc {
+	unsigned checks, failures;
+};
+
+static void __attribute__((format(printf, 3, 4))) ng_check(struct ng_tc *c, bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	c->checks++;
+	if (!ok) {
+		c->failures++;
+		fprintf(stderr, "FAIL: ");
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		fputc('\n', stderr);
+	}
+}
+
+static bool ng_near(double got, double want, double rel)
+{
+	return fabs(got - want) <= rel * fmax(fabs(want), 1e-12);
+}
+
+/* Geometric sizes 1 .. max by factor f (rounded, no repeats). */
+static size_t ng_geo_sizes(double *x, size_t cap, double max, double f)
+{
+	size_t n = 0;
+
+	for (double s = 1.0; s <= max * 1.0000001 && n < cap; s *= f) {
+		double r = round(s);
+
+		if (n == 0 || r > x[n - 1])
+			x[n++] = r;
+	}
+	return n;
+}
+
+static void test_exact_line(struct ng_tc *c)
+{
+	double x[] = { 1, 2, 4, 8, 16, 1000 }, y[6], sig[6];
+	struct ng_fit f;
+
+	for (size_t i = 0; i < 6; i++) {
+		y[i] = 3.0 + 0.5 * (x[i] - 1.0);
+		sig[i] = 0.01;
+	}
+	ng_check(c, ng_fit_line(x, y, sig, 6, 1.0, &f) == 0, "fit failed %g %g", 0.0, 0.0);
+	ng_check(c, ng_near(f.a, 3.0, 1e-9), "exact intercept %g, want %g", f.a, 3.0);
+	ng_check(c, ng_near(f.b, 0.5, 1e-9), "exact slope %g, want %g", f.b, 0.5);
+	ng_check(c, f.a_lo <= 3.0 && f.a_hi >= 3.0, "exact CI [%g, %g] misses 3", f.a_lo, f.a_hi);
+	ng_check(c, ng_fit_line(x, y, NULL, 1, 0.0, &f) == -1, "one point must not fit (%g %g)", 0.0, 0.0);
+	{
+		double xe[] = { 5, 5, 5 };
+
+		ng_check(c, ng_fit_line(xe, y, NULL, 3, 0.0, &f) == -1, "equal x must not fit (%g %g)", 0.0, 0.0);
+	}
+	ng_check(c, fabs(ng_t95(1) - 12.7062) < 1e-3, "t95(1) = %g, want %g", ng_t95(1), 12.7062);
+	ng_check(c, fabs(ng_t95(10) - 2.2281) < 1e-3, "t95(10) = %g, want %g", ng_t95(10), 2.2281);
+}
+
+/* Interval coverage of intercept and slope over many noisy data sets. */
+static void test_coverage(struct ng_tc *c, gsl_rng *r)
+{
+	const size_t trials = 4000, n = 8;
+	double x[8], y[8], y2[8], sig[8];
+	size_t cov_a = 0, cov_b = 0, cov_a_u = 0, cov_b_u = 0;
+
+	for (size_t i = 0; i < n; i++)
+		x[i] = (double)(64u << i);
+	for (size_t t = 0; t < trials; t++) {
+		struct ng_fit f;
+
+		for (size_t i = 0; i < n; i++) {
+			double truth = 20.0 + 0.01 * (x[i] - 64.0);
+
+			sig[i] = 0.02 * truth;
+			y[i] = truth + gsl_ran_gaussian(r, sig[i]);
+			y2[i] = truth + gsl_ran_gaussian(r, 2.0);
+		}
+		ng_fit_line(x, y, sig, n, 64.0, &f);
+		cov_a += f.a_lo <= 20.0 && 20.0 <= f.a_hi;
+		cov_b += f.b_lo <= 0.01 && 0.01 <= f.b_hi;
+		ng_fit_line(x, y2, NULL, n, 64.0, &f);
+		cov_a_u += f.a_lo <= 20.0 && 20.0 <= f.a_hi;
+		cov_b_u += f.b_lo <= 0.01 && 0.01 <= f.b_hi;
+	}
+	/* Weighted: scaled by max(1, chi2/dof), so at least nominal; a bit more. */
+	ng_check(c, cov_a >= 0.94 * trials && cov_a <= 0.995 * trials, "weighted intercept coverage %g of %g",
+	         (double)cov_a, (double)trials);
+	ng_check(c, cov_b >= 0.94 * trials && cov_b <= 0.995 * trials, "weighted slope coverage %g of %g",
+	         (double)cov_b, (double)trials);
+	/* Unweighted, constant noise: exact t intervals, nominal coverage. */
+	ng_check(c, cov_a_u >= 0.93 * trials && cov_a_u <= 0.97 * trials, "OLS intercept coverage %g of %g",
+	         (double)cov_a_u, (double)trials);
+	ng_check(c, cov_b_u >= 0.93 * trials && cov_b_u <= 0.97 * trials, "OLS slope coverage %g of %g",
+	         (double)cov_b_u, (double)trials);
+	printf("coverage over %zu trials: weighted a %.3f b %.3f, OLS a %.3f b %.3f\n", trials,
+	       (double)cov_a / trials, (double)cov_b / trials, (double)cov_a_u / trials, (double)cov_b_u / trials);
+}
+
+/* Piecewise T(s): three regimes with jumps, 1% noise. */
+static double ng_piecewise(double s)
+{
+	if (s < 4096.0)
+		return 2.0 + 0.001 * (s - 1.0);
+	if (s < 131072.0)
+		return 12.0 + 0.0008 * (s - 1.0);
+	return 40.0 + 0.0005 * (s - 1.0);
+}
+
+static void test_breakpoints(struct ng_tc *c, gsl_rng *r)
+{
+	const size_t trials = 200;
+	double x[64], y[64], sig[64];
+	size_t n = ng_geo_sizes(x, 64, 1048576.0, 1.5), exact = 0, nsplit = 0, within1 = 0;
+	size_t want1 = 0, want2 = 0;
+
+	while (x[want1] < 4096.0)
+		want1++;
+	while (x[want2] < 131072.0)
+		want2++;
+	for (size_t t = 0; t < trials; t++) {
+		struct ng_segments sg;
+
+		for (size_t i = 0; i < n; i++) {
+			double truth = ng_piecewise(x[i]);
+
+			sig[i] = 0.01 * truth;
+			y[i] = truth + gsl_ran_gaussian(r, sig[i]);
+		}
+		if (ng_segments_fit(x, y, sig, n, 3, 3, &sg)) {
+			ng_check(c, false, "segments_fit failed %g %g", 0.0, 0.0);
+			return;
+		}
+		if (sg.nseg == 3) {
+			nsplit++;
+			exact += sg.first[1] == want1 && sg.first[2] == want2;
+			within1 += labs((long)sg.first[1] - (long)want1) <= 1 &&
+			           labs((long)sg.first[2] - (long)want2) <= 1;
+		}
+	}
+	printf("piecewise (%zu sizes): 3 segments in %zu/%zu, exact breakpoints %zu, within one size %zu\n", n,
+	       nsplit, trials, exact, within1);
+	ng_check(c, nsplit >= 0.97 * trials, "three segments found in %g of %g trials", (double)nsplit,
+	         (double)trials);
+	ng_check(c, exact >= 0.95 * trials, "exact breakpoints in %g of %g trials", (double)exact, (double)trials);
+	ng_check(c, within1 >= 0.97 * trials, "breakpoints within one size in %g of %g trials", (double)within1,
+	         (double)trials);
+
+	/* One straight line with the same noise: no regime change. */
+	nsplit = 0;
+	for (size_t t = 0; t < trials; t++) {
+		struct ng_segments sg;
+
+		for (size_t i = 0; i < n; i++) {
+			double truth = 5.0 + 0.0007 * (x[i] - 1.0);
+
+			sig[i] = 0.01 * truth;
+			y[i] = truth + gsl_ran_gaussian(r, sig[i]);
+		}
+		ng_segments_fit(x, y, sig, n, 3, 3, &sg);
+		nsplit += sg.nseg > 1;
+	}
+	printf("straight line: spurious splits in %zu/%zu\n", nsplit, trials);
+	ng_check(c, nsplit <= 0.02 * trials, "spurious splits in %g of %g trials", (double)nsplit, (double)trials);
+
+	/* One size disturbed (a burst of system noise during its measurement):
+	 * the robust stage must not give it a segment of its own.  Next to a
+	 * breakpoint a disturbed size may fairly belong to either side: there
+	 * the breakpoint must be within one size, elsewhere exact. */
+	exact = within1 = 0;
+	size_t away = 0;
+	for (size_t t = 0; t < trials; t++) {
+		struct ng_segments sg;
+		size_t bad = 2 + t % (n - 4);
+
+		for (size_t i = 0; i < n; i++) {
+			double truth = ng_piecewise(x[i]);
+
+			sig[i] = 0.01 * truth;
+			y[i] = truth + gsl_ran_gaussian(r, sig[i]);
+		}
+		bool near = labs((long)bad - (long)want1) <= 1 || labs((long)bad - (long)want2) <= 1;
+
+		y[bad] *= 1.5;
+		ng_segments_fit(x, y, sig, n, 3, 3, &sg);
+		if (!near) {
+			away++;
+			exact += sg.nseg == 3 && sg.first[1] == want1 && sg.first[2] == want2;
+		}
+		within1 += sg.nseg == 3 && labs((long)sg.first[1] - (long)want1) <= 1 &&
+		           labs((long)sg.first[2] - (long)want2) <= 1;
+	}
+	printf("piecewise with one size 50%% off: exact breakpoints in %zu/%zu (outlier away from them), "
+	       "within one size %zu/%zu\n",
+	       exact, away, within1, trials);
+	ng_check(c, exact >= 0.97 * away, "with an outlier, exact breakpoints in %g of %g", (double)exact,
+	         (double)away);
+	ng_check(c, within1 >= 0.97 * trials, "with an outlier, breakpoints within one size in %g of %g",
+	         (double)within1, (double)trials);
+	{
+		double xr[6] = { 1, 2, 3, 4, 5, 6 }, yr[6] = { 1, 2, 3, 40, 5, 6 }, sr[6] = { .1, .1, .1, .1, .1, .1 };
+		double rwr[6];
+		struct ng_fit f;
+
+		ng_fit_line_robust(xr, yr, sr, 6, 0.0, 1.0, rwr, &f, NULL);
+		ng_check(c, rwr[3] == 0.0 && ng_near(f.b, 1.0, 1e-9) && ng_near(f.a, 0.0, 1e-6),
+		         "robust line ignores the outlier: slope %g, weight %g", f.b, rwr[3]);
+	}
+
+	/* Exact data, no noise: exact answer. */
+	{
+		struct ng_segments sg;
+
+		for (size_t i = 0; i < n; i++) {
+			y[i] = ng_piecewise(x[i]);
+			sig[i] = 0.01 * y[i];
+		}
+		ng_segments_fit(x, y, sig, n, 3, 3, &sg);
+		ng_check(c, sg.nseg == 3 && sg.first[1] == want1 && sg.first[2] == want2,
+		         "noise-free breakpoints at %g, %g", (double)sg.first[1], (double)sg.first[2]);
+		ng_check(c, ng_segments_fit(x, y, sig, 2, 3, 3, &sg) == -1, "2 points with min 3 must fail");
+		ng_segments_fit(x, y, sig, 5, 3, 3, &sg);
+		ng_check(c, sg.nseg == 1 && sg.count[0] == 5, "5 points give one segment of %g (%g)",
+		         (double)sg.count[0], (double)sg.nseg);
+	}
+}
+
+/* A synthetic LogGP machine with a protocol change at 16 KiB. */
+struct ng_machine {
+	double L, os, orr, g, G, Os, Or; /* segment 1 */
+	double L2, g2, G2;               /* above the threshold */
+	double thr;
+};
+
+static void ng_machine_point(const struct ng_machine *m, double s, double rel, gsl_rng *r,
+                             struct ng_loggp_point *p)
+{
+	bool hi = s > m->thr;
+	double L = hi ? m->L2 : m->L, g = hi ? m->g2 : m->g, G = hi ? m->G2 : m->G;
+	double os = m->os + m->Os * (s - 1.0), orr = m->orr + m->Or * (s - 1.0);
+	double T = g + G * (s - 1.0);
+	double prtt1 = 2.0 * (os + L + G * (s - 1.0) + orr);
+
+	p->size = s;
+	p->se_prtt1 = rel * prtt1;
+	p->se_T = rel * T;
+	p->se_os = rel * os;
+	p->se_or = rel * orr;
+	p->prtt1 = prtt1 + gsl_ran_gaussian(r, p->se_prtt1);
+	p->T = T + gsl_ran_gaussian(r, p->se_T);
+	p->os = os + gsl_ran_gaussian(r, p->se_os);
+	p->orr = orr + gsl_ran_gaussian(r, p->se_or);
+}
+
+static bool ng_covers(const struct ng_param *p, double v)
+{
+	return ng_param_ok(p) && p->lo <= v && v <= p->hi;
+}
+
+static void test_loggp(struct ng_tc *c, gsl_rng *r)
+{
+	const struct ng_machine m = {
+		.L = 5.0, .os = 1.5, .orr = 2.0, .g = 3.0, .G = 0.0004, .Os = 0.0001, .Or = 0.00015,
+		.L2 = 15.0, .g2 = 20.0, .G2 = 0.0003, .thr = 16384.0,
+	};
+	const size_t trials = 300;
+	struct ng_loggp_point pts[64];
+	double x[64];
+	size_t n = ng_geo_sizes(x, 64, 1048576.0, 2.0), brk = 0, want = 0;
+	size_t cov_g = 0, cov_G = 0, cov_os = 0, cov_or = 0, cov_L = 0, cov_L2 = 0, cov_G2 = 0, two = 0;
+
+	while (x[want] <= m.thr)
+		want++;
+	for (size_t t = 0; t < trials; t++) {
+		struct ng_loggp_model mod;
+
+		for (size_t i = 0; i < n; i++)
+			ng_machine_point(&m, x[i], 0.005, r, &pts[i]);
+		if (ng_loggp_fit(pts, n, NULL, &mod, NULL)) {
+			ng_check(c, false, "loggp_fit failed %g %g", 0.0, 0.0);
+			return;
+		}
+		if (mod.nseg != 2)
+			continue;
+		two++;
+		brk += mod.seg[1].first == want;
+		cov_g += ng_covers(&mod.seg[0].g, m.g);
+		cov_G += ng_covers(&mod.seg[0].G, m.G);
+		cov_os += ng_covers(&mod.seg[0].o_s, m.os);
+		cov_or += ng_covers(&mod.seg[0].o_r, m.orr);
+		cov_L += ng_covers(&mod.seg[0].L, m.L);
+		cov_G2 += ng_covers(&mod.seg[1].G, m.G2);
+		cov_L2 += ng_covers(&mod.seg[1].L, m.L2);
+	}
+	printf("loggp: 2 segments in %zu/%zu, breakpoint exact %zu; coverage g %zu G %zu o_s %zu o_r %zu L %zu "
+	       "G2 %zu L2 %zu\n",
+	       two, trials, brk, cov_g, cov_G, cov_os, cov_or, cov_L, cov_G2, cov_L2);
+	ng_check(c, two >= 0.97 * trials, "two segments in %g of %g", (double)two, (double)trials);
+	ng_check(c, brk >= 0.97 * two, "breakpoint exact in %g of %g", (double)brk, (double)two);
+	ng_check(c, cov_g >= 0.92 * two, "g covered in %g of %g", (double)cov_g, (double)two);
+	ng_check(c, cov_G >= 0.92 * two, "G covered in %g of %g", (double)cov_G, (double)two);
+	ng_check(c, cov_os >= 0.92 * two, "o_s covered in %g of %g", (double)cov_os, (double)two);
+	ng_check(c, cov_or >= 0.92 * two, "o_r covered in %g of %g", (double)cov_or, (double)two);
+	ng_check(c, cov_L >= 0.92 * two, "L covered in %g of %g", (double)cov_L, (double)two);
+	ng_check(c, cov_G2 >= 0.92 * two, "G2 covered in %g of %g", (double)cov_G2, (double)two);
+	ng_check(c, cov_L2 >= 0.92 * two, "L2 covered in %g of %g", (double)cov_L2, (double)two);
+
+	/* Noise-free: the values themselves. */
+	{
+		struct ng_loggp_model mod;
+		char cmd[160], why[256];
+
+		for (size_t i = 0; i < n; i++)
+			ng_machine_point(&m, x[i], 0.0, r, &pts[i]);
+		for (size_t i = 0; i < n; i++)
+			pts[i].se_T = pts[i].se_os = pts[i].se_or = pts[i].se_prtt1 = 0.01;
+		ng_loggp_fit(pts, n, NULL, &mod, NULL);
+		ng_check(c, mod.nseg == 2, "noise-free: %g segments (want %d)", (double)mod.nseg, 2);
+		ng_check(c, ng_near(mod.seg[0].g.value, m.g, 1e-6), "g %g, want %g", mod.seg[0].g.value, m.g);
+		ng_check(c, ng_near(mod.seg[0].G.value, m.G, 1e-6), "G %g, want %g", mod.seg[0].G.value, m.G);
+		ng_check(c, ng_near(mod.seg[0].L.value, m.L, 1e-6), "L %g, want %g", mod.seg[0].L.value, m.L);
+		ng_check(c, ng_near(mod.seg[0].o_s.value, m.os, 1e-6), "o_s %g, want %g", mod.seg[0].o_s.value, m.os);
+		ng_check(c, ng_near(mod.seg[0].O_r.value, m.Or, 1e-6), "O_r %g, want %g", mod.seg[0].O_r.value, m.Or);
+		ng_check(c, ng_near(mod.seg[1].L.value, m.L2, 1e-6), "L2 %g, want %g", mod.seg[1].L.value, m.L2);
+		ng_check(c, ng_near(mod.seg[1].g.value, m.g2 + m.G2 * (mod.seg[1].from - 1.0), 1e-6),
+		         "g2 (at from) %g, want %g", mod.seg[1].g.value, m.g2 + m.G2 * (mod.seg[1].from - 1.0));
+		ng_check(c, mod.seg[0].to == 16384.0 && mod.seg[1].from == 32768.0, "segments meet at %g / %g",
+		         mod.seg[0].to, mod.seg[1].from);
+		ng_loggp_loggopsim(&mod, cmd, sizeof(cmd), why, sizeof(why));
+		ng_check(c, strcmp(cmd, "-L 5000 -o 1750 -g 3000 -G 0.4 -O 0.125 -S 16384") == 0,
+		         "loggopsim export wrong (%g %g)", 0.0, 0.0);
+		if (strcmp(cmd, "-L 5000 -o 1750 -g 3000 -G 0.4 -O 0.125 -S 16384"))
+			fprintf(stderr, "  got: %s\n", cmd);
+		ng_check(c, why[0] == '\0', "export complains (%g %g)", 0.0, 0.0);
+	}
+
+	/* One disturbed size: rejected by the fits, parameters unmoved. */
+	{
+		struct ng_loggp_model mod;
+		unsigned outl[64];
+
+		for (size_t i = 0; i < n; i++)
+			ng_machine_point(&m, x[i], 0.0, r, &pts[i]);
+		for (size_t i = 0; i < n; i++)
+			pts[i].se_T = pts[i].se_os = pts[i].se_or = pts[i].se_prtt1 = 0.01;
+		pts[3].T += 5.0;
+		pts[3].os += 3.0;
+		ng_loggp_fit(pts, n, NULL, &mod, outl);
+		ng_check(c, mod.nseg == 2 && mod.seg[1].first == want, "with an outlier: %g segments, break at %g",
+		         (double)mod.nseg, (double)mod.seg[1].first);
+		ng_check(c, (outl[3] & NG_LOGGP_OUT_T) && (outl[3] & NG_LOGGP_OUT_OS) && !(outl[2] & NG_LOGGP_OUT_T),
+		         "outlier bits %g / neighbour %g", (double)outl[3], (double)outl[2]);
+		ng_check(c, ng_near(mod.seg[0].g.value, m.g, 1e-4), "g with outlier %g, want %g", mod.seg[0].g.value,
+		         m.g);
+		ng_check(c, ng_near(mod.seg[0].o_s.value, m.os, 1e-4), "o_s with outlier %g, want %g",
+		         mod.seg[0].o_s.value, m.os);
+	}
+
+	/* Too few sizes for segments: still one fitted segment. */
+	{
+		struct ng_loggp_model mod;
+
+		for (size_t i = 0; i < 2; i++)
+			ng_machine_point(&m, x[i + 3], 0.0, r, &pts[i]);
+		ng_check(c, ng_loggp_fit(pts, 2, NULL, &mod, NULL) == 0 && mod.nseg == 1, "two sizes: %g segments %g",
+		         (double)mod.nseg, 0.0);
+		ng_check(c, ng_near(mod.seg[0].G.value, m.G, 1e-6), "two sizes: G %g, want %g", mod.seg[0].G.value,
+		         m.G);
+		ng_check(c, ng_loggp_fit(pts, 1, NULL, &mod, NULL) == 0 && !ng_param_ok(&mod.seg[0].G),
+		         "one size: G must be flagged %g %g", 0.0, 0.0);
+		ng_check(c, ng_param_ok(&mod.seg[0].g), "one size: g still reported %g %g", 0.0, 0.0);
+	}
+}
+
+static void test_params(struct ng_tc *c)
+{
+	struct ng_param p;
+
+	ng_param_set(&p, "G", -0.001, -0.003, 0.002);
+	ng_check(c, ng_param_ok(&p) && p.value == 0.0 && p.lo == 0.0 && p.hi == 0.002 && p.note[0],
+	         "negative within CI clamped to 0: %g [%g]", p.value, p.lo);
+	ng_param_set(&p, "o_s", -1.0, -1.5, -0.5);
+	ng_check(c, !ng_param_ok(&p) && isnan(p.value) && strstr(p.flag, "o_s negative"),
+	         "significantly negative flagged (%g, %g)", p.value, 0.0);
+	ng_param_set(&p, "L", NAN, 0, 1);
+	ng_check(c, !ng_param_ok(&p) && strstr(p.flag, "cannot be estimated"), "NaN flagged (%g %g)", 0.0, 0.0);
+	ng_param_set(&p, "g", 3.0, -1.0, 7.0);
+	ng_check(c, ng_param_ok(&p) && p.lo == 0.0 && p.hi == 7.0, "interval cut at 0: [%g, %g]", p.lo, p.hi);
+	ng_plogp_latency(20.0, 19.0, 21.0, 4.0, 3.5, 4.5, &p);
+	ng_check(c, p.value == 6.0 && p.lo == 5.0 && p.hi == 7.0, "pLogP L %g lo %g", p.value, p.lo);
+	ng_check(c, fabs(ng_se_from_ci95(-1.959963984540054, 1.959963984540054) - 1.0) < 1e-12,
+	         "se from ci %g %g", ng_se_from_ci95(-1.96, 1.96), 1.0);
+}
+
+int main(void)
+{
+	struct ng_tc c = { 0 };
+	gsl_rng *r;
+
+	gsl_rng_env_setup();
+	r = gsl_rng_alloc(gsl_rng_mt19937);
+	if (!r) {
+		fprintf(stderr, "out of memory\n");
+		return 1;
+	}
+	gsl_rng_set(r, 20240601);
+
+	test_exact_line(&c);
+	test_coverage(&c, r);
+	test_breakpoints(&c, r);
+	test_loggp(&c, r);
+	test_params(&c);
+	gsl_rng_free(r);
+
+	printf("%u checks, %u failures\n", c.checks, c.failures);
+	return c.failures ? 1 : 0;
+}

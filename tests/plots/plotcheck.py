@@ -1,0 +1,127 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Shared helpers of the tests in tests/plots (imported, not run).
+
+Every test is run as `TEST NGAUGE` (the built ngauge binary as argv[1]) and
+exits 0 (pass), 1 (fail) or 77 (skipped: gnuplot is not installed).
+"""
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+SKIP = 77
+
+# fixture -> pattern; every pattern with a figure of its own, and a fallback
+FIXTURES = {
+    "pingpong-2.json": "pingpong",
+    "pingpong-4.json": "pingpong",
+    "n1.json": "n1",
+    "1n.json": "1n",
+    "loggp.json": "loggp",
+    "plogp.json": "plogp",
+    "alltoall.json": "alltoall",
+    "rma.json": "rma",
+}
+
+
+class Failed(Exception):
+    pass
+
+
+def fixture(name):
+    return os.path.join(DATA, name)
+
+
+def load(name):
+    with open(fixture(name), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def ngauge():
+    if len(sys.argv) < 2 or not os.access(sys.argv[1], os.X_OK):
+        print("usage: %s PATH/TO/ngauge" % sys.argv[0], file=sys.stderr)
+        sys.exit(1)
+    return os.path.abspath(sys.argv[1])
+
+
+def clean_env(**extra):
+    env = dict(os.environ)
+    env.pop("NGAUGE_GNUPLOT", None)
+    env.update(extra)
+    return env
+
+
+def need_gnuplot():
+    if not shutil.which("gnuplot"):
+        print("SKIP: gnuplot is not installed (Debian package gnuplot-nox)")
+        sys.exit(SKIP)
+
+
+def run(args, env=None, cwd=None):
+    """Runs ngauge ARGS; returns (status, stdout, stderr)."""
+    p = subprocess.run(args, env=env or clean_env(), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=120)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def expect(cond, what):
+    if not cond:
+        raise Failed(what)
+
+
+def expect_run(args, status, env=None, cwd=None):
+    rc, out, err = run(args, env=env, cwd=cwd)
+    if rc != status:
+        raise Failed("%s: exit %d, expected %d\nstdout: %s\nstderr: %s" % (" ".join(args), rc, status, out, err))
+    return out, err
+
+
+def main(body):
+    """Runs body(ngauge, tmpdir); reports Failed as a test failure."""
+    exe = ngauge()
+    with tempfile.TemporaryDirectory(prefix="ngauge-plots-") as tmp:
+        try:
+            body(exe, tmp)
+        except Failed as e:
+            print("FAIL: %s" % e, file=sys.stderr)
+            sys.exit(1)
+    print("PASS")
+    sys.exit(0)
+
+
+def same_number(a, b):
+    """Exact equality, NaN equal to NaN (JSON null / absent)."""
+    if a is None or (isinstance(a, float) and math.isnan(a)):
+        return b is None or (isinstance(b, float) and math.isnan(b))
+    if b is None or (isinstance(b, float) and math.isnan(b)):
+        return False
+    return float(a) == float(b)
+
+
+def read_dat(path):
+    """A data file as a list of tables: {"index", "name", "columns", "rows"}.
+
+    Tables start with "# table N: NAME" and "# columns: ..."; numbers are
+    floats (NaN included)."""
+    tables = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.startswith("# table "):
+                head, name = line[len("# table "):].split(": ", 1)
+                tables.append({"index": int(head), "name": name, "columns": None, "rows": []})
+            elif line.startswith("# columns:"):
+                tables[-1]["columns"] = line[len("# columns:"):].split()
+            elif line.startswith("#") or not line.strip():
+                continue
+            else:
+                fields = line.split()
+                if len(fields) != len(tables[-1]["columns"]):
+                    raise Failed("%s: %d fields, %d columns: %r" % (path, len(fields), len(tables[-1]["columns"]),
+                                                                    line))
+                tables[-1]["rows"].append([float(x) for x in fields])
+    return tables

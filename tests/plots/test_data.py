@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""The data files of `ngauge plot` hold exactly the numbers of the JSON.
+
+Each column is checked against the document through its name alone
+(KEY, KEY_median, KEY_value, KEY_ci95_lo, KEY_ci95_hi), so the test does not
+repeat the plotter's tables.  Runs without gnuplot too: the data and the
+script are written before gnuplot is looked for.
+"""
+import os
+import shutil
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plotcheck as pc  # noqa: E402
+
+# columns each pattern's first table must have (more are allowed)
+MUST = {
+    "pingpong": ["size", "count", "latency_us_median", "latency_us_ci95_lo", "latency_us_ci95_hi",
+                 "bandwidth_MBps_median", "bandwidth_MBps_ci95_lo", "bandwidth_MBps_ci95_hi"],
+    "n1": ["size", "time_us_median", "time_us_ci95_lo", "time_us_ci95_hi", "aggregate_bandwidth_MBps_median"],
+    "1n": ["size", "time_us_median", "time_us_ci95_lo", "time_us_ci95_hi", "aggregate_bandwidth_MBps_median"],
+    "loggp": ["size", "T_us", "o_s_us", "o_r_us"],
+    "plogp": ["size", "g_us_value", "g_us_ci95_lo", "g_us_ci95_hi", "o_s_us_value", "o_r_us_value"],
+    "alltoall": ["size", "time_us_median", "time_us_ci95_lo", "time_us_ci95_hi", "algbw_MBps_median"],
+    "rma": ["size", "put_latency_us_median", "put_latency_us_ci95_lo", "put_latency_us_ci95_hi"],
+}
+
+# the tables each pattern's data file must have, in this order
+TABLES = {
+    "loggp": ["loggp.sizes", "loggp.segments", "loggp.breakpoints"],
+    "plogp": ["plogp.sizes"],
+    "alltoall": ["bruck", "pairwise", "linear"],
+}
+
+
+def expected(obj, col):
+    """The number column COL takes from object OBJ (None: absent)."""
+    def get(o, k):
+        return o.get(k) if isinstance(o, dict) else None
+
+    for suffix, field in (("_median", "median"), ("_value", "value")):
+        if col.endswith(suffix):
+            return get(get(obj, col[: -len(suffix)]), field)
+    for suffix, i in (("_ci95_lo", 0), ("_ci95_hi", 1)):
+        if col.endswith(suffix):
+            ci = get(get(obj, col[: -len(suffix)]), "ci95")
+            return ci[i] if isinstance(ci, list) and len(ci) == 2 else None
+    return get(obj, col)
+
+
+def source_rows(doc, table):
+    """The JSON objects a table was made from."""
+    name = table["name"]
+    if name == "results":
+        return doc["results"]
+    if name in ("loggp.sizes", "loggp.segments", "plogp.sizes"):
+        block, key = name.split(".")
+        return doc[block][key]
+    if name == "loggp.breakpoints":
+        return [{"size": b} for b in doc["loggp"]["breakpoints"]]
+    if doc["pattern"] == "alltoall":
+        return [r for r in doc["results"] if r.get("algorithm") == name]
+    raise pc.Failed("unknown table %r" % name)
+
+
+def check_file(dat, name):
+    doc = pc.load(name)
+    pattern = doc["pattern"]
+    tables = pc.read_dat(dat)
+    pc.expect(tables, "%s: no tables" % dat)
+    names = [t["name"] for t in tables]
+    pc.expect(names == TABLES.get(pattern, ["results"]), "%s: tables %r" % (dat, names))
+    for i, t in enumerate(tables):
+        pc.expect(t["index"] == i, "%s: table %d numbered %d" % (dat, i, t["index"]))
+    missing = [c for c in MUST[pattern] if c not in tables[0]["columns"]]
+    pc.expect(not missing, "%s: columns %r missing" % (dat, missing))
+    checked = 0
+    for t in tables:
+        rows = source_rows(doc, t)
+        pc.expect(len(rows) == len(t["rows"]), "%s table %s: %d lines for %d JSON rows"
+                  % (dat, t["name"], len(t["rows"]), len(rows)))
+        pc.expect(len(rows) > 0, "%s table %s: empty" % (dat, t["name"]))
+        for obj, line in zip(rows, t["rows"]):
+            for col, got in zip(t["columns"], line):
+                want = expected(obj, col)
+                pc.expect(want is None or isinstance(want, (int, float)),
+                          "%s: column %s is not a number in the JSON" % (dat, col))
+                pc.expect(pc.same_number(want, got), "%s table %s size %s column %s: %r in the file, %r in %s"
+                          % (dat, t["name"], obj.get("size"), col, got, want, name))
+                checked += 1
+    return checked
+
+
+def body(exe, tmp):
+    env = None
+    if not shutil.which("gnuplot"):
+        # the data comes first; the missing gnuplot then fails the command
+        env = pc.clean_env(NGAUGE_GNUPLOT=os.path.join(tmp, "no-gnuplot"))
+    status = 0 if env is None else 1
+    nans = 0
+    for name in pc.FIXTURES:
+        out = os.path.join(tmp, name.replace(".json", ".svg"))
+        pc.expect_run([exe, "plot", pc.fixture(name), "-o", out], status, env=env)
+        dat = out[:-4] + ".dat"
+        pc.expect(os.path.getsize(out[:-4] + ".gp") > 0, "%s.gp is empty" % out[:-4])
+        n = check_file(dat, name)
+        with open(dat) as f:
+            nans += f.read().count("NaN")
+        print("%s: %d numbers match" % (name, n))
+    pc.expect(nans > 0, "the fixtures' nulls were not written as NaN")
+
+    # several files of one pattern: OUT-1.dat, OUT-2.dat in the order given
+    out = os.path.join(tmp, "pp.pdf")
+    pc.expect_run([exe, "plot", pc.fixture("pingpong-4.json"), pc.fixture("pingpong-2.json"), "-o", out], status,
+                  env=env)
+    check_file(os.path.join(tmp, "pp-1.dat"), "pingpong-4.json")
+    check_file(os.path.join(tmp, "pp-2.dat"), "pingpong-2.json")
+    pc.expect(not os.path.exists(os.path.join(tmp, "pp.dat")), "pp.dat written for two files")
+
+    # several patterns: OUT-PATTERN.dat
+    out = os.path.join(tmp, "mix.pdf")
+    pc.expect_run([exe, "plot", pc.fixture("loggp.json"), pc.fixture("n1.json"), pc.fixture("alltoall.json"),
+                   "-o", out], status, env=env)
+    check_file(os.path.join(tmp, "mix-loggp.dat"), "loggp.json")
+    check_file(os.path.join(tmp, "mix-n1.dat"), "n1.json")
+    check_file(os.path.join(tmp, "mix-alltoall.dat"), "alltoall.json")
+
+
+if __name__ == "__main__":
+    pc.main(body)

@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""`ngauge plot` draws every pattern with every terminal.
+
+Checks: exit status 0, the figure is there and not empty, a PDF starts with
+"%PDF-", a PNG with the PNG signature, an SVG parses as XML (and contains the
+legend text), a .tex file is a LaTeX picture with its .pdf beside it; the
+naming of outputs with several files and several patterns; --kind; the
+default output name; labels that need quoting in gnuplot, SVG and LaTeX.
+Skipped (77) without gnuplot.
+"""
+import os
+import shutil
+import sys
+import xml.etree.ElementTree as ET
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plotcheck as pc  # noqa: E402
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def check_figure(path):
+    pc.expect(os.path.isfile(path), "%s was not written" % path)
+    size = os.path.getsize(path)
+    pc.expect(size > 0, "%s is empty" % path)
+    with open(path, "rb") as f:
+        head = f.read(16)
+    ext = os.path.splitext(path)[1]
+    if ext == ".pdf":
+        pc.expect(head.startswith(b"%PDF-"), "%s is not a PDF" % path)
+    elif ext == ".png":
+        pc.expect(head.startswith(PNG_SIGNATURE), "%s is not a PNG" % path)
+    elif ext == ".svg":
+        try:
+            root = ET.parse(path).getroot()
+        except ET.ParseError as e:
+            raise pc.Failed("%s is not XML: %s" % (path, e))
+        pc.expect(root.tag.endswith("svg"), "%s: root element %s" % (path, root.tag))
+        if shutil.which("xmllint"):
+            rc = os.system("xmllint --noout '%s'" % path)
+            pc.expect(rc == 0, "xmllint rejects %s" % path)
+    elif ext == ".tex":
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        pc.expect("\\begin{picture}" in text, "%s is not a LaTeX picture" % path)
+        check_figure(path[:-4] + ".pdf")
+    for side in (".gp", ".dat"):
+        base = path[: -len(ext)]
+        if side == ".dat" and not os.path.exists(base + side):
+            side = "-1.dat"
+        pc.expect(os.path.getsize(base + side) > 0, "%s%s is empty" % (base, side))
+
+
+def svg_text(path):
+    return "".join(ET.parse(path).getroot().itertext())
+
+
+def body(exe, tmp):
+    # every pattern, every terminal
+    for name, pattern in pc.FIXTURES.items():
+        for ext in (".pdf", ".svg", ".png", ".tex"):
+            out = os.path.join(tmp, name.replace(".json", "") + ext)
+            stdout, _ = pc.expect_run([exe, "plot", pc.fixture(name), "-o", out], 0)
+            pc.expect(stdout.strip() == out, "stdout %r, expected the figure's name %r" % (stdout, out))
+            check_figure(out)
+        text = svg_text(os.path.join(tmp, name.replace(".json", ".svg")))
+        doc = pc.load(name)
+        pc.expect("%s %s" % (doc["module"], pattern) in text or pattern == "alltoall",
+                  "%s: default legend missing in %r" % (name, text[:200]))
+        print("%s: pdf svg png tex ok" % name)
+
+    # the legend of the figures
+    text = svg_text(os.path.join(tmp, "alltoall.svg"))
+    for alg in pc.load("alltoall.json")["alltoall"]["algorithms"]:
+        pc.expect(alg in text, "alltoall: no series %s" % alg)
+    text = svg_text(os.path.join(tmp, "loggp.svg"))
+    for word in ("o_s", "o_r", "T(s)", "fit", "breakpoints"):
+        pc.expect(word in text, "loggp: %s missing from the figure" % word)
+    text = svg_text(os.path.join(tmp, "plogp.svg"))
+    for word in ("g(m)", "o_s(m)", "o_r(m)"):
+        pc.expect(word in text, "plogp: %s missing from the figure" % word)
+    text = svg_text(os.path.join(tmp, "pingpong-4.svg"))
+    pc.expect("aggregate" in text, "pingpong with 4 ranks: no aggregate bandwidth series")
+    for unit in ("(\u00b5s)", "(MB/s)", "(bytes)"):
+        pc.expect(unit in text, "pingpong: unit %s missing from the axis labels" % unit)
+
+    # several files of one pattern, labels in the order of the files, quoting
+    label = "a<b & 'c' \"d\" 50% $_^~#{}\\"
+    out = os.path.join(tmp, "both.svg")
+    pc.expect_run([exe, "plot", pc.fixture("pingpong-2.json"), "--label", label, pc.fixture("pingpong-4.json"),
+                   "-o", out], 0)
+    check_figure(out)
+    text = svg_text(out)
+    pc.expect(label in text, "label %r not in the figure" % label)
+    pc.expect("tcp pingpong" in text, "default label of the second file missing")
+    out = os.path.join(tmp, "both.tex")
+    pc.expect_run([exe, "plot", pc.fixture("pingpong-2.json"), pc.fixture("pingpong-4.json"), "--label", label,
+                   "-o", out], 0)
+    check_figure(out)
+    with open(out, encoding="utf-8") as f:
+        pc.expect("a<b \\& 'c' \"d\" 50\\% \\$\\_" in f.read(), "label not escaped for LaTeX in %s" % out)
+
+    # default labels are unique: same module and pattern, different rank counts
+    out = os.path.join(tmp, "uniq.svg")
+    pc.expect_run([exe, "plot", pc.fixture("pingpong-2.json"), pc.fixture("pingpong-4.json"), "-o", out], 0)
+    text = svg_text(out)
+    pc.expect("(2 ranks)" in text and "(4 ranks)" in text, "default labels not made unique: %r" % text[:300])
+
+    # several patterns: one figure each, OUT-PATTERN.EXT
+    out = os.path.join(tmp, "mix.png")
+    stdout, _ = pc.expect_run([exe, "plot", pc.fixture("loggp.json"), pc.fixture("pingpong-2.json"),
+                               pc.fixture("plogp.json"), pc.fixture("pingpong-4.json"), "-o", out], 0)
+    for p in ("loggp", "pingpong", "plogp"):
+        check_figure(os.path.join(tmp, "mix-%s.png" % p))
+    pc.expect(stdout.split() == [os.path.join(tmp, "mix-%s.png" % p) for p in ("loggp", "pingpong", "plogp")],
+              "figures listed as %r" % stdout)
+    pc.expect(not os.path.exists(out), "%s written besides the per-pattern figures" % out)
+
+    # --kind
+    for kind, name in (("latency", "pingpong-2.json"), ("bandwidth", "n1.json"), ("overhead", "loggp.json"),
+                       ("latency", "plogp.json"), ("bandwidth", "alltoall.json"), ("auto", "1n.json")):
+        out = os.path.join(tmp, "kind-%s-%s.svg" % (kind, name[:-5]))
+        pc.expect_run([exe, "plot", "--kind", kind, pc.fixture(name), "-o", out], 0)
+        check_figure(out)
+    text = svg_text(os.path.join(tmp, "kind-latency-pingpong-2.svg"))
+    pc.expect("Latency" in text and "Bandwidth" not in text, "--kind latency drew %r" % text[:300])
+    text = svg_text(os.path.join(tmp, "kind-overhead-loggp.svg"))
+    pc.expect("o_s" in text and "T(s)" not in text, "--kind overhead drew %r" % text[:300])
+
+    # default output: FILE with .json replaced by .pdf, in FILE's directory
+    local = os.path.join(tmp, "local")
+    os.mkdir(local)
+    shutil.copy(pc.fixture("n1.json"), os.path.join(local, "run.json"))
+    pc.expect_run([exe, "plot", "run.json"], 0, cwd=local)
+    check_figure(os.path.join(local, "run.pdf"))
+
+    # the script redoes the figure in its own directory
+    os.unlink(os.path.join(local, "run.pdf"))
+    rc = os.system("cd '%s' && gnuplot run.gp" % local)
+    pc.expect(rc == 0, "gnuplot run.gp failed")
+    check_figure(os.path.join(local, "run.pdf"))
+
+
+if __name__ == "__main__":
+    pc.need_gnuplot()
+    pc.main(body)

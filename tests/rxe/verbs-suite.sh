@@ -1,0 +1,295 @@
+#!/bin/bash
+# verbs-suite.sh — the verbs modules' tests, inside the Soft-RoCE guest: `tests/rxe/vm-run.sh verbs-suite.sh`
+# (meson test --suite rxe does that). Exits 0 when every check passed, 1 otherwise, 77 outside the VM.
+#
+# 1. Patterns over ibrc and ibuc (--ib-mode send and write) and ibud, all ranks on the one device rxe0:
+#    pingpong with 2 and 4 ranks, 1n and n1 with 3, all with --verify over odd sizes around the eager
+#    limit up to 1 MiB (ibud: up to its datagram limit, the MTU minus 40). The JSON results are checked:
+#    complete, one row per size, the count, the module, --verify on.
+# 2. Faults: a size above ibud's limit and a wrong --ib-dev are refused (exit 2, the devices named); a
+#    rank killed mid-run makes the survivor report the lost rank and exit non-zero within 10 s.
+# 3. valgrind: short runs of ibrc and ibud with no "definitely lost" block and no memory error.
+# 4. perftest's ib_send_lat and ib_write_lat against ngauge's pingpong (ibrc send / write), side by side.
+#    The guest is emulated: the figures show orders of magnitude, never performance.
+# 5. No device (rxe0 deleted): ngauge -x ibrc exits 1 and says how to get a Soft-RoCE device.
+#
+# NGAUGE or NGAUGE_BUILD come from meson's test environment; NGAUGE_RXE_DEVICE and NGAUGE_RXE_GID_INDEX from
+# vm-run.sh. NGAUGE_RXE_SUITE_QUICK=1 skips valgrind and perftest.
+set -u
+
+# vm-run.sh passes NGAUGE_* variables, so the binary is found through NGAUGE_BUILD too.
+N=${NGAUGE:-${NGAUGE_BUILD:+$NGAUGE_BUILD/ngauge}}
+[ -n "$N" ] || { echo "verbs-suite.sh: set NGAUGE (the binary) or NGAUGE_BUILD (the build directory)" >&2; exit 1; }
+dev=${NGAUGE_RXE_DEVICE:-rxe0}
+gid=${NGAUGE_RXE_GID_INDEX:-1}
+quick=${NGAUGE_RXE_SUITE_QUICK:-0}
+
+if [ ! -e "/sys/class/infiniband/$dev" ]; then
+    echo "verbs-suite.sh: SKIP: no verbs device $dev (run me through tests/rxe/vm-run.sh)" >&2
+    exit 77
+fi
+
+W=$(mktemp -d "${TMPDIR:-/tmp}/ngauge-verbs.XXXXXX") || exit 1
+trap 'rm -rf "$W"' EXIT
+fails=0
+T0=$EPOCHREALTIME
+
+fail() {
+    echo "FAIL: $*"
+    fails=$((fails + 1))
+}
+
+# usecs since START (an $EPOCHREALTIME), without forking
+usecs() { echo $((${EPOCHREALTIME/./} - ${1/./})); }
+
+# run NAME WANT CMD...: runs CMD (2 minutes at most) with stdout/stderr in $W/NAME.out/.err; checks the
+# exit status is WANT ("nz": any non-zero).
+run() {
+    local name=$1 want=$2 rc start=$EPOCHREALTIME us
+    shift 2
+    timeout -k 5 120 "$@" >"$W/$name.out" 2>"$W/$name.err"
+    rc=$?
+    us=$(usecs "$start")
+    if [ "$want" = nz ] && [ "$rc" != 0 ] || [ "$rc" = "$want" ]; then
+        printf 'ok   %-34s exit %-3s %5d.%d s\n' "$name" "$rc" $((us / 1000000)) $((us % 1000000 / 100000))
+        return 0
+    fi
+    fail "$name: exit $rc, expected $want: $*"
+    sed 's/^/  stderr| /' "$W/$name.err" | tail -n 15
+    return 1
+}
+
+# expect NAME REGEX: the stderr of run NAME matches REGEX (extended)
+expect() {
+    grep -Eq -- "$2" "$W/$1.err" || {
+        fail "$1: stderr lacks /$2/"
+        sed 's/^/  stderr| /' "$W/$1.err" | tail -n 10
+    }
+}
+
+# ---- 1. patterns ---------------------------------------------------------------------------------------
+# Around the default eager limit (8K) and odd everywhere; 1 MiB is RDMA-written by rendezvous.
+big=1,3,17,255,1023,4097,8191,8193,65537,1048575,1048576
+mid=1,17,4097,8193,65537,1048576
+small=1,255,8193,65537
+ud_max=$(( (128 << $(ibv_devinfo -d "$dev" -i 1 | sed -n 's/.*active_mtu:.*(\([0-9]\)).*/\1/p')) - 40 ))
+[ "$ud_max" -gt 0 ] 2>/dev/null || ud_max=984
+ud_sizes=1,3,17,255,$((ud_max - 1)),$ud_max
+
+common=(--timeout 10 -c 3 -w 1 --verify)
+: >"$W/expect.txt"
+# pattern RUN_NAME NP PATTERN SIZES MODULE_ARGS...: one run; its JSON is checked below
+pattern() {
+    local name=$1 np=$2 pat=$3 sizes=$4
+    shift 4
+    if run "$name" 0 "$N" --np "$np" -p "$pat" -s "$sizes" "${common[@]}" -o "$W/$name.json" "$@"; then
+        printf '%s %s %s %s %s\n' "$W/$name.json" "$2" "$pat" "$np" "$sizes" >>"$W/expect.txt"
+    fi
+}
+
+for cfg in "ibrc send" "ibrc write" "ibuc send" "ibuc write" "ibud send"; do
+    set -- $cfg
+    mod=$1 mode=$2
+    if [ "$mod" = ibud ]; then
+        s_big=$ud_sizes s_mid=$ud_sizes s_small=1,255,$ud_max
+    else
+        s_big=$big s_mid=$mid s_small=$small
+    fi
+    pattern "$mod-$mode-pingpong-2" 2 pingpong "$s_big" -x "$mod" --ib-mode "$mode"
+    pattern "$mod-$mode-pingpong-4" 4 pingpong "$s_small" -x "$mod" --ib-mode "$mode"
+    pattern "$mod-$mode-1n-3" 3 1n "$s_mid" -x "$mod" --ib-mode "$mode"
+    pattern "$mod-$mode-n1-3" 3 n1 "$s_mid" -x "$mod" --ib-mode "$mode"
+done
+
+# Every result: complete, --verify on, one row per requested size with the requested count, the module.
+python3 - "$W/expect.txt" <<'PY' || fail "JSON results (see above)"
+import json, sys
+
+def size_of(tok):
+    mult = {"K": 1 << 10, "M": 1 << 20}
+    return int(tok[:-1]) * mult[tok[-1]] if tok[-1] in mult else int(tok)
+
+bad = 0
+for line in open(sys.argv[1]):
+    path, module, pattern, np, sizes = line.split()
+    want = [size_of(t) for t in sizes.split(",")]
+    try:
+        r = json.load(open(path))
+        rows = r["results"]
+        problems = []
+        if r.get("complete") is not True: problems.append("not complete")
+        if r["module"] != module or r["pattern"] != pattern: problems.append("module/pattern")
+        if r["ranks"] != int(np): problems.append("ranks %s" % r["ranks"])
+        if r["parameters"].get("verify") is not True: problems.append("--verify not recorded")
+        if [row["size"] for row in rows] != want: problems.append("sizes %s" % [row["size"] for row in rows])
+        if any(row["count"] != 3 for row in rows): problems.append("counts")
+        if not r["env"]["device"].startswith("rxe0 port 1 gid"): problems.append("device %r" % r["env"]["device"])
+        for row in rows:
+            lat = row.get("latency_us") or row.get("time_us")
+            if not lat or not lat["min"] > 0: problems.append("no timing for size %d" % row["size"])
+    except Exception as e:
+        problems = ["unreadable: %s" % e]
+    if problems:
+        bad += 1
+        print("FAIL: %s: %s" % (path.rsplit("/", 1)[-1], "; ".join(problems)))
+n = sum(1 for _ in open(sys.argv[1]))
+print("ok   %d JSON results checked%s" % (n, "" if not bad else ", %d bad" % bad))
+sys.exit(1 if bad else 0)
+PY
+
+# ---- 2. faults -----------------------------------------------------------------------------------------
+run ud-too-large 2 "$N" -x ibud -p pingpong -s $((ud_max + 1)) -c 1 && expect ud-too-large "above the maximum"
+run wrong-dev 2 "$N" -x ibrc -p pingpong -s 1 -c 1 --ib-dev nosuch0 &&
+    expect wrong-dev "nosuch0.*no such RDMA device.*devices: .*$dev"
+run wrong-port 2 "$N" -x ibuc -p pingpong -s 1 -c 1 --ib-port 7 && expect wrong-port "port 7"
+run ud-write 2 "$N" -x ibud -p pingpong -s 1 -c 1 --ib-mode write && expect ud-write "needs a connection"
+
+# kill_peer NAME SIZES MODULE_ARGS...: a long ping-pong; once it measures, SIGKILL the last rank. The
+# survivor must name the lost rank itself (not only the launcher), and all must end within 10 s of the kill.
+kill_peer() {
+    local name=$1 sizes=$2 hub kids k victim start us rc i
+    shift 2
+    "$N" --np 2 -p pingpong -s "$sizes" -c 1000000 -w 0 --timeout 3 "$@" >"$W/$name.out" 2>"$W/$name.err" &
+    hub=$!
+    for ((i = 0; i < 300; i++)); do
+        grep -q '^#' "$W/$name.out" 2>/dev/null && break
+        sleep 0.1
+    done
+    sleep 1
+    kids=$(pgrep -P "$hub")
+    victim=
+    for k in $kids; do victim=$k; done
+    if [ -z "$victim" ]; then
+        fail "$name: no rank process to kill (hub $hub)"
+        kill "$hub" 2>/dev/null
+        wait "$hub"
+        return
+    fi
+    kill -KILL "$victim"
+    start=$EPOCHREALTIME
+    for ((i = 0; i < 150; i++)); do
+        kill -0 "$hub" 2>/dev/null || break
+        sleep 0.1
+    done
+    us=$(usecs "$start")
+    if kill -0 "$hub" 2>/dev/null; then
+        fail "$name: still running 15 s after a rank was killed"
+        kill -KILL "$hub" $kids 2>/dev/null
+    fi
+    wait "$hub"
+    rc=$?
+    if [ "$rc" = 0 ] || [ "$us" -gt 10000000 ]; then
+        fail "$name: exit $rc $((us / 1000)) ms after the kill (want non-zero within 10 s)"
+    else
+        printf 'ok   %-34s exit %-3s %5d.%d s after the kill\n' "$name" "$rc" $((us / 1000000)) \
+            $((us % 1000000 / 100000))
+    fi
+    grep -Eq 'rank [0-9]+: ib[a-z]+: rank [0-9]+ lost' "$W/$name.err" || {
+        fail "$name: the surviving rank did not report the lost peer"
+        sed 's/^/  stderr| /' "$W/$name.err" | tail -n 10
+    }
+}
+kill_peer kill-ibrc-send 1,4097,65537 -x ibrc
+kill_peer kill-ibuc-write 1,4097,65537 -x ibuc --ib-mode write
+kill_peer kill-ibud 1,512 -x ibud
+
+# ---- 3. valgrind ---------------------------------------------------------------------------------------
+if [ "$quick" != 1 ] && command -v valgrind >/dev/null; then
+    vg=(valgrind -q --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite
+        --error-exitcode=9)
+    run valgrind-ibrc 0 "${vg[@]}" "$N" --np 2 -x ibrc -p pingpong -s 1,65537 -c 2 -w 0 --verify --timeout 60
+    run valgrind-ibud 0 "${vg[@]}" "$N" --np 2 -x ibud -p pingpong -s 1,$ud_max -c 2 -w 0 --verify --timeout 60
+    for v in valgrind-ibrc valgrind-ibud; do
+        if grep -q 'definitely lost' "$W/$v.err"; then
+            fail "$v: valgrind reports definitely lost memory"
+            grep -A8 'definitely lost' "$W/$v.err" | head -n 30
+        fi
+    done
+elif [ "$quick" != 1 ]; then
+    fail "valgrind is not installed"
+fi
+
+# ---- 4. perftest side by side --------------------------------------------------------------------------
+# wait_listen PORT PID: until something listens on TCP PORT (or PID exits, or 30 s pass)
+wait_listen() {
+    local hex i f sl local_addr rem st rest
+    hex=$(printf '%04X' "$1")
+    for ((i = 0; i < 300; i++)); do
+        kill -0 "$2" 2>/dev/null || return 1
+        for f in /proc/net/tcp /proc/net/tcp6; do
+            while read -r sl local_addr rem st rest; do
+                [ "$st" = 0A ] && [ "${local_addr##*:}" = "$hex" ] && return 0
+            done <"$f"
+        done
+        sleep 0.1
+    done
+    return 1
+}
+
+# perftest NAME PORT TOOL SIZE: runs TOOL as server and client; prints t_typical (us) or "-"
+perftest() {
+    local name=$1 port=$2 tool=$3 size=$4 spid crc
+    timeout 60 "$tool" -d "$dev" -x "$gid" -n 200 -s "$size" -F -p "$port" >"$W/$name.server" 2>&1 &
+    spid=$!
+    if ! wait_listen "$port" "$spid"; then
+        wait "$spid"
+        echo "-"
+        return 1
+    fi
+    timeout 60 "$tool" -d "$dev" -x "$gid" -n 200 -s "$size" -F -p "$port" 127.0.0.1 >"$W/$name.client" 2>&1
+    crc=$?
+    wait "$spid"
+    [ "$crc" = 0 ] || { echo "-"; return 1; }
+    # #bytes #iterations t_min t_max t_typical ...
+    awk -v s="$size" '$1 == s && $2 ~ /^[0-9]+$/ { print $5; found = 1 } END { if (!found) print "-" }' \
+        "$W/$name.client"
+}
+
+if [ "$quick" != 1 ] && command -v ib_send_lat >/dev/null; then
+    sizes=(8 4096)
+    run lat-ibrc-send 0 "$N" --np 2 -x ibrc -p pingpong -s 8,4096 -c 200 -w 20 --timeout 30 -o "$W/lat-send.json"
+    run lat-ibrc-write 0 "$N" --np 2 -x ibrc --ib-mode write -p pingpong -s 8,4096 -c 200 -w 20 --timeout 30 \
+        -o "$W/lat-write.json"
+    port=18600
+    declare -A pt
+    for s in "${sizes[@]}"; do
+        for tool in ib_send_lat ib_write_lat; do
+            pt[$tool.$s]=$(perftest "$tool-$s" $port "$tool" "$s") || fail "$tool -s $s did not run"
+            port=$((port + 1))
+        done
+    done
+    echo
+    echo "Latency (us, half round trip, median / perftest t_typical) on emulated Soft-RoCE: compare orders"
+    echo "of magnitude only."
+    python3 - "$W/lat-send.json" "$W/lat-write.json" "${pt[ib_send_lat.8]}" "${pt[ib_write_lat.8]}" \
+        "${pt[ib_send_lat.4096]}" "${pt[ib_write_lat.4096]}" <<'PY' || fail "side-by-side table"
+import json, sys
+def med(path, size):
+    try:
+        return "%.1f" % next(r["latency_us"]["median"] for r in json.load(open(path))["results"] if r["size"] == size)
+    except Exception:
+        return "-"
+send, write = sys.argv[1], sys.argv[2]
+pt = {(8, "send"): sys.argv[3], (8, "write"): sys.argv[4], (4096, "send"): sys.argv[5], (4096, "write"): sys.argv[6]}
+print("  %6s  %16s  %14s  %17s  %14s" % ("bytes", "ngauge ibrc send", "ib_send_lat", "ngauge ibrc write", "ib_write_lat"))
+for s in (8, 4096):
+    print("  %6d  %16s  %14s  %17s  %14s" % (s, med(send, s), pt[(s, "send")], med(write, s), pt[(s, "write")]))
+PY
+    echo
+elif [ "$quick" != 1 ]; then
+    fail "perftest (ib_send_lat) is not installed"
+fi
+
+# ---- 5. no device --------------------------------------------------------------------------------------
+if rdma link delete "$dev" 2>"$W/rdma-del.err"; then
+    run no-device 1 "$N" -x ibrc -p pingpong -s 1 -c 1 &&
+        expect no-device "no RDMA device found.*rdma link add rxe0 type rxe netdev"
+    # The message is printed once, not by every rank.
+    [ "$(grep -c 'no RDMA device found' "$W/no-device.err")" = 1 ] || fail "no-device: message not printed once"
+else
+    fail "rdma link delete $dev: $(cat "$W/rdma-del.err")"
+fi
+
+us=$(usecs "$T0")
+echo "verbs-suite.sh: $fails failure(s), $((us / 1000000)) s"
+[ "$fails" = 0 ]
