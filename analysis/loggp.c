@@ -19,9 +19,9 @@
 /* BIC parameters charged per breakpoint (see loggp.h). */
 #define NG_SEG_BREAK_PARAMS 4.0
 /* Tukey bisquare tuning constant, in robust standard deviations. */
-#define NG_TUKEY_C 6.0
+#define NG_TUKEY_C   6.0
 #define NG_IRLS_ITER 30
-#define NG_RM_MAX 64 /* repeated-median start up to this many points */
+#define NG_RM_MAX    64 /* repeated-median start up to this many points */
 /* Segmentation limits: robust stage up to this many points, any split at
  * all up to NG_SEG_MAX_POINTS (the cost matrix is N^2 doubles). */
 #define NG_SEG_ROBUST_MAX 200
@@ -50,7 +50,7 @@ int ng_fit_line(const double *x, const double *y, const double *sigma, size_t n,
 {
 	double c0, c1, cov00, cov01, cov11, chisq, scale, t;
 	double *xs, *w = NULL;
-	struct ng_fit f = { .n = n, .x0 = x0 };
+	struct ng_fit f = {.n = n, .x0 = x0};
 	bool spread = false;
 	int rc = -1;
 
@@ -397,8 +397,8 @@ static double ng_penalty(size_t m, size_t n)
 int ng_segments_fit(const double *x, const double *y, const double *sigma, size_t n, size_t max_seg,
                     size_t min_pts, struct ng_segments *seg_p)
 {
-	struct ng_segments s = { .scale = 1.0 };
-	struct ng_acc *acc = NULL, all = { 0 };
+	struct ng_segments s = {.scale = 1.0};
+	struct ng_acc *acc = NULL, all = {0};
 	double *cost = NULL, *sig1 = NULL, *u = NULL, *rw = NULL, rss_floor;
 	struct ng_dp dp;
 	size_t M, m, i, j;
@@ -532,14 +532,15 @@ void ng_param_set(struct ng_param *p, const char *what, double value, double lo,
 	}
 	if (value < 0.0) {
 		if (hi >= 0.0) {
-			snprintf(p->note, sizeof(p->note), "%s estimate %.4g clamped to 0 (its interval reaches 0)", what,
-			         value);
+			snprintf(p->note, sizeof(p->note),
+			         "%s estimate %.4g clamped to 0 (its interval reaches 0)", what, value);
 			value = 0.0;
 		} else {
 			p->value = NAN;
 			p->lo = p->hi = NAN;
-			snprintf(p->flag, sizeof(p->flag), "%s negative (%.4g, 95%% CI [%.4g, %.4g]): physically impossible",
-			         what, value, lo, hi);
+			snprintf(p->flag, sizeof(p->flag),
+			         "%s negative (%.4g, 95%% CI [%.4g, %.4g]): physically impossible", what,
+			         value, lo, hi);
 			return;
 		}
 	}
@@ -568,9 +569,9 @@ static double ng_floor_se(double se, double v, const struct ng_loggp_opts *o)
  * intercept at @x0 into @a, slope into @b (NULL: not wanted).  Points that
  * the fit rejected get @bit in @outl.
  */
-static void ng_fit_params(const double *x, const double *y, const double *se, size_t n, double x0, double scale,
-                          double *rw, unsigned *outl, unsigned bit, struct ng_param *a, const char *aname,
-                          struct ng_param *b, const char *bname, struct ng_fit *fit_p)
+static void ng_fit_params(const double *x, const double *y, const double *se, size_t n, double x0,
+                          double scale, double *rw, unsigned *outl, unsigned bit, struct ng_param *a,
+                          const char *aname, struct ng_param *b, const char *bname, struct ng_fit *fit_p)
 {
 	struct ng_fit f;
 
@@ -578,15 +579,21 @@ static void ng_fit_params(const double *x, const double *y, const double *se, si
 		ng_param_set(a, aname, y[0], y[0] - NG_Z975 * se[0], y[0] + NG_Z975 * se[0]);
 		if (b)
 			ng_param_set(b, bname, NAN, NAN, NAN);
-		*fit_p = (struct ng_fit){ .n = 1, .x0 = x0, .a = y[0], .a_lo = a->lo, .a_hi = a->hi,
-		                          .b = NAN, .b_lo = NAN, .b_hi = NAN };
+		*fit_p = (struct ng_fit){.n = 1,
+		                         .x0 = x0,
+		                         .a = y[0],
+		                         .a_lo = a->lo,
+		                         .a_hi = a->hi,
+		                         .b = NAN,
+		                         .b_lo = NAN,
+		                         .b_hi = NAN};
 		return;
 	}
 	if (ng_fit_line_robust(x, y, se, n, x0, scale, rw, &f, NULL) && ng_fit_line(x, y, se, n, x0, &f)) {
 		ng_param_set(a, aname, NAN, NAN, NAN);
 		if (b)
 			ng_param_set(b, bname, NAN, NAN, NAN);
-		*fit_p = (struct ng_fit){ .n = 0, .a = NAN, .b = NAN };
+		*fit_p = (struct ng_fit){.n = 0, .a = NAN, .b = NAN};
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -601,8 +608,8 @@ static void ng_fit_params(const double *x, const double *y, const double *se, si
 
 /* Robust residual scale of one quantity over the segments of @m (least
  * squares per segment). */
-static double ng_quantity_scale(const double *x, const double *y, const double *se, const struct ng_loggp_model *m,
-                                double *u)
+static double ng_quantity_scale(const double *x, const double *y, const double *se,
+                                const struct ng_loggp_model *m, double *u)
 {
 	size_t k, i, nu = 0;
 
@@ -610,7 +617,8 @@ static double ng_quantity_scale(const double *x, const double *y, const double *
 		const struct ng_loggp_seg *s = &m->seg[k];
 		struct ng_fit f;
 
-		if (s->count < 3 || ng_fit_line(x + s->first, y + s->first, se + s->first, s->count, s->from, &f))
+		if (s->count < 3 ||
+		    ng_fit_line(x + s->first, y + s->first, se + s->first, s->count, s->from, &f))
 			continue;
 		for (i = s->first; i < s->first + s->count; i++)
 			u[nu++] = (y[i] - f.a - f.b * (x[i] - s->from)) / se[i];
@@ -623,7 +631,7 @@ int ng_loggp_fit(const struct ng_loggp_point *pts, size_t n, const struct ng_log
 {
 	static const struct ng_loggp_opts defaults = NG_LOGGP_OPTS_DEFAULT;
 	const struct ng_loggp_opts *o = opts ? opts : &defaults;
-	struct ng_loggp_model m = { .npts = n };
+	struct ng_loggp_model m = {.npts = n};
 	struct ng_segments sg;
 	double *x, *T, *sT, *os, *sos, *orr, *sor, *h, *sh, *u, *rw;
 	double sc_T = 1.0, sc_os, sc_or, sc_h;
@@ -694,14 +702,14 @@ int ng_loggp_fit(const struct ng_loggp_point *pts, size_t n, const struct ng_log
 		struct ng_fit fT, fos, for_, fh;
 		double from = s->from, xm1 = from > 1.0 ? from - 1.0 : 0.0;
 
-		ng_fit_params(x + f, T + f, sT + f, c, from, sc_T, rw, outl + f, NG_LOGGP_OUT_T, &s->g, "g", &s->G,
-		              "G", &fT);
-		ng_fit_params(x + f, os + f, sos + f, c, from, sc_os, rw, outl + f, NG_LOGGP_OUT_OS, &s->o_s, "o_s",
-		              &s->O_s, "O_s", &fos);
-		ng_fit_params(x + f, orr + f, sor + f, c, from, sc_or, rw, outl + f, NG_LOGGP_OUT_OR, &s->o_r, "o_r",
-		              &s->O_r, "O_r", &for_);
-		ng_fit_params(x + f, h + f, sh + f, c, from, sc_h, rw, outl + f, NG_LOGGP_OUT_L, &s->L, "L", NULL,
-		              NULL, &fh);
+		ng_fit_params(x + f, T + f, sT + f, c, from, sc_T, rw, outl + f, NG_LOGGP_OUT_T, &s->g, "g",
+		              &s->G, "G", &fT);
+		ng_fit_params(x + f, os + f, sos + f, c, from, sc_os, rw, outl + f, NG_LOGGP_OUT_OS, &s->o_s,
+		              "o_s", &s->O_s, "O_s", &fos);
+		ng_fit_params(x + f, orr + f, sor + f, c, from, sc_or, rw, outl + f, NG_LOGGP_OUT_OR, &s->o_r,
+		              "o_r", &s->O_r, "O_r", &for_);
+		ng_fit_params(x + f, h + f, sh + f, c, from, sc_h, rw, outl + f, NG_LOGGP_OUT_L, &s->L, "L",
+		              NULL, NULL, &fh);
 
 		/* L = h(from) - (from - 1) G, using G's raw estimate (even when it
 		 * was clamped or flagged, h and G are what they are). */
@@ -742,15 +750,16 @@ int ng_loggp_loggopsim(const struct ng_loggp_model *m, char *buf, size_t len, ch
 		return -1;
 	s = &m->seg[0];
 
-#define NG_PICK(dst, p)                                                                                    \
-	do {                                                                                               \
-		if (ng_param_ok(&(p))) {                                                                   \
-			dst = (p).value;                                                                   \
-		} else {                                                                                   \
-			dst = 0.0;                                                                         \
-			if (why && wl < whylen)                                                            \
-				wl += (size_t)snprintf(why + wl, whylen - wl, "%s%s", wl ? "; " : "", (p).flag); \
-		}                                                                                          \
+#define NG_PICK(dst, p)                                                                                      \
+	do {                                                                                                 \
+		if (ng_param_ok(&(p))) {                                                                     \
+			dst = (p).value;                                                                     \
+		} else {                                                                                     \
+			dst = 0.0;                                                                           \
+			if (why && wl < whylen)                                                              \
+				wl += (size_t)snprintf(why + wl, whylen - wl, "%s%s", wl ? "; " : "",        \
+				                       (p).flag);                                            \
+		}                                                                                            \
 	} while (0)
 
 	NG_PICK(L, s->L);
@@ -768,8 +777,8 @@ int ng_loggp_loggopsim(const struct ng_loggp_model *m, char *buf, size_t len, ch
 	}
 #undef NG_PICK
 
-	return snprintf(buf, len, "-L %.0f -o %.0f -g %.0f -G %.4g -O %.4g -S %.0f", L * 1e3, o * 1e3, g * 1e3,
-	                G * 1e3, O * 1e3, s->to);
+	return snprintf(buf, len, "-L %.0f -o %.0f -g %.0f -G %.4g -O %.4g -S %.0f", L * 1e3, o * 1e3,
+	                g * 1e3, G * 1e3, O * 1e3, s->to);
 }
 
 /* ---- pLogP ----------------------------------------------------------------- */

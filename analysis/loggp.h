@@ -72,12 +72,12 @@
 /* ---- straight lines ----------------------------------------------------- */
 
 struct ng_fit {
-	size_t n;        /* points fitted */
-	double x0;       /* model: y = a + b (x - x0) */
-	double a, b;     /* intercept at x0, slope */
+	size_t n;    /* points fitted */
+	double x0;   /* model: y = a + b (x - x0) */
+	double a, b; /* intercept at x0, slope */
 	double se_a, se_b;
 	double cov_ab;
-	double rss;      /* weighted residual sum of squares (chi^2) */
+	double rss;                    /* weighted residual sum of squares (chi^2) */
 	double a_lo, a_hi, b_lo, b_hi; /* 95% CI; +-INFINITY when n < 3 */
 };
 
@@ -113,9 +113,10 @@ struct ng_segments {
 	size_t first[NG_SEG_MAX]; /* index of each segment's first point */
 	size_t count[NG_SEG_MAX]; /* points in each segment */
 	double rss;               /* total cost of the chosen split */
-	double bic[NG_SEG_MAX + 1]; /* BIC of the best split into m segments (index m); INFINITY if impossible */
-	double scale;             /* robust scale of the residuals (>= 1) */
-	bool robust;              /* the Tukey stage decided */
+	double
+	    bic[NG_SEG_MAX + 1]; /* BIC of the best split into m segments (index m); INFINITY if impossible */
+	double scale;            /* robust scale of the residuals (>= 1) */
+	bool robust;             /* the Tukey stage decided */
 };
 
 /*
@@ -131,13 +132,16 @@ int ng_segments_fit(const double *x, const double *y, const double *sigma, size_
 
 /* One estimated parameter.  Valid (reportable) when flag[0] == '\0'. */
 struct ng_param {
-	double value;    /* NAN when flagged */
-	double lo, hi;   /* 95% CI, never below 0; hi may be INFINITY */
-	char flag[96];   /* why it is not reported; "" when it is */
-	char note[96];   /* e.g. a negative estimate clamped to 0; "" when none */
+	double value;  /* NAN when flagged */
+	double lo, hi; /* 95% CI, never below 0; hi may be INFINITY */
+	char flag[96]; /* why it is not reported; "" when it is */
+	char note[96]; /* e.g. a negative estimate clamped to 0; "" when none */
 };
 
-static inline bool ng_param_ok(const struct ng_param *p) { return p->flag[0] == '\0'; }
+static inline bool ng_param_ok(const struct ng_param *p)
+{
+	return p->flag[0] == '\0';
+}
 
 /*
  * Turns a raw estimate with its interval into a parameter, applying the rule
@@ -150,7 +154,7 @@ void ng_param_set(struct ng_param *p, const char *what, double value, double lo,
 /* Per-size input, microseconds; se_* are standard errors (> 0; values at or
  * below 0 are raised to the floor below). */
 struct ng_loggp_point {
-	double size;   /* bytes */
+	double size; /* bytes */
 	double prtt1, se_prtt1;
 	double T, se_T;
 	double os, se_os;
@@ -158,13 +162,16 @@ struct ng_loggp_point {
 };
 
 struct ng_loggp_opts {
-	size_t max_seg;     /* segments at most (default 3) */
-	size_t min_pts;     /* sizes per segment at least (default 3) */
-	double se_floor_us; /* smallest standard error believed (timer resolution); default 0.001 */
+	size_t max_seg;      /* segments at most (default 3) */
+	size_t min_pts;      /* sizes per segment at least (default 3) */
+	double se_floor_us;  /* smallest standard error believed (timer resolution); default 0.001 */
 	double se_floor_rel; /* and relative to the value; default 1e-4 */
 };
 
-#define NG_LOGGP_OPTS_DEFAULT { .max_seg = 3, .min_pts = 3, .se_floor_us = 1e-3, .se_floor_rel = 1e-4 }
+#define NG_LOGGP_OPTS_DEFAULT                                                                                \
+	{                                                                                                    \
+		.max_seg = 3, .min_pts = 3, .se_floor_us = 1e-3, .se_floor_rel = 1e-4                        \
+	}
 
 struct ng_loggp_seg {
 	size_t first, count; /* point indices */

@@ -5,9 +5,8 @@
  * ground truth for the loggp and plogp patterns: they must find what emu was
  * told to inject.
  *
- * The model (all times on CLOCK_MONOTONIC_RAW, read through a "clock" timer
- * set up, and its read cost calibrated, once at open; a message of s bytes
- * has a wire time
+ * The model (all times on one timer set up once at open: the TSC where it is
+ * invariant, else CLOCK_MONOTONIC_RAW; a message of s bytes has a wire time
  * w(s) = (s - 1) G, with G2 instead of G when s > --emu-threshold):
  *
  *   send   The call starts at t0.  The message is injected at
@@ -30,13 +29,18 @@
  * message's one-way time is o_s + L + (s - 1) G + o_r, a train's gap is
  * g + (s - 1) G, and the loggp pattern's formulas give back exactly o_s,
  * o_r, g, G and L, with nothing of the base to subtract.  Defaults are 0: a
- * plain emu is the base plus the trailer.
+ * plain emu is the base plus the trailer.  Precision: open() calibrates how
+ * late a spin returns, as seen by a caller timing it, and spins stop that
+ * much early; what is left is the cost of the call itself (measured 0.05-0.3
+ * microseconds per call on a 2-core VM).  Every rank needs a CPU of its own:
+ * busy-waiting ranks that share one steal time from each other, and the
+ * emulated machine is then not the injected one.
  *
- * One host only for L and G: the receiver compares the sender's trailer
- * time with its own clock, which ranks share only on one host.  open()
- * compares the ranks' host names; across hosts it refuses --emu-L and
- * --emu-G/--emu-G2 and otherwise delivers at arrival (o_s, o_r and g still
- * work: they use one clock each).
+ * One host only for L and G: the receiver compares the sender's trailer time
+ * with its own clock (the invariant TSC or CLOCK_MONOTONIC_RAW), which ranks
+ * share only on one host.  open() compares the ranks' host names; across
+ * hosts it refuses --emu-L and --emu-G/--emu-G2 and otherwise delivers at
+ * arrival (o_s, o_r and g still work: they use one clock each).
  *
  * Trailer: alloc() asks the base for 8 bytes more than requested, so the 8
  * bytes after any message in an emu buffer exist.  send and recv save them,
@@ -81,7 +85,8 @@
 
 extern const struct ng_module ng_module_emu;
 
-#define NG_EMU_TRAILER 8u /* bytes: the injection time, ns, host order */
+#define NG_EMU_TRAILER 8u /* bytes: the injection time, timer ticks, host order */
+#define NG_EMU_CAL     63 /* spins timed by the calibration at open */
 
 /* Per-request state kept in struct ng_req.priv. */
 struct ng_emu_req {
@@ -104,51 +109,94 @@ struct ng_emu_queue {
 };
 
 struct ng_emu {
-	struct ng_comm base;        /* first: container_of */
-	const struct ng_module *bm; /* the wrapped module */
-	struct ng_comm *bc;         /* its instance */
-	struct ng_timer clk;        /* CLOCK_MONOTONIC_RAW in ns */
-	uint64_t os_ns, or_ns, g_ns, L_ns;
-	double G_ns, G2_ns;         /* per byte */
-	size_t threshold;           /* G2 above this size; 0: never */
-	bool deadline;              /* deliver at t_inj + L + w (one host) */
-	uint64_t corrupt_every;     /* 0: never */
+	struct ng_comm base;               /* first: container_of */
+	const struct ng_module *bm;        /* the wrapped module */
+	struct ng_comm *bc;                /* its instance */
+	struct ng_timer clk;               /* invariant TSC, else CLOCK_MONOTONIC_RAW */
+	uint64_t os_ns, or_ns, g_ns, L_ns; /* as given */
+	double G_ns, G2_ns;                /* per byte, as given */
+	uint64_t os_t, or_t, g_t, L_t;     /* the same in timer ticks */
+	double G_t, G2_t;
+	size_t threshold;       /* G2 above this size; 0: never */
+	bool deadline;          /* deliver at t_inj + L + w (one host) */
+	uint64_t corrupt_every; /* 0: never */
 	uint64_t nrecv, ncorrupt;
-	uint64_t next_inj;          /* earliest injection of the next send */
-	uint64_t early_ns;          /* spins stop this much before their target */
-	struct ng_emu_queue *rq;    /* [size] queued irecvs per peer */
+	uint64_t next_inj;       /* earliest injection of the next send */
+	uint64_t early_t;        /* spins stop this much before their target */
+	struct ng_emu_queue *rq; /* [size] queued irecvs per peer */
 };
 
-static inline struct ng_emu *ng_emu_of(struct ng_comm *c) { return ng_container_of(c, struct ng_emu, base); }
+static inline struct ng_emu *ng_emu_of(struct ng_comm *c)
+{
+	return ng_container_of(c, struct ng_emu, base);
+}
 
-static inline struct ng_emu_req *ng_emu_req_of(struct ng_req *r) { return (struct ng_emu_req *)(void *)r->priv; }
+static inline struct ng_emu_req *ng_emu_req_of(struct ng_req *r)
+{
+	return (struct ng_emu_req *)(void *)r->priv;
+}
 
-static inline uint64_t ng_emu_now(const struct ng_emu *e) { return ng_timer_now(&e->clk); }
+static inline uint64_t ng_emu_now(const struct ng_emu *e)
+{
+	return ng_timer_now(&e->clk);
+}
 
-/* Wire time of @len bytes, ns. */
+/* Wire time of @len bytes, ticks. */
 static inline uint64_t ng_emu_wire(const struct ng_emu *e, size_t len)
 {
-	double per = e->threshold && len > e->threshold ? e->G2_ns : e->G_ns;
+	double per = e->threshold && len > e->threshold ? e->G2_t : e->G_t;
 
 	return len ? (uint64_t)((double)(len - 1) * per + 0.5) : 0;
 }
 
 /*
- * Busy-waits until @t (ns); NG_ERR_CANCELLED when the run is interrupted.
- * The loop sees the time only once per clock read, and the call that
- * started the wait read it once more: calibrated at open, the spin stops
- * one clock read early, so an emulated cost comes out as injected.
+ * Busy-waits until @t (ticks); NG_ERR_CANCELLED when the run is interrupted.
+ * The loop sees the time once per timer read and returning costs a little:
+ * the spin stops early by what the calibration at open measured, so that an
+ * emulated cost comes out as injected for a caller timing the call.
  */
 static inline ng_status ng_emu_spin_until(const struct ng_emu *e, uint64_t t)
 {
 	const volatile sig_atomic_t *cancel = e->base.cancel;
 
-	t -= e->early_ns;
+	t -= e->early_t;
 	while (ng_emu_now(e) < t) {
 		if (cancel && *cancel)
 			return NG_ERR_CANCELLED;
 	}
 	return NG_OK;
+}
+
+/*
+ * How much later than its target a spin returns, as a caller that reads the
+ * timer around the call sees it (less that caller's own read): the median
+ * over a few short spins.  Spins then stop that much early.
+ */
+static void ng_emu_calibrate(struct ng_emu *e)
+{
+	uint64_t over[NG_EMU_CAL], wait = (uint64_t)(2000.0 / e->clk.ns_per_tick), tmp, read;
+
+	e->early_t = 0;
+	for (size_t i = 0; i < NG_EMU_CAL; i++) {
+		uint64_t a = ng_emu_now(e), b;
+
+		ng_emu_spin_until(e, ng_emu_now(e) + wait);
+		b = ng_emu_now(e);
+		over[i] = b - a > wait ? b - a - wait : 0;
+	}
+	/* Insertion sort: a few dozen values. */
+	for (size_t i = 1; i < NG_EMU_CAL; i++) {
+		tmp = over[i];
+		size_t k = i;
+
+		while (k > 0 && over[k - 1] > tmp) {
+			over[k] = over[k - 1];
+			k--;
+		}
+		over[k] = tmp;
+	}
+	read = (uint64_t)(e->clk.overhead_ns / e->clk.ns_per_tick + 0.5);
+	e->early_t = over[NG_EMU_CAL / 2] > read ? over[NG_EMU_CAL / 2] - read : 0;
 }
 
 /* ---- data path ------------------------------------------------------- */
@@ -159,7 +207,7 @@ static ng_status ng_emu_send(struct ng_comm *c, int peer, const void *buf, size_
 	/* emu's own memory (alloc() made room for the trailer): writable. */
 	unsigned char *tail = (unsigned char *)(uintptr_t)buf + len;
 	unsigned char save[NG_EMU_TRAILER];
-	uint64_t t_inj = ng_emu_now(e) + e->os_ns;
+	uint64_t t_inj = ng_emu_now(e) + e->os_t;
 	ng_status st;
 
 	if (t_inj < e->next_inj)
@@ -170,7 +218,7 @@ static ng_status ng_emu_send(struct ng_comm *c, int peer, const void *buf, size_
 	memcpy(tail, save, sizeof(save));
 	if (st != NG_OK)
 		return st;
-	e->next_inj = t_inj + e->g_ns + ng_emu_wire(e, len);
+	e->next_inj = t_inj + e->g_t + ng_emu_wire(e, len);
 	return ng_emu_spin_until(e, t_inj);
 }
 
@@ -198,13 +246,13 @@ static ng_status ng_emu_recv_now(struct ng_emu *e, int peer, void *buf, size_t l
 	if (st != NG_OK)
 		return st;
 	if (e->deadline) {
-		uint64_t t_del = t_inj + e->L_ns + ng_emu_wire(e, len);
+		uint64_t t_del = t_inj + e->L_t + ng_emu_wire(e, len);
 
 		start = t_del > t_a ? t_del : t_a;
 	} else {
 		start = ng_emu_now(e);
 	}
-	st = ng_emu_spin_until(e, start + e->or_ns);
+	st = ng_emu_spin_until(e, start + e->or_t);
 	if (e->corrupt_every)
 		ng_emu_corrupt(e, buf, len);
 	return st;
@@ -249,7 +297,7 @@ static ng_status ng_emu_isend(struct ng_comm *c, int peer, const void *buf, size
 {
 	struct ng_emu_req *r = ng_emu_req_of(req);
 
-	*r = (struct ng_emu_req){ .peer = peer, .len = len, .done = true };
+	*r = (struct ng_emu_req){.peer = peer, .len = len, .done = true};
 	r->status = ng_emu_send(c, peer, buf, len);
 	return r->status;
 }
@@ -260,7 +308,7 @@ static ng_status ng_emu_irecv(struct ng_comm *c, int peer, void *buf, size_t len
 	struct ng_emu_req *r = ng_emu_req_of(req);
 	struct ng_emu_queue *q = &e->rq[peer];
 
-	*r = (struct ng_emu_req){ .buf = buf, .len = len, .peer = peer, .is_recv = true };
+	*r = (struct ng_emu_req){.buf = buf, .len = len, .peer = peer, .is_recv = true};
 	if (q->tail)
 		q->tail->next = r;
 	else
@@ -309,34 +357,38 @@ static void ng_emu_free(struct ng_comm *c, void *buf)
 
 /* ---- setup ----------------------------------------------------------------- */
 
-/* Microseconds (an option) to nanoseconds; -1 for a bad value (reported). */
-static int64_t ng_emu_us_opt(const struct ng_args *a, const char *name)
+/* Microseconds (an option) to nanoseconds; -1 for a bad value (reported by
+ * rank 0 only when @loud: every rank reads the same options). */
+static int64_t ng_emu_us_opt(const struct ng_args *a, const char *name, bool loud)
 {
 	double v = ng_args_double(a, name);
 
 	if (!(v >= 0.0) || v > 1e9) {
-		ng_error("emu: --%s must be between 0 and 1e9 microseconds, got %g", name, v);
+		if (loud)
+			ng_error("emu: --%s must be between 0 and 1e9 microseconds, got %g", name, v);
 		return -1;
 	}
 	return (int64_t)(v * 1e3 + 0.5);
 }
 
-static double ng_emu_per_byte_opt(const struct ng_args *a, const char *name)
+static double ng_emu_per_byte_opt(const struct ng_args *a, const char *name, bool loud)
 {
 	double v = ng_args_double(a, name);
 
 	if (!(v >= 0.0) || v > 1e6) {
-		ng_error("emu: --%s must be between 0 and 1e6 microseconds per byte, got %g", name, v);
+		if (loud)
+			ng_error("emu: --%s must be between 0 and 1e6 microseconds per byte, got %g", name,
+			         v);
 		return -1.0;
 	}
 	return v * 1e3;
 }
 
 /* Reads the options into @e.  NG_ERR_USAGE (reported) on a bad one. */
-static ng_status ng_emu_conf(struct ng_emu *e, const struct ng_args *a)
+static ng_status ng_emu_conf(struct ng_emu *e, const struct ng_args *a, bool loud)
 {
-	int64_t os = ng_emu_us_opt(a, "emu-os"), orr = ng_emu_us_opt(a, "emu-or");
-	int64_t g = ng_emu_us_opt(a, "emu-g"), L = ng_emu_us_opt(a, "emu-L");
+	int64_t os = ng_emu_us_opt(a, "emu-os", loud), orr = ng_emu_us_opt(a, "emu-or", loud);
+	int64_t g = ng_emu_us_opt(a, "emu-g", loud), L = ng_emu_us_opt(a, "emu-L", loud);
 	long long corrupt = ng_args_int(a, "emu-corrupt");
 
 	if (os < 0 || orr < 0 || g < 0 || L < 0)
@@ -345,23 +397,26 @@ static ng_status ng_emu_conf(struct ng_emu *e, const struct ng_args *a)
 	e->or_ns = (uint64_t)orr;
 	e->g_ns = (uint64_t)g;
 	e->L_ns = (uint64_t)L;
-	e->G_ns = ng_emu_per_byte_opt(a, "emu-G");
+	e->G_ns = ng_emu_per_byte_opt(a, "emu-G", loud);
 	if (e->G_ns < 0.0)
 		return NG_ERR_USAGE;
 	e->threshold = ng_args_size(a, "emu-threshold");
 	if (ng_args_given(a, "emu-G2")) {
-		e->G2_ns = ng_emu_per_byte_opt(a, "emu-G2");
+		e->G2_ns = ng_emu_per_byte_opt(a, "emu-G2", loud);
 		if (e->G2_ns < 0.0)
 			return NG_ERR_USAGE;
 		if (!e->threshold) {
-			ng_error("emu: --emu-G2 needs --emu-threshold BYTES (the size above which it applies)");
+			if (loud)
+				ng_error("emu: --emu-G2 needs --emu-threshold BYTES (the size above which it "
+				         "applies)");
 			return NG_ERR_USAGE;
 		}
 	} else {
 		e->G2_ns = e->G_ns;
 	}
 	if (corrupt < 0) {
-		ng_error("emu: --emu-corrupt must not be negative, got %lld", corrupt);
+		if (loud)
+			ng_error("emu: --emu-corrupt must not be negative, got %lld", corrupt);
 		return NG_ERR_USAGE;
 	}
 	e->corrupt_every = (uint64_t)corrupt;
@@ -392,9 +447,10 @@ static ng_status ng_emu_hosts(struct ng_emu *e, struct ng_boot *b)
 	if (other >= 0 && (e->L_ns || e->G_ns > 0.0 || e->G2_ns > 0.0)) {
 		/* Every rank sees the same list: rank 0 reports for all. */
 		if (b->rank == 0)
-			ng_error("emu: --emu-L and --emu-G need all ranks on one host (the receiver compares the "
-			         "sender's CLOCK_MONOTONIC_RAW); rank %d is on %.*s, rank 0 on %.*s",
-			         other, (int)hl, all + (size_t)other * hl, (int)hl, all);
+			ng_error(
+			    "emu: --emu-L and --emu-G need all ranks on one host (the receiver compares the "
+			    "sender's CLOCK_MONOTONIC_RAW); rank %d is on %.*s, rank 0 on %.*s",
+			    other, (int)hl, all + (size_t)other * hl, (int)hl, all);
 		st = NG_ERR_USAGE;
 	}
 out_free:
@@ -412,11 +468,14 @@ static void ng_emu_close(struct ng_comm *c)
 	free(e);
 }
 
-static ng_status ng_emu_open(const struct ng_module *m, const struct ng_module_env *env, struct ng_comm **comm_p)
+static ng_status ng_emu_open(const struct ng_module *m, const struct ng_module_env *env,
+                             struct ng_comm **comm_p)
 {
 	const struct ng_args *a = env->args;
 	const char *bname = ng_args_str(a, "emu-base");
-	const unsigned pass = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_MULTIRANK | NG_CAP_REGMEM | NG_CAP_MPI;
+	const unsigned pass =
+	    NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_MULTIRANK | NG_CAP_REGMEM | NG_CAP_MPI;
+	bool loud = env->boot->rank == 0; /* option errors: every rank finds them */
 	struct ng_emu *e;
 	ng_status st;
 
@@ -427,17 +486,19 @@ static ng_status ng_emu_open(const struct ng_module *m, const struct ng_module_e
 	}
 	e->bm = bname ? ng_module_find(bname) : NULL;
 	if (!e->bm || e->bm == m) {
-		ng_error("emu: --emu-base '%s' is %s", bname ? bname : "", e->bm ? "emu itself" :
-		         "not a module of this build (see ngauge --list)");
+		if (loud)
+			ng_error("emu: --emu-base '%s' is %s", bname ? bname : "",
+			         e->bm ? "emu itself" : "not a module of this build (see ngauge --list)");
 		st = NG_ERR_USAGE;
 		goto err_free;
 	}
 	if (!(e->bm->caps & NG_CAP_CHANNEL)) {
-		ng_error("emu: base module '%s' has no two-sided send/recv", e->bm->name);
+		if (loud)
+			ng_error("emu: base module '%s' has no two-sided send/recv", e->bm->name);
 		st = NG_ERR_USAGE;
 		goto err_free;
 	}
-	st = ng_emu_conf(e, a);
+	st = ng_emu_conf(e, a, loud);
 	if (st != NG_OK)
 		goto err_free;
 	e->rq = calloc((size_t)env->boot->size, sizeof(*e->rq));
@@ -446,10 +507,23 @@ static ng_status ng_emu_open(const struct ng_module *m, const struct ng_module_e
 		st = NG_ERR_NOMEM;
 		goto err_free;
 	}
-	st = ng_timer_init(&e->clk, "clock", NULL);
+	/* The TSC where it is invariant: reading it touches no memory, where
+	 * CLOCK_MONOTONIC_RAW's first read after a while can miss the cache
+	 * (measured: +0.3 us on every emulated call). */
+	st = ng_timer_init(&e->clk, ng_timer_tsc_invariant() ? "tsc" : "clock", NULL);
 	if (st != NG_OK)
 		goto err_free;
-	e->early_ns = (uint64_t)(e->clk.overhead_ns + 0.5);
+	{
+		double tpn = 1.0 / e->clk.ns_per_tick; /* ticks per ns */
+
+		e->os_t = (uint64_t)((double)e->os_ns * tpn + 0.5);
+		e->or_t = (uint64_t)((double)e->or_ns * tpn + 0.5);
+		e->g_t = (uint64_t)((double)e->g_ns * tpn + 0.5);
+		e->L_t = (uint64_t)((double)e->L_ns * tpn + 0.5);
+		e->G_t = e->G_ns * tpn;
+		e->G2_t = e->G2_ns * tpn;
+	}
+	ng_emu_calibrate(e);
 	st = ng_emu_hosts(e, env->boot);
 	if (st != NG_OK)
 		goto err_free;
@@ -473,9 +547,9 @@ static ng_status ng_emu_open(const struct ng_module *m, const struct ng_module_e
 	e->base.max_msg = e->bc->max_msg ? e->bc->max_msg - NG_EMU_TRAILER : 0;
 	e->base.cancel = env->cancel;
 	snprintf(e->base.device, sizeof(e->base.device),
-	         "emu over %.48s: o_s %.4g o_r %.4g g %.4g L %.4g us, G %.4g us/B%s", e->bc->device, (double)e->os_ns / 1e3,
-	         (double)e->or_ns / 1e3, (double)e->g_ns / 1e3, (double)e->L_ns / 1e3, e->G_ns / 1e3,
-	         e->threshold ? " (G2 above threshold)" : "");
+	         "emu over %.48s: o_s %.4g o_r %.4g g %.4g L %.4g us, G %.4g us/B%s", e->bc->device,
+	         (double)e->os_ns / 1e3, (double)e->or_ns / 1e3, (double)e->g_ns / 1e3, (double)e->L_ns / 1e3,
+	         e->G_ns / 1e3, e->threshold ? " (G2 above threshold)" : "");
 	*comm_p = &e->base;
 	return NG_OK;
 
@@ -488,6 +562,7 @@ err_free:
 	return st;
 }
 
+/* clang-format off */
 static const struct ng_option ng_emu_options[] = {
 	{ .name = "emu-base", .type = NG_OPT_STRING, .def = "tcp", .metavar = "MODULE",
 	  .help = "module to wrap" },
@@ -509,22 +584,23 @@ static const struct ng_option ng_emu_options[] = {
 	  .help = "flip one byte of every N-th received message (tests --verify); 0: never" },
 	{ .name = NULL },
 };
+/* clang-format on */
 
 const struct ng_module ng_module_emu = {
-	.name = "emu",
-	.desc = "wraps another module and injects known LogGP costs o_s, o_r, g, G, L by busy-waiting",
-	.options = ng_emu_options,
-	.caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
-	.max_msg = 0,
-	.hdr_bytes = NG_EMU_TRAILER,
-	.open = ng_emu_open,
-	.close = ng_emu_close,
-	.alloc = ng_emu_alloc,
-	.free = ng_emu_free,
-	.send = ng_emu_send,
-	.recv = ng_emu_recv,
-	.isend = ng_emu_isend,
-	.irecv = ng_emu_irecv,
-	.test = ng_emu_test,
-	.wait = ng_emu_wait,
+    .name = "emu",
+    .desc = "wraps another module and injects known LogGP costs o_s, o_r, g, G, L by busy-waiting",
+    .options = ng_emu_options,
+    .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
+    .max_msg = 0,
+    .hdr_bytes = NG_EMU_TRAILER,
+    .open = ng_emu_open,
+    .close = ng_emu_close,
+    .alloc = ng_emu_alloc,
+    .free = ng_emu_free,
+    .send = ng_emu_send,
+    .recv = ng_emu_recv,
+    .isend = ng_emu_isend,
+    .irecv = ng_emu_irecv,
+    .test = ng_emu_test,
+    .wait = ng_emu_wait,
 };

@@ -71,6 +71,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -101,7 +102,7 @@ enum ng_a2a_algo {
 };
 
 static const char *const ng_a2a_names[NG_A2A_NALGOS] = {
-	"bruck", "isend", "pairwise", "leader", "sa", "rd", "mpi",
+    "bruck", "isend", "pairwise", "leader", "sa", "rd", "mpi",
 };
 
 /* Spins of the shared-memory wait before it starts yielding the CPU. */
@@ -170,27 +171,30 @@ struct ng_a2a {
 	struct ng_a2a_step *bk; /* [nbk] bruck steps */
 	size_t nbk;
 	struct ng_a2a_plan sa, rd, ld;
-	size_t *sa_wpos;  /* [P] sa: where this rank writes its block for rank j */
-	size_t sa_agg;    /* sa: first block of this rank's aggregation area */
-	size_t sa_intra;  /* sa: first block of the intra-node blocks for this rank */
-	int *rd_fromd;    /* rd: ranks whose block this rank takes from the segment */
+	size_t *sa_wpos; /* [P] sa: where this rank writes its block for rank j */
+	size_t sa_agg;   /* sa: first block of this rank's aggregation area */
+	size_t sa_intra; /* sa: first block of the intra-node blocks for this rank */
+	int *rd_fromd;   /* rd: ranks whose block this rank takes from the segment */
 	size_t nrd_fromd;
 	bool shm_g, shm_d; /* which areas the selected algorithms need */
 	struct ng_a2a_shm shm;
 
-	double *samples;  /* [count + 1] this rank's times, then its verify flag */
-	double *all;      /* [P * (count + 1)] everyone's */
-	double *iter;     /* [count] per-iteration maximum (reporter) */
-	double *scratch;  /* [count] (reporter) */
-	double *medians;  /* [NG_A2A_NALGOS * nsizes] for the summary (reporter) */
-	size_t checked;   /* iterations verified in the current measurement */
+	double *samples; /* [count + 1] this rank's times, then its verify flag */
+	double *all;     /* [P * (count + 1)] everyone's */
+	double *iter;    /* [count] per-iteration maximum (reporter) */
+	double *scratch; /* [count] (reporter) */
+	double *medians; /* [NG_A2A_NALGOS * nsizes] for the summary (reporter) */
+	size_t checked;  /* iterations verified in the current measurement */
 
 #if NG_HAVE_MPI
 	MPI_Comm mpi_comm; /* MPI_COMM_NULL unless the mpi algorithm runs */
 #endif
 };
 
-static inline unsigned char *ng_a2a_blk(unsigned char *base, size_t i, size_t s) { return base + i * s; }
+static inline unsigned char *ng_a2a_blk(unsigned char *base, size_t i, size_t s)
+{
+	return base + i * s;
+}
 
 /* ---- schedules ------------------------------------------------------- */
 
@@ -226,7 +230,10 @@ static void ng_a2a_shift(int me, int P, int k, struct ng_a2a_step *sp)
 	sp->nblk = 1;
 }
 
-static bool ng_a2a_pof2(int P) { return (P & (P - 1)) == 0; }
+static bool ng_a2a_pof2(int P)
+{
+	return (P & (P - 1)) == 0;
+}
 
 /* Pairwise steps 1..P-1: XOR partners for a power of two, else shifts. */
 static void ng_a2a_pairwise_plan(struct ng_a2a *a)
@@ -265,13 +272,17 @@ static size_t ng_a2a_bruck_plan(struct ng_a2a *a)
 }
 
 /* Node visited at step k (1 <= k < nnodes): sends go up, receives come from below. */
-static int ng_a2a_node_up(const struct ng_a2a *a, int k) { return (a->node + k) % a->nodes.nnodes; }
+static int ng_a2a_node_up(const struct ng_a2a *a, int k)
+{
+	return (a->node + k) % a->nodes.nnodes;
+}
 static int ng_a2a_node_down(const struct ng_a2a *a, int k)
 {
 	return (a->node - k + a->nodes.nnodes) % a->nodes.nnodes;
 }
 
-static struct ng_a2a_msg *ng_a2a_msg_add(struct ng_a2a_msg *list, size_t *n_p, int peer, int node, size_t nblk)
+static struct ng_a2a_msg *ng_a2a_msg_add(struct ng_a2a_msg *list, size_t *n_p, int peer, int node,
+                                         size_t nblk)
 {
 	struct ng_a2a_msg *m = &list[(*n_p)++];
 
@@ -511,8 +522,8 @@ static ng_status ng_a2a_shm_map(struct ng_a2a *a, const char *name, size_t len, 
 		 * with SIGBUS on first touch. */
 		err = ftruncate(fd, (off_t)len) ? errno : posix_fallocate(fd, 0, (off_t)len);
 		if (err) {
-			ng_error("alltoall: cannot reserve %zu MiB of shared memory in /dev/shm (%s); the leader, "
-			         "sa and rd algorithms need 2 x ranks-on-node x ranks x the largest size per area",
+			ng_error("alltoall: cannot reserve %zu MiB of shared memory in /dev/shm (%s); "
+			         "leader, sa and rd need 2 x node ranks x ranks x largest size per area",
 			         len >> 20, strerror(err));
 			close(fd);
 			shm_unlink(name);
@@ -806,8 +817,8 @@ static ng_status ng_a2a_rd(struct ng_a2a *a, size_t s)
 		size_t j = (size_t)m->peer;
 
 		for (size_t x = 0; x < m->nblk; x++) {
-			unsigned char *to = (int)x == a->local ? ng_a2a_blk(a->rbuf, j, s)
-			                                      : ng_a2a_blk(d, x * P + j, s);
+			unsigned char *to =
+			    (int)x == a->local ? ng_a2a_blk(a->rbuf, j, s) : ng_a2a_blk(d, x * P + j, s);
 
 			memcpy(to, ng_a2a_blk(a->stage_r, m->blk + x, s), s);
 		}
@@ -858,7 +869,8 @@ static ng_status ng_a2a_leader_net(struct ng_a2a *a, size_t s, const unsigned ch
 		for (size_t x = 0; x < ln; x++) {
 			for (size_t b = 0; b < lb; b++) {
 				size_t src = (size_t)ng_nodes_rank(nd, m->node, (int)b);
-				unsigned char *to = x == 0 ? ng_a2a_blk(a->rbuf, src, s) : d + (x * P + src) * s;
+				unsigned char *to =
+				    x == 0 ? ng_a2a_blk(a->rbuf, src, s) : d + (x * P + src) * s;
 
 				memcpy(to, in + (x * lb + b) * s, s);
 			}
@@ -934,9 +946,9 @@ static ng_status ng_a2a_mpi(struct ng_a2a *a, size_t s)
 }
 
 static ng_status (*const ng_a2a_fns[NG_A2A_NALGOS])(struct ng_a2a *, size_t) = {
-	[NG_A2A_BRUCK] = ng_a2a_bruck,   [NG_A2A_ISEND] = ng_a2a_isend, [NG_A2A_PAIRWISE] = ng_a2a_pairwise,
-	[NG_A2A_LEADER] = ng_a2a_leader, [NG_A2A_SA] = ng_a2a_sa,       [NG_A2A_RD] = ng_a2a_rd,
-	[NG_A2A_MPI] = ng_a2a_mpi,
+    [NG_A2A_BRUCK] = ng_a2a_bruck,   [NG_A2A_ISEND] = ng_a2a_isend, [NG_A2A_PAIRWISE] = ng_a2a_pairwise,
+    [NG_A2A_LEADER] = ng_a2a_leader, [NG_A2A_SA] = ng_a2a_sa,       [NG_A2A_RD] = ng_a2a_rd,
+    [NG_A2A_MPI] = ng_a2a_mpi,
 };
 
 /* ---- selection --------------------------------------------------------- */
@@ -983,6 +995,8 @@ static const char *ng_a2a_unavailable(const struct ng_a2a *a, int algo)
 			return "ngauge was built without MPI";
 		if (!ng_a2a_mpi_launch(a))
 			return "needs the mpi module under an MPI launch (mpiexec ngauge -x mpi)";
+		if (a->smax > INT_MAX)
+			return "MPI_Alltoall counts blocks in int: sizes up to 2 GiB - 1";
 		break;
 	default:
 		break;
@@ -1025,8 +1039,8 @@ static ng_status ng_a2a_select(struct ng_a2a *a)
 				found = k;
 		if (!all && found < 0) {
 			if (loud)
-				ng_error("--a2a-algo: unknown algorithm '%.*s' (bruck, isend, pairwise, leader, sa, rd, "
-				         "mpi, all)",
+				ng_error("--a2a-algo: unknown algorithm '%.*s' (bruck, isend, pairwise, "
+				         "leader, sa, rd, mpi, all)",
 				         (int)len, p);
 			return NG_ERR_USAGE;
 		}
@@ -1086,7 +1100,10 @@ static ng_status ng_a2a_plans_alloc(struct ng_a2a *a)
 	return NG_OK;
 }
 
-static size_t ng_a2a_max(size_t x, size_t y) { return x > y ? x : y; }
+static size_t ng_a2a_max(size_t x, size_t y)
+{
+	return x > y ? x : y;
+}
 
 /* This rank's buffers, schedules and sample arrays, once per run (not
  * collective). */
@@ -1248,8 +1265,8 @@ static bool ng_a2a_check(const struct ng_a2a *a, int algo, size_t s, uint64_t it
 
 		if (ng_payload_check(r, s, tag, &off))
 			continue;
-		ng_error("alltoall %s: verify: size %zu, iteration %" PRIu64 ": block from rank %d, byte %zu is "
-		         "0x%02x, expected 0x%02x",
+		ng_error("alltoall %s: verify: size %zu, iteration %" PRIu64
+		         ": block from rank %d, byte %zu is 0x%02x, expected 0x%02x",
 		         ng_a2a_names[algo], s, it, j, off, r[off], ng_payload_byte(tag, off));
 		return false;
 	}
@@ -1480,30 +1497,30 @@ out_teardown:
 }
 
 static const struct ng_option ng_a2a_options[] = {
-	{.name = "a2a-algo",
-	 .type = NG_OPT_STRING,
-	 .def = "all",
-	 .help = "alltoall algorithms, comma-separated: bruck, isend, pairwise, leader, sa, rd, mpi, or all",
-	 .metavar = "NAME[,NAME...]"},
-	{.name = "a2a-blocking",
-	 .type = NG_OPT_FLAG,
-	 .help = "alltoall: bruck and pairwise use blocking send/recv even where isend/irecv exist"},
-	{.name = "ranks-per-node",
-	 .type = NG_OPT_INT,
-	 .def = "0",
-	 .help = "alltoall, mpbibw: group K consecutive ranks into a virtual node (0: by host name)",
-	 .metavar = "K"},
-	{.name = NULL},
+    {.name = "a2a-algo",
+     .type = NG_OPT_STRING,
+     .def = "all",
+     .help = "alltoall algorithms, comma-separated: bruck, isend, pairwise, leader, sa, rd, mpi, or all",
+     .metavar = "NAME[,NAME...]"},
+    {.name = "a2a-blocking",
+     .type = NG_OPT_FLAG,
+     .help = "alltoall: bruck and pairwise use blocking send/recv even where isend/irecv exist"},
+    {.name = "ranks-per-node",
+     .type = NG_OPT_INT,
+     .def = "0",
+     .help = "alltoall, mpbibw: group K consecutive ranks into a virtual node (0: by host name)",
+     .metavar = "K"},
+    {.name = NULL},
 };
 
 const struct ng_pattern ng_pattern_alltoall = {
-	.name = "alltoall",
-	.desc = "personalised all-to-all: bruck, isend, pairwise, leader, sa, rd and MPI_Alltoall side by side",
-	.options = ng_a2a_options,
-	.needs = NG_CAP_CHANNEL | NG_CAP_RELIABLE,
-	.min_ranks = 2,
-	.max_ranks = 0,
-	.even_ranks = false,
-	.default_sizes = "8-64K",
-	.run = ng_a2a_run,
+    .name = "alltoall",
+    .desc = "personalised all-to-all: bruck, isend, pairwise, leader, sa, rd and MPI_Alltoall side by side",
+    .options = ng_a2a_options,
+    .needs = NG_CAP_CHANNEL | NG_CAP_RELIABLE,
+    .min_ranks = 2,
+    .max_ranks = 0,
+    .even_ranks = false,
+    .default_sizes = "8-64K",
+    .run = ng_a2a_run,
 };

@@ -79,25 +79,25 @@ struct ng_lg {
 	bool client;
 	bool prepost;
 	/* settings */
-	size_t n;          /* messages per train */
-	size_t fixed;      /* -c: rounds per kind, 0 = adaptive */
+	size_t n;     /* messages per train */
+	size_t fixed; /* -c: rounds per kind, 0 = adaptive */
 	size_t warmup;
-	size_t cap;        /* sample capacity per kind */
+	size_t cap; /* sample capacity per kind */
 	double budget_us, ci_rel, delay_opt_us;
 	/* buffers */
 	struct ng_bufs bufs;
-	size_t stride;     /* between receive slots */
+	size_t stride;       /* between receive slots */
 	struct ng_req *reqs; /* [n] */
-	unsigned bank;     /* receive bank of the next round (0/1) */
-	uint64_t round;    /* rounds so far: the --verify iteration */
+	unsigned bank;       /* receive bank of the next round (0/1) */
+	uint64_t round;      /* rounds so far: the --verify iteration */
 	/* samples of the current size */
 	double *p1, *pn, *pnd, *pnd_net, *orr, *scratch, *all;
 	size_t n1, nn, nnd, nor;
 	/* results, rank 0 */
 	struct ng_loggp_point *pts;
 	size_t npts;
-	json_t *sizes;     /* the block's "sizes" array */
-	uint64_t t_run0;   /* start of the run (ticks) */
+	json_t *sizes;   /* the block's "sizes" array */
+	uint64_t t_run0; /* start of the run (ticks) */
 };
 
 /* ---- timed rounds ------------------------------------------------------ */
@@ -118,7 +118,10 @@ static inline void *ng_lg_slot(const struct ng_lg *lg, unsigned bank, size_t k)
 	return (char *)lg->bufs.recv + (bank * lg->n + k) * lg->stride;
 }
 
-static size_t ng_lg_msgs(const struct ng_lg *lg, enum ng_lg_kind kind) { return kind == NG_LG_R1 ? 1 : lg->n; }
+static size_t ng_lg_msgs(const struct ng_lg *lg, enum ng_lg_kind kind)
+{
+	return kind == NG_LG_R1 ? 1 : lg->n;
+}
 
 static ng_status ng_lg_client_round(struct ng_lg *lg, enum ng_lg_kind kind, size_t size, uint64_t d_ticks,
                                     bool timed)
@@ -241,7 +244,8 @@ static ng_status ng_lg_server_round(struct ng_lg *lg, enum ng_lg_kind kind, int 
 	lg->round++;
 	/* Each measured wait leaves one timer read outside it. */
 	if (timed && kind == NG_LG_ROR)
-		lg->orr[lg->nor++] = ng_timer_us(tm, t2 - t1 - dsum) / (double)(nmsg - 1) - tm->overhead_ns * 1e-3;
+		lg->orr[lg->nor++] =
+		    ng_timer_us(tm, t2 - t1 - dsum) / (double)(nmsg - 1) - tm->overhead_ns * 1e-3;
 	return NG_OK;
 }
 
@@ -330,10 +334,10 @@ static void ng_lg_client_figures(struct ng_lg *lg, struct ng_lg_fig *f)
  * same.  Returns NG_OK with *more_p and the next batch size / delay in @ctl
  * (the client's record).
  */
-static ng_status ng_lg_decide(struct ng_lg *lg, bool probe, size_t done, uint64_t t_size0, double size_budget_us,
-                              double per_round_us, double *ctl, bool *more_p)
+static ng_status ng_lg_decide(struct ng_lg *lg, bool probe, size_t done, uint64_t t_size0,
+                              double size_budget_us, double per_round_us, double *ctl, bool *more_p)
 {
-	double mine[NG_LG_C_N] = { 0 }, all[2 * NG_LG_C_N];
+	double mine[NG_LG_C_N] = {0}, all[2 * NG_LG_C_N];
 	const double *cl, *sv;
 	ng_status st;
 
@@ -404,11 +408,11 @@ static ng_status ng_lg_report(struct ng_lg *lg, size_t size, double d_us);
 
 static ng_status ng_lg_size(struct ng_lg *lg, size_t idx, size_t size)
 {
-	static const enum ng_lg_kind probe_kinds[] = { NG_LG_R1, NG_LG_RN };
-	static const enum ng_lg_kind all_kinds[] = { NG_LG_R1, NG_LG_RN, NG_LG_RND, NG_LG_ROR };
+	static const enum ng_lg_kind probe_kinds[] = {NG_LG_R1, NG_LG_RN};
+	static const enum ng_lg_kind all_kinds[] = {NG_LG_R1, NG_LG_RN, NG_LG_RND, NG_LG_ROR};
 	struct ng_run *run = lg->run;
 	uint64_t t_size0 = ng_timer_now(lg->tm), t_b0;
-	double ctl[NG_LG_C_N] = { 0 }, size_budget = 0.0, per_round = 0.0;
+	double ctl[NG_LG_C_N] = {0}, size_budget = 0.0, per_round = 0.0;
 	size_t done = 0, probe_reps = lg->fixed && lg->fixed < NG_LG_MIN_REPS ? lg->fixed : NG_LG_MIN_REPS;
 	bool more;
 	ng_status st;
@@ -487,17 +491,21 @@ static ng_status ng_lg_report(struct ng_lg *lg, size_t size, double d_us)
 	ng_samples_stats(lg->pnd, lg->nnd, lg->scratch, &snd);
 
 	*pt = (struct ng_loggp_point){
-		.size = (double)size,
-		.prtt1 = f.p1, .se_prtt1 = f.se_p1,
-		.T = f.T, .se_T = f.se_T,
-		.os = f.os, .se_os = f.se_os,
-		.orr = orr, .se_or = se_or,
+	    .size = (double)size,
+	    .prtt1 = f.p1,
+	    .se_prtt1 = f.se_p1,
+	    .T = f.T,
+	    .se_T = f.se_T,
+	    .os = f.os,
+	    .se_os = f.se_os,
+	    .orr = orr,
+	    .se_or = se_or,
 	};
 	lg->npts++;
 
 	js = json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "size", (json_int_t)size, "count",
-	               (json_int_t)lg->nnd, "prtt1_us", s1.median, "prttn_us", sn.median, "prttnd_us", snd.median,
-	               "T_us", f.T, "o_s_us", f.os, "o_r_us", orr, "delay_us", d_us);
+	               (json_int_t)lg->nnd, "prtt1_us", s1.median, "prttn_us", sn.median, "prttnd_us",
+	               snd.median, "T_us", f.T, "o_s_us", f.os, "o_r_us", orr, "delay_us", d_us);
 	if (!js || json_array_append_new(lg->sizes, js)) {
 		ng_error("loggp: out of memory building the result");
 		return NG_ERR_NOMEM;
@@ -574,12 +582,13 @@ static void ng_lg_print(const struct ng_lg *lg, const struct ng_loggp_model *m, 
 	char notes[16][160];
 	int nflag = 0, nnote = 0;
 
-	printf("# LogGP parameters, n = %zu, 95%% confidence intervals; per segment of message sizes:\n", lg->n);
+	printf("# LogGP parameters, n = %zu, 95%% confidence intervals; per segment of message sizes:\n",
+	       lg->n);
 	printf("#   T(s) = g + (s - from) G fits the transmission time, o_s(s), o_r(s) are fitted alike "
 	       "(values at 'from'),\n"
 	       "#   L = PRTT(1,0,from)/2 - o_s - o_r - (from - 1) G\n");
-	printf("# %-20s %-22s %-22s %-22s %-22s %-26s %s\n", "sizes", "L [us]", "o_s [us]", "o_r [us]", "g [us]",
-	       "G [us/byte]", "G [GB/s]");
+	printf("# %-20s %-22s %-22s %-22s %-22s %-26s %s\n", "sizes", "L [us]", "o_s [us]", "o_r [us]",
+	       "g [us]", "G [us/byte]", "G [GB/s]");
 	for (size_t k = 0; k < m->nseg; k++) {
 		const struct ng_loggp_seg *s = &m->seg[k];
 		char range[80];
@@ -596,14 +605,15 @@ static void ng_lg_print(const struct ng_lg *lg, const struct ng_loggp_model *m, 
 			if (nflag != before && nnote < 16)
 				snprintf(notes[nnote++], sizeof(notes[0]), "(%d) %s", nflag, ps[i]->flag);
 			else if (ps[i]->note[0] && nnote < 16)
-				snprintf(notes[nnote++], sizeof(notes[0]), "segment %zu: %s", k + 1, ps[i]->note);
+				snprintf(notes[nnote++], sizeof(notes[0]), "segment %zu: %s", k + 1,
+				         ps[i]->note);
 		}
 		ng_lg_gbps_cell(&s->G, gb, sizeof(gb));
 		ng_lg_human_size(s->from, from, sizeof(from));
 		ng_lg_human_size(s->to, to, sizeof(to));
 		snprintf(range, sizeof(range), "%s - %s", from, to);
-		printf("  %-20s %-22s %-22s %-22s %-22s %-26s %s\n", range, cell[0], cell[1], cell[2], cell[3], cell[4],
-		       gb);
+		printf("  %-20s %-22s %-22s %-22s %-22s %-26s %s\n", range, cell[0], cell[1], cell[2],
+		       cell[3], cell[4], gb);
 	}
 	if (m->nseg > 1) {
 		printf("# breakpoints (first size of a new regime):");
@@ -622,9 +632,18 @@ static void ng_lg_print(const struct ng_lg *lg, const struct ng_loggp_model *m, 
 		if (!outl[i])
 			continue;
 		ng_lg_human_size(lg->pts[i].size, from, sizeof(from));
-		printf("%s %s (%s%s%s%s)", first ? "# sizes the fits rejected as outliers:" : ",", from,
-		       outl[i] & NG_LOGGP_OUT_T ? " T" : "", outl[i] & NG_LOGGP_OUT_OS ? " o_s" : "",
-		       outl[i] & NG_LOGGP_OUT_OR ? " o_r" : "", outl[i] & NG_LOGGP_OUT_L ? " L" : "");
+		{
+			static const char *const names[] = {"T", "o_s", "o_r", "L"};
+			char which[32] = "";
+
+			for (unsigned b = 0; b < 4; b++) {
+				if (outl[i] & (1u << b))
+					snprintf(which + strlen(which), sizeof(which) - strlen(which), "%s%s",
+					         which[0] ? " " : "", names[b]);
+			}
+			printf("%s %s (%s)", first ? "# sizes the fits rejected as outliers:" : ",", from,
+			       which);
+		}
 		first = 0;
 	}
 	for (size_t i = 0; i < lg->npts; i++) {
@@ -646,14 +665,14 @@ static json_t *ng_lg_block(const struct ng_lg *lg, const struct ng_loggp_model *
 	for (size_t k = 0; k < m->nseg; k++) {
 		const struct ng_loggp_seg *s = &m->seg[k];
 
-		json_array_append_new(segs,
-		                      json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "from",
-		                                (json_int_t)s->from, "to", (json_int_t)s->to, "sizes",
-		                                (json_int_t)s->count, "L_us", ng_lg_param_json(&s->L), "o_s_us",
-		                                ng_lg_param_json(&s->o_s), "o_r_us", ng_lg_param_json(&s->o_r), "g_us",
-		                                ng_lg_param_json(&s->g), "G_us_per_byte", ng_lg_param_json(&s->G),
-		                                "O_s_us_per_byte", ng_lg_param_json(&s->O_s), "O_r_us_per_byte",
-		                                ng_lg_param_json(&s->O_r)));
+		json_array_append_new(
+		    segs,
+		    json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "from",
+		              (json_int_t)s->from, "to", (json_int_t)s->to, "sizes", (json_int_t)s->count,
+		              "L_us", ng_lg_param_json(&s->L), "o_s_us", ng_lg_param_json(&s->o_s), "o_r_us",
+		              ng_lg_param_json(&s->o_r), "g_us", ng_lg_param_json(&s->g), "G_us_per_byte",
+		              ng_lg_param_json(&s->G), "O_s_us_per_byte", ng_lg_param_json(&s->O_s),
+		              "O_r_us_per_byte", ng_lg_param_json(&s->O_r)));
 		if (k > 0)
 			json_array_append_new(brk, json_integer((json_int_t)s->from));
 	}
@@ -691,7 +710,7 @@ static ng_status ng_lg_finish(struct ng_lg *lg)
 	}
 	/* Sizes a fit rejected are marked in the block's per-size list. */
 	for (size_t i = 0; i < lg->npts; i++) {
-		static const char *const names[] = { "T", "o_s", "o_r", "L" };
+		static const char *const names[] = {"T", "o_s", "o_r", "L"};
 		json_t *arr;
 
 		if (!outl[i])
@@ -754,7 +773,8 @@ static ng_status ng_lg_setup(struct ng_lg *lg)
 	lg->scratch = calloc(lg->cap, sizeof(double));
 	lg->all = calloc(2 * lg->cap, sizeof(double));
 	lg->reqs = calloc(lg->n, sizeof(*lg->reqs));
-	if (!lg->p1 || !lg->pn || !lg->pnd || !lg->pnd_net || !lg->orr || !lg->scratch || !lg->all || !lg->reqs)
+	if (!lg->p1 || !lg->pn || !lg->pnd || !lg->pnd_net || !lg->orr || !lg->scratch || !lg->all ||
+	    !lg->reqs)
 		goto err_nomem;
 	if (ng_results_active(run->results)) {
 		lg->pts = calloc(run->nsizes + 1, sizeof(*lg->pts));
@@ -769,7 +789,8 @@ static ng_status ng_lg_setup(struct ng_lg *lg)
 		ng_error("loggp: %zu slots of %zu bytes do not fit in memory", nslots, lg->stride);
 		return NG_ERR_NOMEM;
 	}
-	st = ng_bufs_alloc(run->comm, lg->client ? max : 0, lg->client ? max : nslots * lg->stride, &lg->bufs);
+	st =
+	    ng_bufs_alloc(run->comm, lg->client ? max : 0, lg->client ? max : nslots * lg->stride, &lg->bufs);
 	if (st != NG_OK)
 		return st;
 	return NG_OK;
@@ -797,10 +818,10 @@ static void ng_lg_teardown(struct ng_lg *lg)
 static ng_status ng_lg_run(const struct ng_pattern *p, struct ng_run *run)
 {
 	struct ng_lg lg = {
-		.run = run,
-		.c = run->comm,
-		.tm = run->timer,
-		.me = run->boot->rank,
+	    .run = run,
+	    .c = run->comm,
+	    .tm = run->timer,
+	    .me = run->boot->rank,
 	};
 	ng_status st;
 
@@ -831,6 +852,7 @@ out_teardown:
 	return st;
 }
 
+/* clang-format off */
 static const struct ng_option ng_lg_options[] = {
 	{ .name = "loggp-n", .type = NG_OPT_INT, .def = "16", .metavar = "N",
 	  .help = "messages per train: PRTT(n,0,s), PRTT(n,d,s) and the o_r phase" },
@@ -842,15 +864,16 @@ static const struct ng_option ng_lg_options[] = {
 	  .help = "delay d between sends of PRTT(n,d,s) and before receives of the o_r phase; 0: max(PRTT(1,0,s), 1.5 T(s))" },
 	{ .name = NULL },
 };
+/* clang-format on */
 
 const struct ng_pattern ng_pattern_loggp = {
-	.name = "loggp",
-	.desc = "LogGP parameters L, o_s, o_r, g, G per protocol regime, with 95% confidence intervals",
-	.options = ng_lg_options,
-	.needs = NG_CAP_CHANNEL | NG_CAP_RELIABLE,
-	.min_ranks = 2,
-	.max_ranks = 2,
-	.even_ranks = true,
-	.default_sizes = "1-1M:x1.5",
-	.run = ng_lg_run,
+    .name = "loggp",
+    .desc = "LogGP parameters L, o_s, o_r, g, G per protocol regime, with 95% confidence intervals",
+    .options = ng_lg_options,
+    .needs = NG_CAP_CHANNEL | NG_CAP_RELIABLE,
+    .min_ranks = 2,
+    .max_ranks = 2,
+    .even_ranks = true,
+    .default_sizes = "1-1M:x1.5",
+    .run = ng_lg_run,
 };

@@ -33,11 +33,11 @@ struct ng_mpb {
 	struct ng_run *run;
 	struct ng_comm *c;
 	int me, P;
-	int *side[2];  /* the two nodes' ranks by local index */
+	int *side[2]; /* the two nodes' ranks by local index */
 	int nside[2];
 	const char *membership;
-	int kmax;      /* pairs */
-	int pair;      /* this rank's pair, -1 when idle */
+	int kmax; /* pairs */
+	int pair; /* this rank's pair, -1 when idle */
 	int partner;
 	size_t window;
 	struct ng_bufs bufs;
@@ -96,7 +96,8 @@ static ng_status ng_mpb_setup(struct ng_mpb *m)
 
 	if (win < 1 || win > 1 << 20 || want < 0) {
 		if (m->me == 0)
-			ng_error("mpbibw: --mpbibw-window must be 1 to 1048576 and --mpbibw-pairs at least 0");
+			ng_error(
+			    "mpbibw: --mpbibw-window must be 1 to 1048576 and --mpbibw-pairs at least 0");
 		return NG_ERR_USAGE;
 	}
 	m->window = (size_t)win;
@@ -317,10 +318,10 @@ static void ng_mpb_summary(const struct ng_mpb *m)
 static ng_status ng_mpb_run(const struct ng_pattern *p, struct ng_run *run)
 {
 	struct ng_mpb m = {
-		.run = run,
-		.c = run->comm,
-		.me = run->boot->rank,
-		.P = run->boot->size,
+	    .run = run,
+	    .c = run->comm,
+	    .me = run->boot->rank,
+	    .P = run->boot->size,
 	};
 	size_t done = 0;
 	ng_status st;
@@ -361,27 +362,27 @@ out_teardown:
 }
 
 static const struct ng_option ng_mpb_options[] = {
-	{.name = "mpbibw-window",
-	 .type = NG_OPT_INT,
-	 .def = "64",
-	 .help = "messages in flight each way per pair and iteration",
-	 .metavar = "N"},
-	{.name = "mpbibw-pairs",
-	 .type = NG_OPT_INT,
-	 .def = "0",
-	 .help = "largest number of concurrent pairs (0: as many as the smaller node has ranks)",
-	 .metavar = "K"},
-	{.name = NULL},
+    {.name = "mpbibw-window",
+     .type = NG_OPT_INT,
+     .def = "64",
+     .help = "messages in flight each way per pair and iteration",
+     .metavar = "N"},
+    {.name = "mpbibw-pairs",
+     .type = NG_OPT_INT,
+     .def = "0",
+     .help = "largest number of concurrent pairs (0: as many as the smaller node has ranks)",
+     .metavar = "K"},
+    {.name = NULL},
 };
 
 const struct ng_pattern ng_pattern_mpbibw = {
-	.name = "mpbibw",
-	.desc = "multi-pair bidirectional bandwidth between two nodes, 1..K pairs at once (--ranks-per-node)",
-	.options = ng_mpb_options,
-	.needs = NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_RELIABLE,
-	.min_ranks = 2,
-	.max_ranks = 0,
-	.even_ranks = false,
-	.default_sizes = "1-1M",
-	.run = ng_mpb_run,
+    .name = "mpbibw",
+    .desc = "multi-pair bidirectional bandwidth between two nodes, 1..K pairs at once (--ranks-per-node)",
+    .options = ng_mpb_options,
+    .needs = NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_RELIABLE,
+    .min_ranks = 2,
+    .max_ranks = 0,
+    .even_ranks = false,
+    .default_sizes = "1-1M",
+    .run = ng_mpb_run,
 };

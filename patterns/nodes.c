@@ -17,7 +17,10 @@ void ng_nodes_free(struct ng_nodes *n)
 }
 
 /* Host name of rank @r in the gathered table. */
-static const char *ng_nodes_host(const char *hosts, int r) { return hosts + (size_t)r * NG_HOST_LEN; }
+static const char *ng_nodes_host(const char *hosts, int r)
+{
+	return hosts + (size_t)r * NG_HOST_LEN;
+}
 
 /* Assigns node numbers: virtual nodes of @per_node ranks, or one per host.
  * Returns the number of nodes. */
@@ -55,7 +58,7 @@ ng_status ng_nodes_build(const struct ng_run *run, long long per_node, struct ng
 	memset(n, 0, sizeof(*n));
 	if (per_node < 0 || per_node > nranks) {
 		if (b->rank == 0)
-			ng_error("--ranks-per-node %lld: expected 0 (group by host name) up to %d (the rank count)",
+			ng_error("--ranks-per-node %lld: expected 0 (by host name) up to the %d ranks",
 			         per_node, nranks);
 		return NG_ERR_USAGE;
 	}
@@ -91,9 +94,10 @@ ng_status ng_nodes_build(const struct ng_run *run, long long per_node, struct ng
 		if (n->node_of[q] == n->node_of[r] &&
 		    strcmp(ng_nodes_host(hosts, q), ng_nodes_host(hosts, r)) != 0) {
 			if (b->rank == 0)
-				ng_error("--ranks-per-node %lld puts rank %d (host %s) and rank %d (host %s) in one "
-				         "node; the ranks of a node must share a host",
-				         per_node, q, ng_nodes_host(hosts, q), r, ng_nodes_host(hosts, r));
+				ng_error(
+				    "--ranks-per-node %lld puts rank %d (host %s) and rank %d (host %s) in "
+				    "one node; the ranks of a node must share a host",
+				    per_node, q, ng_nodes_host(hosts, q), r, ng_nodes_host(hosts, r));
 			st = NG_ERR_USAGE;
 			goto err_free;
 		}

@@ -51,14 +51,7 @@
 
 enum ng_pl_kind { NG_PL_RTT, NG_PL_GAP, NG_PL_OS, NG_PL_OR };
 
-enum {
-	NG_PL_C_GO,
-	NG_PL_C_BATCH,
-	NG_PL_C_DELAY,
-	NG_PL_C_SCALE,
-	NG_PL_C_HW,
-	NG_PL_C_N
-};
+enum { NG_PL_C_GO, NG_PL_C_BATCH, NG_PL_C_DELAY, NG_PL_C_SCALE, NG_PL_C_HW, NG_PL_C_N };
 
 struct ng_pl {
 	struct ng_run *run;
@@ -98,7 +91,10 @@ static inline void *ng_pl_slot(const struct ng_pl *pl, unsigned bank, size_t k)
 	return (char *)pl->bufs.recv + (bank * pl->n + k) * pl->stride;
 }
 
-static size_t ng_pl_msgs(const struct ng_pl *pl, enum ng_pl_kind kind) { return kind == NG_PL_RTT ? 1 : pl->n; }
+static size_t ng_pl_msgs(const struct ng_pl *pl, enum ng_pl_kind kind)
+{
+	return kind == NG_PL_RTT ? 1 : pl->n;
+}
 
 static ng_status ng_pl_client_round(struct ng_pl *pl, enum ng_pl_kind kind, size_t size, uint64_t d_ticks,
                                     bool timed)
@@ -280,10 +276,10 @@ static void ng_pl_client_figures(struct ng_pl *pl, struct ng_pl_fig *f)
 	f->g_hi = (f->gap.ci_hi - f->rtt.ci_lo) / k;
 }
 
-static ng_status ng_pl_decide(struct ng_pl *pl, bool probe, size_t done, uint64_t t_size0, double size_budget_us,
-                              double per_round_us, double *ctl, bool *more_p)
+static ng_status ng_pl_decide(struct ng_pl *pl, bool probe, size_t done, uint64_t t_size0,
+                              double size_budget_us, double per_round_us, double *ctl, bool *more_p)
 {
-	double mine[NG_PL_C_N] = { 0 }, all[2 * NG_PL_C_N];
+	double mine[NG_PL_C_N] = {0}, all[2 * NG_PL_C_N];
 	const double *cl, *sv;
 	ng_status st;
 
@@ -446,7 +442,7 @@ static ng_status ng_pl_finish(struct ng_pl *pl)
 	printf("# %-10s %-28s %-28s %-28s\n", "size", "g(m) [us]", "o_s(m) [us]", "o_r(m) [us]");
 	json_array_foreach(pl->sizes, i, v)
 	{
-		static const char *const keys[] = { "g_us", "o_s_us", "o_r_us" };
+		static const char *const keys[] = {"g_us", "o_s_us", "o_r_us"};
 
 		for (size_t k = 0; k < 3; k++) {
 			json_t *p = json_object_get(v, keys[k]), *ci = json_object_get(p, "ci95");
@@ -457,8 +453,9 @@ static ng_status ng_pl_finish(struct ng_pl *pl)
 				snprintf(cell[k], sizeof(cell[k]), "%.4g [%.4g, %.4g]",
 				         json_number_value(json_object_get(p, "value")),
 				         json_number_value(json_array_get(ci, 0)),
-				         json_is_null(json_array_get(ci, 1)) ? INFINITY
-				                                             : json_number_value(json_array_get(ci, 1)));
+				         json_is_null(json_array_get(ci, 1))
+				             ? INFINITY
+				             : json_number_value(json_array_get(ci, 1)));
 		}
 		ng_pl_human_size((size_t)json_integer_value(json_object_get(v, "size")), sz, sizeof(sz));
 		printf("  %-10s %-28s %-28s %-28s\n", sz, cell[0], cell[1], cell[2]);
@@ -486,18 +483,19 @@ static ng_status ng_pl_finish(struct ng_pl *pl)
 
 static ng_status ng_pl_size(struct ng_pl *pl, size_t idx, size_t size)
 {
-	static const enum ng_pl_kind probe_kinds[] = { NG_PL_RTT, NG_PL_GAP };
-	static const enum ng_pl_kind all_kinds[] = { NG_PL_RTT, NG_PL_GAP, NG_PL_OS, NG_PL_OR };
+	static const enum ng_pl_kind probe_kinds[] = {NG_PL_RTT, NG_PL_GAP};
+	static const enum ng_pl_kind all_kinds[] = {NG_PL_RTT, NG_PL_GAP, NG_PL_OS, NG_PL_OR};
 	struct ng_run *run = pl->run;
 	uint64_t t_size0 = ng_timer_now(pl->tm), t_b0;
-	double ctl[NG_PL_C_N] = { 0 }, size_budget = 0.0, per_round;
+	double ctl[NG_PL_C_N] = {0}, size_budget = 0.0, per_round;
 	size_t done = 0, probe_reps = pl->fixed && pl->fixed < NG_PL_MIN_REPS ? pl->fixed : NG_PL_MIN_REPS;
 	bool more;
 	ng_status st;
 
 	pl->nrtt = pl->ngap = pl->nos = pl->nor = 0;
 	if (pl->client)
-		size_budget = (pl->budget_us - ng_timer_us(pl->tm, t_size0 - pl->t_run0)) / (double)(run->nsizes - idx);
+		size_budget =
+		    (pl->budget_us - ng_timer_us(pl->tm, t_size0 - pl->t_run0)) / (double)(run->nsizes - idx);
 
 	st = ng_pl_batch(pl, probe_kinds, 2, pl->warmup + probe_reps, pl->warmup, size, 0.0);
 	if (st != NG_OK)
@@ -588,7 +586,8 @@ static ng_status ng_pl_setup(struct ng_pl *pl)
 		ng_error("plogp: %zu slots of %zu bytes do not fit in memory", nslots, pl->stride);
 		return NG_ERR_NOMEM;
 	}
-	st = ng_bufs_alloc(run->comm, pl->client ? max : 0, pl->client ? max : nslots * pl->stride, &pl->bufs);
+	st =
+	    ng_bufs_alloc(run->comm, pl->client ? max : 0, pl->client ? max : nslots * pl->stride, &pl->bufs);
 	if (st != NG_OK)
 		return st;
 	return NG_OK;
@@ -614,10 +613,10 @@ static void ng_pl_teardown(struct ng_pl *pl)
 static ng_status ng_pl_run(const struct ng_pattern *p, struct ng_run *run)
 {
 	struct ng_pl pl = {
-		.run = run,
-		.c = run->comm,
-		.tm = run->timer,
-		.me = run->boot->rank,
+	    .run = run,
+	    .c = run->comm,
+	    .tm = run->timer,
+	    .me = run->boot->rank,
 	};
 	ng_status st;
 
@@ -648,6 +647,7 @@ out_teardown:
 	return st;
 }
 
+/* clang-format off */
 static const struct ng_option ng_pl_options[] = {
 	{ .name = "plogp-n", .type = NG_OPT_INT, .def = "16", .metavar = "N",
 	  .help = "messages per train (g(m) saturation; o_s and o_r samples per round)" },
@@ -659,15 +659,16 @@ static const struct ng_option ng_pl_options[] = {
 	  .help = "delay D before each send (o_s) and each receive (o_r); 0: max(1.25 RTT(m), 1.5 g(m))" },
 	{ .name = NULL },
 };
+/* clang-format on */
 
 const struct ng_pattern ng_pattern_plogp = {
-	.name = "plogp",
-	.desc = "pLogP parameters L and g(m), o_s(m), o_r(m) per message size (Kielmann), with 95% CIs",
-	.options = ng_pl_options,
-	.needs = NG_CAP_CHANNEL | NG_CAP_RELIABLE,
-	.min_ranks = 2,
-	.max_ranks = 2,
-	.even_ranks = true,
-	.default_sizes = "1-1M:x1.5",
-	.run = ng_pl_run,
+    .name = "plogp",
+    .desc = "pLogP parameters L and g(m), o_s(m), o_r(m) per message size (Kielmann), with 95% CIs",
+    .options = ng_pl_options,
+    .needs = NG_CAP_CHANNEL | NG_CAP_RELIABLE,
+    .min_ranks = 2,
+    .max_ranks = 2,
+    .even_ranks = true,
+    .default_sizes = "1-1M:x1.5",
+    .run = ng_pl_run,
 };

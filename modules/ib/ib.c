@@ -18,6 +18,9 @@ const struct ng_option ng_ib_options[] = {
 	{ .name = "ib-eager", .type = NG_OPT_SIZE, .def = "8K",
 	  .help = "ibrc/ibuc: largest message copied through the ring; larger ones are RDMA-written into the "
 	          "receive buffer (64-1M)" },
+	{ .name = "ib-poll", .type = NG_OPT_CHOICE, .def = "spin", .choices = "spin|yield",
+	  .help = "waiting: spin (busy-poll; for measurements), or yield the CPU after every empty poll (more "
+	          "ranks than cores, Soft-RoCE VMs)" },
 	{ .name = NULL },
 };
 
@@ -45,6 +48,8 @@ ng_status ng_ib_conf_read(const struct ng_module_env *env, const char *who, stru
 	}
 	cf->dev.gid_index = (int)gid;
 	cf->write = mode && strcmp(mode, "write") == 0;
+	mode = ng_args_str(a, "ib-poll");
+	cf->yield = mode && strcmp(mode, "yield") == 0;
 	if (ring < NG_IB_RING_MIN || ring > NG_IB_RING_MAX) {
 		if (env->boot->rank == 0)
 			ng_error("%s: --ib-ring %lld: between %u and %u slots", who, ring, NG_IB_RING_MIN,

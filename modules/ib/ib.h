@@ -30,6 +30,7 @@ struct ng_ib_conf {
 	bool write;             /* --ib-mode write */
 	size_t ring;            /* --ib-ring: receive slots per peer */
 	size_t eager;           /* --ib-eager: largest message through the ring */
+	bool yield;             /* --ib-poll yield */
 };
 
 /* Reads and checks the options (reports a bad value: NG_ERR_USAGE). */

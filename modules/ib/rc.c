@@ -1107,7 +1107,7 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 	t->base.max_msg = m->max_msg;
 	t->base.cancel = env->cancel;
 	t->type = m == &ng_module_ibuc ? IBV_QPT_UC : IBV_QPT_RC;
-	ng_ibv_watch_init(&t->watch, env->cancel, env->timeout_s);
+	ng_ibv_watch_init(&t->watch, env->cancel, env->timeout_s, cf.yield);
 
 	st = ng_ibv_open(&t->v, &cf.dev, b);
 	if (st) {

@@ -636,7 +636,7 @@ static ng_status ng_ud_open(const struct ng_module *m, const struct ng_module_en
 	u->base.size = b->size;
 	u->base.caps = m->caps;
 	u->base.cancel = env->cancel;
-	ng_ibv_watch_init(&u->watch, env->cancel, env->timeout_s);
+	ng_ibv_watch_init(&u->watch, env->cancel, env->timeout_s, cf.yield);
 
 	st = ng_ibv_open(&u->v, &cf.dev, b);
 	if (st) {

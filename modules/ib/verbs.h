@@ -36,6 +36,7 @@
 #define NG_IB_VERBS_H
 
 #include <infiniband/verbs.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -296,6 +297,10 @@ ng_status ng_ibv_wc_error(const struct ng_ibv *v, const struct ibv_wc *wc, int p
  * flag, and says whether nothing has happened for the timeout.  Time during
  * which the module was not polled at all (the caller was busy elsewhere, a
  * gap of over a second between clock reads) does not count as silence.
+ * With @yield (--ib-poll yield) every idle round gives the CPU away with
+ * sched_yield(): for more ranks than cores, where spinning ranks would starve
+ * each other and a software device (Soft-RoCE does its work in the kernel);
+ * the one system call in a poll loop, made only on request.
  */
 #define NG_IBV_SPIN 256u
 
@@ -308,11 +313,12 @@ struct ng_ibv_watch {
 	uint64_t since_ns;   /* start of the current silence */
 	uint64_t last_ns;    /* last clock read */
 	unsigned spin;
+	bool yield;          /* sched_yield() when idle */
 };
 
 uint64_t ng_ibv_now_ns(void);
 
-void ng_ibv_watch_init(struct ng_ibv_watch *w, const volatile sig_atomic_t *cancel, double timeout_s);
+void ng_ibv_watch_init(struct ng_ibv_watch *w, const volatile sig_atomic_t *cancel, double timeout_s, bool yield);
 
 /* Call once per idle poll round.  NG_OK, NG_ERR_CANCELLED or NG_ERR_TIMEOUT
  * (nothing reported: the caller knows whom it waits for). */
@@ -320,6 +326,8 @@ static inline ng_status ng_ibv_watch_idle(struct ng_ibv_watch *w)
 {
 	uint64_t now;
 
+	if (w->yield)
+		sched_yield();
 	if (++w->spin < NG_IBV_SPIN)
 		return NG_OK;
 	w->spin = 0;

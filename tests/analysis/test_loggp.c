@@ -63,7 +63,7 @@ static size_t ng_geo_sizes(double *x, size_t cap, double max, double f)
 
 static void test_exact_line(struct ng_tc *c)
 {
-	double x[] = { 1, 2, 4, 8, 16, 1000 }, y[6], sig[6];
+	double x[] = {1, 2, 4, 8, 16, 1000}, y[6], sig[6];
 	struct ng_fit f;
 
 	for (size_t i = 0; i < 6; i++) {
@@ -76,9 +76,10 @@ static void test_exact_line(struct ng_tc *c)
 	ng_check(c, f.a_lo <= 3.0 && f.a_hi >= 3.0, "exact CI [%g, %g] misses 3", f.a_lo, f.a_hi);
 	ng_check(c, ng_fit_line(x, y, NULL, 1, 0.0, &f) == -1, "one point must not fit (%g %g)", 0.0, 0.0);
 	{
-		double xe[] = { 5, 5, 5 };
+		double xe[] = {5, 5, 5};
 
-		ng_check(c, ng_fit_line(xe, y, NULL, 3, 0.0, &f) == -1, "equal x must not fit (%g %g)", 0.0, 0.0);
+		ng_check(c, ng_fit_line(xe, y, NULL, 3, 0.0, &f) == -1, "equal x must not fit (%g %g)", 0.0,
+		         0.0);
 	}
 	ng_check(c, fabs(ng_t95(1) - 12.7062) < 1e-3, "t95(1) = %g, want %g", ng_t95(1), 12.7062);
 	ng_check(c, fabs(ng_t95(10) - 2.2281) < 1e-3, "t95(10) = %g, want %g", ng_t95(10), 2.2281);
@@ -121,7 +122,8 @@ static void test_coverage(struct ng_tc *c, gsl_rng *r)
 	ng_check(c, cov_b_u >= 0.93 * trials && cov_b_u <= 0.97 * trials, "OLS slope coverage %g of %g",
 	         (double)cov_b_u, (double)trials);
 	printf("coverage over %zu trials: weighted a %.3f b %.3f, OLS a %.3f b %.3f\n", trials,
-	       (double)cov_a / trials, (double)cov_b / trials, (double)cov_a_u / trials, (double)cov_b_u / trials);
+	       (double)cov_a / trials, (double)cov_b / trials, (double)cov_a_u / trials,
+	       (double)cov_b_u / trials);
 }
 
 /* Piecewise T(s): three regimes with jumps, 1% noise. */
@@ -165,13 +167,14 @@ static void test_breakpoints(struct ng_tc *c, gsl_rng *r)
 			           labs((long)sg.first[2] - (long)want2) <= 1;
 		}
 	}
-	printf("piecewise (%zu sizes): 3 segments in %zu/%zu, exact breakpoints %zu, within one size %zu\n", n,
-	       nsplit, trials, exact, within1);
+	printf("piecewise (%zu sizes): 3 segments in %zu/%zu, exact breakpoints %zu, within one size %zu\n",
+	       n, nsplit, trials, exact, within1);
 	ng_check(c, nsplit >= 0.97 * trials, "three segments found in %g of %g trials", (double)nsplit,
 	         (double)trials);
-	ng_check(c, exact >= 0.95 * trials, "exact breakpoints in %g of %g trials", (double)exact, (double)trials);
-	ng_check(c, within1 >= 0.97 * trials, "breakpoints within one size in %g of %g trials", (double)within1,
+	ng_check(c, exact >= 0.95 * trials, "exact breakpoints in %g of %g trials", (double)exact,
 	         (double)trials);
+	ng_check(c, within1 >= 0.97 * trials, "breakpoints within one size in %g of %g trials",
+	         (double)within1, (double)trials);
 
 	/* One straight line with the same noise: no regime change. */
 	nsplit = 0;
@@ -188,7 +191,8 @@ static void test_breakpoints(struct ng_tc *c, gsl_rng *r)
 		nsplit += sg.nseg > 1;
 	}
 	printf("straight line: spurious splits in %zu/%zu\n", nsplit, trials);
-	ng_check(c, nsplit <= 0.02 * trials, "spurious splits in %g of %g trials", (double)nsplit, (double)trials);
+	ng_check(c, nsplit <= 0.02 * trials, "spurious splits in %g of %g trials", (double)nsplit,
+	         (double)trials);
 
 	/* One size disturbed (a burst of system noise during its measurement):
 	 * the robust stage must not give it a segment of its own.  Next to a
@@ -225,7 +229,8 @@ static void test_breakpoints(struct ng_tc *c, gsl_rng *r)
 	ng_check(c, within1 >= 0.97 * trials, "with an outlier, breakpoints within one size in %g of %g",
 	         (double)within1, (double)trials);
 	{
-		double xr[6] = { 1, 2, 3, 4, 5, 6 }, yr[6] = { 1, 2, 3, 40, 5, 6 }, sr[6] = { .1, .1, .1, .1, .1, .1 };
+		double xr[6] = {1, 2, 3, 4, 5, 6}, yr[6] = {1, 2, 3, 40, 5, 6},
+		       sr[6] = {.1, .1, .1, .1, .1, .1};
 		double rwr[6];
 		struct ng_fit f;
 
@@ -287,8 +292,17 @@ static bool ng_covers(const struct ng_param *p, double v)
 static void test_loggp(struct ng_tc *c, gsl_rng *r)
 {
 	const struct ng_machine m = {
-		.L = 5.0, .os = 1.5, .orr = 2.0, .g = 3.0, .G = 0.0004, .Os = 0.0001, .Or = 0.00015,
-		.L2 = 15.0, .g2 = 20.0, .G2 = 0.0003, .thr = 16384.0,
+	    .L = 5.0,
+	    .os = 1.5,
+	    .orr = 2.0,
+	    .g = 3.0,
+	    .G = 0.0004,
+	    .Os = 0.0001,
+	    .Or = 0.00015,
+	    .L2 = 15.0,
+	    .g2 = 20.0,
+	    .G2 = 0.0003,
+	    .thr = 16384.0,
 	};
 	const size_t trials = 300;
 	struct ng_loggp_point pts[64];
@@ -319,9 +333,10 @@ static void test_loggp(struct ng_tc *c, gsl_rng *r)
 		cov_G2 += ng_covers(&mod.seg[1].G, m.G2);
 		cov_L2 += ng_covers(&mod.seg[1].L, m.L2);
 	}
-	printf("loggp: 2 segments in %zu/%zu, breakpoint exact %zu; coverage g %zu G %zu o_s %zu o_r %zu L %zu "
-	       "G2 %zu L2 %zu\n",
-	       two, trials, brk, cov_g, cov_G, cov_os, cov_or, cov_L, cov_G2, cov_L2);
+	printf(
+	    "loggp: 2 segments in %zu/%zu, breakpoint exact %zu; coverage g %zu G %zu o_s %zu o_r %zu L %zu "
+	    "G2 %zu L2 %zu\n",
+	    two, trials, brk, cov_g, cov_G, cov_os, cov_or, cov_L, cov_G2, cov_L2);
 	ng_check(c, two >= 0.97 * trials, "two segments in %g of %g", (double)two, (double)trials);
 	ng_check(c, brk >= 0.97 * two, "breakpoint exact in %g of %g", (double)brk, (double)two);
 	ng_check(c, cov_g >= 0.92 * two, "g covered in %g of %g", (double)cov_g, (double)two);
@@ -346,13 +361,17 @@ static void test_loggp(struct ng_tc *c, gsl_rng *r)
 		ng_check(c, ng_near(mod.seg[0].g.value, m.g, 1e-6), "g %g, want %g", mod.seg[0].g.value, m.g);
 		ng_check(c, ng_near(mod.seg[0].G.value, m.G, 1e-6), "G %g, want %g", mod.seg[0].G.value, m.G);
 		ng_check(c, ng_near(mod.seg[0].L.value, m.L, 1e-6), "L %g, want %g", mod.seg[0].L.value, m.L);
-		ng_check(c, ng_near(mod.seg[0].o_s.value, m.os, 1e-6), "o_s %g, want %g", mod.seg[0].o_s.value, m.os);
-		ng_check(c, ng_near(mod.seg[0].O_r.value, m.Or, 1e-6), "O_r %g, want %g", mod.seg[0].O_r.value, m.Or);
-		ng_check(c, ng_near(mod.seg[1].L.value, m.L2, 1e-6), "L2 %g, want %g", mod.seg[1].L.value, m.L2);
+		ng_check(c, ng_near(mod.seg[0].o_s.value, m.os, 1e-6), "o_s %g, want %g",
+		         mod.seg[0].o_s.value, m.os);
+		ng_check(c, ng_near(mod.seg[0].O_r.value, m.Or, 1e-6), "O_r %g, want %g",
+		         mod.seg[0].O_r.value, m.Or);
+		ng_check(c, ng_near(mod.seg[1].L.value, m.L2, 1e-6), "L2 %g, want %g", mod.seg[1].L.value,
+		         m.L2);
 		ng_check(c, ng_near(mod.seg[1].g.value, m.g2 + m.G2 * (mod.seg[1].from - 1.0), 1e-6),
-		         "g2 (at from) %g, want %g", mod.seg[1].g.value, m.g2 + m.G2 * (mod.seg[1].from - 1.0));
-		ng_check(c, mod.seg[0].to == 16384.0 && mod.seg[1].from == 32768.0, "segments meet at %g / %g",
-		         mod.seg[0].to, mod.seg[1].from);
+		         "g2 (at from) %g, want %g", mod.seg[1].g.value,
+		         m.g2 + m.G2 * (mod.seg[1].from - 1.0));
+		ng_check(c, mod.seg[0].to == 16384.0 && mod.seg[1].from == 32768.0,
+		         "segments meet at %g / %g", mod.seg[0].to, mod.seg[1].from);
 		ng_loggp_loggopsim(&mod, cmd, sizeof(cmd), why, sizeof(why));
 		ng_check(c, strcmp(cmd, "-L 5000 -o 1750 -g 3000 -G 0.4 -O 0.125 -S 16384") == 0,
 		         "loggopsim export wrong (%g %g)", 0.0, 0.0);
@@ -373,12 +392,15 @@ static void test_loggp(struct ng_tc *c, gsl_rng *r)
 		pts[3].T += 5.0;
 		pts[3].os += 3.0;
 		ng_loggp_fit(pts, n, NULL, &mod, outl);
-		ng_check(c, mod.nseg == 2 && mod.seg[1].first == want, "with an outlier: %g segments, break at %g",
-		         (double)mod.nseg, (double)mod.seg[1].first);
-		ng_check(c, (outl[3] & NG_LOGGP_OUT_T) && (outl[3] & NG_LOGGP_OUT_OS) && !(outl[2] & NG_LOGGP_OUT_T),
+		ng_check(c, mod.nseg == 2 && mod.seg[1].first == want,
+		         "with an outlier: %g segments, break at %g", (double)mod.nseg,
+		         (double)mod.seg[1].first);
+		ng_check(c,
+		         (outl[3] & NG_LOGGP_OUT_T) && (outl[3] & NG_LOGGP_OUT_OS) &&
+		             !(outl[2] & NG_LOGGP_OUT_T),
 		         "outlier bits %g / neighbour %g", (double)outl[3], (double)outl[2]);
-		ng_check(c, ng_near(mod.seg[0].g.value, m.g, 1e-4), "g with outlier %g, want %g", mod.seg[0].g.value,
-		         m.g);
+		ng_check(c, ng_near(mod.seg[0].g.value, m.g, 1e-4), "g with outlier %g, want %g",
+		         mod.seg[0].g.value, m.g);
 		ng_check(c, ng_near(mod.seg[0].o_s.value, m.os, 1e-4), "o_s with outlier %g, want %g",
 		         mod.seg[0].o_s.value, m.os);
 	}
@@ -389,10 +411,10 @@ static void test_loggp(struct ng_tc *c, gsl_rng *r)
 
 		for (size_t i = 0; i < 2; i++)
 			ng_machine_point(&m, x[i + 3], 0.0, r, &pts[i]);
-		ng_check(c, ng_loggp_fit(pts, 2, NULL, &mod, NULL) == 0 && mod.nseg == 1, "two sizes: %g segments %g",
-		         (double)mod.nseg, 0.0);
-		ng_check(c, ng_near(mod.seg[0].G.value, m.G, 1e-6), "two sizes: G %g, want %g", mod.seg[0].G.value,
-		         m.G);
+		ng_check(c, ng_loggp_fit(pts, 2, NULL, &mod, NULL) == 0 && mod.nseg == 1,
+		         "two sizes: %g segments %g", (double)mod.nseg, 0.0);
+		ng_check(c, ng_near(mod.seg[0].G.value, m.G, 1e-6), "two sizes: G %g, want %g",
+		         mod.seg[0].G.value, m.G);
 		ng_check(c, ng_loggp_fit(pts, 1, NULL, &mod, NULL) == 0 && !ng_param_ok(&mod.seg[0].G),
 		         "one size: G must be flagged %g %g", 0.0, 0.0);
 		ng_check(c, ng_param_ok(&mod.seg[0].g), "one size: g still reported %g %g", 0.0, 0.0);
@@ -410,7 +432,8 @@ static void test_params(struct ng_tc *c)
 	ng_check(c, !ng_param_ok(&p) && isnan(p.value) && strstr(p.flag, "o_s negative"),
 	         "significantly negative flagged (%g, %g)", p.value, 0.0);
 	ng_param_set(&p, "L", NAN, 0, 1);
-	ng_check(c, !ng_param_ok(&p) && strstr(p.flag, "cannot be estimated"), "NaN flagged (%g %g)", 0.0, 0.0);
+	ng_check(c, !ng_param_ok(&p) && strstr(p.flag, "cannot be estimated"), "NaN flagged (%g %g)", 0.0,
+	         0.0);
 	ng_param_set(&p, "g", 3.0, -1.0, 7.0);
 	ng_check(c, ng_param_ok(&p) && p.lo == 0.0 && p.hi == 7.0, "interval cut at 0: [%g, %g]", p.lo, p.hi);
 	ng_plogp_latency(20.0, 19.0, 21.0, 4.0, 3.5, 4.5, &p);
@@ -421,7 +444,7 @@ static void test_params(struct ng_tc *c)
 
 int main(void)
 {
-	struct ng_tc c = { 0 };
+	struct ng_tc c = {0};
 	gsl_rng *r;
 
 	gsl_rng_env_setup();

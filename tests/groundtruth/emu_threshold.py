@@ -23,7 +23,12 @@ SIZES = [2 ** i for i in range(17)]  # 1 .. 64K
 def measure():
     fails = []
     with tempfile.TemporaryDirectory(prefix="ngauge-gt.") as d:
-        r = gtlib.run(["-x", "emu", "--emu-os", "20", "--emu-or", "20", "--emu-g", "45", "--emu-L", "40",
+        # Only T(s) matters here: g + (s-1)G must dominate the base's own
+        # per-message costs, and o_s, o_r must stay below g.
+        w = gtlib.base_worst(d, "1-64K:x4", 10)
+        g = round(max(45.0, 4 * max(w["T"], w["os"], w["or"])), 1)
+        o = round(g / 3, 1)
+        r = gtlib.run(["-x", "emu", "--emu-os", str(o), "--emu-or", str(o), "--emu-g", str(g), "--emu-L", str(g),
                        "--emu-G", str(G), "--emu-G2", str(G2), "--emu-threshold", "8K", "-p", "loggp",
                        "-s", "1-64K", "-c", "15"], os.path.join(d, "thr.json"))
     blk = r["loggp"]

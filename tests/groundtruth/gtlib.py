@@ -92,3 +92,14 @@ def attempts(measure, n=2):
         for f in fails:
             print("  " + f)
     return 1
+
+
+def base_worst(d, sizes, count=20):
+    """The base's own worst per-size LogGP figures (loggp over plain tcp):
+    injected values are sized to dominate them."""
+    base = run(["-x", "tcp", "-p", "loggp", "-s", sizes, "-c", str(count)], os.path.join(d, "base.json"))
+    sz = base["loggp"]["sizes"]
+    w = {"os": max(max(s["o_s_us"] for s in sz), 0.0), "or": max(max(s["o_r_us"] for s in sz), 0.0),
+         "T": max(max(s["T_us"] for s in sz), 0.0), "half": max(s["prtt1_us"] / 2 for s in sz)}
+    print("base worst (us): " + ", ".join(f"{k} {v:.2f}" for k, v in w.items()))
+    return w

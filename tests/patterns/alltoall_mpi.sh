@@ -36,6 +36,18 @@ for np in 2 3 4 5 8; do
 done
 a2a tcp 4 2 '["bruck", "isend", "pairwise", "leader", "sa", "rd"]'
 
+# Blocking steps with synchronous sends (a send returns only once the peer
+# receives): the send/receive order of bruck and pairwise must not deadlock.
+for np in 3 5 6; do
+	if run 0 mpiexec -n "$np" "$NGAUGE" -x mpi --mpi-ssend -p alltoall --a2a-algo bruck,pairwise --a2a-blocking \
+		--verify -s 1,4096 -c 2 -w 0 -o "$T/ssend$np.json"; then
+		pycheck "$T/ssend$np.json" "mpiexec -n $np, MPI_Ssend: blocking bruck and pairwise complete" "
+assert r['alltoall']['blocking_steps'] is True and len(r['results']) == 4
+assert all(x['verified'] == 3 for x in r['results'])
+"
+	fi
+done
+
 if run 0 mpiexec -n 4 "$NGAUGE" -x mpi -p mpbibw --ranks-per-node 2 -s 1K,64K -c 3 --mpbibw-window 8 --verify \
 	-o "$T/bibw.json"; then
 	pycheck "$T/bibw.json" "mpiexec -n 4 mpi mpbibw, 2 virtual nodes" "
