@@ -434,9 +434,9 @@ static json_t *doc_head(const struct plan *p, const struct ng_args *a, struct ng
 	                 "tsc_ghz", t->tsc_ghz, "parameters", params);
 }
 
-static int run(struct plan *p, struct ng_args *a, int argc, char **argv)
+static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct ng_boot *preboot)
 {
-	struct ng_boot *boot = NULL;
+	struct ng_boot *boot = preboot;
 	struct ng_comm *comm = NULL;
 	struct ng_results *res = NULL;
 	struct ng_timer timer;
@@ -447,18 +447,8 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv)
 	int code;
 
 	install_signals();
-	if (ng_args_flag(a, "server") || ng_args_given(a, "client")) {
-		if (ng_args_flag(a, "server") && ng_args_given(a, "client")) {
-			ng_error("--server and --client exclude each other");
-			return EXIT_USAGE;
-		}
-		if (check_ranks(p, 2, -1, "--server/--client"))
-			return EXIT_USAGE;
-		st = ng_args_flag(a, "server")
-		             ? ng_boot_tcp_server(ng_args_str(a, "bind"), (int)ng_args_int(a, "port"), 0, &boot)
-		             : ng_boot_tcp_client(ng_args_str(a, "client"), (int)ng_args_int(a, "port"), 60, &boot);
-		if (st)
-			return status_exit(st);
+	if (boot) {
+		how = "--server/--client";
 	} else if (ng_launched_by_mpi()) {
 #if NG_HAVE_MPI
 		st = ng_boot_mpi(&argc, &argv, &boot);
@@ -592,16 +582,113 @@ out_boot:
 	return code;
 }
 
-int ng_main(int argc, char **argv)
+/*
+ * --server/--client: the server runs what the client asks for.  The client
+ * sends its arguments (without --client HOST) over the bootstrap; the server
+ * parses them followed by its own, so that what the server sets for itself
+ * (--tcp-bind, --ib-dev, ...) wins.  Both then run with the same plan.
+ */
+static int serve(int argc, char **argv, struct ng_boot *boot);
+static int main_with(int argc, char **argv, struct ng_boot *preboot);
+
+static int pair_up(struct ng_args *a, int argc, char **argv)
+{
+	struct ng_boot *boot;
+	bool server = ng_args_flag(a, "server");
+	ng_status st;
+
+	install_signals();
+	if (server && ng_args_given(a, "client")) {
+		ng_error("--server and --client exclude each other");
+		return EXIT_USAGE;
+	}
+	st = server ? ng_boot_tcp_server(ng_args_str(a, "bind"), (int)ng_args_int(a, "port"), 0, &boot)
+	            : ng_boot_tcp_client(ng_args_str(a, "client"), (int)ng_args_int(a, "port"),
+	                                 ng_args_given(a, "timeout") ? ng_args_double(a, "timeout") : 60,
+	                                 &boot);
+	if (st)
+		return status_exit(st);
+	if (server)
+		return serve(argc, argv, boot);
+
+	/* Client: send the arguments, then run with them. */
+	size_t len = 0;
+	for (int i = 1; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	char *blob = calloc(len + 1, 1);
+	uint64_t n = len;
+	if (!blob) {
+		boot->ops->fini(boot);
+		return 1;
+	}
+	for (int i = 1, off = 0; i < argc; i++) {
+		memcpy(blob + off, argv[i], strlen(argv[i]) + 1);
+		off += (int)strlen(argv[i]) + 1;
+	}
+	st = ng_boot_bcast(boot, 0, &n, sizeof(n));
+	if (st == NG_OK)
+		st = ng_boot_bcast(boot, 0, blob, len);
+	free(blob);
+	if (st) {
+		boot->ops->fini(boot);
+		return status_exit(st);
+	}
+	return main_with(argc, argv, boot);
+}
+
+static int serve(int argc, char **argv, struct ng_boot *boot)
+{
+	uint64_t n = 0;
+	ng_status st = ng_boot_bcast(boot, 0, &n, sizeof(n));
+	char *blob = NULL, **nargv = NULL;
+	int nargc = 1, code = 1;
+
+	if (st || n > (1u << 20))
+		goto out;
+	blob = calloc(n + 1, 1);
+	nargv = calloc(n + (size_t)argc + 2, sizeof(*nargv));
+	if (!blob || !nargv)
+		goto out;
+	if (ng_boot_bcast(boot, 0, blob, n))
+		goto out;
+	nargv[0] = argv[0];
+	for (size_t off = 0; off < n; off += strlen(blob + off) + 1) {
+		if (strcmp(blob + off, "--client") == 0) {
+			off += strlen(blob + off) + 1; /* and its value */
+			continue;
+		}
+		if (strncmp(blob + off, "--client=", 9) == 0)
+			continue;
+		nargv[nargc++] = blob + off;
+	}
+	for (int i = 1; i < argc; i++)
+		nargv[nargc++] = argv[i];
+	nargv[nargc] = NULL;
+	fprintf(stderr, "ngauge: serving a client\n");
+	code = main_with(nargc, nargv, boot);
+	boot = NULL;
+out:
+	if (boot) {
+		ng_error("--server: the client went away before sending its options");
+		boot->ops->fini(boot);
+	}
+	free(blob);
+	free(nargv);
+	return code;
+}
+
+int ng_main(int argc, char **argv) { return main_with(argc, argv, NULL); }
+
+static int main_with(int argc, char **argv, struct ng_boot *preboot)
 {
 	struct ng_args a = {0};
 	struct plan p = {0};
 	char err[512], names[512];
 	int code = EXIT_USAGE;
 
-	if (argc > 1 && strcmp(argv[1], "plot") == 0)
+	if (!preboot && argc > 1 && strcmp(argv[1], "plot") == 0)
 		return ng_plot_main(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "report") == 0)
+	if (!preboot && argc > 1 && strcmp(argv[1], "report") == 0)
 		return ng_report_main(argc - 1, argv + 1);
 
 	if (declare_all(&a)) {
@@ -688,12 +775,21 @@ int ng_main(int argc, char **argv)
 		goto out;
 	}
 	p.output = ng_args_str(&a, "output");
-	if (p.output && ng_results_probe(p.output, err, sizeof(err))) {
+	if (p.output && !(preboot && preboot->rank != 0) && ng_results_probe(p.output, err, sizeof(err))) {
 		ng_error("%s", err);
 		goto out;
 	}
-	code = run(&p, &a, argc, argv);
+	if (!preboot && (ng_args_flag(&a, "server") || ng_args_given(&a, "client"))) {
+		if (check_ranks(&p, 2, -1, "--server/--client"))
+			goto out;
+		code = pair_up(&a, argc, argv);
+		goto out;
+	}
+	code = run(&p, &a, argc, argv, preboot);
+	preboot = NULL; /* run() released it */
 out:
+	if (preboot)
+		preboot->ops->fini(preboot);
 	free(p.sizes);
 	ng_args_release(&a);
 	return code;

@@ -54,7 +54,10 @@
  * acquire/release); the data areas are double-buffered by iteration parity,
  * so one barrier per iteration suffices (two for leader).  A waiting rank
  * spins with a pause and yields the CPU after a while, so oversubscribed
- * runs still progress; it gives up after --timeout seconds.
+ * runs still progress; it gives up after --timeout seconds.  That
+ * sched_yield() is the one system call in a timed region besides the
+ * module's operations: it is the shared-memory transport's own way of
+ * waiting, as a module's poll() is its own.
  *
  * Measurement, per algorithm and size: one untimed iteration whose every
  * block is checked (always), --warmup untimed iterations, then --count timed

@@ -149,17 +149,6 @@ static void ng_mpb_teardown(struct ng_mpb *m)
 	free(m->medians);
 }
 
-/* Agrees whether every rank set up; @failed is this rank's part. */
-static ng_status ng_mpb_agree(struct ng_mpb *m, bool failed)
-{
-	double f = failed ? 1.0 : 0.0;
-	ng_status st = ng_boot_max(m->run->boot, &f, 1);
-
-	if (st != NG_OK)
-		return st;
-	return f > 0.0 ? NG_ERR_SYS : NG_OK;
-}
-
 /* One window: both directions at once. */
 static ng_status ng_mpb_window(struct ng_mpb *m, size_t s)
 {
@@ -331,8 +320,6 @@ static ng_status ng_mpb_run(const struct ng_pattern *p, struct ng_run *run)
 	if (st != NG_OK)
 		return st;
 	st = ng_mpb_setup(&m);
-	if (st != NG_ERR_USAGE && ng_mpb_agree(&m, st != NG_OK) != NG_OK && st == NG_OK)
-		st = NG_ERR_SYS;
 	if (st == NG_OK)
 		st = ng_mpb_block(&m);
 	if (st != NG_OK)

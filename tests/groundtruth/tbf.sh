@@ -32,6 +32,7 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
+trap "exit 1" INT TERM HUP
 
 if ! ip netns add "$nsA" 2>/dev/null || ! ip netns add "$nsB" 2>/dev/null; then
 	echo "SKIP: cannot create network namespaces (needs root and netns support)"
