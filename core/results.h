@@ -45,6 +45,10 @@ ng_status ng_row_commit(struct ng_results *r, struct ng_row *row);
  * @v; replaces an earlier block of that key.  Checkpoints the file. */
 ng_status ng_results_block(struct ng_results *r, const char *key, json_t *v);
 
+/* The STATS object of the result format (n, min, median, mean, stddev, p99,
+ * max, ci95); a new reference.  Non-finite values become null. */
+json_t *ng_stats_json(const struct ng_stats *st);
+
 /* True on the rank that holds the results (rank 0). */
 bool ng_results_active(const struct ng_results *r);
 

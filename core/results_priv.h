@@ -31,9 +31,6 @@ void ng_results_free(struct ng_results *r);
 /* Number of committed rows. */
 size_t ng_results_rows(const struct ng_results *r);
 
-/* JSON of a stats object. */
-json_t *ng_stats_json(const struct ng_stats *st);
-
 /* Current UTC time as ISO-8601 into @buf. */
 void ng_iso_time(char *buf, size_t len);
 

@@ -7,7 +7,6 @@
 
 #include "core/payload.h"
 /* ng_stats_json(): the one writer of STATS objects, shared with the rows. */
-#include "core/results_priv.h"
 
 /* ---- seeded choices ---------------------------------------------------- */
 
@@ -232,8 +231,6 @@ void ng_samples_bw(const double *us, size_t n, double bytes, double *scratch, st
 	ng_stats_compute(scratch, n, st_p);
 }
 
-json_t *ng_samples_json(const struct ng_stats *st) { return ng_stats_json(st); }
-
 /* ---- gathering --------------------------------------------------------- */
 
 ng_status ng_samples_gather(struct ng_boot *b, const double *mine, size_t n, double *all)
@@ -276,7 +273,7 @@ ng_status ng_stats_gather(struct ng_boot *b, const struct ng_stats *mine, size_t
 	ng_status st;
 
 	/* [0, per): this rank's packed stats; [per, per + nranks * per): all. */
-	buf = malloc((per + nranks * per) * sizeof(*buf) + 1);
+	buf = calloc(per + nranks * per + 1, sizeof(*buf));
 	if (!buf) {
 		ng_error("out of memory gathering statistics");
 		return NG_ERR_NOMEM;

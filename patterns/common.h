@@ -138,9 +138,6 @@ void ng_samples_stats(const double *x, size_t n, double *scratch, struct ng_stat
  */
 void ng_samples_bw(const double *us, size_t n, double bytes, double *scratch, struct ng_stats *st_p);
 
-/* The STATS object of the result format (n, min, median, mean, stddev, p99,
- * max, ci95); new reference. */
-json_t *ng_samples_json(const struct ng_stats *st);
 
 /* ---- gathering to the reporting rank ---------------------------------- */
 

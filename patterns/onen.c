@@ -315,8 +315,8 @@ static json_t *ng_onen_clients_json(const struct ng_onen *o, const struct ng_sta
 
 		if (r == o->server)
 			continue;
-		e = json_pack("{s:i, s:o, s:o}", "rank", r, "time_us", ng_samples_json(&pcs[2 * r]),
-		              "bandwidth_MBps", ng_samples_json(&pcs[2 * r + 1]));
+		e = json_pack("{s:i, s:o, s:o}", "rank", r, "time_us", ng_stats_json(&pcs[2 * r]),
+		              "bandwidth_MBps", ng_stats_json(&pcs[2 * r + 1]));
 		if (!e || json_array_append_new(arr, e) != 0)
 			goto err_free_arr;
 	}

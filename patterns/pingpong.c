@@ -127,7 +127,7 @@ static json_t *ng_pp_pairs_json(struct ng_pp *pp, double size, double *agg_p)
 		if (lat.median > 0.0)
 			agg += size / lat.median;
 		o = json_pack("{s:i, s:i, s:o}", "client", pr->client, "server", pr->server, "latency_us",
-		              ng_samples_json(&lat));
+		              ng_stats_json(&lat));
 		if (!o || json_array_append_new(arr, o) != 0)
 			goto err_free_arr;
 	}

@@ -1,21 +1,35 @@
 #!/bin/sh
-# The main job: measures tcp and mpi on local ranks (ping-pong and n:1),
-# prints the tables and writes the result files to ./results/.
+# The main job: measures tcp and mpi on local ranks (ping-pong, n:1 and the
+# LogGP parameters), prints the tables, writes the result files to ./results/
+# and ends with a comparison figure and an HTML report.
 set -eu
 cd "$(dirname "$0")/.."
 NG=${NGAUGE:-build/ngauge}
 OUT=${1:-results}
 mkdir -p "$OUT"
 
+mods=""
 for m in tcp mpi; do
 	if ! "$NG" --list | grep -q "^  $m "; then
 		echo "demo: module $m not built here, skipped"
 		continue
 	fi
+	mods="$mods $m"
 	echo "== ping-pong over $m (2 local ranks)"
 	"$NG" -x "$m" -p pingpong -s 1-1M -c 1000 -o "$OUT/pingpong-$m.json"
 	echo "== n:1 over $m (4 local ranks)"
 	"$NG" -x "$m" -p n1 --np 4 -s 1-1M -c 200 -o "$OUT/n1-$m.json"
+	echo "== LogGP parameters over $m"
+	"$NG" -x "$m" -p loggp -o "$OUT/loggp-$m.json"
 done
-echo "demo: results in $OUT/"
-ls "$OUT"
+
+pp=""; lg=""
+for m in $mods; do pp="$pp $OUT/pingpong-$m.json"; lg="$lg $OUT/loggp-$m.json"; done
+# shellcheck disable=SC2086
+"$NG" plot $pp -o "$OUT/pingpong.pdf"
+# shellcheck disable=SC2086
+"$NG" plot $pp -o "$OUT/pingpong.png"
+# shellcheck disable=SC2086
+"$NG" plot $lg -o "$OUT/loggp.pdf"
+"$NG" report "$OUT"/*.json -o "$OUT/report.html"
+echo "demo: results, figures (pingpong.pdf, loggp.pdf) and report.html in $OUT/"

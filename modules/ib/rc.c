@@ -744,6 +744,10 @@ static void ng_rc_progress(struct ng_rc *t, int hint)
 	ng_status st;
 	size_t i;
 
+	if (__builtin_expect(ng_ibv_watch_cancelled(&t->watch), 0)) {
+		ng_rc_stall(t, hint, NG_ERR_CANCELLED);
+		return;
+	}
 	ng_rc_poll(t);
 	/* Backwards: a peer that goes idle is replaced by one already seen. */
 	for (i = t->nactive; i-- > 0;) {
@@ -766,7 +770,9 @@ static inline void ng_rc_check(struct ng_rc *t, struct ng_ib_req *r)
 		return;
 	p = &t->peers[r->peer];
 	if (ng_ibv_qp_is_done(&p->q, r->wr))
-		ng_ib_req_done(r, ng_ibv_qp_failed(&p->q, r->wr) ? (p->err ? p->err : NG_ERR_IO) : NG_OK);
+		ng_ib_req_done(r, ng_ibv_qp_failed(&p->q, r->wr) ? (p->err ? p->err : NG_ERR_IO)
+		                  : r->mismatch                  ? NG_ERR_TRUNCATED
+		                                                 : NG_OK);
 	else if (p->err)
 		ng_ib_req_done(r, p->err);
 }
@@ -999,7 +1005,7 @@ static ng_status ng_rc_setup(struct ng_rc *t)
 	if (t->write) {
 		t->rcq = t->scq;
 	} else {
-		t->rcq = ibv_create_cq(t->v.ctx, (int)(npeers * t->R), NULL, NULL, 0);
+		t->rcq = ibv_create_cq(t->v.ctx, (int)(npeers ? npeers * t->R : 1), NULL, NULL, 0);
 		if (!t->rcq) {
 			ng_error("%s: cannot create a completion queue of %zu entries on %s: %s", who, npeers * t->R,
 			         t->v.name, strerror(errno));

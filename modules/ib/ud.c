@@ -373,6 +373,10 @@ static void ng_ud_progress(struct ng_ud *u, int hint)
 	ng_status st;
 	size_t i;
 
+	if (__builtin_expect(ng_ibv_watch_cancelled(&u->watch), 0)) {
+		ng_ud_stall(u, hint, NG_ERR_CANCELLED);
+		return;
+	}
 	ng_ud_poll(u);
 	for (i = u->nactive; i-- > 0;) {
 		if (i < u->nactive)

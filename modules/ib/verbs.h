@@ -320,6 +320,9 @@ uint64_t ng_ibv_now_ns(void);
 
 void ng_ibv_watch_init(struct ng_ibv_watch *w, const volatile sig_atomic_t *cancel, double timeout_s, bool yield);
 
+/* The cancel flag (SIGINT/SIGTERM), read once per poll round. */
+static inline bool ng_ibv_watch_cancelled(const struct ng_ibv_watch *w) { return w->cancel && *w->cancel; }
+
 /* Call once per idle poll round.  NG_OK, NG_ERR_CANCELLED or NG_ERR_TIMEOUT
  * (nothing reported: the caller knows whom it waits for). */
 static inline ng_status ng_ibv_watch_idle(struct ng_ibv_watch *w)
