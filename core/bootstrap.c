@@ -11,8 +11,10 @@ ng_status ng_boot_bcast(struct ng_boot *b, int root, void *buf, size_t len)
 	unsigned char *all = malloc(len * (size_t)b->size + 1);
 	ng_status st;
 
-	if (!all)
+	if (!all) {
+		ng_error("out of memory for a bootstrap exchange of %zu bytes", len * (size_t)b->size);
 		return NG_ERR_NOMEM;
+	}
 	st = ng_boot_allgather(b, buf, len, all);
 	if (st == NG_OK)
 		memcpy(buf, all + (size_t)root * len, len);
@@ -25,8 +27,10 @@ static ng_status reduce(struct ng_boot *b, double *vals, size_t n, int max)
 	double *all = malloc(n * (size_t)b->size * sizeof(*all) + 1);
 	ng_status st;
 
-	if (!all)
+	if (!all) {
+		ng_error("out of memory for a bootstrap reduction of %zu values", n);
 		return NG_ERR_NOMEM;
+	}
 	st = ng_boot_allgather(b, vals, n * sizeof(*vals), all);
 	if (st == NG_OK) {
 		for (size_t i = 0; i < n; i++) {

@@ -4,6 +4,7 @@
 
 #include "ib.h"
 
+/* clang-format off */
 const struct ng_option ng_ib_options[] = {
 	{ .name = "ib-dev", .type = NG_OPT_STRING, .metavar = "NAME",
 	  .help = "RDMA device (default: the first one with an active port; see ibv_devices)" },
@@ -23,6 +24,7 @@ const struct ng_option ng_ib_options[] = {
 	          "ranks than cores, Soft-RoCE VMs)" },
 	{ .name = NULL },
 };
+/* clang-format on */
 
 ng_status ng_ib_conf_read(const struct ng_module_env *env, const char *who, struct ng_ib_conf *cf)
 {

@@ -47,20 +47,20 @@ struct ng_ib_req {
 	struct ng_ib_req *next; /* FIFO link */
 	unsigned char *buf;
 	size_t len;
-	size_t off;      /* rendezvous send: bytes written so far */
-	uint64_t wr;     /* posted send: number of its last work request */
-	uint64_t idx;    /* data message number between the two ranks */
-	uint64_t raddr;  /* rendezvous send: the receiver's buffer */
-	uint32_t rkey;   /* rendezvous send: its key */
-	uint32_t lkey;   /* of buf */
-	uint32_t bkey;   /* rkey of buf (a rendezvous receive publishes it) */
+	size_t off;     /* rendezvous send: bytes written so far */
+	uint64_t wr;    /* posted send: number of its last work request */
+	uint64_t idx;   /* data message number between the two ranks */
+	uint64_t raddr; /* rendezvous send: the receiver's buffer */
+	uint32_t rkey;  /* rendezvous send: its key */
+	uint32_t lkey;  /* of buf */
+	uint32_t bkey;  /* rkey of buf (a rendezvous receive publishes it) */
 	int peer;
 	ng_status status;
-	uint8_t state;   /* enum ng_ib_state */
+	uint8_t state; /* enum ng_ib_state */
 	bool is_recv;
-	bool rndv;       /* larger than the eager size: rendezvous */
-	bool cts;        /* receive: CTS sent; send: CTS taken */
-	bool mismatch;   /* rendezvous send: the receive has another length */
+	bool rndv;     /* larger than the eager size: rendezvous */
+	bool cts;      /* receive: CTS sent; send: CTS taken */
+	bool mismatch; /* rendezvous send: the receive has another length */
 };
 
 static_assert(sizeof(struct ng_ib_req) <= sizeof(((struct ng_req *)0)->priv),
@@ -68,16 +68,19 @@ static_assert(sizeof(struct ng_ib_req) <= sizeof(((struct ng_req *)0)->priv),
 static_assert(alignof(struct ng_ib_req) <= alignof(struct ng_req),
               "struct ng_ib_req needs more alignment than struct ng_req");
 
-static inline struct ng_ib_req *ng_ib_req_of(struct ng_req *r) { return (struct ng_ib_req *)(void *)r->priv; }
+static inline struct ng_ib_req *ng_ib_req_of(struct ng_req *r)
+{
+	return (struct ng_ib_req *)(void *)r->priv;
+}
 
 static inline void ng_ib_req_init(struct ng_ib_req *r, int peer, const void *buf, size_t len, bool is_recv)
 {
 	*r = (struct ng_ib_req){
-		.buf = (unsigned char *)(uintptr_t)buf,
-		.len = len,
-		.peer = peer,
-		.state = NG_IB_QUEUED,
-		.is_recv = is_recv,
+	    .buf = (unsigned char *)(uintptr_t)buf,
+	    .len = len,
+	    .peer = peer,
+	    .state = NG_IB_QUEUED,
+	    .is_recv = is_recv,
 	};
 }
 

@@ -63,9 +63,9 @@
 extern const struct ng_module ng_module_ibrc;
 extern const struct ng_module ng_module_ibuc;
 
-#define NG_RC_HDR    16u /* write mode: header in front of each slot's payload */
-#define NG_RC_CTL    64u /* control words per peer: [0] sequence counter, [1] credits */
-#define NG_RC_STAGE  64u /* staging bytes per send work request */
+#define NG_RC_HDR    16u  /* write mode: header in front of each slot's payload */
+#define NG_RC_CTL    64u  /* control words per peer: [0] sequence counter, [1] credits */
+#define NG_RC_STAGE  64u  /* staging bytes per send work request */
 #define NG_RC_INLINE 512u /* inline size asked for first */
 #define NG_RC_POLL   16
 #define NG_RC_NONE   SIZE_MAX
@@ -78,16 +78,16 @@ enum { NG_RC_F_MISMATCH = 1 }; /* FIN: the receive has another length; nothing w
 
 /* Write mode: the header in front of each slot. */
 struct ng_rc_hdr {
-	uint32_t len;  /* EAGER: payload bytes */
-	uint8_t type;  /* enum ng_rc_type */
+	uint32_t len; /* EAGER: payload bytes */
+	uint8_t type; /* enum ng_rc_type */
 	uint8_t flags;
 	uint16_t pad;
-	uint64_t seq;  /* ring sequence number: a check of the protocol */
+	uint64_t seq; /* ring sequence number: a check of the protocol */
 };
 
 /* Body of a CTS. */
 struct ng_rc_cts {
-	uint64_t idx;  /* data message number */
+	uint64_t idx; /* data message number */
 	uint64_t addr;
 	uint64_t len;
 	uint32_t rkey;
@@ -109,33 +109,33 @@ struct ng_rc_meta {
 struct ng_rc_peer {
 	struct ng_ibv_qp q;
 	int rank;
-	ng_status err;      /* NG_OK, or why this peer is unusable (reported) */
-	size_t apos;        /* index in the active list, NG_RC_NONE when idle */
+	ng_status err; /* NG_OK, or why this peer is unusable (reported) */
+	size_t apos;   /* index in the active list, NG_RC_NONE when idle */
 	/* The peer's ring and control words for my messages. */
 	uint64_t r_ring, r_ctl;
 	uint32_t r_ring_rkey, r_ctl_rkey;
 	/* Receive side: the peer's messages in my ring. */
 	unsigned char *ring;
-	struct ng_rc_meta *meta;    /* [R] */
-	volatile uint64_t *ctl;     /* my control words for this peer */
-	uint64_t rx_tail;           /* ring messages arrived (send mode) */
-	uint64_t rx_scan;           /* ring messages looked at */
-	uint64_t rx_free;           /* ring messages released (a prefix) */
-	uint64_t credit_sent;       /* rx_free last written to the peer */
-	uint64_t rx_posted;         /* receives posted */
-	uint64_t *unexp;            /* [R] ring numbers of data messages with no receive yet */
+	struct ng_rc_meta *meta; /* [R] */
+	volatile uint64_t *ctl;  /* my control words for this peer */
+	uint64_t rx_tail;        /* ring messages arrived (send mode) */
+	uint64_t rx_scan;        /* ring messages looked at */
+	uint64_t rx_free;        /* ring messages released (a prefix) */
+	uint64_t credit_sent;    /* rx_free last written to the peer */
+	uint64_t rx_posted;      /* receives posted */
+	uint64_t *unexp;         /* [R] ring numbers of data messages with no receive yet */
 	size_t unexp_head, unexp_n;
 	struct ng_ib_queue rq;      /* posted receives; the head gets the next data message */
 	struct ng_ib_req *cts_next; /* first receive in rq not yet looked at for a CTS */
 	uint64_t cts_out;           /* CTSs sent whose FIN has not come */
 	/* Send side. */
-	struct ng_ib_queue sq;      /* sends not (fully) posted yet */
-	uint64_t tx_seq;            /* ring messages sent */
-	uint64_t tx_idx;            /* data messages sent */
-	uint64_t credit_seen;       /* the peer's release count, as last read */
-	struct ng_rc_cts *cts;      /* [K] CTSs received for my sends */
+	struct ng_ib_queue sq; /* sends not (fully) posted yet */
+	uint64_t tx_seq;       /* ring messages sent */
+	uint64_t tx_idx;       /* data messages sent */
+	uint64_t credit_seen;  /* the peer's release count, as last read */
+	struct ng_rc_cts *cts; /* [K] CTSs received for my sends */
 	uint64_t cts_head, cts_tail;
-	unsigned char *stage;       /* [depth * NG_RC_STAGE], indexed by work request number */
+	unsigned char *stage; /* [depth * NG_RC_STAGE], indexed by work request number */
 	bool credit_due;
 };
 
@@ -145,11 +145,11 @@ struct ng_rc {
 	enum ibv_qp_type type;
 	bool write;
 	size_t R, K, eager_quota, thresh;
-	size_t eager;        /* S */
-	size_t slot;         /* slot stride */
-	size_t ring_stride;  /* R * slot */
-	size_t maxw;         /* largest single RDMA write */
-	uint32_t depth;      /* send queue depth per QP */
+	size_t eager;       /* S */
+	size_t slot;        /* slot stride */
+	size_t ring_stride; /* R * slot */
+	size_t maxw;        /* largest single RDMA write */
+	uint32_t depth;     /* send queue depth per QP */
 	uint32_t max_inline;
 	uint32_t scq_size, scq_busy;
 	struct ibv_cq *scq, *rcq;
@@ -163,18 +163,17 @@ struct ng_rc {
 	struct ng_ibv_watch watch;
 };
 
-/* One rank's addresses, exchanged with ng_boot_allgather; qpn[j] is its QP
- * towards rank j. */
-struct ng_rc_wire {
-	struct ng_ibv_ep ep;
-	int32_t status;
-	uint32_t ring, eager, write;
-	uint32_t ring_rkey, ctl_rkey;
+/* What every rank publishes beside its QPs (ng_ibv_mesh_connect). */
+struct ng_rc_addr {
 	uint64_t ring_base, ctl_base;
-	uint32_t qpn[];
+	uint32_t ring_rkey, ctl_rkey;
+	uint32_t ring, eager, write, pad;
 };
 
-static inline struct ng_rc *ng_rc_of(struct ng_comm *c) { return ng_container_of(c, struct ng_rc, base); }
+static inline struct ng_rc *ng_rc_of(struct ng_comm *c)
+{
+	return ng_container_of(c, struct ng_rc, base);
+}
 
 static inline unsigned char *ng_rc_payload(const struct ng_rc *t, const struct ng_rc_peer *p, size_t slot)
 {
@@ -223,7 +222,8 @@ static void __attribute__((cold)) ng_rc_fail(struct ng_rc *t, struct ng_rc_peer 
 	ng_rc_deactivate(t, p);
 }
 
-static void __attribute__((cold)) ng_rc_post_error(struct ng_rc *t, struct ng_rc_peer *p, const char *what, int rc)
+static void __attribute__((cold))
+ng_rc_post_error(struct ng_rc *t, struct ng_rc_peer *p, const char *what, int rc)
 {
 	ng_error("%s: posting %s to rank %d: %s", t->base.mod->name, what, p->rank, strerror(rc));
 	ng_rc_fail(t, p, NG_ERR_IO);
@@ -235,15 +235,15 @@ static void __attribute__((cold)) ng_rc_proto(struct ng_rc *t, struct ng_rc_peer
 	ng_rc_fail(t, p, NG_ERR_PROTO);
 }
 
-static ng_status __attribute__((cold)) ng_rc_truncated(struct ng_rc *t, struct ng_rc_peer *p, size_t got,
-                                                       size_t want)
+static ng_status __attribute__((cold))
+ng_rc_truncated(struct ng_rc *t, struct ng_rc_peer *p, size_t got, size_t want)
 {
 	if (got == SIZE_MAX)
 		ng_error("%s: the message from rank %d does not have the %zu bytes the receive expects",
 		         t->base.mod->name, p->rank, want);
 	else
-		ng_error("%s: a message of %zu bytes from rank %d, but the receive expects %zu", t->base.mod->name,
-		         got, p->rank, want);
+		ng_error("%s: a message of %zu bytes from rank %d, but the receive expects %zu",
+		         t->base.mod->name, got, p->rank, want);
 	return NG_ERR_TRUNCATED;
 }
 
@@ -330,11 +330,12 @@ static int ng_rc_post_msg(struct ng_rc *t, struct ng_rc_peer *p, enum ng_rc_type
 		uint64_t *seq = (uint64_t *)(void *)ng_rc_stage(t, p, n + 1);
 		size_t slot = (size_t)(p->tx_seq % t->R);
 
-		*h = (struct ng_rc_hdr){ .len = (uint32_t)len, .type = (uint8_t)type, .flags = flags,
-		                         .seq = p->tx_seq };
+		*h = (struct ng_rc_hdr){
+		    .len = (uint32_t)len, .type = (uint8_t)type, .flags = flags, .seq = p->tx_seq};
 		*seq = p->tx_seq + 1;
 		inl = NG_RC_HDR + len <= t->max_inline;
-		sg[0] = (struct ibv_sge){ .addr = (uintptr_t)h, .length = NG_RC_HDR, .lkey = t->stage_a.mr->lkey };
+		sg[0] =
+		    (struct ibv_sge){.addr = (uintptr_t)h, .length = NG_RC_HDR, .lkey = t->stage_a.mr->lkey};
 		if (nsge)
 			sg[1] = *sge;
 		ng_ibv_wr_rdma(&wr[0], IBV_WR_RDMA_WRITE, (uint64_t)p->rank, p->r_ring + slot * t->slot,
@@ -343,7 +344,7 @@ static int ng_rc_post_msg(struct ng_rc *t, struct ng_rc_peer *p, enum ng_rc_type
 		wr[0].sg_list = sg;
 		wr[0].num_sge = 1 + nsge;
 		wr[0].next = &wr[1];
-		cnt = (struct ibv_sge){ .addr = (uintptr_t)seq, .length = 8, .lkey = t->stage_a.mr->lkey };
+		cnt = (struct ibv_sge){.addr = (uintptr_t)seq, .length = 8, .lkey = t->stage_a.mr->lkey};
 		ng_ibv_wr_rdma(&wr[1], IBV_WR_RDMA_WRITE, (uint64_t)p->rank, p->r_ctl, p->r_ctl_rkey);
 		wr[1].send_flags |= 8 <= t->max_inline ? IBV_SEND_INLINE : 0;
 		wr[1].sg_list = &cnt;
@@ -368,7 +369,7 @@ static void ng_rc_post_credit(struct ng_rc *t, struct ng_rc_peer *p)
 		return;
 	val = (uint64_t *)(void *)ng_rc_stage(t, p, p->q.posted);
 	*val = p->rx_free;
-	sge = (struct ibv_sge){ .addr = (uintptr_t)val, .length = 8, .lkey = t->stage_a.mr->lkey };
+	sge = (struct ibv_sge){.addr = (uintptr_t)val, .length = 8, .lkey = t->stage_a.mr->lkey};
 	memset(&wr, 0, sizeof(wr));
 	ng_ibv_wr_rdma(&wr, IBV_WR_RDMA_WRITE, (uint64_t)p->rank, p->r_ctl + 8, p->r_ctl_rkey);
 	wr.send_flags |= 8 <= t->max_inline ? IBV_SEND_INLINE : 0;
@@ -386,7 +387,7 @@ static void ng_rc_post_credit(struct ng_rc *t, struct ng_rc_peer *p)
 /* An EAGER send.  Returns false when it must wait (credit, room). */
 static bool ng_rc_post_eager(struct ng_rc *t, struct ng_rc_peer *p, struct ng_ib_req *r)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)r->buf, .length = (uint32_t)r->len, .lkey = r->lkey };
+	struct ibv_sge sge = {.addr = (uintptr_t)r->buf, .length = (uint32_t)r->len, .lkey = r->lkey};
 	bool inl;
 	int rc;
 
@@ -427,8 +428,9 @@ static bool ng_rc_post_rndv(struct ng_rc *t, struct ng_rc_peer *p, struct ng_ib_
 			return false;
 		c = &p->cts[p->cts_head % t->K];
 		if (c->idx != p->tx_idx) {
-			ng_rc_proto(t, p, "its receive and this send do not pair (one expects a small message, the "
-			                  "other a large one)");
+			ng_rc_proto(t, p,
+			            "its receive and this send do not pair (one expects a small message, the "
+			            "other a large one)");
 			ng_ib_req_done(r, p->err);
 			return true;
 		}
@@ -438,8 +440,8 @@ static bool ng_rc_post_rndv(struct ng_rc *t, struct ng_rc_peer *p, struct ng_ib_
 		r->cts = true;
 		p->cts_head++;
 		if (r->mismatch) {
-			ng_error("%s: rank %d receives %llu bytes for this message of %zu", t->base.mod->name, p->rank,
-			         (unsigned long long)c->len, r->len);
+			ng_error("%s: rank %d receives %llu bytes for this message of %zu", t->base.mod->name,
+			         p->rank, (unsigned long long)c->len, r->len);
 			r->off = r->len;
 		}
 	}
@@ -454,7 +456,8 @@ static bool ng_rc_post_rndv(struct ng_rc *t, struct ng_rc_peer *p, struct ng_ib_
 		               r->raddr + r->off, r->rkey);
 		if (fin)
 			wr.imm_data = htonl(NG_RC_IMM(NG_RC_FIN, 0));
-		sge = (struct ibv_sge){ .addr = (uintptr_t)(r->buf + r->off), .length = (uint32_t)n, .lkey = r->lkey };
+		sge = (struct ibv_sge){
+		    .addr = (uintptr_t)(r->buf + r->off), .length = (uint32_t)n, .lkey = r->lkey};
 		wr.sg_list = &sge;
 		wr.num_sge = 1;
 		rc = ng_rc_post(t, p, &wr, 1);
@@ -521,9 +524,12 @@ static void ng_rc_send_cts(struct ng_rc *t, struct ng_rc_peer *p)
 			return;
 		/* Staged with the work request that carries it; in write mode after
 		 * the header, which takes the entry's first 16 bytes. */
-		c = (struct ng_rc_cts *)(void *)(ng_rc_stage(t, p, p->q.posted) + (t->write ? NG_RC_STAGE / 2 : 0));
-		*c = (struct ng_rc_cts){ .idx = r->idx, .addr = (uintptr_t)r->buf, .len = r->len, .rkey = r->bkey };
-		sge = (struct ibv_sge){ .addr = (uintptr_t)c, .length = sizeof(*c), .lkey = t->stage_a.mr->lkey };
+		c = (struct ng_rc_cts *)(void *)(ng_rc_stage(t, p, p->q.posted) +
+		                                 (t->write ? NG_RC_STAGE / 2 : 0));
+		*c = (struct ng_rc_cts){
+		    .idx = r->idx, .addr = (uintptr_t)r->buf, .len = r->len, .rkey = r->bkey};
+		sge =
+		    (struct ibv_sge){.addr = (uintptr_t)c, .length = sizeof(*c), .lkey = t->stage_a.mr->lkey};
 		rc = ng_rc_post_msg(t, p, NG_RC_CTS, 0, &sge, 1, &inl);
 		if (rc) {
 			ng_rc_post_error(t, p, "a CTS", rc);
@@ -540,9 +546,10 @@ static void ng_rc_send_cts(struct ng_rc *t, struct ng_rc_peer *p)
 
 static inline int ng_rc_post_slot(struct ng_rc *t, struct ng_rc_peer *p, size_t slot)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)(p->ring + slot * t->slot), .length = (uint32_t)t->eager,
-	                       .lkey = t->ring_a.mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = (uint64_t)p->rank << 32 | slot, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_sge sge = {.addr = (uintptr_t)(p->ring + slot * t->slot),
+	                      .length = (uint32_t)t->eager,
+	                      .lkey = t->ring_a.mr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = (uint64_t)p->rank << 32 | slot, .sg_list = &sge, .num_sge = 1};
 	struct ibv_recv_wr *bad;
 
 	return ibv_post_recv(p->q.qp, &wr, &bad);
@@ -603,7 +610,8 @@ static void ng_rc_scan(struct ng_rc *t, struct ng_rc_peer *p)
 		struct ng_rc_meta *m = &p->meta[slot];
 
 		if (t->write) {
-			const struct ng_rc_hdr *h = (const struct ng_rc_hdr *)(const void *)(p->ring + slot * t->slot);
+			const struct ng_rc_hdr *h =
+			    (const struct ng_rc_hdr *)(const void *)(p->ring + slot * t->slot);
 
 			if (h->seq != s || h->type > NG_RC_FIN || h->len > t->eager) {
 				ng_rc_proto(t, p, "a ring slot with a bad header");
@@ -618,7 +626,8 @@ static void ng_rc_scan(struct ng_rc *t, struct ng_rc_peer *p)
 				ng_rc_proto(t, p, "more CTSs than the window allows");
 				return;
 			}
-			memcpy(&p->cts[p->cts_tail % t->K], ng_rc_payload(t, p, slot), sizeof(struct ng_rc_cts));
+			memcpy(&p->cts[p->cts_tail % t->K], ng_rc_payload(t, p, slot),
+			       sizeof(struct ng_rc_cts));
 			p->cts_tail++;
 			m->done = true;
 		} else if (!p->unexp_n && p->rq.head) {
@@ -646,8 +655,8 @@ static void ng_rc_release(struct ng_rc *t, struct ng_rc_peer *p)
 		if (!t->write) {
 			rc = ng_rc_post_slot(t, p, slot);
 			if (rc) {
-				ng_error("%s: reposting a receive for rank %d: %s", t->base.mod->name, p->rank,
-				         strerror(rc));
+				ng_error("%s: reposting a receive for rank %d: %s", t->base.mod->name,
+				         p->rank, strerror(rc));
 				ng_rc_fail(t, p, NG_ERR_IO);
 				return;
 			}
@@ -679,7 +688,8 @@ static void ng_rc_peer_progress(struct ng_rc *t, struct ng_rc_peer *p)
 
 static void __attribute__((cold)) ng_rc_cq_error(struct ng_rc *t, const char *which, int n)
 {
-	ng_error("%s: polling the %s completion queue: %s", t->base.mod->name, which, strerror(n < 0 ? -n : EIO));
+	ng_error("%s: polling the %s completion queue: %s", t->base.mod->name, which,
+	         strerror(n < 0 ? -n : EIO));
 	while (t->nactive)
 		ng_rc_fail(t, &t->peers[t->active[t->nactive - 1]], NG_ERR_IO);
 }
@@ -724,7 +734,8 @@ static void ng_rc_poll(struct ng_rc *t)
 		}
 		if (slot != p->rx_tail % t->R || !(wc[i].wc_flags & IBV_WC_WITH_IMM)) {
 			if (!p->err)
-				ng_rc_proto(t, p, "a receive completed out of ring order or without immediate data");
+				ng_rc_proto(
+				    t, p, "a receive completed out of ring order or without immediate data");
 			continue;
 		}
 		imm = ntohl(wc[i].imm_data);
@@ -769,12 +780,17 @@ static inline void ng_rc_check(struct ng_rc *t, struct ng_ib_req *r)
 	if (r->state != NG_IB_POSTED)
 		return;
 	p = &t->peers[r->peer];
-	if (ng_ibv_qp_is_done(&p->q, r->wr))
-		ng_ib_req_done(r, ng_ibv_qp_failed(&p->q, r->wr) ? (p->err ? p->err : NG_ERR_IO)
-		                  : r->mismatch                  ? NG_ERR_TRUNCATED
-		                                                 : NG_OK);
-	else if (p->err)
+	if (ng_ibv_qp_is_done(&p->q, r->wr)) {
+		ng_status st = NG_OK;
+
+		if (ng_ibv_qp_failed(&p->q, r->wr))
+			st = p->err ? p->err : NG_ERR_IO;
+		else if (r->mismatch)
+			st = NG_ERR_TRUNCATED;
+		ng_ib_req_done(r, st);
+	} else if (p->err) {
 		ng_ib_req_done(r, p->err);
+	}
 }
 
 /* ---- operations ------------------------------------------------------- */
@@ -810,8 +826,8 @@ static inline ng_status ng_rc_keys(struct ng_rc *t, struct ng_ib_req *r)
 	const struct ng_ibv_mem *m = ng_ibv_mem_find(&t->v, r->buf, r->len);
 
 	if (__builtin_expect(!m, 0)) {
-		ng_error("%s: buffer %p (%zu bytes) does not come from the module's alloc()", t->base.mod->name,
-		         (void *)r->buf, r->len);
+		ng_error("%s: buffer %p (%zu bytes) does not come from the module's alloc()",
+		         t->base.mod->name, (void *)r->buf, r->len);
 		return NG_ERR_USAGE;
 	}
 	r->lkey = m->mr->lkey;
@@ -947,8 +963,8 @@ static ng_status ng_rc_sizes(struct ng_rc *t, const struct ng_ib_conf *cf)
 		t->maxw = (size_t)1 << 30;
 	t->depth = (uint32_t)(2 * t->R + NG_RC_SLACK);
 	if (t->depth > (uint32_t)d->max_qp_wr || t->R > (size_t)d->max_qp_wr) {
-		ng_error("%s: --ib-ring %zu needs %u work requests per queue pair, %s allows %d", who, t->R, t->depth,
-		         t->v.name, d->max_qp_wr);
+		ng_error("%s: --ib-ring %zu needs %u work requests per queue pair, %s allows %d", who, t->R,
+		         t->depth, t->v.name, d->max_qp_wr);
 		return NG_ERR_USAGE;
 	}
 	if (t->eager > t->maxw) {
@@ -957,12 +973,14 @@ static ng_status ng_rc_sizes(struct ng_rc *t, const struct ng_ib_conf *cf)
 		return NG_ERR_USAGE;
 	}
 	if (!t->write && npeers * t->R > (size_t)d->max_cqe) {
-		ng_error("%s: %zu peers * --ib-ring %zu receives exceed the %d entries of a completion queue on "
-		         "%s; lower --ib-ring",
-		         who, npeers, t->R, d->max_cqe, t->v.name);
+		ng_error(
+		    "%s: %zu peers * --ib-ring %zu receives exceed the %d entries of a completion queue on "
+		    "%s; lower --ib-ring",
+		    who, npeers, t->R, d->max_cqe, t->v.name);
 		return NG_ERR_USAGE;
 	}
-	t->scq_size = (uint32_t)(npeers * t->depth < (size_t)d->max_cqe ? npeers * t->depth : (size_t)d->max_cqe);
+	t->scq_size =
+	    (uint32_t)(npeers * t->depth < (size_t)d->max_cqe ? npeers * t->depth : (size_t)d->max_cqe);
 	if (t->scq_size < 4)
 		t->scq_size = 4;
 	return NG_OK;
@@ -988,18 +1006,19 @@ static ng_status ng_rc_setup(struct ng_rc *t)
 	st = ng_ibv_area_alloc(&t->v, size * t->ring_stride, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
 	                       "receive rings", &t->ring_a);
 	if (!st)
-		st = ng_ibv_area_alloc(&t->v, size * NG_RC_CTL, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
-		                       "counters", &t->ctl_a);
+		st = ng_ibv_area_alloc(&t->v, size * NG_RC_CTL,
+		                       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, "counters",
+		                       &t->ctl_a);
 	if (!st)
-		st = ng_ibv_area_alloc(&t->v, size * t->depth * NG_RC_STAGE, IBV_ACCESS_LOCAL_WRITE, "staging",
-		                       &t->stage_a);
+		st = ng_ibv_area_alloc(&t->v, size * t->depth * NG_RC_STAGE, IBV_ACCESS_LOCAL_WRITE,
+		                       "staging", &t->stage_a);
 	if (st)
 		return st;
 
 	t->scq = ibv_create_cq(t->v.ctx, (int)t->scq_size, NULL, NULL, 0);
 	if (!t->scq) {
-		ng_error("%s: cannot create a completion queue of %u entries on %s: %s", who, t->scq_size, t->v.name,
-		         strerror(errno));
+		ng_error("%s: cannot create a completion queue of %u entries on %s: %s", who, t->scq_size,
+		         t->v.name, strerror(errno));
 		return NG_ERR_SYS;
 	}
 	if (t->write) {
@@ -1007,8 +1026,8 @@ static ng_status ng_rc_setup(struct ng_rc *t)
 	} else {
 		t->rcq = ibv_create_cq(t->v.ctx, (int)(npeers ? npeers * t->R : 1), NULL, NULL, 0);
 		if (!t->rcq) {
-			ng_error("%s: cannot create a completion queue of %zu entries on %s: %s", who, npeers * t->R,
-			         t->v.name, strerror(errno));
+			ng_error("%s: cannot create a completion queue of %zu entries on %s: %s", who,
+			         npeers * t->R, t->v.name, strerror(errno));
 			return NG_ERR_SYS;
 		}
 	}
@@ -1026,8 +1045,8 @@ static ng_status ng_rc_setup(struct ng_rc *t)
 		p->stage = t->stage_a.base + i * t->depth * NG_RC_STAGE;
 		if (i == (size_t)t->base.rank)
 			continue;
-		st = ng_ibv_qp_create(&t->v, t->type, t->scq, t->rcq, t->depth, t->write ? 1 : (uint32_t)t->R, &inl,
-		                      &p->q);
+		st = ng_ibv_qp_create(&t->v, t->type, t->scq, t->rcq, t->depth, t->write ? 1 : (uint32_t)t->R,
+		                      &inl, &p->q);
 		if (st)
 			return st;
 		st = ng_ibv_qp_init(&t->v, &p->q);
@@ -1037,7 +1056,8 @@ static ng_status ng_rc_setup(struct ng_rc *t)
 			int rc = ng_rc_post_slot(t, p, s);
 
 			if (rc) {
-				ng_error("%s: posting the receive ring for rank %zu: %s", who, i, strerror(rc));
+				ng_error("%s: posting the receive ring for rank %zu: %s", who, i,
+				         strerror(rc));
 				return NG_ERR_SYS;
 			}
 		}
@@ -1046,55 +1066,15 @@ static ng_status ng_rc_setup(struct ng_rc *t)
 	return NG_OK;
 }
 
-/* Connects every QP with the exchanged addresses. */
-static ng_status ng_rc_connect(struct ng_rc *t, const struct ng_rc_wire *all, size_t wlen, enum ibv_mtu *mtu_p)
-{
-	size_t size = (size_t)t->base.size;
-	enum ibv_mtu mtu = t->v.pattr.active_mtu;
-	const char *who = t->base.mod->name;
-	ng_status st;
-
-	for (size_t i = 0; i < size; i++) {
-		const struct ng_rc_wire *w = (const struct ng_rc_wire *)(const void *)((const char *)all + i * wlen);
-
-		if (w->ring != t->R || w->eager != t->eager || w->write != (uint32_t)t->write) {
-			if (t->base.rank == 0)
-				ng_error("%s: rank %zu runs with other --ib-ring, --ib-eager or --ib-mode values", who, i);
-			return NG_ERR_USAGE;
-		}
-		if (w->ep.mtu < mtu)
-			mtu = (enum ibv_mtu)w->ep.mtu;
-	}
-	for (size_t i = 0; i < size; i++) {
-		const struct ng_rc_wire *w = (const struct ng_rc_wire *)(const void *)((const char *)all + i * wlen);
-		struct ng_rc_peer *p = &t->peers[i];
-		enum ibv_mtu pm = t->v.pattr.active_mtu < (enum ibv_mtu)w->ep.mtu ? t->v.pattr.active_mtu
-		                                                                   : (enum ibv_mtu)w->ep.mtu;
-
-		if (i == (size_t)t->base.rank)
-			continue;
-		p->r_ring = w->ring_base + (uint64_t)t->base.rank * t->ring_stride;
-		p->r_ring_rkey = w->ring_rkey;
-		p->r_ctl = w->ctl_base + (uint64_t)t->base.rank * NG_RC_CTL;
-		p->r_ctl_rkey = w->ctl_rkey;
-		st = ng_ibv_qp_connect(&t->v, &p->q, &w->ep, w->qpn[t->base.rank], pm, (int)i);
-		if (st)
-			return st;
-	}
-	*mtu_p = mtu;
-	return NG_OK;
-}
-
-static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_env *env, struct ng_comm **comm_p)
+static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_env *env,
+                            struct ng_comm **comm_p)
 {
 	struct ng_boot *b = env->boot;
 	size_t size = (size_t)b->size;
-	size_t wlen = (sizeof(struct ng_rc_wire) + size * sizeof(uint32_t) + 7) / 8 * 8;
-	struct ng_rc_wire *mine = NULL;
-	unsigned char *all = NULL;
 	enum ibv_mtu mtu = IBV_MTU_256;
+	struct ng_rc_addr mine, *all;
+	struct ng_ibv_qp **qps;
 	struct ng_ib_conf cf;
-	int32_t ok = 0, *oks = NULL;
 	ng_status st, lst;
 	struct ng_rc *t;
 
@@ -1102,8 +1082,13 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 	if (st)
 		return st;
 	t = calloc(1, sizeof(*t));
-	if (!t) {
+	all = calloc(size, sizeof(*all));
+	qps = calloc(size, sizeof(*qps));
+	if (!t || !all || !qps) {
 		ng_error("%s: out of memory", m->name);
+		free(qps);
+		free(all);
+		free(t);
 		return NG_ERR_NOMEM;
 	}
 	t->base.mod = m;
@@ -1117,68 +1102,50 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 
 	st = ng_ibv_open(&t->v, &cf.dev, b);
 	if (st) {
+		free(qps);
+		free(all);
 		free(t);
 		return st;
 	}
 
-	/* Local setup; every rank takes part in the exchange, a failed one with
-	 * its status, so that all fail together. */
+	/* Local setup, then the collective exchange and connection (a rank that
+	 * failed takes part with its status, so that all fail together). */
 	lst = ng_rc_sizes(t, &cf);
 	if (!lst)
 		lst = ng_rc_setup(t);
-	mine = calloc(1, wlen);
-	all = calloc(size, wlen);
-	oks = calloc(size, sizeof(*oks));
-	if (!mine || !all || !oks) {
-		ng_error("%s: out of memory", m->name);
-		st = NG_ERR_NOMEM;
-		goto err_free;
-	}
-	ng_ibv_ep_get(&t->v, &mine->ep);
-	mine->status = (int32_t)lst;
-	mine->ring = (uint32_t)t->R;
-	mine->eager = (uint32_t)t->eager;
-	mine->write = t->write;
+	memset(&mine, 0, sizeof(mine));
+	mine.ring = (uint32_t)t->R;
+	mine.eager = (uint32_t)t->eager;
+	mine.write = t->write;
 	if (!lst) {
-		mine->ring_base = (uintptr_t)t->ring_a.base;
-		mine->ring_rkey = t->ring_a.mr->rkey;
-		mine->ctl_base = (uintptr_t)t->ctl_a.base;
-		mine->ctl_rkey = t->ctl_a.mr->rkey;
-		for (size_t i = 0; i < size; i++)
-			mine->qpn[i] = t->peers[i].q.qp ? t->peers[i].q.qp->qp_num : 0;
+		mine.ring_base = (uintptr_t)t->ring_a.base;
+		mine.ring_rkey = t->ring_a.mr->rkey;
+		mine.ctl_base = (uintptr_t)t->ctl_a.base;
+		mine.ctl_rkey = t->ctl_a.mr->rkey;
 	}
-	st = ng_boot_allgather(b, mine, wlen, all);
+	for (size_t i = 0; !lst && i < size; i++)
+		qps[i] = i == (size_t)b->rank ? NULL : &t->peers[i].q;
+	st = ng_ibv_mesh_connect(&t->v, b, qps, lst, &mine, sizeof(mine), all, &mtu);
 	if (st)
-		goto err_free;
-	if (lst) {
-		st = lst;
-		goto err_free;
-	}
+		goto err_close;
 	for (size_t i = 0; i < size; i++) {
-		const struct ng_rc_wire *w = (const struct ng_rc_wire *)(const void *)(all + i * wlen);
+		struct ng_rc_peer *p = &t->peers[i];
 
-		if (w->status) {
-			st = (ng_status)w->status;
-			goto err_free;
+		if (all[i].ring != t->R || all[i].eager != t->eager || all[i].write != (uint32_t)t->write) {
+			if (b->rank == 0)
+				ng_error(
+				    "%s: rank %zu runs with other --ib-ring, --ib-eager or --ib-mode values",
+				    m->name, i);
+			st = NG_ERR_USAGE;
+			goto err_close;
 		}
+		p->r_ring = all[i].ring_base + (uint64_t)b->rank * t->ring_stride;
+		p->r_ring_rkey = all[i].ring_rkey;
+		p->r_ctl = all[i].ctl_base + (uint64_t)b->rank * NG_RC_CTL;
+		p->r_ctl_rkey = all[i].ctl_rkey;
 	}
-
-	/* Connect, then agree that everyone did before any message moves (UC
-	 * drops what arrives before the receiver's QP is ready). */
-	lst = ng_rc_connect(t, (const struct ng_rc_wire *)(const void *)all, wlen, &mtu);
-	ok = (int32_t)lst;
-	st = ng_boot_allgather(b, &ok, sizeof(ok), oks);
-	if (st)
-		goto err_free;
-	for (size_t i = 0; i < size; i++) {
-		if (oks[i]) {
-			st = lst ? lst : (ng_status)oks[i];
-			goto err_free;
-		}
-	}
-	free(oks);
+	free(qps);
 	free(all);
-	free(mine);
 
 	ng_ibv_describe(&t->v, mtu, t->base.device, sizeof(t->base.device));
 	if (t->write) {
@@ -1189,14 +1156,14 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 	*comm_p = &t->base;
 	return NG_OK;
 
-err_free:
-	free(oks);
+err_close:
+	free(qps);
 	free(all);
-	free(mine);
 	ng_rc_close(&t->base);
 	return st;
 }
 
+/* clang-format off */
 #define NG_RC_OPS                        \
 	.options = ng_ib_options,        \
 	.options_owner = "ib",           \
@@ -1226,3 +1193,4 @@ const struct ng_module ng_module_ibuc = {
 	.caps = NG_CAP_CHANNEL | NG_CAP_REGMEM | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
 	NG_RC_OPS,
 };
+/* clang-format on */

@@ -37,8 +37,8 @@
 extern const struct ng_module ng_module_ibud;
 
 #define NG_UD_GRH     40u
-#define NG_UD_SPARE   2u     /* slots per peer beyond R, for credit datagrams */
-#define NG_UD_DEPTH   1024u  /* send queue depth (the device's limit if lower) */
+#define NG_UD_SPARE   2u    /* slots per peer beyond R, for credit datagrams */
+#define NG_UD_DEPTH   1024u /* send queue depth (the device's limit if lower) */
 #define NG_UD_INLINE  512u
 #define NG_UD_POLL    16
 #define NG_UD_NONE    SIZE_MAX
@@ -49,16 +49,16 @@ struct ng_ud_peer {
 	struct ibv_ah *ah;
 	uint32_t qpn;
 	int rank;
-	ng_status err;          /* NG_OK, or why this peer is unusable (reported) */
-	size_t apos;            /* index in the active list, NG_UD_NONE when idle */
-	uint64_t tx_seq;        /* datagrams sent to the peer */
-	uint64_t credit_seen;   /* its release count of mine */
-	uint64_t rx_free;       /* its datagrams I released */
-	uint64_t credit_sent;   /* rx_free last told */
-	uint32_t *arr;          /* [R] slots of its arrived datagrams, oldest first */
+	ng_status err;        /* NG_OK, or why this peer is unusable (reported) */
+	size_t apos;          /* index in the active list, NG_UD_NONE when idle */
+	uint64_t tx_seq;      /* datagrams sent to the peer */
+	uint64_t credit_seen; /* its release count of mine */
+	uint64_t rx_free;     /* its datagrams I released */
+	uint64_t credit_sent; /* rx_free last told */
+	uint32_t *arr;        /* [R] slots of its arrived datagrams, oldest first */
 	size_t arr_head, arr_n;
-	struct ng_ib_queue rq;  /* posted receives */
-	struct ng_ib_queue sq;  /* sends waiting for credit or room */
+	struct ng_ib_queue rq; /* posted receives */
+	struct ng_ib_queue sq; /* sends waiting for credit or room */
 	bool credit_due;
 };
 
@@ -87,7 +87,10 @@ struct ng_ud_wire {
 	uint32_t pad;
 };
 
-static inline struct ng_ud *ng_ud_of(struct ng_comm *c) { return ng_container_of(c, struct ng_ud, base); }
+static inline struct ng_ud *ng_ud_of(struct ng_comm *c)
+{
+	return ng_container_of(c, struct ng_ud, base);
+}
 
 /* ---- active peers ----------------------------------------------------- */
 
@@ -151,9 +154,10 @@ static void __attribute__((cold)) ng_ud_stall(struct ng_ud *u, int hint, ng_stat
 
 static inline int ng_ud_post_slot(struct ng_ud *u, size_t slot)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)(u->ring_a.base + slot * u->slot), .length = (uint32_t)u->slot,
-	                       .lkey = u->ring_a.mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = slot, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_sge sge = {.addr = (uintptr_t)(u->ring_a.base + slot * u->slot),
+	                      .length = (uint32_t)u->slot,
+	                      .lkey = u->ring_a.mr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = slot, .sg_list = &sge, .num_sge = 1};
 	struct ibv_recv_wr *bad;
 
 	return ibv_post_recv(u->q.qp, &wr, &bad);
@@ -188,7 +192,8 @@ static int ng_ud_post(struct ng_ud *u, struct ng_ud_peer *p, struct ng_ib_req *r
 	wr.wr.ud.remote_qkey = NG_IBV_QKEY;
 	*inl_p = true;
 	if (r && r->len) {
-		sge = (struct ibv_sge){ .addr = (uintptr_t)r->buf, .length = (uint32_t)r->len, .lkey = r->lkey };
+		sge =
+		    (struct ibv_sge){.addr = (uintptr_t)r->buf, .length = (uint32_t)r->len, .lkey = r->lkey};
 		wr.sg_list = &sge;
 		wr.num_sge = 1;
 		*inl_p = r->len <= u->max_inline;
@@ -242,8 +247,8 @@ static void ng_ud_match(struct ng_ud *u, struct ng_ud_peer *p)
 		p->arr_head = (p->arr_head + 1) % u->R;
 		p->arr_n--;
 		if (len != r->len) {
-			ng_error("%s: a message of %u bytes from rank %d, but the receive expects %zu", u->base.mod->name,
-			         len, p->rank, r->len);
+			ng_error("%s: a message of %u bytes from rank %d, but the receive expects %zu",
+			         u->base.mod->name, len, p->rank, r->len);
 			ng_ib_req_done(r, NG_ERR_TRUNCATED);
 		} else {
 			memcpy(r->buf, u->ring_a.base + slot * u->slot + NG_UD_GRH, len);
@@ -277,7 +282,8 @@ static void ng_ud_peer_progress(struct ng_ud *u, struct ng_ud_peer *p)
 	if (!p->err && p->credit_due && ng_ibv_qp_room(&u->q, 1)) {
 		rc = ng_ud_post(u, p, NULL, &inl);
 		if (rc) {
-			ng_error("%s: posting credits to rank %d: %s", u->base.mod->name, p->rank, strerror(rc));
+			ng_error("%s: posting credits to rank %d: %s", u->base.mod->name, p->rank,
+			         strerror(rc));
 			ng_ud_fail(u, p, NG_ERR_IO);
 		}
 	}
@@ -286,7 +292,8 @@ static void ng_ud_peer_progress(struct ng_ud *u, struct ng_ud_peer *p)
 
 static void __attribute__((cold)) ng_ud_cq_error(struct ng_ud *u, const char *which, int n)
 {
-	ng_error("%s: polling the %s completion queue: %s", u->base.mod->name, which, strerror(n < 0 ? -n : EIO));
+	ng_error("%s: polling the %s completion queue: %s", u->base.mod->name, which,
+	         strerror(n < 0 ? -n : EIO));
 	ng_ud_fail_all(u, NG_ERR_IO);
 }
 
@@ -295,7 +302,8 @@ static inline struct ng_ud_peer *ng_ud_sender(struct ng_ud *u, const struct ibv_
 {
 	uint32_t rank = (imm >> 16) & 0x7fffu;
 
-	if (rank >= (uint32_t)u->base.size || rank == (uint32_t)u->base.rank || u->peers[rank].qpn != wc->src_qp)
+	if (rank >= (uint32_t)u->base.size || rank == (uint32_t)u->base.rank ||
+	    u->peers[rank].qpn != wc->src_qp)
 		return NULL;
 	return &u->peers[rank];
 }
@@ -315,8 +323,9 @@ static void ng_ud_poll(struct ng_ud *u)
 
 		if (ng_ibv_qp_complete(&u->q, wc[i].status)) {
 			/* UD send errors are local: the QP is broken for every peer. */
-			ng_error("%s: a datagram to rank %d failed: %s (vendor error 0x%x)", u->base.mod->name, p->rank,
-			         ibv_wc_status_str(wc[i].status), wc[i].vendor_err);
+			ng_error("%s: a datagram to rank %d failed: %s (vendor error 0x%x)",
+			         u->base.mod->name, p->rank, ibv_wc_status_str(wc[i].status),
+			         wc[i].vendor_err);
 			ng_ud_fail_all(u, NG_ERR_IO);
 		}
 	}
@@ -341,8 +350,9 @@ static void ng_ud_poll(struct ng_ud *u)
 			continue;
 		}
 		imm = (wc[i].wc_flags & IBV_WC_WITH_IMM) ? ntohl(wc[i].imm_data) : 0;
-		p = (wc[i].wc_flags & IBV_WC_WITH_IMM) && wc[i].byte_len >= NG_UD_GRH ? ng_ud_sender(u, &wc[i], imm)
-		                                                                      : NULL;
+		p = (wc[i].wc_flags & IBV_WC_WITH_IMM) && wc[i].byte_len >= NG_UD_GRH
+		        ? ng_ud_sender(u, &wc[i], imm)
+		        : NULL;
 		if (!p || p->err || (imm & NG_UD_CREDIT)) {
 			if (p)
 				p->credit_seen += (uint16_t)(imm - (uint16_t)p->credit_seen);
@@ -352,7 +362,8 @@ static void ng_ud_poll(struct ng_ud *u)
 		}
 		p->credit_seen += (uint16_t)(imm - (uint16_t)p->credit_seen);
 		if (p->arr_n == u->R) {
-			ng_error("%s: rank %d sent more datagrams than it had credit for", u->base.mod->name, p->rank);
+			ng_error("%s: rank %d sent more datagrams than it had credit for", u->base.mod->name,
+			         p->rank);
 			ng_ud_fail(u, p, NG_ERR_PROTO);
 			if (!ng_ud_repost(u, slot))
 				return;
@@ -432,8 +443,8 @@ static ng_status ng_ud_start(struct ng_ud *u, struct ng_ib_req *r)
 	ng_status st = u->peers[r->peer].err;
 
 	if (!st && r->len > u->base.max_msg) {
-		ng_error("%s: a message of %zu bytes is above the datagram limit of %zu", u->base.mod->name, r->len,
-		         u->base.max_msg);
+		ng_error("%s: a message of %zu bytes is above the datagram limit of %zu", u->base.mod->name,
+		         r->len, u->base.max_msg);
 		st = NG_ERR_USAGE;
 	}
 	if (!st) {
@@ -442,8 +453,8 @@ static ng_status ng_ud_start(struct ng_ud *u, struct ng_ib_req *r)
 			r->lkey = m->mr->lkey;
 			return NG_OK;
 		}
-		ng_error("%s: buffer %p (%zu bytes) does not come from the module's alloc()", u->base.mod->name,
-		         (void *)r->buf, r->len);
+		ng_error("%s: buffer %p (%zu bytes) does not come from the module's alloc()",
+		         u->base.mod->name, (void *)r->buf, r->len);
 		st = NG_ERR_USAGE;
 	}
 	ng_ib_req_done(r, st);
@@ -553,7 +564,8 @@ static ng_status ng_ud_setup(struct ng_ud *u, const struct ng_ib_conf *cf)
 	ng_status st;
 
 	if (size > NG_UD_MAXRANK) {
-		ng_error("%s: at most %d ranks (the immediate data has 15 bits for the rank)", who, NG_UD_MAXRANK);
+		ng_error("%s: at most %d ranks (the immediate data has 15 bits for the rank)", who,
+		         NG_UD_MAXRANK);
 		return NG_ERR_USAGE;
 	}
 	u->R = cf->ring;
@@ -561,9 +573,10 @@ static ng_status ng_ud_setup(struct ng_ud *u, const struct ng_ib_conf *cf)
 	u->nslots = (u->R + NG_UD_SPARE) * (npeers ? npeers : 1);
 	u->slot = (NG_UD_GRH + ng_ibv_mtu_bytes(u->v.pattr.active_mtu) + 63) / 64 * 64;
 	if (u->nslots > (size_t)d->max_qp_wr || u->nslots > (size_t)d->max_cqe) {
-		ng_error("%s: %zu peers * (--ib-ring %zu + %u) receives exceed what %s allows (%d work requests, "
-		         "%d completions); lower --ib-ring",
-		         who, npeers, u->R, NG_UD_SPARE, u->v.name, d->max_qp_wr, d->max_cqe);
+		ng_error(
+		    "%s: %zu peers * (--ib-ring %zu + %u) receives exceed what %s allows (%d work requests, "
+		    "%d completions); lower --ib-ring",
+		    who, npeers, u->R, NG_UD_SPARE, u->v.name, d->max_qp_wr, d->max_cqe);
 		return NG_ERR_USAGE;
 	}
 	depth = NG_UD_DEPTH < (uint32_t)d->max_qp_wr ? NG_UD_DEPTH : (uint32_t)d->max_qp_wr;
@@ -583,14 +596,15 @@ static ng_status ng_ud_setup(struct ng_ud *u, const struct ng_ib_conf *cf)
 		u->peers[i].apos = NG_UD_NONE;
 		u->peers[i].arr = &u->arrs[i * u->R];
 	}
-	st = ng_ibv_area_alloc(&u->v, u->nslots * u->slot, IBV_ACCESS_LOCAL_WRITE, "receive ring", &u->ring_a);
+	st =
+	    ng_ibv_area_alloc(&u->v, u->nslots * u->slot, IBV_ACCESS_LOCAL_WRITE, "receive ring", &u->ring_a);
 	if (st)
 		return st;
 	u->scq = ibv_create_cq(u->v.ctx, (int)depth, NULL, NULL, 0);
 	u->rcq = u->scq ? ibv_create_cq(u->v.ctx, (int)u->nslots, NULL, NULL, 0) : NULL;
 	if (!u->rcq) {
-		ng_error("%s: cannot create completion queues (%u and %zu entries) on %s: %s", who, depth, u->nslots,
-		         u->v.name, strerror(errno));
+		ng_error("%s: cannot create completion queues (%u and %zu entries) on %s: %s", who, depth,
+		         u->nslots, u->v.name, strerror(errno));
 		return NG_ERR_SYS;
 	}
 	st = ng_ibv_qp_create(&u->v, IBV_QPT_UD, u->scq, u->rcq, depth, (uint32_t)u->nslots, &inl, &u->q);
@@ -611,7 +625,8 @@ static ng_status ng_ud_setup(struct ng_ud *u, const struct ng_ib_conf *cf)
 	return NG_OK;
 }
 
-static ng_status ng_ud_open(const struct ng_module *m, const struct ng_module_env *env, struct ng_comm **comm_p)
+static ng_status ng_ud_open(const struct ng_module *m, const struct ng_module_env *env,
+                            struct ng_comm **comm_p)
 {
 	struct ng_boot *b = env->boot;
 	size_t size = (size_t)b->size;
@@ -627,7 +642,8 @@ static ng_status ng_ud_open(const struct ng_module *m, const struct ng_module_en
 		return st;
 	if (cf.write) {
 		if (b->rank == 0)
-			ng_error("%s: --ib-mode write needs a connection (ibrc or ibuc); datagrams only send", m->name);
+			ng_error("%s: --ib-mode write needs a connection (ibrc or ibuc); datagrams only send",
+			         m->name);
 		return NG_ERR_USAGE;
 	}
 	u = calloc(1, sizeof(*u));
@@ -717,6 +733,7 @@ err_free:
 	return st;
 }
 
+/* clang-format off */
 const struct ng_module ng_module_ibud = {
 	.name = "ibud",
 	.desc = "InfiniBand/RoCE verbs, unreliable datagrams (messages up to the MTU minus the 40-byte GRH)",
@@ -736,3 +753,4 @@ const struct ng_module ng_module_ibud = {
 	.test = ng_ud_test,
 	.wait = ng_ud_wait,
 };
+/* clang-format on */

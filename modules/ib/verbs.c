@@ -13,17 +13,17 @@
 
 #include "verbs.h"
 
-#define NG_IBV_ERRLEN   248 /* one selection error line, exchanged between ranks */
-#define NG_IBV_TIMEOUT  14  /* RC local ack timeout: 4.096 us * 2^14 = 67 ms */
-#define NG_IBV_RETRY    7   /* retry_cnt: the largest valid value */
-#define NG_IBV_RNR      7   /* rnr_retry: 7 = retry forever */
-#define NG_IBV_RNR_TIMER 12 /* min_rnr_timer: 0.64 ms */
-#define NG_IBV_RD_ATOM  16  /* RDMA reads/atomics in flight per QP (device limit if lower) */
-#define NG_IBV_HOPS     64
+#define NG_IBV_ERRLEN    248 /* one selection error line, exchanged between ranks */
+#define NG_IBV_TIMEOUT   14  /* RC local ack timeout: 4.096 us * 2^14 = 67 ms */
+#define NG_IBV_RETRY     7   /* retry_cnt: the largest valid value */
+#define NG_IBV_RNR       7   /* rnr_retry: 7 = retry forever */
+#define NG_IBV_RNR_TIMER 12  /* min_rnr_timer: 0.64 ms */
+#define NG_IBV_RD_ATOM   16  /* RDMA reads/atomics in flight per QP (device limit if lower) */
+#define NG_IBV_HOPS      64
 
 static const char ng_ibv_howto[] =
-	"to try ngauge without an RDMA adapter, create a Soft-RoCE device on an Ethernet interface: "
-	"'rdma link add rxe0 type rxe netdev IFACE' (modprobe rdma_rxe first; see doc/verbs.md)";
+    "to try ngauge without an RDMA adapter, create a Soft-RoCE device on an Ethernet interface: "
+    "'rdma link add rxe0 type rxe netdev IFACE' (modprobe rdma_rxe first; see doc/verbs.md)";
 
 uint64_t ng_ibv_now_ns(void)
 {
@@ -33,7 +33,8 @@ uint64_t ng_ibv_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-void ng_ibv_watch_init(struct ng_ibv_watch *w, const volatile sig_atomic_t *cancel, double timeout_s, bool yield)
+void ng_ibv_watch_init(struct ng_ibv_watch *w, const volatile sig_atomic_t *cancel, double timeout_s,
+                       bool yield)
 {
 	memset(w, 0, sizeof(*w));
 	w->cancel = cancel;
@@ -58,7 +59,7 @@ static bool ng_ibv_gid_zero(const union ibv_gid *g)
 /* ::ffff:a.b.c.d */
 static bool ng_ibv_gid_v4(const union ibv_gid *g)
 {
-	static const uint8_t prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
 	return memcmp(g->raw, prefix, sizeof(prefix)) == 0;
 }
@@ -66,10 +67,14 @@ static bool ng_ibv_gid_v4(const union ibv_gid *g)
 static const char *ng_ibv_gid_type_str(uint32_t t)
 {
 	switch (t) {
-	case IBV_GID_TYPE_IB: return "IB";
-	case IBV_GID_TYPE_ROCE_V1: return "RoCE v1";
-	case IBV_GID_TYPE_ROCE_V2: return "RoCE v2";
-	default: return "unknown type";
+	case IBV_GID_TYPE_IB:
+		return "IB";
+	case IBV_GID_TYPE_ROCE_V1:
+		return "RoCE v1";
+	case IBV_GID_TYPE_ROCE_V2:
+		return "RoCE v2";
+	default:
+		return "unknown type";
 	}
 }
 
@@ -81,13 +86,13 @@ static ng_status ng_ibv_pick_gid(struct ng_ibv *v, int want, char *err, size_t e
 
 	if (want >= 0) {
 		if (want >= v->pattr.gid_tbl_len) {
-			snprintf(err, errlen, "%s: --ib-gid %d: %s port %u has GID indices 0-%d", v->who, want, v->name,
-			         v->port, v->pattr.gid_tbl_len - 1);
+			snprintf(err, errlen, "%s: --ib-gid %d: %s port %u has GID indices 0-%d", v->who,
+			         want, v->name, v->port, v->pattr.gid_tbl_len - 1);
 			return NG_ERR_USAGE;
 		}
 		if (ibv_query_gid_ex(v->ctx, v->port, (uint32_t)want, &e, 0) || ng_ibv_gid_zero(&e.gid)) {
-			snprintf(err, errlen, "%s: --ib-gid %d: entry %d of %s port %u is empty", v->who, want, want,
-			         v->name, v->port);
+			snprintf(err, errlen, "%s: --ib-gid %d: entry %d of %s port %u is empty", v->who,
+			         want, want, v->name, v->port);
 			return NG_ERR_USAGE;
 		}
 		v->gid_index = want;
@@ -143,12 +148,14 @@ static ng_status ng_ibv_pick_port(struct ng_ibv *v, int want, char *err, size_t 
 
 	if (want) {
 		if (want < 1 || want > v->dattr.phys_port_cnt) {
-			snprintf(err, errlen, "%s: --ib-port %d: %s has %u port%s (numbered from 1)", v->who, want,
-			         v->name, v->dattr.phys_port_cnt, v->dattr.phys_port_cnt == 1 ? "" : "s");
+			snprintf(err, errlen, "%s: --ib-port %d: %s has %u port%s (numbered from 1)", v->who,
+			         want, v->name, v->dattr.phys_port_cnt,
+			         v->dattr.phys_port_cnt == 1 ? "" : "s");
 			return NG_ERR_USAGE;
 		}
 		if (ibv_query_port(v->ctx, (uint8_t)want, &pa)) {
-			snprintf(err, errlen, "%s: querying %s port %d: %s", v->who, v->name, want, strerror(errno));
+			snprintf(err, errlen, "%s: querying %s port %d: %s", v->who, v->name, want,
+			         strerror(errno));
 			return NG_ERR_SYS;
 		}
 		if (pa.state != IBV_PORT_ACTIVE) {
@@ -171,8 +178,8 @@ static ng_status ng_ibv_pick_port(struct ng_ibv *v, int want, char *err, size_t 
 			return NG_OK;
 		}
 		if (len < errlen)
-			len += (size_t)snprintf(err + len, errlen - len, "%sport %u: %s", p > 1 ? ", " : "", p,
-			                        ibv_port_state_str(pa.state));
+			len += (size_t)snprintf(err + len, errlen - len, "%sport %u: %s", p > 1 ? ", " : "",
+			                        p, ibv_port_state_str(pa.state));
 	}
 	if (len < errlen)
 		snprintf(err + len, errlen - len, ")");
@@ -234,10 +241,11 @@ static ng_status ng_ibv_select(struct ng_ibv *v, const struct ng_ibv_conf *cf, c
 		if (i < n) {
 			st = ng_ibv_try_dev(v, list[i], cf->port, err, errlen);
 		} else {
-			len = (size_t)snprintf(err, errlen, "%s: --ib-dev %s: no such RDMA device (devices:", v->who,
-			                       cf->dev);
+			len = (size_t)snprintf(
+			    err, errlen, "%s: --ib-dev %s: no such RDMA device (devices:", v->who, cf->dev);
 			for (i = 0; i < n && len < errlen; i++)
-				len += (size_t)snprintf(err + len, errlen - len, " %s", ibv_get_device_name(list[i]));
+				len += (size_t)snprintf(err + len, errlen - len, " %s",
+				                        ibv_get_device_name(list[i]));
 			if (len < errlen)
 				snprintf(err + len, errlen - len, ")");
 			st = NG_ERR_USAGE;
@@ -252,7 +260,8 @@ static ng_status ng_ibv_select(struct ng_ibv *v, const struct ng_ibv_conf *cf, c
 				break;
 		}
 		if (st == NG_ERR_NODEV && n > 1)
-			snprintf(err, errlen, "%s: none of the %d RDMA devices has an active port (the first is %s)",
+			snprintf(err, errlen,
+			         "%s: none of the %d RDMA devices has an active port (the first is %s)",
 			         v->who, n, ibv_get_device_name(list[0]));
 	}
 	ibv_free_device_list(list);
@@ -369,7 +378,8 @@ void ng_ibv_describe(const struct ng_ibv *v, enum ibv_mtu mtu, char *buf, size_t
 {
 	if (v->global)
 		snprintf(buf, len, "%s port %u gid %d mtu %zu (%s)", v->name, v->port, v->gid_index,
-		         ng_ibv_mtu_bytes(mtu), v->roce ? ng_ibv_gid_type_str(v->gid_type) : "InfiniBand, GRH");
+		         ng_ibv_mtu_bytes(mtu),
+		         v->roce ? ng_ibv_gid_type_str(v->gid_type) : "InfiniBand, GRH");
 	else
 		snprintf(buf, len, "%s port %u lid %u mtu %zu (InfiniBand)", v->name, v->port, v->pattr.lid,
 		         ng_ibv_mtu_bytes(mtu));
@@ -394,7 +404,8 @@ static void ng_ibv_reg_error(const struct ng_ibv *v, size_t len, const char *wha
 		         "ulimit -l unlimited, or memlock in /etc/security/limits.conf)",
 		         v->who, len, what, v->name, strerror(err));
 	else
-		ng_error("%s: cannot register %zu bytes (%s) with %s: %s", v->who, len, what, v->name, strerror(err));
+		ng_error("%s: cannot register %zu bytes (%s) with %s: %s", v->who, len, what, v->name,
+		         strerror(err));
 }
 
 ng_status ng_ibv_mem_alloc(struct ng_ibv *v, size_t len, void **buf_p)
@@ -497,10 +508,14 @@ void ng_ibv_area_free(struct ng_ibv_area *a)
 static const char *ng_ibv_qp_name(enum ibv_qp_type t)
 {
 	switch (t) {
-	case IBV_QPT_RC: return "RC";
-	case IBV_QPT_UC: return "UC";
-	case IBV_QPT_UD: return "UD";
-	default: return "?";
+	case IBV_QPT_RC:
+		return "RC";
+	case IBV_QPT_UC:
+		return "UC";
+	case IBV_QPT_UD:
+		return "UD";
+	default:
+		return "?";
 	}
 }
 
@@ -525,8 +540,8 @@ ng_status ng_ibv_qp_create(struct ng_ibv *v, enum ibv_qp_type type, struct ibv_c
 		if (q->qp)
 			break;
 		if (want == 0 || (errno != EINVAL && errno != ENOMEM)) {
-			ng_error("%s: cannot create a %s queue pair on %s (%u sends, %u receives): %s", v->who,
-			         ng_ibv_qp_name(type), v->name, sq_depth, rq_depth, strerror(errno));
+			ng_error("%s: cannot create a %s queue pair on %s (%u sends, %u receives): %s",
+			         v->who, ng_ibv_qp_name(type), v->name, sq_depth, rq_depth, strerror(errno));
 			return errno == ENOMEM ? NG_ERR_NOMEM : NG_ERR_SYS;
 		}
 		want = want > 32 ? want / 2 : 0;
@@ -571,8 +586,8 @@ ng_status ng_ibv_qp_init(struct ng_ibv *v, struct ng_ibv_qp *q)
 		break;
 	}
 	if (ibv_modify_qp(q->qp, &a, mask)) {
-		ng_error("%s: %s queue pair to INIT on %s port %u: %s", v->who, ng_ibv_qp_name(q->type), v->name,
-		         v->port, strerror(errno));
+		ng_error("%s: %s queue pair to INIT on %s port %u: %s", v->who, ng_ibv_qp_name(q->type),
+		         v->name, v->port, strerror(errno));
 		return NG_ERR_SYS;
 	}
 	return NG_OK;
@@ -600,8 +615,8 @@ static uint8_t ng_ibv_rd_atom(uint32_t dev_max)
 	return (uint8_t)(dev_max < NG_IBV_RD_ATOM ? dev_max : NG_IBV_RD_ATOM);
 }
 
-ng_status ng_ibv_qp_connect(struct ng_ibv *v, struct ng_ibv_qp *q, const struct ng_ibv_ep *remote, uint32_t rqpn,
-                            enum ibv_mtu mtu, int peer)
+ng_status ng_ibv_qp_connect(struct ng_ibv *v, struct ng_ibv_qp *q, const struct ng_ibv_ep *remote,
+                            uint32_t rqpn, enum ibv_mtu mtu, int peer)
 {
 	struct ibv_qp_attr a;
 	int mask;
@@ -622,8 +637,8 @@ ng_status ng_ibv_qp_connect(struct ng_ibv *v, struct ng_ibv_qp *q, const struct 
 		}
 	}
 	if (ibv_modify_qp(q->qp, &a, mask)) {
-		ng_error("%s: %s queue pair to RTR (towards rank %d, QP %u, mtu %zu) on %s port %u: %s", v->who,
-		         ng_ibv_qp_name(q->type), peer, rqpn, ng_ibv_mtu_bytes(mtu), v->name, v->port,
+		ng_error("%s: %s queue pair to RTR (towards rank %d, QP %u, mtu %zu) on %s port %u: %s",
+		         v->who, ng_ibv_qp_name(q->type), peer, rqpn, ng_ibv_mtu_bytes(mtu), v->name, v->port,
 		         strerror(errno));
 		return NG_ERR_SYS;
 	}
@@ -640,11 +655,92 @@ ng_status ng_ibv_qp_connect(struct ng_ibv *v, struct ng_ibv_qp *q, const struct 
 		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
 	}
 	if (ibv_modify_qp(q->qp, &a, mask)) {
-		ng_error("%s: %s queue pair to RTS (towards rank %d) on %s port %u: %s", v->who, ng_ibv_qp_name(q->type),
-		         peer, v->name, v->port, strerror(errno));
+		ng_error("%s: %s queue pair to RTS (towards rank %d) on %s port %u: %s", v->who,
+		         ng_ibv_qp_name(q->type), peer, v->name, v->port, strerror(errno));
 		return NG_ERR_SYS;
 	}
 	return NG_OK;
+}
+
+/* What ng_ibv_mesh_connect exchanges: this header, then qpn[size], then
+ * the caller's extra bytes, padded to 8. */
+struct ng_ibv_wire {
+	struct ng_ibv_ep ep;
+	int32_t status;
+	uint32_t pad;
+};
+
+ng_status ng_ibv_mesh_connect(struct ng_ibv *v, struct ng_boot *b, struct ng_ibv_qp *const *qps,
+                              ng_status local, const void *extra, size_t len, void *extras,
+                              enum ibv_mtu *mtu_p)
+{
+	size_t size = (size_t)b->size, qoff = sizeof(struct ng_ibv_wire),
+	       xoff = qoff + size * sizeof(uint32_t);
+	size_t stride = (xoff + len + 7) / 8 * 8;
+	enum ibv_mtu mtu = v->pattr.active_mtu;
+	unsigned char *mine, *all;
+	int32_t ok, *oks = NULL;
+	ng_status st;
+
+	mine = calloc(1, stride);
+	all = calloc(size, stride);
+	oks = calloc(size, sizeof(*oks));
+	if (!mine || !all || !oks) {
+		ng_error("%s: out of memory", v->who);
+		st = NG_ERR_NOMEM;
+		goto out_free;
+	}
+	{
+		struct ng_ibv_wire *w = (struct ng_ibv_wire *)(void *)mine;
+		uint32_t *qpn = (uint32_t *)(void *)(mine + qoff);
+
+		ng_ibv_ep_get(v, &w->ep);
+		w->status = (int32_t)local;
+		for (size_t i = 0; !local && i < size; i++)
+			qpn[i] = qps[i] && qps[i]->qp ? qps[i]->qp->qp_num : 0;
+		if (len)
+			memcpy(mine + xoff, extra, len);
+	}
+	st = ng_boot_allgather(b, mine, stride, all);
+	if (st)
+		goto out_free;
+	st = local;
+	for (size_t i = 0; !st && i < size; i++) {
+		const struct ng_ibv_wire *w = (const struct ng_ibv_wire *)(const void *)(all + i * stride);
+
+		st = (ng_status)w->status;
+		if ((enum ibv_mtu)w->ep.mtu < mtu)
+			mtu = (enum ibv_mtu)w->ep.mtu;
+	}
+	if (st)
+		goto out_free;
+
+	for (size_t i = 0; !local && i < size; i++) {
+		const unsigned char *r = all + i * stride;
+		const struct ng_ibv_wire *w = (const struct ng_ibv_wire *)(const void *)r;
+		const uint32_t *qpn = (const uint32_t *)(const void *)(r + qoff);
+		enum ibv_mtu pm = (enum ibv_mtu)w->ep.mtu < v->pattr.active_mtu ? (enum ibv_mtu)w->ep.mtu
+		                                                                : v->pattr.active_mtu;
+
+		if (len)
+			memcpy((unsigned char *)extras + i * len, r + xoff, len);
+		if (i == (size_t)b->rank)
+			continue;
+		local = ng_ibv_qp_connect(v, qps[i], &w->ep, qpn[b->rank], pm, (int)i);
+	}
+	ok = (int32_t)local;
+	st = ng_boot_allgather(b, &ok, sizeof(ok), oks);
+	for (size_t i = 0; !st && i < size; i++)
+		if (oks[i])
+			st = local ? local : (ng_status)oks[i];
+	if (!st)
+		*mtu_p = mtu;
+
+out_free:
+	free(oks);
+	free(all);
+	free(mine);
+	return st;
 }
 
 ng_status ng_ibv_ah_create(struct ng_ibv *v, const struct ng_ibv_ep *remote, int peer, struct ibv_ah **ah_p)
@@ -654,8 +750,8 @@ ng_status ng_ibv_ah_create(struct ng_ibv *v, const struct ng_ibv_ep *remote, int
 	ng_ibv_ah_attr(v, remote, &ah);
 	*ah_p = ibv_create_ah(v->pd, &ah);
 	if (!*ah_p) {
-		ng_error("%s: cannot create an address handle to rank %d on %s port %u: %s", v->who, peer, v->name,
-		         v->port, strerror(errno));
+		ng_error("%s: cannot create an address handle to rank %d on %s port %u: %s", v->who, peer,
+		         v->name, v->port, strerror(errno));
 		return NG_ERR_SYS;
 	}
 	return NG_OK;
@@ -670,7 +766,8 @@ ng_status ng_ibv_wc_error(const struct ng_ibv *v, const struct ibv_wc *wc, int p
 	case IBV_WC_REM_ABORT_ERR:
 	case IBV_WC_REM_OP_ERR:
 	case IBV_WC_WR_FLUSH_ERR:
-		ng_error("%s: rank %d lost: %s failed: %s", v->who, peer, what, ibv_wc_status_str(wc->status));
+		ng_error("%s: rank %d lost: %s failed: %s", v->who, peer, what,
+		         ibv_wc_status_str(wc->status));
 		return NG_ERR_PEER_LOST;
 	default:
 		ng_error("%s: %s with rank %d failed: %s (vendor error 0x%x)", v->who, what, peer,

@@ -47,11 +47,11 @@
 
 /* What ng_ibv_open selects by. */
 struct ng_ibv_conf {
-	const char *who;     /* module name, prefixes every message ("ibrc") */
-	const char *dev;     /* device name, NULL or "": automatic */
-	int port;            /* 0: automatic */
-	int gid_index;       /* -1: automatic */
-	int rank;            /* for messages */
+	const char *who; /* module name, prefixes every message ("ibrc") */
+	const char *dev; /* device name, NULL or "": automatic */
+	int port;        /* 0: automatic */
+	int gid_index;   /* -1: automatic */
+	int rank;        /* for messages */
 };
 
 /* One registered block handed out by ng_ibv_mem_alloc. */
@@ -71,14 +71,14 @@ struct ng_ibv {
 	struct ibv_device_attr dattr;
 	struct ibv_port_attr pattr;
 	uint8_t port;
-	bool roce;          /* Ethernet link layer */
-	bool global;        /* address with a GRH (RoCE, or --ib-gid on IB) */
-	int gid_index;      /* -1 without a GRH */
-	uint32_t gid_type;  /* enum ibv_gid_type of the chosen GID */
+	bool roce;         /* Ethernet link layer */
+	bool global;       /* address with a GRH (RoCE, or --ib-gid on IB) */
+	int gid_index;     /* -1 without a GRH */
+	uint32_t gid_type; /* enum ibv_gid_type of the chosen GID */
 	union ibv_gid gid;
-	int mem_access;     /* ibv_access_flags of alloc() memory */
+	int mem_access; /* ibv_access_flags of alloc() memory */
 	size_t page;
-	char name[64];      /* device name */
+	char name[64]; /* device name */
 	/* Registration table of alloc() blocks: a few entries, searched
 	 * linearly; @last is the index of the latest hit. */
 	struct ng_ibv_mem *mems;
@@ -134,7 +134,10 @@ void ng_ibv_describe(const struct ng_ibv *v, enum ibv_mtu mtu, char *buf, size_t
 /* This rank's address. */
 void ng_ibv_ep_get(const struct ng_ibv *v, struct ng_ibv_ep *ep);
 
-static inline size_t ng_ibv_mtu_bytes(enum ibv_mtu m) { return (size_t)128 << (unsigned)m; }
+static inline size_t ng_ibv_mtu_bytes(enum ibv_mtu m)
+{
+	return (size_t)128 << (unsigned)m;
+}
 
 /* ---- memory ----------------------------------------------------------- */
 
@@ -170,7 +173,8 @@ static inline const struct ng_ibv_mem *ng_ibv_mem_find(struct ng_ibv *v, const v
 
 /* A zeroed, page-aligned internal area of @len bytes registered with
  * @access.  Reports its errors. */
-ng_status ng_ibv_area_alloc(struct ng_ibv *v, size_t len, int access, const char *what, struct ng_ibv_area *a);
+ng_status ng_ibv_area_alloc(struct ng_ibv *v, size_t len, int access, const char *what,
+                            struct ng_ibv_area *a);
 /* Safe on a zeroed area. */
 void ng_ibv_area_free(struct ng_ibv_area *a);
 
@@ -189,7 +193,10 @@ ng_status ng_ibv_qp_create(struct ng_ibv *v, enum ibv_qp_type type, struct ibv_c
 void ng_ibv_qp_destroy(struct ng_ibv_qp *q);
 
 /* The PSN a QP starts with, derived from its number (both sides know it). */
-static inline uint32_t ng_ibv_psn(uint32_t qpn) { return (qpn * 2654435761u) & 0xffffffu; }
+static inline uint32_t ng_ibv_psn(uint32_t qpn)
+{
+	return (qpn * 2654435761u) & 0xffffffu;
+}
 
 /* The QKey of ngauge's UD QPs (bit 31 clear: not privileged). */
 #define NG_IBV_QKEY 0x6e670001u
@@ -206,6 +213,23 @@ static inline uint32_t ng_ibv_psn(uint32_t qpn) { return (qpn * 2654435761u) & 0
 ng_status ng_ibv_qp_init(struct ng_ibv *v, struct ng_ibv_qp *q);
 ng_status ng_ibv_qp_connect(struct ng_ibv *v, struct ng_ibv_qp *q, const struct ng_ibv_ep *remote,
                             uint32_t rqpn, enum ibv_mtu mtu, int peer);
+
+/*
+ * Collective: connects a full mesh of RC or UC QPs, *@qps[i] towards rank i
+ * (qps[rank] NULL), created and in INIT on every rank.  Every rank
+ * publishes its port address, its QP numbers, @len bytes of @extra (what the
+ * caller's peers need: ring addresses and keys, window bases) and @local
+ * (its status so far: a rank that failed before takes part with its error, so
+ * that all fail together).  Then every QP goes to RTS with the path MTU of
+ * its pair, and the ranks agree that all did before any message can move
+ * (UC drops what arrives before the receiving QP is ready).  On success
+ * @extras (size * len bytes) holds every rank's @extra and *@mtu_p the
+ * smallest active MTU of all ranks.  Errors are reported by the rank that
+ * decides them; the others return that rank's status quietly.
+ */
+ng_status ng_ibv_mesh_connect(struct ng_ibv *v, struct ng_boot *b, struct ng_ibv_qp *const *qps,
+                              ng_status local, const void *extra, size_t len, void *extras,
+                              enum ibv_mtu *mtu_p);
 
 /* An address handle to @remote (UD). */
 ng_status ng_ibv_ah_create(struct ng_ibv *v, const struct ng_ibv_ep *remote, int peer, struct ibv_ah **ah_p);
@@ -236,8 +260,8 @@ static inline int ng_ibv_post(struct ng_ibv_qp *q, struct ibv_send_wr *wr, uint3
 
 /* Fills @wr as a one-sided operation on [raddr, raddr + len) under @rkey.
  * The caller sets sg_list/num_sge and posts with ng_ibv_post. */
-static inline void ng_ibv_wr_rdma(struct ibv_send_wr *wr, enum ibv_wr_opcode op, uint64_t wr_id, uint64_t raddr,
-                                  uint32_t rkey)
+static inline void ng_ibv_wr_rdma(struct ibv_send_wr *wr, enum ibv_wr_opcode op, uint64_t wr_id,
+                                  uint64_t raddr, uint32_t rkey)
 {
 	wr->wr_id = wr_id;
 	wr->next = NULL;
@@ -251,8 +275,8 @@ static inline void ng_ibv_wr_rdma(struct ibv_send_wr *wr, enum ibv_wr_opcode op,
  * @compare/@swap, or IBV_WR_ATOMIC_FETCH_AND_ADD with @compare as the
  * addend) on the aligned word at @raddr; the old value lands in the
  * caller's 8-byte sge. */
-static inline void ng_ibv_wr_atomic(struct ibv_send_wr *wr, enum ibv_wr_opcode op, uint64_t wr_id, uint64_t raddr,
-                                    uint32_t rkey, uint64_t compare, uint64_t swap)
+static inline void ng_ibv_wr_atomic(struct ibv_send_wr *wr, enum ibv_wr_opcode op, uint64_t wr_id,
+                                    uint64_t raddr, uint32_t rkey, uint64_t compare, uint64_t swap)
 {
 	wr->wr_id = wr_id;
 	wr->next = NULL;
@@ -279,8 +303,14 @@ static inline bool ng_ibv_qp_complete(struct ng_ibv_qp *q, enum ibv_wc_status st
 }
 
 /* Whether work request number @n of @q has completed, and how. */
-static inline bool ng_ibv_qp_is_done(const struct ng_ibv_qp *q, uint64_t n) { return q->done >= n; }
-static inline bool ng_ibv_qp_failed(const struct ng_ibv_qp *q, uint64_t n) { return n >= q->err_from; }
+static inline bool ng_ibv_qp_is_done(const struct ng_ibv_qp *q, uint64_t n)
+{
+	return q->done >= n;
+}
+static inline bool ng_ibv_qp_failed(const struct ng_ibv_qp *q, uint64_t n)
+{
+	return n >= q->err_from;
+}
 
 /* Reports a failed work completion on the way to or from @peer: "rank R lost
  * (transport retry counter exceeded)" for the statuses a dead peer causes,
@@ -313,15 +343,19 @@ struct ng_ibv_watch {
 	uint64_t since_ns;   /* start of the current silence */
 	uint64_t last_ns;    /* last clock read */
 	unsigned spin;
-	bool yield;          /* sched_yield() when idle */
+	bool yield; /* sched_yield() when idle */
 };
 
 uint64_t ng_ibv_now_ns(void);
 
-void ng_ibv_watch_init(struct ng_ibv_watch *w, const volatile sig_atomic_t *cancel, double timeout_s, bool yield);
+void ng_ibv_watch_init(struct ng_ibv_watch *w, const volatile sig_atomic_t *cancel, double timeout_s,
+                       bool yield);
 
 /* The cancel flag (SIGINT/SIGTERM), read once per poll round. */
-static inline bool ng_ibv_watch_cancelled(const struct ng_ibv_watch *w) { return w->cancel && *w->cancel; }
+static inline bool ng_ibv_watch_cancelled(const struct ng_ibv_watch *w)
+{
+	return w->cancel && *w->cancel;
+}
 
 /* Call once per idle poll round.  NG_OK, NG_ERR_CANCELLED or NG_ERR_TIMEOUT
  * (nothing reported: the caller knows whom it waits for). */

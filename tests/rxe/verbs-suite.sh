@@ -69,8 +69,8 @@ expect() {
 
 # ---- 1. patterns ---------------------------------------------------------------------------------------
 # Odd sizes around the default eager limit (8K); from 8193 on rendezvous (RDMA write into the receive
-# buffer), up to 1 MiB (slow under emulation: only in the two-rank ping-pong).
-big=1,3,17,255,1023,4097,8191,8193,65537,1048575,1048576
+# buffer), up to 1 MiB, which is slow under emulation: only in the two-rank ping-pong, 1 MiB or 1 MiB - 1.
+big=1,3,17,255,1023,4097,8191,8193,65537
 mid=1,17,4097,8193,65537
 small=1,255,8193,65537
 ud_max=$(( (128 << $(ibv_devinfo -d "$dev" -i 1 | sed -n 's/.*active_mtu:.*(\([0-9]\)).*/\1/p')) - 40 ))
@@ -79,7 +79,7 @@ ud_sizes=1,3,17,255,$((ud_max - 1)),$ud_max
 
 # --ib-poll yield: 2-4 spinning ranks on the guest's 2 vCPUs would starve the kernel's Soft-RoCE work
 # (then every message waits for a scheduler tick); the spinning default is used in section 4.
-common=(--timeout 10 -c 3 -w 1 --verify --ib-poll yield)
+common=(--timeout 10 -c 2 -w 1 --verify --ib-poll yield)
 : >"$W/expect.txt"
 # pattern RUN_NAME NP PATTERN SIZES MODULE_ARGS...: one run; its JSON is checked below
 pattern() {
@@ -90,13 +90,13 @@ pattern() {
     fi
 }
 
-for cfg in "ibrc send" "ibrc write" "ibuc send" "ibuc write" "ibud send"; do
+for cfg in "ibrc send 1048576" "ibrc write 1048575" "ibuc send 1048575" "ibuc write 1048576" "ibud send"; do
     set -- $cfg
     mod=$1 mode=$2
     if [ "$mod" = ibud ]; then
         s_big=$ud_sizes s_mid=$ud_sizes s_small=1,255,$ud_max
     else
-        s_big=$big s_mid=$mid s_small=$small
+        s_big=$big,$3 s_mid=$mid s_small=$small
     fi
     pattern "$mod-$mode-pingpong-2" 2 pingpong "$s_big" -x "$mod" --ib-mode "$mode"
     pattern "$mod-$mode-pingpong-4" 4 pingpong "$s_small" -x "$mod" --ib-mode "$mode"
@@ -125,7 +125,7 @@ for line in open(sys.argv[1]):
         if r["ranks"] != int(np): problems.append("ranks %s" % r["ranks"])
         if r["parameters"].get("verify") is not True: problems.append("--verify not recorded")
         if [row["size"] for row in rows] != want: problems.append("sizes %s" % [row["size"] for row in rows])
-        if any(row["count"] != 3 for row in rows): problems.append("counts")
+        if any(row["count"] != 2 for row in rows): problems.append("counts")
         if not r["env"]["device"].startswith("rxe0 port 1 gid"): problems.append("device %r" % r["env"]["device"])
         for row in rows:
             lat = row.get("latency_us") or row.get("time_us")
@@ -144,8 +144,6 @@ PY
 run ud-too-large 2 "$N" -x ibud -p pingpong -s $((ud_max + 1)) -c 1 && expect ud-too-large "above the maximum"
 run wrong-dev 2 "$N" -x ibrc -p pingpong -s 1 -c 1 --ib-dev nosuch0 &&
     expect wrong-dev "nosuch0.*no such RDMA device.*devices: .*$dev"
-run wrong-port 2 "$N" -x ibuc -p pingpong -s 1 -c 1 --ib-port 7 && expect wrong-port "port 7"
-run ud-write 2 "$N" -x ibud -p pingpong -s 1 -c 1 --ib-mode write && expect ud-write "needs a connection"
 
 # kill_peer NAME SIZES MODULE_ARGS...: a long ping-pong; once it measures, SIGKILL the last rank. The
 # survivor must name the lost rank itself (not only the launcher), and all must end within 10 s of the kill.
