@@ -503,6 +503,16 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct 
 		goto out_boot;
 	}
 	comm->cancel = &cancel_flag;
+	/* An instance may offer less than its descriptor (a wrapper over a base
+	 * module, a device without some feature). */
+	unsigned lacking = p->pat->needs & ~comm->caps;
+	if (lacking) {
+		if (boot->rank == 0)
+			ng_error("pattern '%s' needs %s, which module '%s' does not offer here", p->pat->name,
+			         ng_cap_name(lacking & -lacking), p->mod->name);
+		code = EXIT_USAGE;
+		goto out_close;
+	}
 	if (check_max_size(p, comm->max_msg, comm->max_msg != p->mod->max_msg ? " on this device" : "")) {
 		code = EXIT_USAGE;
 		goto out_close;

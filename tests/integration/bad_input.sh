@@ -37,6 +37,9 @@ expect_usage "--tcp-port expects an integer" -x tcp --tcp-port abc -p pingpong
 # something; they are added by later modules (emu/ibud) and tested there.
 if "$NGAUGE" --list | grep -q "^  ibud "; then
 	expect_usage "above the maximum" -x ibud -p pingpong -s 1M
+	expect_usage "pattern 'loggp' needs reliable delivery, which module 'ibuc' does not offer" -x ibuc -p loggp
+else
+	echo "built without verbs: capability and maximum-size refusals not checked here"
 fi
 
 # --help and --list are generated from the option tables.
