@@ -26,6 +26,7 @@
 #endif
 #include <mpi.h>
 #include <stdint.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,31 @@ static inline uint64_t ref_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* REF_PIN="A,B": the process of role r (0: timing side, 1: echo side) runs
+ * on CPU number r of the list only, as `ngauge --pin A,B` places rank r. */
+static void ref_pin(int role)
+{
+	const char *s = getenv("REF_PIN");
+	cpu_set_t set;
+	int cpu = -1;
+
+	for (int r = 0; s && *s; r++) {
+		char *end;
+		long v = strtol(s, &end, 10);
+		if (end == s)
+			return;
+		if (r == role)
+			cpu = (int)v;
+		s = *end == ',' ? end + 1 : end;
+	}
+	if (cpu < 0)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		perror("REF_PIN");
+}
+
 int main(int argc, char **argv)
 {
 	size_t size, count, warmup, i;
@@ -87,6 +113,7 @@ int main(int argc, char **argv)
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	ref_pin(rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 
 	if (argc < 3 || argc > 4 || ref_parse_size(argv[1], &size) || ref_parse_size(argv[2], &count) ||

@@ -3,6 +3,14 @@
 # transport, alternating runs, several rounds; prints the ratio of the medians
 # (ngauge / reference) per size.  Also NetPIPE where installed.
 #
+# Both sides are pinned the same way (ngauge --pin, REF_PIN for the
+# references): where the two processes run decides more of a loopback
+# latency than anything else (a wake-up across cores costs microseconds), so
+# an unpinned comparison measures the scheduler.  ngauge uses the clock the
+# references use (--timer clock: CLOCK_MONOTONIC_RAW), so the same timer cost
+# is inside both figures.  Two placements: the two
+# ranks on two cores (0,1), and both on one core (0,0).
+#
 #   bench/pingpong_bench.sh [tcp|mpi] [ROUNDS] [COUNT]
 #
 # Environment: NGAUGE (the binary), NGAUGE_BUILD (build dir with bench/*_ref).
@@ -26,20 +34,27 @@ fi
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
+ncpu=$(nproc)
+placements="0,1 0,0"
+[ "$ncpu" -lt 2 ] && placements="0,0"
+# Two busy-polling MPI ranks on one core only measure the scheduler's time slice.
+[ "$transport" = mpi ] && placements="0,1"
+for pin in $placements; do
 for size in 1 65536; do
 	: >"$T/ng.$size"; : >"$T/ref.$size"
 	for r in $(seq "$rounds"); do
-		"${launch[@]}" "$ngauge" -x "$transport" -p pingpong -s $size -c "$count" -w 1000 -o "$T/r.json" >/dev/null ||
-			{ echo "ngauge failed"; exit 1; }
+		"${launch[@]}" "$ngauge" -x "$transport" -p pingpong --timer clock --pin $pin -s $size -c "$count" -w 1000 \
+			-o "$T/r.json" >/dev/null || { echo "ngauge failed"; exit 1; }
 		python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["latency_us"]["median"])' \
 			"$T/r.json" >>"$T/ng.$size"
-		"${launch[@]}" "$ref" $size "$count" | awk '/median_us/ {print $2}' >>"$T/ref.$size"
+		REF_PIN=$pin "${launch[@]}" "$ref" $size "$count" 1000 | awk '/median_us/ {print $2}' >>"$T/ref.$size"
 	done
 	ng=$(median <"$T/ng.$size"); rf=$(median <"$T/ref.$size")
 	ratio=$(awk -v a="$ng" -v b="$rf" 'BEGIN {printf "%.4f", a / b}')
-	printf "%-4s size %6d: ngauge median %8.3f us, reference %8.3f us, ratio %s (%d alternating rounds)\n" \
-		"$transport" "$size" "$ng" "$rf" "$ratio" "$rounds"
+	printf "%-4s cpus %s size %6d: ngauge median %8.3f us, reference %8.3f us, ratio %s (%d alternating rounds)\n" \
+		"$transport" "$pin" "$size" "$ng" "$rf" "$ratio" "$rounds"
 	echo "$transport $size $ratio" >>"$T/ratios"
+done
 done
 
 # NetPIPE, where installed, as a second reference (its own output format).

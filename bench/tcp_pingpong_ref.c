@@ -7,8 +7,9 @@
  *
  * SIZE accepts K/M/G suffixes (binary).  The process listens on an ephemeral
  * port of 127.0.0.1 and forks; the child connects and echoes.  Both sockets
- * have TCP_NODELAY and stay in blocking mode; a message is one write() loop
- * and one read() loop, nothing else.  WARMUP untimed round trips (default
+ * have TCP_NODELAY and stay in blocking mode; a message is one send() loop
+ * and one recv(MSG_WAITALL) loop, nothing else (the calls a TCP program that
+ * knows the message length makes).  WARMUP untimed round trips (default
  * COUNT/10, at least 10) are followed by COUNT timed ones, each timed on its
  * own with clock_gettime(CLOCK_MONOTONIC_RAW) (vDSO, the clock ngauge's
  * "clock" timer uses).  The parent prints one line,
@@ -24,6 +25,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -68,6 +70,31 @@ static int ref_parse_size(const char *s, size_t *out_p)
 	return 0;
 }
 
+/* REF_PIN="A,B": the process of role r (0: timing side, 1: echo side) runs
+ * on CPU number r of the list only, as `ngauge --pin A,B` places rank r. */
+static void ref_pin(int role)
+{
+	const char *s = getenv("REF_PIN");
+	cpu_set_t set;
+	int cpu = -1;
+
+	for (int r = 0; s && *s; r++) {
+		char *end;
+		long v = strtol(s, &end, 10);
+		if (end == s)
+			return;
+		if (r == role)
+			cpu = (int)v;
+		s = *end == ',' ? end + 1 : end;
+	}
+	if (cpu < 0)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		perror("REF_PIN");
+}
+
 static int ref_cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -86,7 +113,7 @@ static inline uint64_t ref_now_ns(void)
 static int ref_write(int fd, const char *p, size_t len)
 {
 	while (len) {
-		ssize_t n = write(fd, p, len);
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -101,7 +128,7 @@ static int ref_write(int fd, const char *p, size_t len)
 static int ref_read(int fd, char *p, size_t len)
 {
 	while (len) {
-		ssize_t n = read(fd, p, len);
+		ssize_t n = recv(fd, p, len, MSG_WAITALL);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -180,9 +207,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (pid == 0) {
+		ref_pin(1);
 		close(lfd);
 		_exit(ref_echo(&sin, buf, size, warmup + count));
 	}
+	ref_pin(0);
 	fd = accept(lfd, NULL, NULL);
 	close(lfd);
 	if (fd < 0 || ref_nodelay(fd)) {

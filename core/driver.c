@@ -24,6 +24,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,8 @@ static const struct ng_option core_options[] = {
 	{"client", NG_OPT_STRING, NULL, "connect to a --server on HOST", NULL, "HOST"},
 	{"port", NG_OPT_INT, "5217", "bootstrap port of --server/--client", NULL, "PORT"},
 	{"bind", NG_OPT_STRING, NULL, "bootstrap address --server listens on (default: all)", NULL, "ADDR"},
+	{"pin", NG_OPT_STRING, NULL, "run rank r on CPU LIST[r mod length], e.g. 0,1 (default: unpinned)", NULL,
+	 "LIST"},
 	{"timeout", NG_OPT_DOUBLE, "8", "seconds after which a silent peer counts as lost", NULL, "SEC"},
 	{"help", NG_OPT_FLAG, NULL, "this help (-h)", NULL, NULL},
 	{"version", NG_OPT_FLAG, NULL, "print the version (-V)", NULL, NULL},
@@ -369,6 +372,42 @@ static int status_exit(ng_status st)
 	}
 }
 
+/* Parses --pin's CPU list; returns its length, or -1 (reported) when malformed. */
+static int pin_parse(const char *list, int *cpus, int max)
+{
+	int n = 0;
+	for (const char *p = list; *p;) {
+		char *end;
+		long v = strtol(p, &end, 10);
+		if (end == p || v < 0 || v >= CPU_SETSIZE || n == max || (*end && *end != ',')) {
+			ng_error("--pin expects CPU numbers separated by commas, e.g. 0,1; got '%s'", list);
+			return -1;
+		}
+		cpus[n++] = (int)v;
+		p = *end ? end + 1 : end;
+	}
+	if (n == 0)
+		ng_error("--pin expects at least one CPU number");
+	return n ? n : -1;
+}
+
+/* Binds this rank to its CPU of the --pin list. */
+static int pin_rank(const char *list, int rank)
+{
+	int cpus[256], n = pin_parse(list, cpus, 256);
+	cpu_set_t set;
+
+	if (n < 0)
+		return -1;
+	CPU_ZERO(&set);
+	CPU_SET(cpus[rank % n], &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		ng_error("--pin: cannot run rank %d on CPU %d: %s", rank, cpus[rank % n], strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /* Re-runs this command under mpiexec for modules that need an MPI launch. */
 static int relaunch_mpi(const struct plan *p, int argc, char **argv)
 {
@@ -480,6 +519,10 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct 
 	}
 	if (boot->size > 1)
 		ng_log_set_rank(boot->rank);
+	if (ng_args_str(a, "pin") && pin_rank(ng_args_str(a, "pin"), boot->rank)) {
+		code = EXIT_USAGE;
+		goto out_boot;
+	}
 	if (check_ranks(p, boot->size, boot->rank, how)) {
 		code = EXIT_USAGE;
 		goto out_boot;
@@ -783,6 +826,11 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 	if (!(p.timeout > 0)) {
 		ng_error("--timeout must be positive");
 		goto out;
+	}
+	if (ng_args_str(&a, "pin")) {
+		int cpus[256];
+		if (pin_parse(ng_args_str(&a, "pin"), cpus, 256) < 0)
+			goto out;
 	}
 	p.output = ng_args_str(&a, "output");
 	if (p.output && !(preboot && preboot->rank != 0) && ng_results_probe(p.output, err, sizeof(err))) {

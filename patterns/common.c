@@ -266,6 +266,28 @@ void ng_stats_unpack(const double *in, struct ng_stats *st_p)
 	st_p->ci_exact = in[9] != 0.0;
 }
 
+void ng_stats_unpack_n(const double *in, size_t n, struct ng_stats *sts)
+{
+	for (size_t i = 0; i < n; i++)
+		ng_stats_unpack(in + i * NG_STATS_PACKED, &sts[i]);
+}
+
+/* A zero-filled buffer for a bootstrap collective: the @n statistics of @sts
+ * packed, then @extra doubles.  NULL when out of memory (reported as "out of
+ * memory @doing statistics"). */
+static double *ng_stats_stage(const struct ng_stats *sts, size_t n, size_t extra, const char *doing)
+{
+	double *buf = calloc(n * NG_STATS_PACKED + extra + 1, sizeof(*buf));
+
+	if (!buf) {
+		ng_error("out of memory %s statistics", doing);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		ng_stats_pack(&sts[i], buf + i * NG_STATS_PACKED);
+	return buf;
+}
+
 ng_status ng_stats_gather(struct ng_boot *b, const struct ng_stats *mine, size_t k, struct ng_stats *all)
 {
 	size_t nranks = (size_t)b->size, per = k * NG_STATS_PACKED;
@@ -273,17 +295,12 @@ ng_status ng_stats_gather(struct ng_boot *b, const struct ng_stats *mine, size_t
 	ng_status st;
 
 	/* [0, per): this rank's packed stats; [per, per + nranks * per): all. */
-	buf = calloc(per + nranks * per + 1, sizeof(*buf));
-	if (!buf) {
-		ng_error("out of memory gathering statistics");
+	buf = ng_stats_stage(mine, k, nranks * per, "gathering");
+	if (!buf)
 		return NG_ERR_NOMEM;
-	}
-	for (size_t i = 0; i < k; i++)
-		ng_stats_pack(&mine[i], buf + i * NG_STATS_PACKED);
 	st = ng_boot_allgather(b, buf, per * sizeof(*buf), buf + per);
 	if (st == NG_OK)
-		for (size_t i = 0; i < nranks * k; i++)
-			ng_stats_unpack(buf + per + i * NG_STATS_PACKED, &all[i]);
+		ng_stats_unpack_n(buf + per, nranks * k, all);
 	free(buf);
 	return st;
 }
@@ -293,17 +310,12 @@ ng_status ng_stats_bcast(struct ng_boot *b, int root, struct ng_stats *sts, size
 	double *buf;
 	ng_status st;
 
-	buf = malloc(n * NG_STATS_PACKED * sizeof(*buf) + 1);
-	if (!buf) {
-		ng_error("out of memory sharing statistics");
+	buf = ng_stats_stage(sts, n, 0, "sharing");
+	if (!buf)
 		return NG_ERR_NOMEM;
-	}
-	for (size_t i = 0; i < n; i++)
-		ng_stats_pack(&sts[i], buf + i * NG_STATS_PACKED);
 	st = ng_boot_bcast(b, root, buf, n * NG_STATS_PACKED * sizeof(*buf));
 	if (st == NG_OK)
-		for (size_t i = 0; i < n; i++)
-			ng_stats_unpack(buf + i * NG_STATS_PACKED, &sts[i]);
+		ng_stats_unpack_n(buf, n, sts);
 	free(buf);
 	return st;
 }

@@ -153,6 +153,8 @@ ng_status ng_samples_gather(struct ng_boot *b, const double *mine, size_t n, dou
 
 void ng_stats_pack(const struct ng_stats *st, double *out);
 void ng_stats_unpack(const double *in, struct ng_stats *st_p);
+/* @n statistics packed one after the other at @in into @sts[0..n). */
+void ng_stats_unpack_n(const double *in, size_t n, struct ng_stats *sts);
 
 /*
  * Collective: every rank contributes @k statistics from @mine; @all

@@ -374,8 +374,7 @@ static ng_status ng_onen_report(struct ng_onen *o, size_t size)
 		ng_error("%s: out of memory building the result row", o->name);
 		return NG_ERR_NOMEM;
 	}
-	for (size_t i = 0; i < (size_t)o->nranks * 2; i++)
-		ng_stats_unpack(o->packed + i * NG_STATS_PACKED, &pcs[i]);
+	ng_stats_unpack_n(o->packed, (size_t)o->nranks * 2, pcs);
 	clients = ng_onen_clients_json(o, pcs);
 	free(pcs);
 	if (!clients)
@@ -530,26 +529,22 @@ static ng_status ng_onen_run_n1(const struct ng_pattern *p, struct ng_run *run)
 	return ng_onen_run(run, NG_ONEN_N1, p->name);
 }
 
+/* What 1n and n1 share: the same loop seen from two sides, so the same needs
+ * and defaults (initializers of struct ng_pattern). */
+#define NG_ONEN_PATTERN_COMMON                                                                               \
+	.options = NULL, .needs = NG_CAP_CHANNEL, .min_ranks = 2, .max_ranks = 0, .even_ranks = false,       \
+	.default_sizes = "1-1M"
+
 const struct ng_pattern ng_pattern_1n = {
 	.name = "1n",
 	.desc = "one random server sends to all other ranks, each replies; round time and bandwidth",
-	.options = NULL,
-	.needs = NG_CAP_CHANNEL,
-	.min_ranks = 2,
-	.max_ranks = 0,
-	.even_ranks = false,
-	.default_sizes = "1-1M",
+	NG_ONEN_PATTERN_COMMON,
 	.run = ng_onen_run_1n,
 };
 
 const struct ng_pattern ng_pattern_n1 = {
 	.name = "n1",
 	.desc = "all ranks send to one random server, which replies to each; round time and bandwidth",
-	.options = NULL,
-	.needs = NG_CAP_CHANNEL,
-	.min_ranks = 2,
-	.max_ranks = 0,
-	.even_ranks = false,
-	.default_sizes = "1-1M",
+	NG_ONEN_PATTERN_COMMON,
 	.run = ng_onen_run_n1,
 };

@@ -1556,11 +1556,12 @@ static void ng_plot_usage(FILE *f)
 	      f);
 }
 
-/* The value of option @name at argv[*i] ("-o X", "--output X", "--output=X",
- * "-oX"), advancing *i; NULL when argv[*i] is not that option.  A missing
- * value is reported and sets *bad_p. */
+/* The value of option @longname (or @shortname, NULL when none) at argv[*i]
+ * ("-o X", "--output X", "--output=X", "-oX"), advancing *i; NULL when
+ * argv[*i] is not that option.  A missing value is reported as
+ * "ARGV0: OPTION needs @what (see ngauge ARGV0 --help)" and sets *bad_p. */
 static const char *ng_opt_value(int argc, char **argv, int *i, const char *shortname, const char *longname,
-                                bool *bad_p)
+                                const char *what, bool *bad_p)
 {
 	const char *a = argv[*i];
 	size_t len = strlen(longname);
@@ -1572,81 +1573,128 @@ static const char *ng_opt_value(int argc, char **argv, int *i, const char *short
 	if (strcmp(a, longname) != 0 && !(shortname && strcmp(a, shortname) == 0))
 		return NULL;
 	if (*i + 1 >= argc) {
-		ng_error("%s: %s needs a value (see ngauge %s --help)", argv[0], a, argv[0]);
+		ng_error("%s: %s needs %s (see ngauge %s --help)", argv[0], a, what, argv[0]);
 		*bad_p = true;
 		return NULL;
 	}
 	return argv[++*i];
 }
 
-/* The default output: FILE with ".json" replaced by @ext, or @ext appended. */
-static char *ng_default_out(const char *file, const char *ext)
+int ng_plot_cmdline(struct ng_plot_cmdline *cl, int argc, char **argv)
+{
+	bool bad = false, dashdash = false;
+	const char *v;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (dashdash || a[0] != '-' || !a[1]) {
+			cl->paths[cl->npaths++] = argv[i];
+		} else if (strcmp(a, "--") == 0) {
+			dashdash = true;
+		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			cl->usage(stdout);
+			return 0;
+		} else if ((v = ng_opt_value(argc, argv, &i, "-o", "--output", cl->out_what, &bad))) {
+			cl->out = v;
+		} else if (bad) {
+			return 2;
+		} else {
+			int own = cl->own ? cl->own(cl->own_data, argc, argv, &i) : 0;
+
+			if (own < 0)
+				return 2;
+			if (own == 0) {
+				ng_error("%s: unknown option %s (see ngauge %s --help)", argv[0], a, argv[0]);
+				return 2;
+			}
+		}
+	}
+	if (!cl->npaths) {
+		ng_error("%s: no result file given (see ngauge %s --help)", argv[0], argv[0]);
+		return 2;
+	}
+	return -1;
+}
+
+int ng_plot_stem_len(const char *file)
 {
 	size_t len = strlen(file);
 
 	if (len > 5 && strcmp(file + len - 5, ".json") == 0)
 		len -= 5;
-	return ng_xasprintf("%.*s%s", (int)len, file, ext);
+	return (int)len;
+}
+
+/* plot's own options. */
+struct ng_plot_opts {
+	const char **labels; /* --label NAME, in order */
+	size_t nlabels;
+	struct ng_plot_req *req; /* --kind KIND into req->kind */
+};
+
+/* ng_plot_cmdline's @own for plot: --label NAME, --kind KIND. */
+static int ng_plot_own(void *data, int argc, char **argv, int *i)
+{
+	struct ng_plot_opts *po = data;
+	bool bad = false;
+	const char *v;
+	size_t k;
+
+	if ((v = ng_opt_value(argc, argv, i, NULL, "--label", "a value", &bad))) {
+		po->labels[po->nlabels++] = v;
+		return 1;
+	}
+	if (bad)
+		return -1;
+	if ((v = ng_opt_value(argc, argv, i, NULL, "--kind", "a value", &bad))) {
+		for (k = 0; k < sizeof(ng_kind_names) / sizeof(ng_kind_names[0]); k++) {
+			if (strcmp(v, ng_kind_names[k]) == 0)
+				break;
+		}
+		if (k == sizeof(ng_kind_names) / sizeof(ng_kind_names[0])) {
+			ng_error("plot: unknown --kind \"%s\" (auto, latency, bandwidth, overhead)", v);
+			return -1;
+		}
+		po->req->kind = (enum ng_plot_kind)k;
+		return 1;
+	}
+	return bad ? -1 : 0;
 }
 
 int ng_plot_main(int argc, char **argv)
 {
 	char **paths = ng_xcalloc((size_t)argc, sizeof(*paths));
 	const char **labels = ng_xcalloc((size_t)argc, sizeof(*labels));
-	struct ng_plot_file *files = NULL;
 	struct ng_plot_req req = { .kind = NG_PLOT_KIND_AUTO };
-	size_t npaths = 0, nlabels = 0, nloaded = 0, k;
-	const char *out = NULL, *v;
+	struct ng_plot_opts po = { .labels = labels, .req = &req };
+	struct ng_plot_cmdline cl = {
+		.usage = ng_plot_usage,
+		.out_what = "a value",
+		.own = ng_plot_own,
+		.own_data = &po,
+		.paths = paths,
+	};
+	struct ng_plot_file *files = NULL;
+	size_t npaths, nlabels, nloaded = 0, k;
+	const char *out;
 	char *out_default = NULL, *gnuplot = NULL;
-	bool bad = false, dashdash = false;
 	ng_status rc;
-	int i, status = 2;
+	int status;
 
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (dashdash || a[0] != '-' || !a[1]) {
-			paths[npaths++] = argv[i];
-		} else if (strcmp(a, "--") == 0) {
-			dashdash = true;
-		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			ng_plot_usage(stdout);
-			status = 0;
-			goto out_free_args;
-		} else if ((v = ng_opt_value(argc, argv, &i, "-o", "--output", &bad))) {
-			out = v;
-		} else if ((v = ng_opt_value(argc, argv, &i, NULL, "--label", &bad))) {
-			labels[nlabels++] = v;
-		} else if ((v = ng_opt_value(argc, argv, &i, NULL, "--kind", &bad))) {
-			for (k = 0; k < sizeof(ng_kind_names) / sizeof(ng_kind_names[0]); k++) {
-				if (strcmp(v, ng_kind_names[k]) == 0)
-					break;
-			}
-			if (k == sizeof(ng_kind_names) / sizeof(ng_kind_names[0])) {
-				ng_error("plot: unknown --kind \"%s\" (auto, latency, bandwidth, overhead)",
-				         v);
-				goto out_free_args;
-			}
-			req.kind = (enum ng_plot_kind)k;
-		} else if (bad) {
-			goto out_free_args;
-		} else {
-			ng_error("plot: unknown option %s (see ngauge plot --help)", a);
-			goto out_free_args;
-		}
-		if (bad)
-			goto out_free_args;
-	}
-	if (!npaths) {
-		ng_error("plot: no result file given (see ngauge plot --help)");
+	status = ng_plot_cmdline(&cl, argc, argv);
+	if (status >= 0)
 		goto out_free_args;
-	}
+	status = 2;
+	npaths = cl.npaths;
+	nlabels = po.nlabels;
+	out = cl.out;
 	if (nlabels > npaths) {
 		ng_error("plot: %zu --label values for %zu files", nlabels, npaths);
 		goto out_free_args;
 	}
 	if (!out)
-		out = out_default = ng_default_out(paths[0], ".pdf");
+		out = out_default = ng_xasprintf("%.*s.pdf", ng_plot_stem_len(paths[0]), paths[0]);
 	if (!ng_term_of(out)) {
 		ng_error("plot: %s: unknown figure type (the name must end in .pdf, .svg, .png or .tex)",
 		         out);

@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "../core/status.h"
 
@@ -86,5 +87,36 @@ bool ng_plot_is_stats(const json_t *v);
 bool ng_plot_is_param(const json_t *v);
 /* "ci95": [lo, hi] of @o into lo/hi (NaN when absent or malformed). */
 void ng_plot_ci(const json_t *o, double *lo_p, double *hi_p);
+
+/* ---- the command lines of plot and report ------------------------------ */
+
+/* What ng_plot_cmdline() needs and finds. */
+struct ng_plot_cmdline {
+	void (*usage)(FILE *f); /* --help */
+	const char *out_what;   /* how "-o needs ..." names the missing value */
+	/* The command's own option at argv[*i], advancing *i past its value:
+	 * returns 1 when taken, 0 when it is not one of them, -1 after an error
+	 * (reported).  NULL: none. */
+	int (*own)(void *own_data, int argc, char **argv, int *i);
+	void *own_data;
+	char **paths;    /* [argc], from the caller: receives the FILEs (borrowed from argv) */
+	size_t npaths;   /* 0 before */
+	const char *out; /* -o, --output OUT; NULL before and when not given */
+};
+
+/*
+ * Parses the command line of plot or report (argv[0] is the command's name):
+ * FILEs (every word after "--", "-", and words not starting with '-'),
+ * -h/--help (prints @usage on stdout), -o/--output OUT ("-oOUT",
+ * "--output=OUT" too) and the command's own options.  Returns -1 to go on
+ * (at least one FILE), else the exit status: 0 after --help, 2 after a usage
+ * error (reported: "CMD: unknown option X", "CMD: no result file given", a
+ * missing value).
+ */
+int ng_plot_cmdline(struct ng_plot_cmdline *cl, int argc, char **argv);
+
+/* The default output's stem: the length of @file without a final ".json"
+ * (print it with "%.*s" and append the output's extension). */
+int ng_plot_stem_len(const char *file);
 
 #endif

@@ -612,54 +612,27 @@ static void ng_report_usage(FILE *f)
 int ng_report_main(int argc, char **argv)
 {
 	char **paths = calloc((size_t)argc, sizeof(*paths));
+	struct ng_plot_cmdline cl = { .usage = ng_report_usage, .out_what = "a file name", .paths = paths };
 	struct ng_report r = { 0 };
 	struct ng_plot_file *files = NULL;
-	size_t npaths = 0, nloaded = 0, k, len;
-	const char *out = NULL, *tmproot;
+	size_t npaths, nloaded = 0, k;
+	const char *out, *tmproot;
 	char *out_default = NULL, *out_tmp = NULL, *gnuplot = NULL;
-	bool dashdash = false;
-	int i, status = 2;
+	int status;
 	ng_status rc;
 
 	if (!paths) {
 		ng_error("out of memory");
 		return 1;
 	}
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (dashdash || a[0] != '-' || !a[1]) {
-			paths[npaths++] = argv[i];
-		} else if (strcmp(a, "--") == 0) {
-			dashdash = true;
-		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			ng_report_usage(stdout);
-			status = 0;
-			goto out_free_args;
-		} else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-			if (i + 1 >= argc) {
-				ng_error("report: %s needs a file name (see ngauge report --help)", a);
-				goto out_free_args;
-			}
-			out = argv[++i];
-		} else if (strncmp(a, "--output=", 9) == 0) {
-			out = a + 9;
-		} else if (strncmp(a, "-o", 2) == 0) {
-			out = a + 2;
-		} else {
-			ng_error("report: unknown option %s (see ngauge report --help)", a);
-			goto out_free_args;
-		}
-	}
-	if (!npaths) {
-		ng_error("report: no result file given (see ngauge report --help)");
+	status = ng_plot_cmdline(&cl, argc, argv);
+	if (status >= 0)
 		goto out_free_args;
-	}
+	status = 2;
+	npaths = cl.npaths;
+	out = cl.out;
 	if (!out) {
-		len = strlen(paths[0]);
-		if (len > 5 && strcmp(paths[0] + len - 5, ".json") == 0)
-			len -= 5;
-		if (asprintf(&out_default, "%.*s.html", (int)len, paths[0]) < 0)
+		if (asprintf(&out_default, "%.*s.html", ng_plot_stem_len(paths[0]), paths[0]) < 0)
 			goto out_nomem;
 		out = out_default;
 	}

@@ -35,7 +35,6 @@ ng_status ng_ib_conf_read(const struct ng_module_env *env, const char *who, stru
 
 	memset(cf, 0, sizeof(*cf));
 	cf->dev.who = who;
-	cf->dev.rank = env->boot->rank;
 	cf->dev.dev = ng_args_str(a, "ib-dev");
 	if (ng_args_given(a, "ib-port") && (port < 1 || port > 255)) {
 		if (env->boot->rank == 0)

@@ -84,9 +84,10 @@ static inline void ng_ib_req_init(struct ng_ib_req *r, int peer, const void *buf
 	};
 }
 
+/* Completes @r.  Leaves ->next alone: a request completed at the head of a
+ * queue is popped afterwards. */
 static inline void ng_ib_req_done(struct ng_ib_req *r, ng_status st)
 {
-	r->next = NULL;
 	r->status = st;
 	r->state = NG_IB_DONE;
 }

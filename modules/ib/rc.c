@@ -577,9 +577,9 @@ static void ng_rc_deliver(struct ng_rc *t, struct ng_rc_peer *p, uint64_t s)
 			st = ng_rc_truncated(t, p, SIZE_MAX, r->len);
 	}
 	m->done = true;
-	ng_ib_queue_pop(&p->rq);
 	if (p->cts_next == r)
 		p->cts_next = r->next;
+	ng_ib_queue_pop(&p->rq);
 	ng_ib_req_done(r, st);
 }
 
@@ -777,9 +777,15 @@ static inline void ng_rc_check(struct ng_rc *t, struct ng_ib_req *r)
 {
 	struct ng_rc_peer *p;
 
-	if (r->state != NG_IB_POSTED)
+	if (r->state == NG_IB_DONE)
 		return;
 	p = &t->peers[r->peer];
+	if (r->state == NG_IB_QUEUED) {
+		/* In a queue until posted or failed; a failed peer dropped them all. */
+		if (p->err)
+			ng_ib_req_done(r, p->err);
+		return;
+	}
 	if (ng_ibv_qp_is_done(&p->q, r->wr)) {
 		ng_status st = NG_OK;
 

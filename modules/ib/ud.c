@@ -402,6 +402,8 @@ static void ng_ud_progress(struct ng_ud *u, int hint)
 
 static inline void ng_ud_check(struct ng_ud *u, struct ng_ib_req *r)
 {
+	if (r->state == NG_IB_QUEUED && u->peers[r->peer].err)
+		ng_ib_req_done(r, u->peers[r->peer].err);
 	if (r->state != NG_IB_POSTED)
 		return;
 	if (ng_ibv_qp_is_done(&u->q, r->wr))

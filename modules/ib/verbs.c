@@ -23,7 +23,7 @@
 
 static const char ng_ibv_howto[] =
     "to try ngauge without an RDMA adapter, create a Soft-RoCE device on an Ethernet interface: "
-    "'rdma link add rxe0 type rxe netdev IFACE' (modprobe rdma_rxe first; see doc/verbs.md)";
+    "'rdma link add rxe0 type rxe netdev IFACE' (modprobe rdma_rxe first; see README.md)";
 
 uint64_t ng_ibv_now_ns(void)
 {
@@ -315,7 +315,6 @@ ng_status ng_ibv_open(struct ng_ibv *v, const struct ng_ibv_conf *cf, struct ng_
 
 	memset(v, 0, sizeof(*v));
 	v->who = cf->who;
-	v->rank = cf->rank;
 	v->gid_index = -1;
 	memset(&mine, 0, sizeof(mine));
 	mine.status = (int32_t)ng_ibv_open_local(v, cf, mine.msg, sizeof(mine.msg));

@@ -51,7 +51,6 @@ struct ng_ibv_conf {
 	const char *dev; /* device name, NULL or "": automatic */
 	int port;        /* 0: automatic */
 	int gid_index;   /* -1: automatic */
-	int rank;        /* for messages */
 };
 
 /* One registered block handed out by ng_ibv_mem_alloc. */
@@ -65,7 +64,6 @@ struct ng_ibv_mem {
 /* An opened device port and its registered memory. */
 struct ng_ibv {
 	const char *who;
-	int rank;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_device_attr dattr;

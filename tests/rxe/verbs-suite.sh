@@ -4,8 +4,9 @@
 #
 # 1. Patterns over ibrc and ibuc (--ib-mode send and write) and ibud, all ranks on the one device rxe0:
 #    pingpong with 2 and 4 ranks, 1n and n1 with 3, all with --verify over odd sizes around the eager
-#    limit up to 1 MiB (ibud: up to its datagram limit, the MTU minus 40). The JSON results are checked:
-#    complete, one row per size, the count, the module, --verify on.
+#    limit up to 1 MiB (ibud: up to its datagram limit, the MTU minus 40); mpbibw over ibrc with tiny
+#    rings (flow control). The JSON results are checked: complete, one row per size, the count, the
+#    module and mode, --verify on.
 # 2. Faults: a size above ibud's limit and a wrong --ib-dev are refused (exit 2, the devices named); a
 #    rank killed mid-run makes the survivor report the lost rank and exit non-zero within 10 s.
 # 3. valgrind: a short ibrc run with no "definitely lost" block and no memory error.
@@ -81,12 +82,12 @@ ud_sizes=1,3,17,255,$((ud_max - 1)),$ud_max
 # (then every message waits for a scheduler tick); the spinning default is used in section 4.
 common=(--timeout 10 -c 2 -w 1 --verify --ib-poll yield)
 : >"$W/expect.txt"
-# pattern RUN_NAME NP PATTERN SIZES MODULE_ARGS...: one run; its JSON is checked below
+# pattern RUN_NAME NP PATTERN SIZES -x MODULE --ib-mode MODE: one run; its JSON is checked below
 pattern() {
     local name=$1 np=$2 pat=$3 sizes=$4
     shift 4
     if run "$name" 0 "$N" --np "$np" -p "$pat" -s "$sizes" "${common[@]}" -o "$W/$name.json" "$@"; then
-        printf '%s %s %s %s %s\n' "$W/$name.json" "$2" "$pat" "$np" "$sizes" >>"$W/expect.txt"
+        printf '%s %s %s %s %s %s\n' "$W/$name.json" "$2" "$4" "$pat" "$np" "$sizes" >>"$W/expect.txt"
     fi
 }
 
@@ -104,6 +105,12 @@ for cfg in "ibrc send 1048576" "ibrc write 1048575" "ibuc send 1048575" "ibuc wr
     pattern "$mod-$mode-n1-3" 3 n1 "$s_mid" -x "$mod" --ib-mode "$mode"
 done
 
+# Flow control under pressure: 64 messages in flight each way (mpbibw) against 4-slot rings, most of them
+# by rendezvous: credits, unexpected messages, the CTS window.
+for mode in send write; do
+    pattern "ibrc-$mode-mpbibw-ring4" 2 mpbibw 1,63,65,8193 -x ibrc --ib-mode "$mode" --ib-ring 4 --ib-eager 64
+done
+
 # Every result: complete, --verify on, one row per requested size with the requested count, the module.
 python3 - "$W/expect.txt" <<'PY' || fail "JSON results (see above)"
 import json, sys
@@ -114,7 +121,7 @@ def size_of(tok):
 
 bad = 0
 for line in open(sys.argv[1]):
-    path, module, pattern, np, sizes = line.split()
+    path, module, mode, pattern, np, sizes = line.split()
     want = [size_of(t) for t in sizes.split(",")]
     try:
         r = json.load(open(path))
@@ -124,6 +131,7 @@ for line in open(sys.argv[1]):
         if r["module"] != module or r["pattern"] != pattern: problems.append("module/pattern")
         if r["ranks"] != int(np): problems.append("ranks %s" % r["ranks"])
         if r["parameters"].get("verify") is not True: problems.append("--verify not recorded")
+        if r["parameters"].get("ib-mode") != mode: problems.append("ib-mode %r" % r["parameters"].get("ib-mode"))
         if [row["size"] for row in rows] != want: problems.append("sizes %s" % [row["size"] for row in rows])
         if any(row["count"] != 2 for row in rows): problems.append("counts")
         if not r["env"]["device"].startswith("rxe0 port 1 gid"): problems.append("device %r" % r["env"]["device"])

@@ -1,0 +1,460 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The machinery of the parameter assessments; the contract is in assess.h. */
+#include "assess.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NG_AS_MIN_REPS 8    /* probe rounds and first batch (CI needs >= 6) */
+#define NG_AS_MAX_REPS 1000 /* adaptive sampling stops here */
+#define NG_AS_WARMUP   4    /* default warm-up rounds per kind and size */
+
+/* The control record every rank contributes after a batch. */
+enum {
+	NG_AS_C_GO,    /* client: 1 when time and round limits allow another batch */
+	NG_AS_C_BATCH, /* client: rounds of each kind in the next batch */
+	NG_AS_C_DELAY, /* client: d in microseconds */
+	NG_AS_C_SCALE, /* client: the CI target's scale */
+	NG_AS_C_HW,    /* each: largest CI half-width it measured (us) */
+	NG_AS_C_N
+};
+
+/* ---- timed rounds ------------------------------------------------------ */
+
+static size_t ng_as_msgs(const struct ng_as *as, enum ng_as_kind kind)
+{
+	return kind == NG_AS_SINGLE ? 1 : as->n;
+}
+
+/* Samples per OS or OR round. */
+static size_t ng_as_per_round(const struct ng_as *as)
+{
+	return as->ops->per_call ? as->n : 1;
+}
+
+static ng_status ng_as_client_round(struct ng_as *as, enum ng_as_kind kind, size_t size, uint64_t d_ticks,
+                                    bool timed)
+{
+	const struct ng_timer *tm = as->tm;
+	struct ng_comm *c = as->c;
+	size_t nmsg = ng_as_msgs(as, kind);
+	void *sbuf = as->bufs.send, *rbuf = as->bufs.recv;
+	uint64_t tag = ng_verify_tag(size, as->me, as->round), t0 = 0, t1 = 0;
+	ng_status st = NG_OK;
+
+	if (as->run->verify)
+		ng_verify_fill(sbuf, size, tag);
+
+	if (kind == NG_AS_OS) {
+		st = as->ops->client_os(as, size, d_ticks, timed);
+	} else {
+		t0 = ng_timer_now(tm);
+		for (size_t k = 0; k < nmsg && st == NG_OK; k++)
+			st = ng_send(c, as->peer, sbuf, size);
+		if (st == NG_OK)
+			st = ng_recv(c, as->peer, rbuf, size);
+		t1 = ng_timer_now(tm);
+	}
+	if (st != NG_OK)
+		return st;
+
+	as->round++;
+	if (as->run->verify) {
+		st = ng_verify_check(rbuf, size, tag, as->peer);
+		if (st != NG_OK)
+			return st;
+	}
+	if (!timed)
+		return NG_OK;
+	switch (kind) {
+	case NG_AS_SINGLE:
+		as->single[as->nsingle++] = ng_timer_us(tm, t1 - t0);
+		break;
+	case NG_AS_TRAIN:
+		as->train[as->ntrain++] = ng_timer_us(tm, t1 - t0);
+		break;
+	case NG_AS_OS:
+		break; /* ops->client_os keeps its samples */
+	case NG_AS_OR:
+		for (size_t k = 0; k < ng_as_per_round(as); k++)
+			as->orr[as->nor++] = 0.0; /* the server's figures */
+		break;
+	}
+	return NG_OK;
+}
+
+/* Posts the receives of a round of @kind into bank as->bank. */
+static ng_status ng_as_post(struct ng_as *as, enum ng_as_kind kind, size_t size)
+{
+	size_t nmsg = ng_as_msgs(as, kind);
+	ng_status st;
+
+	for (size_t k = 0; k < nmsg; k++) {
+		st = ng_irecv(as->c, as->peer, ng_as_slot(as, as->bank, k), size, &as->reqs[k]);
+		if (st != NG_OK)
+			return st;
+	}
+	return NG_OK;
+}
+
+/*
+ * Server side of one round.  @next: the kind of the following round in this
+ * batch, or -1; its receives are posted before the reply.
+ */
+static ng_status ng_as_server_round(struct ng_as *as, enum ng_as_kind kind, int next, size_t size,
+                                    uint64_t d_ticks, bool timed)
+{
+	struct ng_comm *c = as->c;
+	size_t nmsg = ng_as_msgs(as, kind);
+	unsigned bank = as->bank;
+	ng_status st = NG_OK;
+
+	if (kind == NG_AS_OR) {
+		st = as->ops->server_or(as, size, d_ticks, timed);
+	} else if (as->prepost) {
+		st = ng_waitall(c, as->reqs, nmsg);
+	} else {
+		for (size_t k = 0; k < nmsg && st == NG_OK; k++)
+			st = ng_recv(c, as->peer, ng_as_slot(as, bank, k), size);
+	}
+	if (st != NG_OK)
+		return st;
+
+	as->bank ^= 1u;
+	if (as->prepost && next >= 0 && next != NG_AS_OR) {
+		st = ng_as_post(as, (enum ng_as_kind)next, size);
+		if (st != NG_OK)
+			return st;
+	}
+	st = ng_send(c, as->peer, ng_as_slot(as, bank, nmsg - 1), size);
+	if (st != NG_OK)
+		return st;
+
+	/* Off the client's critical path: after the reply. */
+	if (as->run->verify) {
+		uint64_t tag = ng_verify_tag(size, as->peer, as->round);
+
+		for (size_t k = 0; k < nmsg; k++) {
+			st = ng_verify_check(ng_as_slot(as, bank, k), size, tag, as->peer);
+			if (st != NG_OK)
+				return st;
+		}
+	}
+	as->round++;
+	return NG_OK;
+}
+
+/*
+ * One batch: @reps rounds of each of the @nkinds kinds, interleaved
+ * (kind 0, kind 1, ..., kind 0, ...); the first @untimed rounds of each kind
+ * are warm-up.
+ */
+static ng_status ng_as_batch(struct ng_as *as, const enum ng_as_kind *kinds, size_t nkinds, size_t reps,
+                             size_t untimed, size_t size, double d_us)
+{
+	uint64_t d_ticks = (uint64_t)(d_us * 1e3 / as->tm->ns_per_tick + 0.5);
+	size_t total = reps * nkinds;
+	ng_status st;
+
+	/* The server posts the first round's receives, then lets the client go
+	 * (1 byte from its otherwise unused send buffer). */
+	if (as->prepost) {
+		if (!as->client) {
+			st = ng_as_post(as, kinds[0], size);
+			if (st == NG_OK)
+				st = ng_send(as->c, as->peer, as->bufs.send, 1);
+		} else {
+			st = ng_recv(as->c, as->peer, as->bufs.recv, 1);
+		}
+		if (st != NG_OK)
+			return st;
+	}
+	for (size_t i = 0; i < total; i++) {
+		enum ng_as_kind kind = kinds[i % nkinds];
+		bool timed = i / nkinds >= untimed;
+
+		if (as->client) {
+			st = ng_as_client_round(as, kind, size, d_ticks, timed);
+		} else {
+			int next = i + 1 < total ? (int)kinds[(i + 1) % nkinds] : -1;
+
+			st = ng_as_server_round(as, kind, next, size, d_ticks, timed);
+		}
+		if (st != NG_OK)
+			return st;
+	}
+	return NG_OK;
+}
+
+/* ---- sampling control -------------------------------------------------- */
+
+/*
+ * After a batch: every rank contributes its control record, all decide the
+ * same.  Returns NG_OK with *more_p and the next batch size / delay in @ctl
+ * (the client's record).
+ */
+static ng_status ng_as_decide(struct ng_as *as, bool probe, size_t done, uint64_t t_size0,
+                              double size_budget_us, double per_round_us, double *ctl, bool *more_p)
+{
+	double mine[NG_AS_C_N] = {0}, all[2 * NG_AS_C_N];
+	const double *cl, *sv;
+	ng_status st;
+
+	if (as->client) {
+		double elapsed = ng_timer_us(as->tm, ng_timer_now(as->tm) - t_size0), batch, d;
+
+		as->ops->client_ctl(as, &d, &mine[NG_AS_C_SCALE], &mine[NG_AS_C_HW]);
+		if (!probe)
+			d = ctl[NG_AS_C_DELAY];
+		else if (as->delay_opt_us > 0.0)
+			d = as->delay_opt_us;
+		mine[NG_AS_C_DELAY] = d;
+		if (probe) {
+			/* The first real batch always runs. */
+			batch = (double)(as->fixed ? as->fixed : NG_AS_MIN_REPS);
+			mine[NG_AS_C_GO] = 1.0;
+		} else if (as->fixed) {
+			batch = 0.0;
+			mine[NG_AS_C_GO] = 0.0;
+		} else {
+			double left = size_budget_us - elapsed;
+			double cap = (double)(NG_AS_MAX_REPS - done);
+
+			batch = (double)done;
+			if (batch > cap)
+				batch = cap;
+			if (per_round_us > 0.0 && batch * per_round_us > left)
+				batch = floor(left / per_round_us);
+			mine[NG_AS_C_GO] = batch >= 1.0 ? 1.0 : 0.0;
+		}
+		mine[NG_AS_C_BATCH] = batch;
+	} else if (as->nor) {
+		mine[NG_AS_C_HW] = as->ops->server_hw(as);
+	}
+
+	st = ng_boot_allgather(as->run->boot, mine, sizeof(mine), all);
+	if (st != NG_OK)
+		return st;
+	cl = all + (size_t)(as->client ? as->me : as->peer) * NG_AS_C_N;
+	sv = all + (size_t)(as->client ? as->peer : as->me) * NG_AS_C_N;
+	memcpy(ctl, cl, sizeof(mine));
+	if (probe || as->fixed)
+		*more_p = cl[NG_AS_C_GO] > 0.0;
+	else
+		*more_p = cl[NG_AS_C_GO] > 0.0 &&
+		          fmax(cl[NG_AS_C_HW], sv[NG_AS_C_HW]) > as->ci_rel * cl[NG_AS_C_SCALE];
+	return NG_OK;
+}
+
+/* ---- one size ------------------------------------------------------------- */
+
+static ng_status ng_as_size(struct ng_as *as, size_t idx, size_t size)
+{
+	static const enum ng_as_kind probe_kinds[] = {NG_AS_SINGLE, NG_AS_TRAIN};
+	static const enum ng_as_kind all_kinds[] = {NG_AS_SINGLE, NG_AS_TRAIN, NG_AS_OS, NG_AS_OR};
+	struct ng_run *run = as->run;
+	uint64_t t_size0 = ng_timer_now(as->tm), t_b0;
+	double ctl[NG_AS_C_N] = {0}, size_budget = 0.0, per_round;
+	size_t done = 0, probe_reps = as->fixed && as->fixed < NG_AS_MIN_REPS ? as->fixed : NG_AS_MIN_REPS;
+	bool more;
+	ng_status st;
+
+	as->nsingle = as->ntrain = as->nos = as->nor = 0;
+	if (as->client) {
+		double used = ng_timer_us(as->tm, t_size0 - as->t_run0);
+
+		size_budget = (as->budget_us - used) / (double)(run->nsizes - idx);
+	}
+
+	st = ng_as_batch(as, probe_kinds, 2, as->warmup + probe_reps, as->warmup, size, 0.0);
+	if (st != NG_OK)
+		return st;
+	st = ng_as_decide(as, true, 0, t_size0, size_budget, 0.0, ctl, &more);
+	if (st != NG_OK)
+		return st;
+
+	while (more) {
+		size_t b = (size_t)ctl[NG_AS_C_BATCH];
+
+		t_b0 = ng_timer_now(as->tm);
+		st = ng_as_batch(as, all_kinds, 4, b, 0, size, ctl[NG_AS_C_DELAY]);
+		if (st != NG_OK)
+			return st;
+		done += b;
+		if (ng_cancelled(run))
+			return NG_ERR_CANCELLED;
+		per_round = ng_timer_us(as->tm, ng_timer_now(as->tm) - t_b0) / (double)b;
+		st = ng_as_decide(as, false, done, t_size0, size_budget, per_round, ctl, &more);
+		if (st != NG_OK)
+			return st;
+	}
+
+	/* The server's o_r samples to the reporting rank. */
+	st = ng_samples_gather(run->boot, as->orr, as->nor, as->all);
+	if (st != NG_OK)
+		return st;
+	if (as->client)
+		memcpy(as->orr, as->all + (size_t)as->peer * as->nor, as->nor * sizeof(*as->orr));
+	if (!ng_results_active(run->results))
+		return NG_OK;
+	return as->ops->report(as, size, ctl[NG_AS_C_DELAY]);
+}
+
+/* ---- setup --------------------------------------------------------------- */
+
+/* The pattern's option "NAME-@what" in @buf. */
+static const char *ng_as_opt(const struct ng_as *as, const char *what, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s-%s", as->ops->name, what);
+	return buf;
+}
+
+static ng_status ng_as_setup(struct ng_as *as)
+{
+	struct ng_run *run = as->run;
+	const struct ng_args *a = run->args;
+	const char *name = as->ops->name;
+	char opt[64];
+	long long n = ng_args_int(a, ng_as_opt(as, "n", opt, sizeof(opt)));
+	size_t max = ng_sizes_max(run), nslots, per;
+	ng_status st;
+
+	if (n < 2 || n > 100000) {
+		if (as->me == 0)
+			ng_error("%s: --%s-n must be between 2 and 100000, got %lld", name, name, n);
+		return NG_ERR_USAGE;
+	}
+	as->n = (size_t)n;
+	as->budget_us = ng_args_double(a, ng_as_opt(as, "budget", opt, sizeof(opt))) * 1e6;
+	as->ci_rel = ng_args_double(a, ng_as_opt(as, "ci", opt, sizeof(opt)));
+	as->delay_opt_us = ng_args_double(a, ng_as_opt(as, "delay", opt, sizeof(opt)));
+	if (!(as->budget_us >= 0.0) || !(as->ci_rel >= 0.0) || !(as->delay_opt_us >= 0.0)) {
+		if (as->me == 0)
+			ng_error("%s: --%s-budget, --%s-ci and --%s-delay must not be negative", name, name,
+			         name, name);
+		return NG_ERR_USAGE;
+	}
+	as->fixed = ng_args_given(a, "count") ? run->count : 0;
+	as->warmup = ng_args_given(a, "warmup") ? run->warmup : NG_AS_WARMUP;
+	as->cap = NG_AS_MIN_REPS + (as->fixed > NG_AS_MAX_REPS ? as->fixed : NG_AS_MAX_REPS);
+	as->stride = ng_slot_stride(max);
+	as->client = as->me == 0;
+	as->peer = 1 - as->me;
+	as->prepost = (run->comm->caps & NG_CAP_NONBLOCK) != 0;
+
+	/* OS and OR rounds may give n samples each. */
+	if (as->cap > SIZE_MAX / sizeof(double) / ng_as_per_round(as) / 2) {
+		ng_error("%s: -c %zu with --%s-n %zu is too many samples", name, as->fixed, name, as->n);
+		return NG_ERR_USAGE;
+	}
+	per = as->cap * ng_as_per_round(as);
+	as->single = calloc(as->cap, sizeof(double));
+	as->train = calloc(as->cap, sizeof(double));
+	as->os = calloc(per, sizeof(double));
+	as->orr = calloc(per, sizeof(double));
+	as->scratch = calloc(per, sizeof(double));
+	as->all = calloc(2 * per, sizeof(double));
+	as->reqs = calloc(as->n, sizeof(*as->reqs));
+	if (!as->single || !as->train || !as->os || !as->orr || !as->scratch || !as->all || !as->reqs)
+		goto err_nomem;
+	if (ng_results_active(run->results)) {
+		as->sizes = json_array();
+		if (!as->sizes)
+			goto err_nomem;
+	}
+	if (as->ops->setup) {
+		st = as->ops->setup(as);
+		if (st != NG_OK)
+			return st;
+	}
+
+	/* Client: one send buffer and the reply.  Server: two banks of n slots. */
+	nslots = as->client ? 1 : 2 * as->n;
+	if (!as->client && nslots > SIZE_MAX / as->stride) {
+		ng_error("%s: %zu slots of %zu bytes do not fit in memory", name, nslots, as->stride);
+		return NG_ERR_NOMEM;
+	}
+	return ng_bufs_alloc(run->comm, as->client ? max : 0, as->client ? max : nslots * as->stride,
+	                     &as->bufs);
+
+err_nomem:
+	ng_error("%s: out of memory", name);
+	return NG_ERR_NOMEM;
+}
+
+static void ng_as_teardown(struct ng_as *as)
+{
+	if (as->ops->teardown)
+		as->ops->teardown(as);
+	ng_bufs_free(as->run->comm, &as->bufs);
+	json_decref(as->sizes);
+	free(as->reqs);
+	free(as->all);
+	free(as->scratch);
+	free(as->orr);
+	free(as->os);
+	free(as->train);
+	free(as->single);
+}
+
+ng_status ng_as_run(struct ng_as *as, const struct ng_as_ops *ops, struct ng_run *run)
+{
+	ng_status st;
+
+	as->ops = ops;
+	as->run = run;
+	as->c = run->comm;
+	as->tm = run->timer;
+	as->me = run->boot->rank;
+	st = ng_sizes_check(run);
+	if (st != NG_OK)
+		return st;
+	st = ng_as_setup(as);
+	if (st != NG_OK)
+		goto out_teardown;
+	as->t_run0 = ng_timer_now(as->tm);
+
+	for (size_t i = 0; i < run->nsizes; i++) {
+		st = ng_sizes_sync(run);
+		if (st != NG_OK)
+			break;
+		st = ng_as_size(as, i, run->sizes[i]);
+		if (st != NG_OK)
+			break;
+		if (as->me == 0)
+			ng_progress(run, i + 1, run->nsizes, run->sizes[i]);
+	}
+	if (st == NG_OK && ng_results_active(run->results))
+		st = ops->finish(as);
+
+out_teardown:
+	ng_as_teardown(as);
+	return st;
+}
+
+/* ---- reporting ----------------------------------------------------------- */
+
+json_t *ng_as_param_json(const struct ng_param *p)
+{
+	json_t *o;
+
+	if (!ng_param_ok(p))
+		return json_pack("{s:n, s:s}", "value", "flag", p->flag);
+	o = json_pack("{s:f, s:[f, o]}", "value", p->value, "ci95", p->lo,
+	              isfinite(p->hi) ? json_real(p->hi) : json_null());
+	if (o && p->note[0])
+		json_object_set_new(o, "note", json_string(p->note));
+	return o;
+}
+
+void ng_as_human_size(size_t v, char *buf, size_t len)
+{
+	if (v >= (1u << 20) && v % (1u << 20) == 0)
+		snprintf(buf, len, "%zu MiB", v >> 20);
+	else if (v >= 1024 && v % 1024 == 0)
+		snprintf(buf, len, "%zu KiB", v >> 10);
+	else
+		snprintf(buf, len, "%zu B", v);
+}

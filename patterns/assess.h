@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The machinery the two parameter assessments (loggp, plogp) share.
+ *
+ * Two ranks: rank 0 is the client (it sends and decides), rank 1 the server.
+ * Per message size the client times rounds of four kinds, each ending with
+ * the server's reply (the echo of the last message), so rounds never overlap:
+ *
+ *   NG_AS_SINGLE  one message and the reply (loggp R1, plogp RTT);
+ *   NG_AS_TRAIN   n messages back to back and the reply (RN, GAP);
+ *   NG_AS_OS      n messages with busy-waits of d on the client's side
+ *                 (RND, OS): the send overhead;
+ *   NG_AS_OR      n messages back to back; the server busy-waits d before
+ *                 its receives (ROR, OR): the receive overhead.
+ *
+ * Shared here: settings (the options NAME-n, NAME-budget, NAME-ci,
+ * NAME-delay, -c, -w), buffers (two banks of n receive slots on the server,
+ * pre-posted where the module is non-blocking, a batch starting after the
+ * server's 1-byte "go"), the SINGLE and TRAIN rounds, the server's side of
+ * every round but its OR receives, batches of interleaved rounds, the probe
+ * and the adaptive sampling until the 95% CI half-widths are at most
+ * NAME-ci times the scale, or 1000 rounds, or the size's share of the
+ * budget is spent, and the loop over the sizes.
+ *
+ * A pattern embeds struct ng_as as its first member and gives an
+ * ng_as_ops: its timed OS round (client) and OR receives (server), which
+ * measure differently, its figures for the sampling decision and its report.
+ * The ops are called between rounds, never inside a timed region.
+ */
+#ifndef NG_PATTERNS_ASSESS_H
+#define NG_PATTERNS_ASSESS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/loggp.h"
+#include "common.h"
+
+/* What an assessment asks of the driver (initializers of struct ng_pattern):
+ * one client and one server, reliable two-sided messages. */
+#define NG_AS_PATTERN_NEEDS                                                                                  \
+	.needs = NG_CAP_CHANNEL | NG_CAP_RELIABLE, .min_ranks = 2, .max_ranks = 2, .even_ranks = true
+
+enum ng_as_kind {
+	NG_AS_SINGLE,
+	NG_AS_TRAIN,
+	NG_AS_OS,
+	NG_AS_OR,
+};
+
+struct ng_as;
+
+struct ng_as_ops {
+	const char *name; /* the pattern: messages and the option prefix "NAME-" */
+	bool per_call;    /* OS and OR rounds give n samples (one per call), else one */
+	/*
+	 * The client's OS round, from its first timer read to its last: the n
+	 * sends of @size bytes from as->bufs.send with busy-waits of @d_ticks,
+	 * then the reply into as->bufs.recv.  When @timed, appends its samples
+	 * to as->os (as->nos).  The caller fills and checks the payloads.
+	 */
+	ng_status (*client_os)(struct ng_as *as, size_t size, uint64_t d_ticks, bool timed);
+	/*
+	 * The server's receives of an OR round: n messages of @size bytes into
+	 * the slots of bank as->bank, with busy-waits of @d_ticks.  When @timed,
+	 * appends its samples to as->orr (as->nor).  The caller replies.
+	 */
+	ng_status (*server_or)(struct ng_as *as, size_t size, uint64_t d_ticks, bool timed);
+	/* The client's figures for the size so far: the delay d to use without
+	 * --NAME-delay, the scale of the CI target and the largest CI half-width
+	 * it measured (us). */
+	void (*client_ctl)(struct ng_as *as, double *delay_p, double *scale_p, double *hw_p);
+	/* The server's largest CI half-width (us); called when as->nor > 0. */
+	double (*server_hw)(struct ng_as *as);
+	/* Optional: allocates the pattern's own state after the shared one
+	 * (errors reported); teardown frees it, also after a partial setup. */
+	ng_status (*setup)(struct ng_as *as);
+	void (*teardown)(struct ng_as *as);
+	/* Rank 0 with results: one size's row and block entry (every sample of
+	 * the size is here, the server's o_r ones too); @d_us the delay used. */
+	ng_status (*report)(struct ng_as *as, size_t size, double d_us);
+	/* Rank 0 with results, after the last size: the parameters. */
+	ng_status (*finish)(struct ng_as *as);
+};
+
+struct ng_as {
+	const struct ng_as_ops *ops;
+	struct ng_run *run;
+	struct ng_comm *c;
+	const struct ng_timer *tm;
+	int me, peer;
+	bool client;
+	bool prepost;
+	/* settings */
+	size_t n;     /* messages per train */
+	size_t fixed; /* -c: rounds per kind, 0 = adaptive */
+	size_t warmup;
+	size_t cap; /* rounds per kind the sample arrays hold */
+	double budget_us, ci_rel, delay_opt_us;
+	/* buffers */
+	struct ng_bufs bufs;
+	size_t stride;       /* between receive slots */
+	struct ng_req *reqs; /* [n] */
+	unsigned bank;       /* receive bank of the next round (0/1) */
+	uint64_t round;      /* rounds so far: the --verify iteration */
+	/* samples of the current size (us): SINGLE and TRAIN round times, the
+	 * OS and OR samples (the client holds zeros for the server's OR samples
+	 * until the size ends, then the server's) */
+	double *single, *train, *os, *orr;
+	size_t nsingle, ntrain, nos, nor;
+	double *scratch; /* as many as os: statistics */
+	double *all;     /* twice as many: gathering */
+	/* results, rank 0 */
+	json_t *sizes;   /* the block's "sizes" array */
+	uint64_t t_run0; /* start of the run (ticks) */
+};
+
+/*
+ * The whole run of an assessment (struct ng_pattern's run): @as, the first
+ * member of the pattern's zero-initialised state, is set up with @ops, every
+ * size measured and reported, then everything freed.
+ */
+ng_status ng_as_run(struct ng_as *as, const struct ng_as_ops *ops, struct ng_run *run);
+
+/* Busy-waits @ticks; returns the ticks that really passed. */
+static inline uint64_t ng_as_spin(const struct ng_timer *tm, uint64_t ticks)
+{
+	uint64_t t0 = ng_timer_now(tm), t1;
+
+	do {
+		t1 = ng_timer_now(tm);
+	} while (t1 - t0 < ticks);
+	return t1 - t0;
+}
+
+/* Receive slot @k of @bank (server). */
+static inline void *ng_as_slot(const struct ng_as *as, unsigned bank, size_t k)
+{
+	return (char *)as->bufs.recv + (bank * as->n + k) * as->stride;
+}
+
+/* ---- reporting ----------------------------------------------------------- */
+
+/* One parameter of the result format: {"value", "ci95": [lo, hi|null],
+ * "note"}, or {"value": null, "flag"}. */
+json_t *ng_as_param_json(const struct ng_param *p);
+
+/* "12 B", "4 KiB", "1 MiB". */
+void ng_as_human_size(size_t v, char *buf, size_t len);
+
+#endif
