@@ -4,7 +4,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
-shift 2>/dev/null || true
+if [ $# -gt 0 ]; then shift; fi
 
 PKGS="meson ninja-build pkg-config gcc libc6-dev python3 libgsl-dev libjansson-dev gnuplot-nox
       mpich libmpich-dev libibverbs-dev librdmacm-dev ibverbs-providers rdma-core ibverbs-utils perftest
