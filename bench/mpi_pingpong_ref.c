@@ -32,77 +32,7 @@
 #include <string.h>
 #include <time.h>
 
-static int ref_parse_size(const char *s, size_t *out_p)
-{
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-
-	if (end == s)
-		return -1;
-	switch (*end) {
-	case 'k':
-	case 'K':
-		v <<= 10;
-		end++;
-		break;
-	case 'm':
-	case 'M':
-		v <<= 20;
-		end++;
-		break;
-	case 'g':
-	case 'G':
-		v <<= 30;
-		end++;
-		break;
-	default:
-		break;
-	}
-	if (*end || v > 0x7fffffffull)
-		return -1;
-	*out_p = (size_t)v;
-	return 0;
-}
-
-static int ref_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static inline uint64_t ref_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* REF_PIN="A,B": the process of role r (0: timing side, 1: echo side) runs
- * on CPU number r of the list only, as `ngauge --pin A,B` places rank r. */
-static void ref_pin(int role)
-{
-	const char *s = getenv("REF_PIN");
-	cpu_set_t set;
-	int cpu = -1;
-
-	for (int r = 0; s && *s; r++) {
-		char *end;
-		long v = strtol(s, &end, 10);
-		if (end == s)
-			return;
-		if (r == role)
-			cpu = (int)v;
-		s = *end == ',' ? end + 1 : end;
-	}
-	if (cpu < 0)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		perror("REF_PIN");
-}
+#include "ref_common.h"
 
 int main(int argc, char **argv)
 {
@@ -116,8 +46,9 @@ int main(int argc, char **argv)
 	ref_pin(rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 
-	if (argc < 3 || argc > 4 || ref_parse_size(argv[1], &size) || ref_parse_size(argv[2], &count) ||
-	    count == 0 || (argc == 4 && ref_parse_size(argv[3], &warmup)) || nranks != 2) {
+	if (argc < 3 || argc > 4 || ref_parse_size(argv[1], INT32_MAX, &size) ||
+	    ref_parse_size(argv[2], INT32_MAX, &count) ||
+	    count == 0 || (argc == 4 && ref_parse_size(argv[3], INT32_MAX, &warmup)) || nranks != 2) {
 		if (rank == 0)
 			fprintf(stderr, "usage: mpiexec -n 2 %s SIZE COUNT [WARMUP]\n", argv[0]);
 		MPI_Finalize();
@@ -167,8 +98,7 @@ int main(int argc, char **argv)
 	if (rank == 0) {
 		double median;
 
-		qsort(samples, count, sizeof(*samples), ref_cmp);
-		median = count % 2 ? samples[count / 2] : (samples[count / 2 - 1] + samples[count / 2]) / 2;
+		median = ref_median(samples, count);
 		printf("median_us %.4f\n", median);
 	}
 	free(samples);

@@ -34,81 +34,9 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
+
+#include "ref_common.h"
 #include <unistd.h>
-
-static int ref_parse_size(const char *s, size_t *out_p)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (end == s || errno || *s == '-')
-		return -1;
-	switch (*end) {
-	case 'k':
-	case 'K':
-		v <<= 10;
-		end++;
-		break;
-	case 'm':
-	case 'M':
-		v <<= 20;
-		end++;
-		break;
-	case 'g':
-	case 'G':
-		v <<= 30;
-		end++;
-		break;
-	default:
-		break;
-	}
-	if (*end || v > (unsigned long long)SIZE_MAX / 2)
-		return -1;
-	*out_p = (size_t)v;
-	return 0;
-}
-
-/* REF_PIN="A,B": the process of role r (0: timing side, 1: echo side) runs
- * on CPU number r of the list only, as `ngauge --pin A,B` places rank r. */
-static void ref_pin(int role)
-{
-	const char *s = getenv("REF_PIN");
-	cpu_set_t set;
-	int cpu = -1;
-
-	for (int r = 0; s && *s; r++) {
-		char *end;
-		long v = strtol(s, &end, 10);
-		if (end == s)
-			return;
-		if (r == role)
-			cpu = (int)v;
-		s = *end == ',' ? end + 1 : end;
-	}
-	if (cpu < 0)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		perror("REF_PIN");
-}
-
-static int ref_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static inline uint64_t ref_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int ref_write(int fd, const char *p, size_t len)
 {
@@ -177,8 +105,9 @@ int main(int argc, char **argv)
 	char *buf;
 	pid_t pid;
 
-	if (argc < 3 || argc > 4 || ref_parse_size(argv[1], &size) || ref_parse_size(argv[2], &count) ||
-	    count == 0 || (argc == 4 && ref_parse_size(argv[3], &warmup))) {
+	if (argc < 3 || argc > 4 || ref_parse_size(argv[1], SIZE_MAX / 2, &size) ||
+	    ref_parse_size(argv[2], SIZE_MAX / 2, &count) ||
+	    count == 0 || (argc == 4 && ref_parse_size(argv[3], SIZE_MAX / 2, &warmup))) {
 		fprintf(stderr, "usage: %s SIZE COUNT [WARMUP]\n", argv[0]);
 		return 2;
 	}
@@ -230,8 +159,7 @@ int main(int argc, char **argv)
 			goto out_io;
 		samples[i] = (double)(ref_now_ns() - t0) * 1e-3 / 2;
 	}
-	qsort(samples, count, sizeof(*samples), ref_cmp);
-	median = count % 2 ? samples[count / 2] : (samples[count / 2 - 1] + samples[count / 2]) / 2;
+	median = ref_median(samples, count);
 	printf("median_us %.4f\n", median);
 	rc = 0;
 	goto out_close;
