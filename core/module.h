@@ -81,6 +81,12 @@ struct ng_comm {
 	char device[160];
 };
 
+/* Fills an instance's base in open(): the descriptor's capabilities and
+ * maximum message size (the instance may narrow them afterwards), its rank
+ * and size, and the driver's cancellation flag. */
+static inline void ng_comm_init(struct ng_comm *c, const struct ng_module *m, int rank, int size,
+                                const volatile sig_atomic_t *cancel);
+
 /* What open() receives. */
 struct ng_module_env {
 	struct ng_boot *boot;         /* rank, size, address exchange */
@@ -167,6 +173,17 @@ struct ng_rma_ops {
 	ng_status (*lock)(struct ng_comm *c, struct ng_win *w, int target, bool exclusive);
 	ng_status (*unlock)(struct ng_comm *c, struct ng_win *w, int target);
 };
+
+static inline void ng_comm_init(struct ng_comm *c, const struct ng_module *m, int rank, int size,
+                                const volatile sig_atomic_t *cancel)
+{
+	c->mod = m;
+	c->rank = rank;
+	c->size = size;
+	c->caps = m->caps;
+	c->max_msg = m->max_msg;
+	c->cancel = cancel;
+}
 
 /* Convenience wrappers: the only way patterns call a module. */
 static inline ng_status ng_send(struct ng_comm *c, int peer, const void *buf, size_t len)

@@ -540,12 +540,9 @@ static ng_status ng_emu_open(const struct ng_module *m, const struct ng_module_e
 		goto err_close_base;
 	}
 
-	e->base.mod = m;
-	e->base.rank = e->bc->rank;
-	e->base.size = e->bc->size;
+	ng_comm_init(&e->base, m, e->bc->rank, e->bc->size, env->cancel);
 	e->base.caps = (e->bc->caps & pass) | NG_CAP_NONBLOCK;
 	e->base.max_msg = e->bc->max_msg ? e->bc->max_msg - NG_EMU_TRAILER : 0;
-	e->base.cancel = env->cancel;
 	snprintf(e->base.device, sizeof(e->base.device),
 	         "emu over %.48s: o_s %.4g o_r %.4g g %.4g L %.4g us, G %.4g us/B%s", e->bc->device,
 	         (double)e->os_ns / 1e3, (double)e->or_ns / 1e3, (double)e->g_ns / 1e3, (double)e->L_ns / 1e3,

@@ -401,12 +401,7 @@ static ng_status ng_mpi_open(const struct ng_module *mod, const struct ng_module
 
 	/* env->args may be NULL (unit tests): defaults apply. */
 	m->ssend = env->args && ng_args_flag(env->args, "mpi-ssend");
-	m->base.mod = mod;
-	m->base.rank = rank;
-	m->base.size = size;
-	m->base.caps = mod->caps;
-	m->base.max_msg = mod->max_msg;
-	m->base.cancel = env->cancel;
+	ng_comm_init(&m->base, mod, rank, size, env->cancel);
 	ng_boot_mpi_version(m->base.device, sizeof(m->base.device));
 
 	*comm_p = &m->base;

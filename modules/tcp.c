@@ -1248,12 +1248,7 @@ static ng_status ng_tcp_open(const struct ng_module *m, const struct ng_module_e
 		ng_error("tcp: out of memory");
 		return NG_ERR_NOMEM;
 	}
-	t->base.mod = m;
-	t->base.rank = b->rank;
-	t->base.size = b->size;
-	t->base.caps = m->caps;
-	t->base.max_msg = m->max_msg;
-	t->base.cancel = env->cancel;
+	ng_comm_init(&t->base, m, b->rank, b->size, env->cancel);
 	t->bufs.next = t->bufs.prev = &t->bufs;
 	t->timeout_s = env->timeout_s > 0 ? env->timeout_s : 0;
 	t->timeout_ms =

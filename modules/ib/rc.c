@@ -1097,12 +1097,7 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 		free(t);
 		return NG_ERR_NOMEM;
 	}
-	t->base.mod = m;
-	t->base.rank = b->rank;
-	t->base.size = b->size;
-	t->base.caps = m->caps;
-	t->base.max_msg = m->max_msg;
-	t->base.cancel = env->cancel;
+	ng_comm_init(&t->base, m, b->rank, b->size, env->cancel);
 	t->type = m == &ng_module_ibuc ? IBV_QPT_UC : IBV_QPT_RC;
 	ng_ibv_watch_init(&t->watch, env->cancel, env->timeout_s, cf.yield);
 

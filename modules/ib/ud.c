@@ -653,11 +653,7 @@ static ng_status ng_ud_open(const struct ng_module *m, const struct ng_module_en
 		ng_error("%s: out of memory", m->name);
 		return NG_ERR_NOMEM;
 	}
-	u->base.mod = m;
-	u->base.rank = b->rank;
-	u->base.size = b->size;
-	u->base.caps = m->caps;
-	u->base.cancel = env->cancel;
+	ng_comm_init(&u->base, m, b->rank, b->size, env->cancel);
 	ng_ibv_watch_init(&u->watch, env->cancel, env->timeout_s, cf.yield);
 
 	st = ng_ibv_open(&u->v, &cf.dev, b);
