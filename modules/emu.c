@@ -29,12 +29,28 @@
  * message's one-way time is o_s + L + (s - 1) G + o_r, a train's gap is
  * g + (s - 1) G, and the loggp pattern's formulas give back exactly o_s,
  * o_r, g, G and L, with nothing of the base to subtract.  Defaults are 0: a
- * plain emu is the base plus the trailer.  Precision: open() calibrates how
- * late a spin returns, as seen by a caller timing it, and spins stop that
- * much early; what is left is the cost of the call itself (measured 0.05-0.3
- * microseconds per call on a 2-core VM).  Every rank needs a CPU of its own:
- * busy-waiting ranks that share one steal time from each other, and the
- * emulated machine is then not the injected one.
+ * plain emu is the base plus the trailer.
+ *
+ * Precision.  A call's cost counts from emu's first timer read in it, and
+ * open() calibrates how late a spin returns as seen by a caller timing it;
+ * spins stop that much early.  What is left is the caller's way into emu and
+ * back: an indirect call that, after a long busy-wait in the caller, often
+ * misses the caches.  Measured on a 2-core VM: a median of 0.15 and a mean of
+ * 0.2-0.25 us per call after waits of a few hundred microseconds, growing to
+ * microseconds after waits of milliseconds (a timer interrupt in the wait
+ * leaves the caches and TLB cold), so the patterns' delays should stay
+ * short: inject tens of microseconds, not milliseconds.  Two things make
+ * single calls longer than injected, and emu evens them out over the calls
+ * whose cost is the overhead alone (see ng_emu_spin_until): a base call that
+ * now and then takes longer than the floor (loopback TCP: single receives of
+ * 50 us where the median is 3), and the host taking the CPU away near the end
+ * of a spin.  Such a call owes its excess, and the next calls of its kind end
+ * earlier by as much, so the injected o_s and o_r hold on average over a
+ * train, as the estimators' averages see them; a per-call median sees one
+ * call late and one early.
+ * Every rank needs a CPU of its own: busy-waiting ranks that share one steal
+ * time from each other, and the emulated machine is then not the injected
+ * one.
  *
  * One host only for L and G: the receiver compares the sender's trailer time
  * with its own clock (the invariant TSC or CLOCK_MONOTONIC_RAW), which ranks
@@ -49,15 +65,18 @@
  * is emu's own).  The base therefore carries len + 8 bytes per message, and
  * max_msg is the base's minus 8.
  *
- * Non-blocking: emu never uses the base's non-blocking calls (a request
- * would need the base's request and emu's state, which do not both fit in
- * struct ng_req).  isend sends at once, like send, and completes; irecv
- * only queues the request in its peer's FIFO, and test or wait on it (or a
- * blocking recv from that peer) receives every queued request of that peer
- * up to it, in order, with blocking calls.  test() may therefore block until
- * the message comes.  A pattern that pre-posts receives and then waits works
- * unchanged; a symmetric exchange of messages larger than the base's socket
- * buffers (both ranks isend before either waits) can deadlock over emu.
+ * Non-blocking: emu's requests do not map to the base's (a request would
+ * need the base's request and emu's state, which do not both fit in struct
+ * ng_req).  isend sends at once, like send, and completes; irecv only queues
+ * the request in its peer's FIFO, and test or wait on it (or a blocking recv
+ * from that peer) receives every queued request of that peer up to it, in
+ * order, one at a time.  test() may therefore block until the message comes.
+ * A pattern that pre-posts receives and then waits works unchanged; a
+ * symmetric exchange of messages larger than the base's socket buffers (both
+ * ranks isend before either waits) can deadlock over emu.  Each of those
+ * receives is one base receive, polled with the base's irecv and test (in a
+ * request of emu's own) where the base is non-blocking, else its blocking
+ * recv; sends are the base's blocking send.
  * Capabilities are the base's (reliable, channel, multi-rank, registered
  * memory, MPI launch) plus non-blocking, computed at open; the descriptor
  * declares the union that a typical base gives.  An emu over mpi must be
@@ -85,8 +104,9 @@
 
 extern const struct ng_module ng_module_emu;
 
-#define NG_EMU_TRAILER 8u /* bytes: the injection time, timer ticks, host order */
-#define NG_EMU_CAL     63 /* spins timed by the calibration at open */
+#define NG_EMU_TRAILER 8u  /* bytes: the injection time, timer ticks, host order */
+#define NG_EMU_CAL     63  /* spins timed by the calibration at open */
+#define NG_EMU_LATE_NS 250 /* a spin that ends later than this past its target was disturbed */
 
 /* Per-request state kept in struct ng_req.priv. */
 struct ng_emu_req {
@@ -123,7 +143,12 @@ struct ng_emu {
 	uint64_t nrecv, ncorrupt;
 	uint64_t next_inj;       /* earliest injection of the next send */
 	uint64_t early_t;        /* spins stop this much before their target */
+	uint64_t late_t;         /* a spin ending later than this past its target was disturbed */
+	uint64_t debt_s, debt_r; /* what disturbed send / receive spins owe (ticks) */
 	struct ng_emu_queue *rq; /* [size] queued irecvs per peer */
+	bool poll;               /* the base is non-blocking: poll it */
+	uint64_t timeout_t;      /* give up polling after this long; 0: never */
+	struct ng_req breq;      /* the base's receive being polled */
 };
 
 static inline struct ng_emu *ng_emu_of(struct ng_comm *c)
@@ -150,19 +175,45 @@ static inline uint64_t ng_emu_wire(const struct ng_emu *e, size_t len)
 }
 
 /*
- * Busy-waits until @t (ticks); NG_ERR_CANCELLED when the run is interrupted.
+ * Busy-waits until @t (ticks), less what this kind of call owes when
+ * @debt_p is not NULL; NG_ERR_CANCELLED when the run is interrupted.
+ *
  * The loop sees the time once per timer read and returning costs a little:
  * the spin stops early by what the calibration at open measured, so that an
  * emulated cost comes out as injected for a caller timing the call.
+ *
+ * Debt (@debt_p, for calls whose cost is the overhead alone: a send not held
+ * back by the gap, a receive of a message already delivered): a call that
+ * ends more than NG_EMU_LATE_NS past its target - the base call took longer
+ * than the injected floor, or the host took the CPU away near the end of the
+ * spin - owes the excess, up to @cap (one call's injected cost); the next
+ * such calls of the same kind end earlier by as much as they can without
+ * ending before their base call returned, until it is paid.  So the
+ * injected overheads hold on average over any run of calls (what the
+ * estimators' phase averages see) even on a host that sometimes delays one;
+ * delivery times and gaps never pay or owe.
  */
-static inline ng_status ng_emu_spin_until(const struct ng_emu *e, uint64_t t)
+static inline ng_status ng_emu_spin_until(const struct ng_emu *e, uint64_t t, uint64_t *debt_p, uint64_t cap)
 {
 	const volatile sig_atomic_t *cancel = e->base.cancel;
+	uint64_t now = ng_emu_now(e);
 
 	t -= e->early_t;
-	while (ng_emu_now(e) < t) {
+	if (debt_p && *debt_p && now < t) {
+		uint64_t pay = *debt_p < t - now ? *debt_p : t - now;
+
+		*debt_p -= pay;
+		t -= pay;
+	}
+	while (now < t) {
 		if (cancel && *cancel)
 			return NG_ERR_CANCELLED;
+		now = ng_emu_now(e);
+	}
+	if (debt_p && now - t > e->late_t) {
+		*debt_p += now - t;
+		if (*debt_p > cap)
+			*debt_p = cap;
 	}
 	return NG_OK;
 }
@@ -180,7 +231,7 @@ static void ng_emu_calibrate(struct ng_emu *e)
 	for (size_t i = 0; i < NG_EMU_CAL; i++) {
 		uint64_t a = ng_emu_now(e), b;
 
-		ng_emu_spin_until(e, ng_emu_now(e) + wait);
+		ng_emu_spin_until(e, ng_emu_now(e) + wait, NULL, 0);
 		b = ng_emu_now(e);
 		over[i] = b - a > wait ? b - a - wait : 0;
 	}
@@ -208,9 +259,10 @@ static ng_status ng_emu_send(struct ng_comm *c, int peer, const void *buf, size_
 	unsigned char *tail = (unsigned char *)(uintptr_t)buf + len;
 	unsigned char save[NG_EMU_TRAILER];
 	uint64_t t_inj = ng_emu_now(e) + e->os_t;
+	bool held = t_inj < e->next_inj; /* by the gap */
 	ng_status st;
 
-	if (t_inj < e->next_inj)
+	if (held)
 		t_inj = e->next_inj;
 	memcpy(save, tail, sizeof(save));
 	memcpy(tail, &t_inj, sizeof(t_inj));
@@ -219,7 +271,7 @@ static ng_status ng_emu_send(struct ng_comm *c, int peer, const void *buf, size_
 	if (st != NG_OK)
 		return st;
 	e->next_inj = t_inj + e->g_t + ng_emu_wire(e, len);
-	return ng_emu_spin_until(e, t_inj);
+	return ng_emu_spin_until(e, t_inj, held ? NULL : &e->debt_s, e->os_t);
 }
 
 /* XORs one byte of every corrupt_every-th received message. */
@@ -231,16 +283,50 @@ static void ng_emu_corrupt(struct ng_emu *e, unsigned char *buf, size_t len)
 	e->ncorrupt++;
 }
 
-/* One receive, now, with blocking base calls. */
-static ng_status ng_emu_recv_now(struct ng_emu *e, int peer, void *buf, size_t len)
+/*
+ * The base's receive: polled through its non-blocking calls where it has
+ * them, else its blocking recv.  A rank of emu busy-waits anyway; sleeping in
+ * the kernel instead would add a wake-up to every message's delivery (tens of
+ * microseconds on a virtual machine), a base cost that the floors would have
+ * to be sized above.  Interrupted or timed out, the base's request stays
+ * posted: the instance is then only good for close().
+ */
+static ng_status ng_emu_base_recv(struct ng_emu *e, int peer, void *buf, size_t len)
+{
+	const volatile sig_atomic_t *cancel = e->base.cancel;
+	uint64_t t0;
+	bool done = false;
+	ng_status st;
+
+	if (!e->poll)
+		return e->bm->recv(e->bc, peer, buf, len);
+	st = e->bm->irecv(e->bc, peer, buf, len, &e->breq);
+	if (st != NG_OK)
+		return st;
+	t0 = ng_emu_now(e);
+	while ((st = e->bm->test(e->bc, &e->breq, &done)) == NG_OK && !done) {
+		if (cancel && *cancel)
+			return NG_ERR_CANCELLED;
+		if (e->timeout_t && ng_emu_now(e) - t0 > e->timeout_t) {
+			ng_error("emu: nothing from rank %d for %.0f s", peer,
+			         (double)e->timeout_t * e->clk.ns_per_tick * 1e-9);
+			return NG_ERR_TIMEOUT;
+		}
+	}
+	return st;
+}
+
+/* One receive; the caller called at @t_a. */
+static ng_status ng_emu_recv_now(struct ng_emu *e, int peer, void *buf, size_t len, uint64_t t_a)
 {
 	unsigned char *tail = (unsigned char *)buf + len;
 	unsigned char save[NG_EMU_TRAILER];
-	uint64_t t_a = ng_emu_now(e), t_inj, start;
+	uint64_t t_inj, start;
+	bool waited = false; /* for the delivery */
 	ng_status st;
 
 	memcpy(save, tail, sizeof(save));
-	st = e->bm->recv(e->bc, peer, buf, len + NG_EMU_TRAILER);
+	st = ng_emu_base_recv(e, peer, buf, len + NG_EMU_TRAILER);
 	memcpy(&t_inj, tail, sizeof(t_inj));
 	memcpy(tail, save, sizeof(save));
 	if (st != NG_OK)
@@ -248,19 +334,20 @@ static ng_status ng_emu_recv_now(struct ng_emu *e, int peer, void *buf, size_t l
 	if (e->deadline) {
 		uint64_t t_del = t_inj + e->L_t + ng_emu_wire(e, len);
 
-		start = t_del > t_a ? t_del : t_a;
+		waited = t_del > t_a;
+		start = waited ? t_del : t_a;
 	} else {
 		start = ng_emu_now(e);
 	}
-	st = ng_emu_spin_until(e, start + e->or_t);
+	st = ng_emu_spin_until(e, start + e->or_t, waited ? NULL : &e->debt_r, e->or_t);
 	if (e->corrupt_every)
 		ng_emu_corrupt(e, buf, len);
 	return st;
 }
 
 /* Completes the queued receives from @peer up to and including @upto (all of
- * them when NULL), in posting order. */
-static ng_status ng_emu_drain(struct ng_emu *e, int peer, const struct ng_emu_req *upto)
+ * them when NULL), in posting order; the caller called at @t_a. */
+static ng_status ng_emu_drain(struct ng_emu *e, int peer, const struct ng_emu_req *upto, uint64_t t_a)
 {
 	struct ng_emu_queue *q = &e->rq[peer];
 	struct ng_emu_req *r;
@@ -270,8 +357,9 @@ static ng_status ng_emu_drain(struct ng_emu *e, int peer, const struct ng_emu_re
 		if (!q->head)
 			q->tail = NULL;
 		r->next = NULL;
-		r->status = ng_emu_recv_now(e, peer, r->buf, r->len);
+		r->status = ng_emu_recv_now(e, peer, r->buf, r->len, t_a);
 		r->done = true;
+		t_a = ng_emu_now(e);
 		if (r == upto)
 			return r->status;
 		if (r->status != NG_OK)
@@ -283,14 +371,16 @@ static ng_status ng_emu_drain(struct ng_emu *e, int peer, const struct ng_emu_re
 static ng_status ng_emu_recv(struct ng_comm *c, int peer, void *buf, size_t len)
 {
 	struct ng_emu *e = ng_emu_of(c);
+	uint64_t t_a = ng_emu_now(e); /* first: the call's cost counts from here */
 	ng_status st;
 
 	if (e->rq[peer].head) {
-		st = ng_emu_drain(e, peer, NULL);
+		st = ng_emu_drain(e, peer, NULL, t_a);
 		if (st != NG_OK)
 			return st;
+		t_a = ng_emu_now(e);
 	}
-	return ng_emu_recv_now(e, peer, buf, len);
+	return ng_emu_recv_now(e, peer, buf, len, t_a);
 }
 
 static ng_status ng_emu_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *req)
@@ -319,10 +409,12 @@ static ng_status ng_emu_irecv(struct ng_comm *c, int peer, void *buf, size_t len
 
 static ng_status ng_emu_wait(struct ng_comm *c, struct ng_req *req)
 {
+	struct ng_emu *e = ng_emu_of(c);
+	uint64_t t_a = ng_emu_now(e);
 	struct ng_emu_req *r = ng_emu_req_of(req);
 
 	if (!r->done)
-		return ng_emu_drain(ng_emu_of(c), r->peer, r);
+		return ng_emu_drain(e, r->peer, r, t_a);
 	return r->status;
 }
 
@@ -522,6 +614,7 @@ static ng_status ng_emu_open(const struct ng_module *m, const struct ng_module_e
 		e->L_t = (uint64_t)((double)e->L_ns * tpn + 0.5);
 		e->G_t = e->G_ns * tpn;
 		e->G2_t = e->G2_ns * tpn;
+		e->late_t = (uint64_t)((double)NG_EMU_LATE_NS * tpn + 0.5);
 	}
 	ng_emu_calibrate(e);
 	st = ng_emu_hosts(e, env->boot);
@@ -540,6 +633,9 @@ static ng_status ng_emu_open(const struct ng_module *m, const struct ng_module_e
 		goto err_close_base;
 	}
 
+	e->poll = (e->bc->caps & NG_CAP_NONBLOCK) != 0;
+	if (env->timeout_s > 0.0)
+		e->timeout_t = (uint64_t)(env->timeout_s * 1e9 / e->clk.ns_per_tick);
 	ng_comm_init(&e->base, m, e->bc->rank, e->bc->size, env->cancel);
 	e->base.caps = (e->bc->caps & pass) | NG_CAP_NONBLOCK;
 	e->base.max_msg = e->bc->max_msg ? e->bc->max_msg - NG_EMU_TRAILER : 0;
