@@ -6,6 +6,7 @@
 # RoCE v2 GID), and prints the client's result lines. Exits 1 if any step fails; 77 outside the VM.
 # Emulated latencies are tens of microseconds: they show the path works, not how fast anything is.
 set -u
+. "$(dirname "$0")/guest-lib.sh"
 
 dev=${NGAUGE_RXE_DEVICE:-rxe0}
 gid=${NGAUGE_RXE_GID_INDEX:-1}
@@ -26,21 +27,6 @@ fail() {
     failed=$((failed + 1))
 }
 
-# wait_listen PORT PID: until something listens on TCP PORT, or PID exits, or 30 s pass.
-wait_listen() {
-    local hex i f sl local_addr rem st rest
-    hex=$(printf '%04X' "$1")
-    for ((i = 0; i < 300; i++)); do
-        kill -0 "$2" 2>/dev/null || return 1
-        for f in /proc/net/tcp /proc/net/tcp6; do
-            while read -r sl local_addr rem st rest; do
-                [ "$st" = 0A ] && [ "${local_addr##*:}" = "$hex" ] && return 0
-            done <"$f"
-        done
-        sleep 0.1
-    done
-    return 1
-}
 
 # pair NAME PORT CMD...: run CMD as server, wait for it to listen on PORT, run CMD 127.0.0.1 as client.
 pair() {

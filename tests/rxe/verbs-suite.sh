@@ -17,6 +17,7 @@
 # NGAUGE or NGAUGE_BUILD come from meson's test environment; NGAUGE_RXE_DEVICE and NGAUGE_RXE_GID_INDEX from
 # vm-run.sh. NGAUGE_RXE_SUITE_QUICK=1 skips valgrind and perftest.
 set -u
+. "$(dirname "$0")/guest-lib.sh"
 
 # vm-run.sh passes NGAUGE_* variables, so the binary is found through NGAUGE_BUILD too.
 N=${NGAUGE:-${NGAUGE_BUILD:+$NGAUGE_BUILD/ngauge}}
@@ -219,21 +220,6 @@ elif [ "$quick" != 1 ]; then
 fi
 
 # ---- 4. perftest side by side --------------------------------------------------------------------------
-# wait_listen PORT PID: until something listens on TCP PORT (or PID exits, or 30 s pass)
-wait_listen() {
-    local hex i f sl local_addr rem st rest
-    hex=$(printf '%04X' "$1")
-    for ((i = 0; i < 300; i++)); do
-        kill -0 "$2" 2>/dev/null || return 1
-        for f in /proc/net/tcp /proc/net/tcp6; do
-            while read -r sl local_addr rem st rest; do
-                [ "$st" = 0A ] && [ "${local_addr##*:}" = "$hex" ] && return 0
-            done <"$f"
-        done
-        sleep 0.1
-    done
-    return 1
-}
 
 # perftest NAME PORT TOOL SIZE: runs TOOL as server and client; prints t_typical (us) or "-"
 perftest() {
