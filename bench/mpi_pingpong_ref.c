@@ -25,8 +25,8 @@
 #define _GNU_SOURCE /* CLOCK_MONOTONIC_RAW when built on its own with -std=c11 */
 #endif
 #include <mpi.h>
-#include <stdint.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,8 +47,8 @@ int main(int argc, char **argv)
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 
 	if (argc < 3 || argc > 4 || ref_parse_size(argv[1], INT32_MAX, &size) ||
-	    ref_parse_size(argv[2], INT32_MAX, &count) ||
-	    count == 0 || (argc == 4 && ref_parse_size(argv[3], INT32_MAX, &warmup)) || nranks != 2) {
+	    ref_parse_size(argv[2], INT32_MAX, &count) || count == 0 ||
+	    (argc == 4 && ref_parse_size(argv[3], INT32_MAX, &warmup)) || nranks != 2) {
 		if (rank == 0)
 			fprintf(stderr, "usage: mpiexec -n 2 %s SIZE COUNT [WARMUP]\n", argv[0]);
 		MPI_Finalize();

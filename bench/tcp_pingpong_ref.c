@@ -106,8 +106,8 @@ int main(int argc, char **argv)
 	pid_t pid;
 
 	if (argc < 3 || argc > 4 || ref_parse_size(argv[1], SIZE_MAX / 2, &size) ||
-	    ref_parse_size(argv[2], SIZE_MAX / 2, &count) ||
-	    count == 0 || (argc == 4 && ref_parse_size(argv[3], SIZE_MAX / 2, &warmup))) {
+	    ref_parse_size(argv[2], SIZE_MAX / 2, &count) || count == 0 ||
+	    (argc == 4 && ref_parse_size(argv[3], SIZE_MAX / 2, &warmup))) {
 		fprintf(stderr, "usage: %s SIZE COUNT [WARMUP]\n", argv[0]);
 		return 2;
 	}

@@ -73,24 +73,24 @@ static void local_fini(struct ng_boot *b)
 }
 
 static const struct ng_boot_ops local_ops = {
-	.name = "local",
-	.barrier = local_barrier,
-	.allgather = local_allgather,
-	.fini = local_fini,
+    .name = "local",
+    .barrier = local_barrier,
+    .allgather = local_allgather,
+    .fini = local_fini,
 };
 
 /* ---- the parent: hub and supervisor ---- */
 
 struct child {
 	pid_t pid;
-	int fd;         /* -1 once closed */
-	int exited;     /* waitpid collected */
-	int status;     /* waitpid status */
-	char *buf;      /* pending contribution */
-	uint32_t want;  /* bytes of contribution announced */
-	uint32_t have;  /* bytes received (header included: see hub_read) */
+	int fd;        /* -1 once closed */
+	int exited;    /* waitpid collected */
+	int status;    /* waitpid status */
+	char *buf;     /* pending contribution */
+	uint32_t want; /* bytes of contribution announced */
+	uint32_t have; /* bytes received (header included: see hub_read) */
 	int hdr_done;
-	int ready;      /* full contribution received */
+	int ready; /* full contribution received */
 };
 
 static double mono_s(void)
@@ -190,7 +190,10 @@ static int exit_code_of(int status)
 	return 1;
 }
 
-static void noop_handler(int sig) { (void)sig; }
+static void noop_handler(int sig)
+{
+	(void)sig;
+}
 
 static _Noreturn void hub_run(struct child *ch, int np, double grace_s)
 {
@@ -292,7 +295,7 @@ static _Noreturn void hub_run(struct child *ch, int np, double grace_s)
 ng_status ng_boot_local(int np, double grace_s, struct ng_boot **b_p)
 {
 	struct child *ch = calloc((size_t)np, sizeof(*ch));
-	int (*sv)[2] = calloc((size_t)np, sizeof(*sv));
+	int(*sv)[2] = calloc((size_t)np, sizeof(*sv));
 	char host[256] = "localhost";
 
 	if (!ch || !sv) {

@@ -98,10 +98,10 @@ static void ng_boot_mpi_fini(struct ng_boot *b)
 }
 
 static const struct ng_boot_ops ng_boot_mpi_ops = {
-	.name = "mpi",
-	.barrier = ng_boot_mpi_barrier,
-	.allgather = ng_boot_mpi_allgather,
-	.fini = ng_boot_mpi_fini,
+    .name = "mpi",
+    .barrier = ng_boot_mpi_barrier,
+    .allgather = ng_boot_mpi_allgather,
+    .fini = ng_boot_mpi_fini,
 };
 
 static bool ng_ipv4_is_loopback(const struct in_addr *a)
@@ -112,7 +112,7 @@ static bool ng_ipv4_is_loopback(const struct in_addr *a)
 /* First non-loopback IPv4 address the host name resolves to. */
 static bool ng_addr_from_name(const char *host, char *buf, size_t len)
 {
-	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
+	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM};
 	struct addrinfo *res, *ai;
 	bool found = false;
 

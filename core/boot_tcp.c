@@ -73,10 +73,10 @@ static void tcp_fini(struct ng_boot *b)
 }
 
 static const struct ng_boot_ops tcp_boot_ops = {
-	.name = "tcp",
-	.barrier = tcp_barrier,
-	.allgather = tcp_allgather,
-	.fini = tcp_fini,
+    .name = "tcp",
+    .barrier = tcp_barrier,
+    .allgather = tcp_allgather,
+    .fini = tcp_fini,
 };
 
 static ng_status finish(int fd, int rank, struct ng_boot **b_p)

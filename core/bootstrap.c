@@ -46,8 +46,14 @@ static ng_status reduce(struct ng_boot *b, double *vals, size_t n, int max)
 	return st;
 }
 
-ng_status ng_boot_sum(struct ng_boot *b, double *vals, size_t n) { return reduce(b, vals, n, 0); }
-ng_status ng_boot_max(struct ng_boot *b, double *vals, size_t n) { return reduce(b, vals, n, 1); }
+ng_status ng_boot_sum(struct ng_boot *b, double *vals, size_t n)
+{
+	return reduce(b, vals, n, 0);
+}
+ng_status ng_boot_max(struct ng_boot *b, double *vals, size_t n)
+{
+	return reduce(b, vals, n, 1);
+}
 
 bool ng_launched_by_mpi(void)
 {

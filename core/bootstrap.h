@@ -40,7 +40,10 @@ struct ng_boot {
 	char addr[64];  /* numeric IP address peers can reach this rank at */
 };
 
-static inline ng_status ng_boot_barrier(struct ng_boot *b) { return b->ops->barrier(b); }
+static inline ng_status ng_boot_barrier(struct ng_boot *b)
+{
+	return b->ops->barrier(b);
+}
 
 static inline ng_status ng_boot_allgather(struct ng_boot *b, const void *mine, size_t len, void *all)
 {

@@ -43,45 +43,51 @@
 enum { EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
 
 static const struct ng_option core_options[] = {
-	{"module", NG_OPT_STRING, "tcp", "communication module (-x); see --list", NULL, "NAME"},
-	{"pattern", NG_OPT_STRING, "pingpong", "benchmark pattern (-p); see --list", NULL, "NAME"},
-	{"list", NG_OPT_FLAG, NULL, "list modules, patterns and their options (-l)", NULL, NULL},
-	{"sizes", NG_OPT_STRING, NULL, "message sizes (-s): 1-1M, 1-64K:x1.5, 1,8,4K, 1K-64K:+1K", NULL, "SPEC"},
-	{"count", NG_OPT_INT, "1000", "timed repetitions per size (-c)", NULL, "N"},
-	{"warmup", NG_OPT_INT, "100", "untimed repetitions before them (-w)", NULL, "N"},
-	{"output", NG_OPT_STRING, NULL, "results file (-o); .json or .csv picks the format", NULL, "FILE"},
-	{"np", NG_OPT_INT, "2", "number of local ranks when not launched by MPI", NULL, "N"},
-	{"timer", NG_OPT_CHOICE, NULL, "timer (default: tsc where invariant, else clock)", "tsc|clock|mpi", NULL},
-	{"timer-info", NG_OPT_FLAG, NULL, "print the timer's resolution and overhead and exit", NULL, NULL},
-	{"verify", NG_OPT_FLAG, NULL, "check every received payload byte", NULL, NULL},
-	{"raw", NG_OPT_FLAG, NULL, "keep raw samples in the results file", NULL, NULL},
-	{"seed", NG_OPT_INT, "1", "seed for random pairings and server choice", NULL, "N"},
-	{"server", NG_OPT_FLAG, NULL, "wait for one --client (two hosts, no MPI)", NULL, NULL},
-	{"client", NG_OPT_STRING, NULL, "connect to a --server on HOST", NULL, "HOST"},
-	{"port", NG_OPT_INT, "5217", "bootstrap port of --server/--client", NULL, "PORT"},
-	{"bind", NG_OPT_STRING, NULL, "bootstrap address --server listens on (default: all)", NULL, "ADDR"},
-	{"pin", NG_OPT_STRING, NULL, "run rank r on CPU LIST[r mod length], e.g. 0,1 (default: unpinned)", NULL,
-	 "LIST"},
-	{"timeout", NG_OPT_DOUBLE, "8", "seconds after which a silent peer counts as lost", NULL, "SEC"},
-	{"help", NG_OPT_FLAG, NULL, "this help (-h)", NULL, NULL},
-	{"version", NG_OPT_FLAG, NULL, "print the version (-V)", NULL, NULL},
-	{NULL, 0, NULL, NULL, NULL, NULL},
+    {"module", NG_OPT_STRING, "tcp", "communication module (-x); see --list", NULL, "NAME"},
+    {"pattern", NG_OPT_STRING, "pingpong", "benchmark pattern (-p); see --list", NULL, "NAME"},
+    {"list", NG_OPT_FLAG, NULL, "list modules, patterns and their options (-l)", NULL, NULL},
+    {"sizes", NG_OPT_STRING, NULL, "message sizes (-s): 1-1M, 1-64K:x1.5, 1,8,4K, 1K-64K:+1K", NULL, "SPEC"},
+    {"count", NG_OPT_INT, "1000", "timed repetitions per size (-c)", NULL, "N"},
+    {"warmup", NG_OPT_INT, "100", "untimed repetitions before them (-w)", NULL, "N"},
+    {"output", NG_OPT_STRING, NULL, "results file (-o); .json or .csv picks the format", NULL, "FILE"},
+    {"np", NG_OPT_INT, "2", "number of local ranks when not launched by MPI", NULL, "N"},
+    {"timer", NG_OPT_CHOICE, NULL, "timer (default: tsc where invariant, else clock)", "tsc|clock|mpi", NULL},
+    {"timer-info", NG_OPT_FLAG, NULL, "print the timer's resolution and overhead and exit", NULL, NULL},
+    {"verify", NG_OPT_FLAG, NULL, "check every received payload byte", NULL, NULL},
+    {"raw", NG_OPT_FLAG, NULL, "keep raw samples in the results file", NULL, NULL},
+    {"seed", NG_OPT_INT, "1", "seed for random pairings and server choice", NULL, "N"},
+    {"server", NG_OPT_FLAG, NULL, "wait for one --client (two hosts, no MPI)", NULL, NULL},
+    {"client", NG_OPT_STRING, NULL, "connect to a --server on HOST", NULL, "HOST"},
+    {"port", NG_OPT_INT, "5217", "bootstrap port of --server/--client", NULL, "PORT"},
+    {"bind", NG_OPT_STRING, NULL, "bootstrap address --server listens on (default: all)", NULL, "ADDR"},
+    {"pin", NG_OPT_STRING, NULL, "run rank r on CPU LIST[r mod length], e.g. 0,1 (default: unpinned)", NULL,
+     "LIST"},
+    {"timeout", NG_OPT_DOUBLE, "8", "seconds after which a silent peer counts as lost", NULL, "SEC"},
+    {"help", NG_OPT_FLAG, NULL, "this help (-h)", NULL, NULL},
+    {"version", NG_OPT_FLAG, NULL, "print the version (-V)", NULL, NULL},
+    {NULL, 0, NULL, NULL, NULL, NULL},
 };
 
 static const struct {
 	char c;
 	const char *name;
 } short_options[] = {
-	{'x', "module"}, {'p', "pattern"}, {'l', "list"}, {'s', "sizes"},  {'c', "count"},
-	{'w', "warmup"}, {'o', "output"},  {'h', "help"}, {'V', "version"},
+    {'x', "module"}, {'p', "pattern"}, {'l', "list"}, {'s', "sizes"},   {'c', "count"},
+    {'w', "warmup"}, {'o', "output"},  {'h', "help"}, {'V', "version"},
 };
 
 /* ---- signals: process state of the driver (not of modules/patterns) ---- */
 
 static volatile sig_atomic_t cancel_flag;
 
-const volatile sig_atomic_t *ng_driver_cancel_flag(void) { return &cancel_flag; }
-bool ng_driver_cancelled(void) { return cancel_flag != 0; }
+const volatile sig_atomic_t *ng_driver_cancel_flag(void)
+{
+	return &cancel_flag;
+}
+bool ng_driver_cancelled(void)
+{
+	return cancel_flag != 0;
+}
 
 static void on_alarm(int sig)
 {
@@ -117,11 +123,16 @@ static const char *metavar(const struct ng_option *o)
 	if (o->metavar)
 		return o->metavar;
 	switch (o->type) {
-	case NG_OPT_INT: return "N";
-	case NG_OPT_SIZE: return "BYTES";
-	case NG_OPT_DOUBLE: return "X";
-	case NG_OPT_CHOICE: return o->choices;
-	default: return "VALUE";
+	case NG_OPT_INT:
+		return "N";
+	case NG_OPT_SIZE:
+		return "BYTES";
+	case NG_OPT_DOUBLE:
+		return "X";
+	case NG_OPT_CHOICE:
+		return o->choices;
+	default:
+		return "VALUE";
 	}
 }
 
@@ -194,8 +205,8 @@ static void print_list(void)
 	for (size_t i = 0; ng_patterns[i]; i++) {
 		const struct ng_pattern *p = ng_patterns[i];
 		caps_string(p->needs, caps, sizeof(caps));
-		printf("  %-10s %s\n  %-10s (needs: %s; ranks >= %d%s; default sizes %s)\n", p->name, p->desc, "",
-		       caps[0] ? caps : "nothing special", p->min_ranks, p->even_ranks ? ", even" : "",
+		printf("  %-10s %s\n  %-10s (needs: %s; ranks >= %d%s; default sizes %s)\n", p->name, p->desc,
+		       "", caps[0] ? caps : "nothing special", p->min_ranks, p->even_ranks ? ", even" : "",
 		       p->default_sizes ? p->default_sizes : "1-1M");
 		print_options(stdout, p->options, false);
 	}
@@ -230,7 +241,8 @@ static int declare_all(struct ng_args *a)
 		/* A table shared by several modules (options_owner) is declared once. */
 		for (size_t j = 0; j < i && m->options_owner; j++)
 			shared_seen |= ng_modules[j]->options == m->options;
-		if (!shared_seen && ng_args_declare(a, m->options, m->options_owner ? m->options_owner : m->name))
+		if (!shared_seen &&
+		    ng_args_declare(a, m->options, m->options_owner ? m->options_owner : m->name))
 			return -1;
 	}
 	for (size_t i = 0; ng_patterns[i]; i++)
@@ -272,7 +284,8 @@ static int parse_cmdline(struct ng_args *a, int argc, char **argv)
 			if (arg[2])
 				val = arg + 2;
 		} else {
-			ng_error("unexpected argument '%s' (options start with - or --; see ngauge --help)", arg);
+			ng_error("unexpected argument '%s' (options start with - or --; see ngauge --help)",
+			         arg);
 			return -1;
 		}
 		e = ng_args_find(a, name);
@@ -328,8 +341,8 @@ static int check_ranks(const struct plan *p, int size, int rank, const char *how
 {
 	if (size < p->pat->min_ranks) {
 		if (rank <= 0)
-			ng_error("pattern '%s' needs at least %d ranks, %s gives %d", p->pat->name, p->pat->min_ranks,
-			         how, size);
+			ng_error("pattern '%s' needs at least %d ranks, %s gives %d", p->pat->name,
+			         p->pat->min_ranks, how, size);
 		return -1;
 	}
 	if (p->pat->max_ranks && size > p->pat->max_ranks) {
@@ -365,10 +378,14 @@ static int check_max_size(const struct plan *p, size_t max, const char *what)
 static int status_exit(ng_status st)
 {
 	switch (st) {
-	case NG_OK: return 0;
-	case NG_ERR_USAGE: return EXIT_USAGE;
-	case NG_ERR_CANCELLED: return EXIT_INTERRUPTED;
-	default: return 1;
+	case NG_OK:
+		return 0;
+	case NG_ERR_USAGE:
+		return EXIT_USAGE;
+	case NG_ERR_CANCELLED:
+		return EXIT_INTERRUPTED;
+	default:
+		return 1;
 	}
 }
 
@@ -466,11 +483,11 @@ static json_t *doc_head(const struct plan *p, const struct ng_args *a, struct ng
 
 	ng_iso_time(started, sizeof(started));
 	return json_pack("{s:s,s:b,s:s,s:s,s:i,s:s,s:s,s:s,s:o,s:{s:s,s:f,s:f,s:b,s:f},s:o}", "schema",
-	                 "ngauge-result/1", "complete", 0, "module", p->mod->name, "pattern", p->pat->name, "ranks",
-	                 boot->size, "command", cmd, "started", started, "launch", boot->ops->name, "env",
-	                 ng_env_json(c->device, mpi_version), "timer", "name", t->name, "resolution_ns",
-	                 t->resolution_ns, "overhead_ns", t->overhead_ns, "invariant_tsc", t->invariant_tsc,
-	                 "tsc_ghz", t->tsc_ghz, "parameters", params);
+	                 "ngauge-result/1", "complete", 0, "module", p->mod->name, "pattern", p->pat->name,
+	                 "ranks", boot->size, "command", cmd, "started", started, "launch", boot->ops->name,
+	                 "env", ng_env_json(c->device, mpi_version), "timer", "name", t->name,
+	                 "resolution_ns", t->resolution_ns, "overhead_ns", t->overhead_ns, "invariant_tsc",
+	                 t->invariant_tsc, "tsc_ghz", t->tsc_ghz, "parameters", params);
 }
 
 static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct ng_boot *preboot)
@@ -484,6 +501,10 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct 
 	double (*wtime)(void) = NULL;
 	ng_status st;
 	int code;
+	/* Set where every rank reaches the same verdict on its own (rank count,
+	 * launch kind): rank 0 says why, all meet at a barrier so that the
+	 * message is out before anyone leaves, and the job ends without an abort. */
+	bool agreed = false;
 
 	install_signals();
 	if (boot) {
@@ -497,11 +518,13 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct 
 		wtime = ng_boot_mpi_wtime;
 		ng_boot_mpi_version(mpi_version, sizeof(mpi_version));
 		mpi_ver = mpi_version;
-		if (ng_args_given(a, "np") && !getenv("NGAUGE_RELAUNCHED") && p->np != boot->size && boot->rank == 0)
+		if (ng_args_given(a, "np") && !getenv("NGAUGE_RELAUNCHED") && p->np != boot->size &&
+		    boot->rank == 0)
 			ng_warn("--np %lld ignored: mpiexec started %d ranks", p->np, boot->size);
 #else
-		ng_error("started by mpiexec/srun, but this ngauge was built without MPI (install libmpich-dev "
-		         "and rebuild)");
+		ng_error(
+		    "started by mpiexec/srun, but this ngauge was built without MPI (install libmpich-dev "
+		    "and rebuild)");
 		return EXIT_USAGE;
 #endif
 	} else {
@@ -525,11 +548,13 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct 
 	}
 	if (check_ranks(p, boot->size, boot->rank, how)) {
 		code = EXIT_USAGE;
+		agreed = true;
 		goto out_boot;
 	}
 	if ((p->mod->caps & NG_CAP_MPI) && strcmp(boot->ops->name, "mpi") != 0) {
 		ng_error("module '%s' needs an MPI launch (mpiexec/srun)", p->mod->name);
 		code = EXIT_USAGE;
+		agreed = true;
 		goto out_boot;
 	}
 	st = ng_timer_init(&timer, ng_args_str(a, "timer"), wtime);
@@ -539,7 +564,7 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct 
 	}
 
 	struct ng_module_env menv = {
-		.boot = boot, .args = a, .cancel = &cancel_flag, .timeout_s = p->timeout};
+	    .boot = boot, .args = a, .cancel = &cancel_flag, .timeout_s = p->timeout};
 	st = p->mod->open(p->mod, &menv, &comm);
 	if (st) {
 		code = status_exit(st) == EXIT_USAGE ? EXIT_USAGE : status_exit(st);
@@ -567,28 +592,29 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct 
 		snprintf(label, sizeof(label), "%s over %s", p->pat->name, p->mod->name);
 		res = ng_results_new(doc_head(p, a, boot, &timer, comm, cmd, mpi_ver), p->output,
 		                     ng_args_flag(a, "raw"), p->pat->name);
-		printf("# ngauge %s: pattern %s, module %s (%s), %d ranks (%s launch), timer %s (resolution %.1f "
+		printf("# ngauge %s: pattern %s, module %s (%s), %d ranks (%s launch), timer %s (resolution "
+		       "%.1f "
 		       "ns, overhead %.1f ns)\n",
-		       NG_VERSION, p->pat->name, p->mod->name, comm->device, boot->size, boot->ops->name, timer.name,
-		       timer.resolution_ns, timer.overhead_ns);
+		       NG_VERSION, p->pat->name, p->mod->name, comm->device, boot->size, boot->ops->name,
+		       timer.name, timer.resolution_ns, timer.overhead_ns);
 		fflush(stdout);
 	}
 
 	struct ng_run r = {
-		.comm = comm,
-		.boot = boot,
-		.args = a,
-		.timer = &timer,
-		.sizes = p->sizes,
-		.nsizes = p->nsizes,
-		.count = (size_t)p->count,
-		.warmup = (size_t)p->warmup,
-		.verify = ng_args_flag(a, "verify"),
-		.raw = ng_args_flag(a, "raw"),
-		.seed = (uint64_t)p->seed,
-		.timeout_s = p->timeout,
-		.cancel = &cancel_flag,
-		.results = res,
+	    .comm = comm,
+	    .boot = boot,
+	    .args = a,
+	    .timer = &timer,
+	    .sizes = p->sizes,
+	    .nsizes = p->nsizes,
+	    .count = (size_t)p->count,
+	    .warmup = (size_t)p->warmup,
+	    .verify = ng_args_flag(a, "verify"),
+	    .raw = ng_args_flag(a, "raw"),
+	    .seed = (uint64_t)p->seed,
+	    .timeout_s = p->timeout,
+	    .cancel = &cancel_flag,
+	    .results = res,
 	};
 	st = ng_boot_barrier(boot);
 	if (st == NG_OK)
@@ -601,7 +627,8 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct 
 	if (res) {
 		if (timer.kind == NG_TIMER_TSC && st == NG_OK) {
 			ng_timer_recheck(&timer);
-			ng_results_block(res, "timer_check", json_pack("{s:f}", "drift_ppm", timer.drift_ppm));
+			ng_results_block(res, "timer_check",
+			                 json_pack("{s:f}", "drift_ppm", timer.drift_ppm));
 		}
 		if (ng_results_finish(res, st == NG_OK) && st == NG_OK)
 			st = NG_ERR_IO;
@@ -625,8 +652,12 @@ out_close:
 #endif
 	p->mod->close(comm);
 out_boot:
+	if (agreed) {
+		fflush(stderr);
+		(void)ng_boot_barrier(boot);
+	}
 #if NG_HAVE_MPI
-	if (code != 0 && strcmp(boot->ops->name, "mpi") == 0) {
+	if (code != 0 && !agreed && strcmp(boot->ops->name, "mpi") == 0) {
 		fflush(stdout);
 		ng_boot_mpi_abort(code);
 	}
@@ -655,10 +686,10 @@ static int pair_up(struct ng_args *a, int argc, char **argv)
 		ng_error("--server and --client exclude each other");
 		return EXIT_USAGE;
 	}
-	st = server ? ng_boot_tcp_server(ng_args_str(a, "bind"), (int)ng_args_int(a, "port"), 0, &boot)
-	            : ng_boot_tcp_client(ng_args_str(a, "client"), (int)ng_args_int(a, "port"),
-	                                 ng_args_given(a, "timeout") ? ng_args_double(a, "timeout") : 60,
-	                                 &boot);
+	st = server
+	         ? ng_boot_tcp_server(ng_args_str(a, "bind"), (int)ng_args_int(a, "port"), 0, &boot)
+	         : ng_boot_tcp_client(ng_args_str(a, "client"), (int)ng_args_int(a, "port"),
+	                              ng_args_given(a, "timeout") ? ng_args_double(a, "timeout") : 60, &boot);
 	if (st)
 		return status_exit(st);
 	if (server)
@@ -730,7 +761,10 @@ out:
 	return code;
 }
 
-int ng_main(int argc, char **argv) { return main_with(argc, argv, NULL); }
+int ng_main(int argc, char **argv)
+{
+	return main_with(argc, argv, NULL);
+}
 
 static int main_with(int argc, char **argv, struct ng_boot *preboot)
 {
@@ -781,7 +815,8 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 	if (!p.mod) {
 		for (size_t i = 0; ng_missing_modules[i].name; i++) {
 			if (strcmp(ng_missing_modules[i].name, mname) == 0) {
-				ng_error("module '%s' is not available: %s", mname, ng_missing_modules[i].why);
+				ng_error("module '%s' is not available: %s", mname,
+				         ng_missing_modules[i].why);
 				goto out;
 			}
 		}
@@ -798,8 +833,8 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 	unsigned missing = p.pat->needs & ~p.mod->caps;
 	if (missing) {
 		unsigned bit = missing & -missing;
-		ng_error("pattern '%s' needs %s, which module '%s' does not offer", p.pat->name, ng_cap_name(bit),
-		         p.mod->name);
+		ng_error("pattern '%s' needs %s, which module '%s' does not offer", p.pat->name,
+		         ng_cap_name(bit), p.mod->name);
 		goto out;
 	}
 	p.sizes_spec = ng_args_given(&a, "sizes") ? ng_args_str(&a, "sizes")

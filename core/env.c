@@ -42,6 +42,7 @@ json_t *ng_env_json(const char *device, const char *mpi)
 	if (uname(&u) == 0)
 		snprintf(kernel, sizeof(kernel), "%s %s %s", u.sysname, u.release, u.machine);
 	cpu_model(cpu, sizeof(cpu));
-	return json_pack("{s:s,s:s,s:s,s:s?,s:s?,s:s,s:i}", "host", host, "kernel", kernel, "cpu", cpu, "mpi", mpi,
-	                 "device", device, "ngauge", NG_VERSION, "cores", (int)sysconf(_SC_NPROCESSORS_ONLN));
+	return json_pack("{s:s,s:s,s:s,s:s?,s:s?,s:s,s:i}", "host", host, "kernel", kernel, "cpu", cpu, "mpi",
+	                 mpi, "device", device, "ngauge", NG_VERSION, "cores",
+	                 (int)sysconf(_SC_NPROCESSORS_ONLN));
 }

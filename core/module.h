@@ -35,7 +35,7 @@
 #include "options.h"
 #include "status.h"
 
-#define ng_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#define ng_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
 /* Capability flags (module descriptor .caps, pattern .needs). */
 enum {
@@ -89,15 +89,15 @@ static inline void ng_comm_init(struct ng_comm *c, const struct ng_module *m, in
 
 /* What open() receives. */
 struct ng_module_env {
-	struct ng_boot *boot;         /* rank, size, address exchange */
-	const struct ng_args *args;   /* parsed options (module's own and others) */
+	struct ng_boot *boot;       /* rank, size, address exchange */
+	const struct ng_args *args; /* parsed options (module's own and others) */
 	const volatile sig_atomic_t *cancel;
-	double timeout_s;             /* a peer silent for this long is lost */
+	double timeout_s; /* a peer silent for this long is lost */
 };
 
 struct ng_module {
-	const char *name; /* "tcp" */
-	const char *desc; /* one line */
+	const char *name;                /* "tcp" */
+	const char *desc;                /* one line */
 	const struct ng_option *options; /* NULL-name terminated, may be NULL */
 	/* Optional: the owner and namespace of .options when several modules
 	 * share one table (ibrc, ibuc and ibud share "ib": --ib-dev, ...); the
@@ -206,7 +206,10 @@ static inline ng_status ng_test(struct ng_comm *c, struct ng_req *r, bool *done_
 {
 	return c->mod->test(c, r, done_p);
 }
-static inline ng_status ng_wait(struct ng_comm *c, struct ng_req *r) { return c->mod->wait(c, r); }
+static inline ng_status ng_wait(struct ng_comm *c, struct ng_req *r)
+{
+	return c->mod->wait(c, r);
+}
 static inline ng_status ng_alloc(struct ng_comm *c, size_t len, void **buf_p)
 {
 	return c->mod->alloc(c, len, buf_p);

@@ -24,11 +24,25 @@ int ng_parse_size(const char *s, size_t *out_p)
 	if (errno)
 		return -1;
 	switch (*end) {
-	case '\0': break;
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	default: return -1;
+	case '\0':
+		break;
+	case 'k':
+	case 'K':
+		shift = 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		end++;
+		break;
+	default:
+		return -1;
 	}
 	/* Allow "KiB"/"KB"/"B" spellings after the suffix. */
 	if (shift && (*end == 'i' || *end == 'I'))
@@ -98,7 +112,8 @@ int ng_opt_check(const struct ng_option *o, const char *v, char *err, size_t err
 		return 0;
 	case NG_OPT_SIZE:
 		if (ng_parse_size(v, &sz)) {
-			snprintf(err, errlen, "--%s expects a byte count like 4096 or 64K, got '%s'", o->name, v);
+			snprintf(err, errlen, "--%s expects a byte count like 4096 or 64K, got '%s'", o->name,
+			         v);
 			return -1;
 		}
 		return 0;
@@ -174,7 +189,10 @@ double ng_args_double(const struct ng_args *a, const char *name)
 	return v ? strtod(v, NULL) : 0.0;
 }
 
-const char *ng_args_str(const struct ng_args *a, const char *name) { return value_of(a, name); }
+const char *ng_args_str(const struct ng_args *a, const char *name)
+{
+	return value_of(a, name);
+}
 
 bool ng_args_given(const struct ng_args *a, const char *name)
 {
@@ -194,11 +212,21 @@ json_t *ng_args_json(const struct ng_args *a, const char *owner)
 			continue;
 		v = e->given ? e->value : e->opt->def;
 		switch (e->opt->type) {
-		case NG_OPT_FLAG: jv = json_boolean(ng_args_flag(a, e->opt->name)); break;
-		case NG_OPT_INT: jv = v ? json_integer(strtoll(v, NULL, 0)) : json_null(); break;
-		case NG_OPT_SIZE: jv = v ? json_integer((json_int_t)ng_args_size(a, e->opt->name)) : json_null(); break;
-		case NG_OPT_DOUBLE: jv = v ? json_real(strtod(v, NULL)) : json_null(); break;
-		default: jv = v ? json_string(v) : json_null(); break;
+		case NG_OPT_FLAG:
+			jv = json_boolean(ng_args_flag(a, e->opt->name));
+			break;
+		case NG_OPT_INT:
+			jv = v ? json_integer(strtoll(v, NULL, 0)) : json_null();
+			break;
+		case NG_OPT_SIZE:
+			jv = v ? json_integer((json_int_t)ng_args_size(a, e->opt->name)) : json_null();
+			break;
+		case NG_OPT_DOUBLE:
+			jv = v ? json_real(strtod(v, NULL)) : json_null();
+			break;
+		default:
+			jv = v ? json_string(v) : json_null();
+			break;
 		}
 		json_object_set_new(o, e->opt->name, jv);
 	}

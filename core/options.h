@@ -28,7 +28,7 @@ enum ng_opt_type {
 };
 
 struct ng_option {
-	const char *name;    /* long name without "--", e.g. "tcp-port" */
+	const char *name; /* long name without "--", e.g. "tcp-port" */
 	enum ng_opt_type type;
 	const char *def;     /* default as text, NULL for none */
 	const char *help;    /* one line */

@@ -36,24 +36,24 @@ struct ng_run {
 	const struct ng_timer *timer; /* the chosen timer */
 	const size_t *sizes;          /* message sizes to measure, ascending */
 	size_t nsizes;
-	size_t count;                 /* timed repetitions per size (-c) */
-	size_t warmup;                /* untimed repetitions before them (-w) */
-	bool verify;                  /* --verify: check every received byte */
-	bool raw;                     /* --raw: keep raw samples in the result */
-	uint64_t seed;                /* --seed: pairings, server choice */
-	double timeout_s;             /* a silent peer is lost after this long */
+	size_t count;                        /* timed repetitions per size (-c) */
+	size_t warmup;                       /* untimed repetitions before them (-w) */
+	bool verify;                         /* --verify: check every received byte */
+	bool raw;                            /* --raw: keep raw samples in the result */
+	uint64_t seed;                       /* --seed: pairings, server choice */
+	double timeout_s;                    /* a silent peer is lost after this long */
 	const volatile sig_atomic_t *cancel; /* set on SIGINT/SIGTERM */
-	struct ng_results *results;   /* the result sink; only rank 0 writes it */
+	struct ng_results *results;          /* the result sink; only rank 0 writes it */
 };
 
 struct ng_pattern {
 	const char *name; /* "pingpong" */
 	const char *desc; /* one line */
 	const struct ng_option *options;
-	unsigned needs;    /* NG_CAP_* the module must have */
-	int min_ranks;     /* at least this many ranks */
-	int max_ranks;     /* 0 = no upper bound */
-	bool even_ranks;   /* ranks are paired */
+	unsigned needs;            /* NG_CAP_* the module must have */
+	int min_ranks;             /* at least this many ranks */
+	int max_ranks;             /* 0 = no upper bound */
+	bool even_ranks;           /* ranks are paired */
 	const char *default_sizes; /* size spec used without -s */
 	/* Runs the benchmark collectively on all ranks.  Returns NG_OK or the
 	 * first error (already reported).  Rows committed before an error are
@@ -66,6 +66,9 @@ struct ng_pattern {
 void ng_progress(const struct ng_run *run, size_t done, size_t total, size_t size);
 
 /* True once SIGINT/SIGTERM arrived; check between measurements. */
-static inline bool ng_cancelled(const struct ng_run *run) { return run->cancel && *run->cancel; }
+static inline bool ng_cancelled(const struct ng_run *run)
+{
+	return run->cancel && *run->cancel;
+}
 
 #endif

@@ -26,40 +26,34 @@ extern const struct ng_pattern ng_pattern_alltoall;
 extern const struct ng_pattern ng_pattern_mpbibw;
 
 const struct ng_module *const ng_modules[] = {
-	&ng_module_tcp,
-	&ng_module_emu,
+    &ng_module_tcp,
+    &ng_module_emu,
 #if NG_HAVE_MPI
-	&ng_module_mpi,
+    &ng_module_mpi,
 #endif
 #if NG_HAVE_VERBS
-	&ng_module_ibrc,
-	&ng_module_ibuc,
-	&ng_module_ibud,
+    &ng_module_ibrc,
+    &ng_module_ibuc,
+    &ng_module_ibud,
 #endif
-	NULL,
+    NULL,
 };
 
 const struct ng_missing ng_missing_modules[] = {
 #if !NG_HAVE_MPI
-	{"mpi", "built without MPI (install mpich libmpich-dev and rebuild)"},
+    {"mpi", "built without MPI (install mpich libmpich-dev and rebuild)"},
 #endif
 #if !NG_HAVE_VERBS
-	{"ibrc", "built without libibverbs (install libibverbs-dev and rebuild)"},
-	{"ibuc", "built without libibverbs (install libibverbs-dev and rebuild)"},
-	{"ibud", "built without libibverbs (install libibverbs-dev and rebuild)"},
+    {"ibrc", "built without libibverbs (install libibverbs-dev and rebuild)"},
+    {"ibuc", "built without libibverbs (install libibverbs-dev and rebuild)"},
+    {"ibud", "built without libibverbs (install libibverbs-dev and rebuild)"},
 #endif
-	{NULL, NULL},
+    {NULL, NULL},
 };
 
 const struct ng_pattern *const ng_patterns[] = {
-	&ng_pattern_pingpong,
-	&ng_pattern_1n,
-	&ng_pattern_n1,
-	&ng_pattern_loggp,
-	&ng_pattern_plogp,
-	&ng_pattern_alltoall,
-	&ng_pattern_mpbibw,
-	NULL,
+    &ng_pattern_pingpong, &ng_pattern_1n,       &ng_pattern_n1,     &ng_pattern_loggp,
+    &ng_pattern_plogp,    &ng_pattern_alltoall, &ng_pattern_mpbibw, NULL,
 };
 
 const struct ng_module *ng_module_find(const char *name)

@@ -75,7 +75,10 @@ void ng_iso_time(char *buf, size_t len)
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+static json_t *num(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
 
 json_t *ng_stats_json(const struct ng_stats *st)
 {
@@ -100,9 +103,15 @@ struct ng_results *ng_results_new(json_t *doc, const char *path, bool raw, const
 	return r;
 }
 
-bool ng_results_active(const struct ng_results *r) { return r != NULL; }
+bool ng_results_active(const struct ng_results *r)
+{
+	return r != NULL;
+}
 
-size_t ng_results_rows(const struct ng_results *r) { return r ? json_array_size(r->rows) : 0; }
+size_t ng_results_rows(const struct ng_results *r)
+{
+	return r ? json_array_size(r->rows) : 0;
+}
 
 struct ng_row *ng_row_begin(struct ng_results *r, size_t size, size_t count)
 {
@@ -154,7 +163,10 @@ void ng_row_raw(struct ng_row *row, const char *key, const double *x, size_t n)
 
 /* ---- writing ---- */
 
-static int is_stats(json_t *v) { return json_is_object(v) && json_object_get(v, "median"); }
+static int is_stats(json_t *v)
+{
+	return json_is_object(v) && json_object_get(v, "median");
+}
 
 static int write_csv(struct ng_results *r, FILE *f)
 {
@@ -175,16 +187,18 @@ static int write_csv(struct ng_results *r, FILE *f)
 			fprintf(f, ",%s_%s", key, fields[k]);
 		fprintf(f, ",%s_ci95_lo,%s_ci95_hi", key, key);
 	}
-	json_object_foreach(first, key, v) if (json_is_number(v) && strcmp(key, "size") && strcmp(key, "count"))
-		fprintf(f, ",%s", key);
+	json_object_foreach(first, key, v) if (json_is_number(v) && strcmp(key, "size") &&
+	                                       strcmp(key, "count")) fprintf(f, ",%s", key);
 	fputc('\n', f);
 	json_array_foreach(r->rows, i, v)
 	{
 		json_t *cell;
 		fprintf(f, "%lld,%lld", (long long)json_integer_value(json_object_get(v, "size")),
 		        (long long)json_integer_value(json_object_get(v, "count")));
-		json_object_foreach(first, key, cell) if (json_is_string(cell))
-			fprintf(f, ",%s", json_string_value(json_object_get(v, key)) ? json_string_value(json_object_get(v, key)) : "");
+		json_object_foreach(first, key, cell) if (json_is_string(cell)) fprintf(
+		    f, ",%s",
+		    json_string_value(json_object_get(v, key)) ? json_string_value(json_object_get(v, key))
+		                                               : "");
 		json_object_foreach(first, key, cell) if (is_stats(cell))
 		{
 			json_t *s = json_object_get(v, key);
@@ -196,7 +210,7 @@ static int write_csv(struct ng_results *r, FILE *f)
 		}
 		json_object_foreach(first, key, cell) if (json_is_number(cell) && strcmp(key, "size") &&
 		                                          strcmp(key, "count"))
-			fprintf(f, ",%.6g", json_number_value(json_object_get(v, key)));
+		    fprintf(f, ",%.6g", json_number_value(json_object_get(v, key)));
 		fputc('\n', f);
 	}
 	return ferror(f) ? -1 : 0;
@@ -279,8 +293,8 @@ static void print_row(struct ng_results *r, json_t *row)
 				printf(" %s(median)", key);
 			main_done = 1;
 		}
-		json_object_foreach(row, key, v) if (json_is_number(v) && strcmp(key, "size") && strcmp(key, "count"))
-			printf(" %s", key);
+		json_object_foreach(row, key, v) if (json_is_number(v) && strcmp(key, "size") &&
+		                                     strcmp(key, "count")) printf(" %s", key);
 		putchar('\n');
 		main_done = 0;
 	}
@@ -297,8 +311,8 @@ static void print_row(struct ng_results *r, json_t *row)
 			char cis[64];
 			snprintf(cis, sizeof(cis), "[%.4g, %.4g]", json_number_value(json_array_get(ci, 0)),
 			         json_number_value(json_array_get(ci, 1)));
-			printf(" %12.4f %12.4f %25s %12.4f", json_number_value(json_object_get(v, "min")), med, cis,
-			       json_number_value(json_object_get(v, "p99")));
+			printf(" %12.4f %12.4f %25s %12.4f", json_number_value(json_object_get(v, "min")),
+			       med, cis, json_number_value(json_object_get(v, "p99")));
 			main_done = 1;
 			printf("   ");
 		} else {
@@ -307,7 +321,7 @@ static void print_row(struct ng_results *r, json_t *row)
 		}
 	}
 	json_object_foreach(row, key, v) if (json_is_number(v) && strcmp(key, "size") && strcmp(key, "count"))
-		printf(" %*.4g", (int)strlen(key), json_number_value(v));
+	    printf(" %*.4g", (int)strlen(key), json_number_value(v));
 	putchar('\n');
 	fflush(stdout);
 }

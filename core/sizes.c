@@ -99,8 +99,8 @@ static int parse_item(char *tok, struct size_list *l, char *err, size_t errlen)
 		return 0;
 	}
 bad_step:
-	snprintf(err, errlen, "bad step ':%s' in size range '%s' (use :xFACTOR with FACTOR > 1 or :+STEP)", step,
-	         tok);
+	snprintf(err, errlen, "bad step ':%s' in size range '%s' (use :xFACTOR with FACTOR > 1 or :+STEP)",
+	         step, tok);
 	return -1;
 bad_range:
 	*dash = '-';
@@ -128,8 +128,8 @@ int ng_sizes_parse(const char *spec, size_t **sizes_p, size_t *n_p, char *err, s
 		rc = parse_item(tok, &l, err, errlen);
 		if (rc == -2) {
 			if (l.n == NG_SIZES_MAX) {
-				snprintf(err, errlen, "size specification '%s' gives more than %d sizes", spec,
-				         NG_SIZES_MAX);
+				snprintf(err, errlen, "size specification '%s' gives more than %d sizes",
+				         spec, NG_SIZES_MAX);
 				goto err_free;
 			}
 			goto err_nomem_free;

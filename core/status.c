@@ -9,13 +9,13 @@
 
 static const char *const status_names[] = {
 #define NG_STATUS_NAME(n, m) #n,
-	NG_STATUS_MAP(NG_STATUS_NAME)
+    NG_STATUS_MAP(NG_STATUS_NAME)
 #undef NG_STATUS_NAME
 };
 
 static const char *const status_msgs[] = {
 #define NG_STATUS_MSG(n, m) m,
-	NG_STATUS_MAP(NG_STATUS_MSG)
+    NG_STATUS_MAP(NG_STATUS_MSG)
 #undef NG_STATUS_MSG
 };
 
@@ -33,7 +33,10 @@ const char *ng_status_msg(ng_status s)
  * once after launch and only read afterwards. */
 static int log_rank = -1;
 
-void ng_log_set_rank(int rank) { log_rank = rank; }
+void ng_log_set_rank(int rank)
+{
+	log_rank = rank;
+}
 
 static void vlog(const char *kind, const char *fmt, va_list ap)
 {
@@ -76,13 +79,21 @@ void ng_warn(const char *fmt, ...)
 const char *ng_cap_name(unsigned cap)
 {
 	switch (cap) {
-	case NG_CAP_RELIABLE: return "reliable delivery";
-	case NG_CAP_CHANNEL: return "two-sided send/recv";
-	case NG_CAP_REGMEM: return "registered memory";
-	case NG_CAP_NONBLOCK: return "non-blocking operations";
-	case NG_CAP_ONESIDED: return "one-sided operations";
-	case NG_CAP_MPI: return "MPI launch";
-	case NG_CAP_MULTIRANK: return "more than two ranks";
-	default: return "unknown capability";
+	case NG_CAP_RELIABLE:
+		return "reliable delivery";
+	case NG_CAP_CHANNEL:
+		return "two-sided send/recv";
+	case NG_CAP_REGMEM:
+		return "registered memory";
+	case NG_CAP_NONBLOCK:
+		return "non-blocking operations";
+	case NG_CAP_ONESIDED:
+		return "one-sided operations";
+	case NG_CAP_MPI:
+		return "MPI launch";
+	case NG_CAP_MULTIRANK:
+		return "more than two ranks";
+	default:
+		return "unknown capability";
 	}
 }

@@ -9,27 +9,27 @@
 #ifndef NG_STATUS_H
 #define NG_STATUS_H
 
-#define NG_STATUS_MAP(X)                                                  \
-	X(OK, "success")                                                  \
-	X(ERR_USAGE, "invalid usage")                                     \
-	X(ERR_NOMEM, "out of memory")                                     \
-	X(ERR_SYS, "system call failed")                                  \
-	X(ERR_IO, "input/output error")                                   \
-	X(ERR_PEER_LOST, "peer lost")                                     \
-	X(ERR_TIMEOUT, "timed out")                                       \
-	X(ERR_UNSUPPORTED, "operation not supported")                     \
-	X(ERR_NODEV, "no device")                                         \
-	X(ERR_PROTO, "protocol error")                                    \
-	X(ERR_VERIFY, "payload verification failed")                      \
-	X(ERR_CANCELLED, "interrupted")                                   \
-	X(ERR_TRUNCATED, "message size mismatch")                         \
+#define NG_STATUS_MAP(X)                                                                                     \
+	X(OK, "success")                                                                                     \
+	X(ERR_USAGE, "invalid usage")                                                                        \
+	X(ERR_NOMEM, "out of memory")                                                                        \
+	X(ERR_SYS, "system call failed")                                                                     \
+	X(ERR_IO, "input/output error")                                                                      \
+	X(ERR_PEER_LOST, "peer lost")                                                                        \
+	X(ERR_TIMEOUT, "timed out")                                                                          \
+	X(ERR_UNSUPPORTED, "operation not supported")                                                        \
+	X(ERR_NODEV, "no device")                                                                            \
+	X(ERR_PROTO, "protocol error")                                                                       \
+	X(ERR_VERIFY, "payload verification failed")                                                         \
+	X(ERR_CANCELLED, "interrupted")                                                                      \
+	X(ERR_TRUNCATED, "message size mismatch")                                                            \
 	X(ERR_INTERNAL, "internal error")
 
 typedef enum {
 #define NG_STATUS_ENUM(n, m) NG_##n,
 	NG_STATUS_MAP(NG_STATUS_ENUM)
 #undef NG_STATUS_ENUM
-		NG_STATUS_COUNT
+	    NG_STATUS_COUNT
 } ng_status;
 
 /* "ERR_PEER_LOST" etc.; never NULL. */

@@ -393,8 +393,8 @@ static ng_status ng_mpi_open(const struct ng_module *mod, const struct ng_module
 	MPI_Comm_rank(m->comm, &rank);
 	MPI_Comm_size(m->comm, &size);
 	if (env->boot && (env->boot->rank != rank || env->boot->size != size)) {
-		ng_error("mpi: bootstrap says rank %d of %d, MPI_COMM_WORLD says %d of %d",
-		         env->boot->rank, env->boot->size, rank, size);
+		ng_error("mpi: bootstrap says rank %d of %d, MPI_COMM_WORLD says %d of %d", env->boot->rank,
+		         env->boot->size, rank, size);
 		st = NG_ERR_INTERNAL;
 		goto err_free_comm;
 	}
@@ -415,26 +415,26 @@ err_free:
 }
 
 static const struct ng_option ng_mpi_options[] = {
-	{ .name = "mpi-ssend", .type = NG_OPT_FLAG, .help = "blocking sends use MPI_Ssend (synchronous)" },
-	{ .name = NULL },
+    {.name = "mpi-ssend", .type = NG_OPT_FLAG, .help = "blocking sends use MPI_Ssend (synchronous)"},
+    {.name = NULL},
 };
 
 const struct ng_module ng_module_mpi = {
-	.name = "mpi",
-	.desc = "MPI point-to-point (MPI_Send/MPI_Recv, MPI_Isend/MPI_Irecv)",
-	.options = ng_mpi_options,
-	.caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MPI | NG_CAP_MULTIRANK,
-	.max_msg = NG_MPI_MAX_MSG,
-	.hdr_bytes = 0,
-	.open = ng_mpi_open,
-	.close = ng_mpi_close,
-	.alloc = ng_mpi_alloc,
-	.free = ng_mpi_free,
-	.send = ng_mpi_send,
-	.recv = ng_mpi_recv,
-	.isend = ng_mpi_isend,
-	.irecv = ng_mpi_irecv,
-	.test = ng_mpi_test,
-	.wait = ng_mpi_wait,
-	.rma = NULL,
+    .name = "mpi",
+    .desc = "MPI point-to-point (MPI_Send/MPI_Recv, MPI_Isend/MPI_Irecv)",
+    .options = ng_mpi_options,
+    .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MPI | NG_CAP_MULTIRANK,
+    .max_msg = NG_MPI_MAX_MSG,
+    .hdr_bytes = 0,
+    .open = ng_mpi_open,
+    .close = ng_mpi_close,
+    .alloc = ng_mpi_alloc,
+    .free = ng_mpi_free,
+    .send = ng_mpi_send,
+    .recv = ng_mpi_recv,
+    .isend = ng_mpi_isend,
+    .irecv = ng_mpi_irecv,
+    .test = ng_mpi_test,
+    .wait = ng_mpi_wait,
+    .rma = NULL,
 };

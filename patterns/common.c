@@ -30,7 +30,10 @@ void ng_rng_seed(struct ng_rng *r, uint64_t seed, uint64_t stream)
 	r->s = ng_splitmix64(&s);
 }
 
-uint64_t ng_rng_next(struct ng_rng *r) { return ng_splitmix64(&r->s); }
+uint64_t ng_rng_next(struct ng_rng *r)
+{
+	return ng_splitmix64(&r->s);
+}
 
 uint64_t ng_rng_below(struct ng_rng *r, uint64_t n)
 {
@@ -201,7 +204,10 @@ uint64_t ng_verify_tag(size_t size, int sender, uint64_t iter)
 	return ng_payload_tag((uint64_t)size, (uint64_t)(unsigned)sender, iter);
 }
 
-void ng_verify_fill(void *buf, size_t len, uint64_t tag) { ng_payload_fill(buf, len, tag); }
+void ng_verify_fill(void *buf, size_t len, uint64_t tag)
+{
+	ng_payload_fill(buf, len, tag);
+}
 
 ng_status ng_verify_check(const void *buf, size_t len, uint64_t tag, int from)
 {
@@ -210,8 +216,8 @@ ng_status ng_verify_check(const void *buf, size_t len, uint64_t tag, int from)
 
 	if (ng_payload_check(buf, len, tag, &off))
 		return NG_OK;
-	ng_error("verify: size %zu from rank %d: byte at offset %zu is 0x%02x, expected 0x%02x", len,
-	         from, off, p[off], ng_payload_byte(tag, off));
+	ng_error("verify: size %zu from rank %d: byte at offset %zu is 0x%02x, expected 0x%02x", len, from,
+	         off, p[off], ng_payload_byte(tag, off));
 	return NG_ERR_VERIFY;
 }
 

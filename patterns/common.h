@@ -138,7 +138,6 @@ void ng_samples_stats(const double *x, size_t n, double *scratch, struct ng_stat
  */
 void ng_samples_bw(const double *us, size_t n, double bytes, double *scratch, struct ng_stats *st_p);
 
-
 /* ---- gathering to the reporting rank ---------------------------------- */
 
 /*

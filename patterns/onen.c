@@ -59,13 +59,13 @@ struct ng_onen {
 	int me;
 	int nranks;
 	int server;
-	bool active;   /* sends @size and times the round */
-	bool nb;       /* the module has NG_CAP_NONBLOCK */
-	int *peers;    /* server: all clients ascending; client: the server */
+	bool active; /* sends @size and times the round */
+	bool nb;     /* the module has NG_CAP_NONBLOCK */
+	int *peers;  /* server: all clients ascending; client: the server */
 	size_t npeers;
 	size_t nclients;
-	struct ng_bufs bufs; /* send: one message; recv: one slot per peer */
-	size_t stride;       /* between receive slots */
+	struct ng_bufs bufs;  /* send: one message; recv: one slot per peer */
+	size_t stride;        /* between receive slots */
 	struct ng_req *rreqs; /* [npeers] */
 	struct ng_req *sreqs; /* [npeers] */
 	bool *rdone;          /* [npeers] active, non-blocking */
@@ -486,11 +486,11 @@ static ng_status ng_onen_size(struct ng_onen *o, size_t size)
 static ng_status ng_onen_run(struct ng_run *run, enum ng_onen_dir dir, const char *name)
 {
 	struct ng_onen o = {
-		.run = run,
-		.dir = dir,
-		.name = name,
-		.me = run->boot->rank,
-		.nranks = run->boot->size,
+	    .run = run,
+	    .dir = dir,
+	    .name = name,
+	    .me = run->boot->rank,
+	    .nranks = run->boot->size,
 	};
 	ng_status st;
 
@@ -536,15 +536,15 @@ static ng_status ng_onen_run_n1(const struct ng_pattern *p, struct ng_run *run)
 	.default_sizes = "1-1M"
 
 const struct ng_pattern ng_pattern_1n = {
-	.name = "1n",
-	.desc = "one random server sends to all other ranks, each replies; round time and bandwidth",
-	NG_ONEN_PATTERN_COMMON,
-	.run = ng_onen_run_1n,
+    .name = "1n",
+    .desc = "one random server sends to all other ranks, each replies; round time and bandwidth",
+    NG_ONEN_PATTERN_COMMON,
+    .run = ng_onen_run_1n,
 };
 
 const struct ng_pattern ng_pattern_n1 = {
-	.name = "n1",
-	.desc = "all ranks send to one random server, which replies to each; round time and bandwidth",
-	NG_ONEN_PATTERN_COMMON,
-	.run = ng_onen_run_n1,
+    .name = "n1",
+    .desc = "all ranks send to one random server, which replies to each; round time and bandwidth",
+    NG_ONEN_PATTERN_COMMON,
+    .run = ng_onen_run_n1,
 };

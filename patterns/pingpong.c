@@ -243,9 +243,9 @@ static void ng_pp_teardown(struct ng_pp *pp)
 static ng_status ng_pp_run(const struct ng_pattern *p, struct ng_run *run)
 {
 	struct ng_pp pp = {
-		.run = run,
-		.me = run->boot->rank,
-		.nranks = run->boot->size,
+	    .run = run,
+	    .me = run->boot->rank,
+	    .nranks = run->boot->size,
 	};
 	ng_status st;
 
@@ -282,13 +282,13 @@ out_teardown:
 }
 
 const struct ng_pattern ng_pattern_pingpong = {
-	.name = "pingpong",
-	.desc = "round-trip latency and bandwidth; random pairs at once with more than 2 ranks",
-	.options = NULL,
-	.needs = NG_CAP_CHANNEL,
-	.min_ranks = 2,
-	.max_ranks = 0,
-	.even_ranks = true,
-	.default_sizes = "1-1M",
-	.run = ng_pp_run,
+    .name = "pingpong",
+    .desc = "round-trip latency and bandwidth; random pairs at once with more than 2 ranks",
+    .options = NULL,
+    .needs = NG_CAP_CHANNEL,
+    .min_ranks = 2,
+    .max_ranks = 0,
+    .even_ranks = true,
+    .default_sizes = "1-1M",
+    .run = ng_pp_run,
 };

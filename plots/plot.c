@@ -124,8 +124,10 @@ static const char *ng_first_stats_key(const struct ng_plot_file *pf)
 	json_t *row, *v;
 	size_t i;
 
-	json_array_foreach(pf->rows, i, row) {
-		json_object_foreach(row, key, v) {
+	json_array_foreach(pf->rows, i, row)
+	{
+		json_object_foreach(row, key, v)
+		{
 			if (ng_plot_is_stats(v))
 				return key;
 		}
@@ -139,7 +141,7 @@ static const char *ng_first_stats_key(const struct ng_plot_file *pf)
 
 ng_status ng_plot_file_load(const char *path, struct ng_plot_file *f_p)
 {
-	struct ng_plot_file f = { .path = path };
+	struct ng_plot_file f = {.path = path};
 	json_error_t jerr;
 	struct stat st;
 	json_t *v, *row;
@@ -209,7 +211,8 @@ ng_status ng_plot_file_load(const char *path, struct ng_plot_file *f_p)
 		ng_error("%s: no measurements (\"results\" is empty)", path);
 		goto err_drop_doc;
 	}
-	json_array_foreach(f.rows, i, row) {
+	json_array_foreach(f.rows, i, row)
+	{
 		double size = ng_plot_num(row, "size");
 
 		if (!json_is_object(row) || !(size >= 0)) {
@@ -301,11 +304,11 @@ struct ng_term {
 #define NG_PANEL_H 3.5
 
 static const struct ng_term ng_terms[] = {
-	[NG_TERM_PDF] = { ".pdf", "pdfcairo noenhanced color font 'Sans,12' linewidth 1.5", 1, "in", false },
-	[NG_TERM_SVG] = { ".svg", "svg noenhanced font 'sans-serif,12' linewidth 1.5 background '#ffffff'",
-	                  100, "", false },
-	[NG_TERM_PNG] = { ".png", "pngcairo noenhanced color font 'Sans,12' linewidth 1.5", 100, "", false },
-	[NG_TERM_TEX] = { ".tex", "cairolatex pdf color linewidth 1.5", 1, "in", true },
+    [NG_TERM_PDF] = {".pdf", "pdfcairo noenhanced color font 'Sans,12' linewidth 1.5", 1, "in", false},
+    [NG_TERM_SVG] = {".svg", "svg noenhanced font 'sans-serif,12' linewidth 1.5 background '#ffffff'", 100,
+                     "", false},
+    [NG_TERM_PNG] = {".png", "pngcairo noenhanced color font 'Sans,12' linewidth 1.5", 100, "", false},
+    [NG_TERM_TEX] = {".tex", "cairolatex pdf color linewidth 1.5", 1, "in", true},
 };
 
 /*
@@ -320,14 +323,14 @@ struct ng_style {
 };
 
 static const struct ng_style ng_styles[] = {
-	{ "#000000", "1", 7 },                     /* solid, filled circle */
-	{ "#d55e00", "2", 4 },                     /* dashed, open square */
-	{ "#0072b2", "4", 9 },                     /* dash-dot, filled triangle */
-	{ "#009e73", "5", 12 },                    /* dash-dot-dot, open diamond */
-	{ "#cc79a7", "(12,5)", 5 },                /* long dash, filled square */
-	{ "#e69f00", "(2,4)", 6 },                 /* dotted, open circle */
-	{ "#56b4e9", "(12,4,2,4,2,4)", 11 },       /* dash-dot-dot long, filled inverted triangle */
-	{ "#666666", "(6,3)", 8 },                 /* short dash, open triangle */
+    {"#000000", "1", 7},               /* solid, filled circle */
+    {"#d55e00", "2", 4},               /* dashed, open square */
+    {"#0072b2", "4", 9},               /* dash-dot, filled triangle */
+    {"#009e73", "5", 12},              /* dash-dot-dot, open diamond */
+    {"#cc79a7", "(12,5)", 5},          /* long dash, filled square */
+    {"#e69f00", "(2,4)", 6},           /* dotted, open circle */
+    {"#56b4e9", "(12,4,2,4,2,4)", 11}, /* dash-dot-dot long, filled inverted triangle */
+    {"#666666", "(6,3)", 8},           /* short dash, open triangle */
 };
 #define NG_NSTYLES (sizeof(ng_styles) / sizeof(ng_styles[0]))
 
@@ -344,17 +347,17 @@ struct ng_fig {
 	const struct ng_figure *desc;
 	const struct ng_plot_file **files; /* the group's files */
 	size_t n;
-	unsigned panels;                   /* NG_PANEL_* to draw */
-	char *stem;                        /* output path without extension */
-	char **dat;                        /* data file path per file */
-	FILE *gp;                          /* the script being written */
-	FILE *plot;                        /* the current panel's plot command */
-	char *plot_buf;                    /* ... its text (open_memstream) */
+	unsigned panels; /* NG_PANEL_* to draw */
+	char *stem;      /* output path without extension */
+	char **dat;      /* data file path per file */
+	FILE *gp;        /* the script being written */
+	FILE *plot;      /* the current panel's plot command */
+	char *plot_buf;  /* ... its text (open_memstream) */
 	size_t plot_len;
-	int style;                         /* next style of the current panel */
-	int nseries;                       /* series of the current plot command */
-	int ntitled;                       /* ... of them with a key entry */
-	double ylo, yhi;                   /* positive data range of the panel */
+	int style;       /* next style of the current panel */
+	int nseries;     /* series of the current plot command */
+	int ntitled;     /* ... of them with a key entry */
+	double ylo, yhi; /* positive data range of the panel */
 };
 
 /* Writes @s into a single-quoted gnuplot string: quotes doubled, control
@@ -451,7 +454,7 @@ static void ng_gp_range(struct ng_fig *g, size_t i, int index, int col, int n)
  */
 static void ng_gp_ytics(struct ng_fig *g)
 {
-	static const double fine[] = { 1, 1.5, 2, 3, 4, 5, 6, 8 }, coarse[] = { 1, 2, 5 };
+	static const double fine[] = {1, 1.5, 2, 3, 4, 5, 6, 8}, coarse[] = {1, 2, 5};
 	const double *m;
 	double decades;
 	size_t nm, j;
@@ -562,7 +565,8 @@ static void ng_gp_ci_using(struct ng_fig *g, size_t i, int index, int col)
 
 	ng_gp_next(g);
 	ng_gp_quote(g->plot, ng_basename(g->dat[i]));
-	fprintf(g->plot, " index %d using 1:%d:(valid(%d) ? $%d : $%d):(valid(%d) ? $%d : $%d)"
+	fprintf(g->plot,
+	        " index %d using 1:%d:(valid(%d) ? $%d : $%d):(valid(%d) ? $%d : $%d)"
 	        " with yerrorbars ls %d dt solid lw 1 ps 0 notitle",
 	        index, col, col + 1, col + 1, col, col + 2, col + 2, col, style);
 	ng_gp_next(g);
@@ -606,7 +610,10 @@ struct ng_col {
 	enum ng_col_type type;
 };
 
-static int ng_col_width(const struct ng_col *c) { return c->type == NG_COL_NUM ? 1 : 3; }
+static int ng_col_width(const struct ng_col *c)
+{
+	return c->type == NG_COL_NUM ? 1 : 3;
+}
 
 /* The 1-based column of @key's first number. */
 static int ng_col_of(const struct ng_col *cols, const char *key)
@@ -683,7 +690,8 @@ static void ng_dat_table(FILE *f, int index, const char *name, const json_t *arr
 			        c->type == NG_COL_STATS ? "median" : "value", c->key, c->key);
 	}
 	fputc('\n', f);
-	json_array_foreach(arr, i, row) {
+	json_array_foreach(arr, i, row)
+	{
 		if (!json_is_object(row))
 			continue;
 		a = json_object_get(row, "algorithm");
@@ -703,47 +711,49 @@ static void ng_dat_table(FILE *f, int index, const char *name, const json_t *arr
 }
 
 static const struct ng_col ng_cols_pingpong[] = {
-	{ "size", NG_COL_NUM },
-	{ "count", NG_COL_NUM },
-	{ "latency_us", NG_COL_STATS },
-	{ "bandwidth_MBps", NG_COL_STATS },
-	{ "aggregate_bandwidth_MBps", NG_COL_NUM },
-	{ NULL, NG_COL_NUM },
+    {"size", NG_COL_NUM},
+    {"count", NG_COL_NUM},
+    {"latency_us", NG_COL_STATS},
+    {"bandwidth_MBps", NG_COL_STATS},
+    {"aggregate_bandwidth_MBps", NG_COL_NUM},
+    {NULL, NG_COL_NUM},
 };
 
 static const struct ng_col ng_cols_1n[] = {
-	{ "size", NG_COL_NUM },
-	{ "count", NG_COL_NUM },
-	{ "time_us", NG_COL_STATS },
-	{ "aggregate_bandwidth_MBps", NG_COL_STATS },
-	{ "bandwidth_per_client_MBps", NG_COL_STATS },
-	{ "clients", NG_COL_NUM },
-	{ NULL, NG_COL_NUM },
+    {"size", NG_COL_NUM},
+    {"count", NG_COL_NUM},
+    {"time_us", NG_COL_STATS},
+    {"aggregate_bandwidth_MBps", NG_COL_STATS},
+    {"bandwidth_per_client_MBps", NG_COL_STATS},
+    {"clients", NG_COL_NUM},
+    {NULL, NG_COL_NUM},
 };
 
 static const struct ng_col ng_cols_alltoall[] = {
-	{ "size", NG_COL_NUM },
-	{ "count", NG_COL_NUM },
-	{ "time_us", NG_COL_STATS },
-	{ "algbw_MBps", NG_COL_STATS },
-	{ NULL, NG_COL_NUM },
+    {"size", NG_COL_NUM},         {"count", NG_COL_NUM}, {"time_us", NG_COL_STATS},
+    {"algbw_MBps", NG_COL_STATS}, {NULL, NG_COL_NUM},
 };
 
 static const struct ng_col ng_cols_loggp_sizes[] = {
-	{ "size", NG_COL_NUM },    { "prtt1_us", NG_COL_NUM }, { "prttn_us", NG_COL_NUM },
-	{ "prttnd_us", NG_COL_NUM }, { "T_us", NG_COL_NUM },   { "o_s_us", NG_COL_NUM },
-	{ "o_r_us", NG_COL_NUM },  { "delay_us", NG_COL_NUM }, { NULL, NG_COL_NUM },
+    {"size", NG_COL_NUM},      {"prtt1_us", NG_COL_NUM}, {"prttn_us", NG_COL_NUM},
+    {"prttnd_us", NG_COL_NUM}, {"T_us", NG_COL_NUM},     {"o_s_us", NG_COL_NUM},
+    {"o_r_us", NG_COL_NUM},    {"delay_us", NG_COL_NUM}, {NULL, NG_COL_NUM},
 };
 
 static const struct ng_col ng_cols_loggp_segments[] = {
-	{ "from", NG_COL_NUM },      { "to", NG_COL_NUM },   { "L_us", NG_COL_PARAM },
-	{ "o_s_us", NG_COL_PARAM },  { "o_r_us", NG_COL_PARAM }, { "g_us", NG_COL_PARAM },
-	{ "G_us_per_byte", NG_COL_PARAM }, { NULL, NG_COL_NUM },
+    {"from", NG_COL_NUM},
+    {"to", NG_COL_NUM},
+    {"L_us", NG_COL_PARAM},
+    {"o_s_us", NG_COL_PARAM},
+    {"o_r_us", NG_COL_PARAM},
+    {"g_us", NG_COL_PARAM},
+    {"G_us_per_byte", NG_COL_PARAM},
+    {NULL, NG_COL_NUM},
 };
 
 static const struct ng_col ng_cols_plogp_sizes[] = {
-	{ "size", NG_COL_NUM },    { "g_us", NG_COL_PARAM }, { "o_s_us", NG_COL_PARAM },
-	{ "o_r_us", NG_COL_PARAM }, { NULL, NG_COL_NUM },
+    {"size", NG_COL_NUM},     {"g_us", NG_COL_PARAM}, {"o_s_us", NG_COL_PARAM},
+    {"o_r_us", NG_COL_PARAM}, {NULL, NG_COL_NUM},
 };
 
 static void ng_dat_rows(FILE *f, const struct ng_plot_file *pf, const struct ng_col *cols)
@@ -751,17 +761,23 @@ static void ng_dat_rows(FILE *f, const struct ng_plot_file *pf, const struct ng_
 	ng_dat_table(f, 0, "results", pf->rows, cols, NULL);
 }
 
-static void ng_dat_pingpong(FILE *f, const struct ng_plot_file *pf) { ng_dat_rows(f, pf, ng_cols_pingpong); }
+static void ng_dat_pingpong(FILE *f, const struct ng_plot_file *pf)
+{
+	ng_dat_rows(f, pf, ng_cols_pingpong);
+}
 
-static void ng_dat_1n(FILE *f, const struct ng_plot_file *pf) { ng_dat_rows(f, pf, ng_cols_1n); }
+static void ng_dat_1n(FILE *f, const struct ng_plot_file *pf)
+{
+	ng_dat_rows(f, pf, ng_cols_1n);
+}
 
 static void ng_dat_generic(FILE *f, const struct ng_plot_file *pf)
 {
 	const struct ng_col cols[] = {
-		{ "size", NG_COL_NUM },
-		{ "count", NG_COL_NUM },
-		{ ng_first_stats_key(pf), NG_COL_STATS },
-		{ NULL, NG_COL_NUM },
+	    {"size", NG_COL_NUM},
+	    {"count", NG_COL_NUM},
+	    {ng_first_stats_key(pf), NG_COL_STATS},
+	    {NULL, NG_COL_NUM},
 	};
 
 	ng_dat_rows(f, pf, cols);
@@ -775,7 +791,7 @@ static const char **ng_alltoall_algs(const struct ng_plot_file *pf, size_t *n_p)
 	const json_t *list = json_is_object(block) ? json_object_get(block, "algorithms") : NULL;
 	size_t cap = json_array_size(list) + json_array_size(pf->rows), n = 0, i, j, k;
 	const char **algs = ng_xcalloc(cap, sizeof(*algs));
-	const json_t *sources[2] = { list, pf->rows };
+	const json_t *sources[2] = {list, pf->rows};
 
 	for (k = 0; k < 2; k++) {
 		for (i = 0; i < json_array_size(sources[k]); i++) {
@@ -814,7 +830,8 @@ static void ng_dat_loggp(FILE *f, const struct ng_plot_file *pf)
 	ng_dat_table(f, 0, "loggp.sizes", json_object_get(b, "sizes"), ng_cols_loggp_sizes, NULL);
 	ng_dat_table(f, 1, "loggp.segments", json_object_get(b, "segments"), ng_cols_loggp_segments, NULL);
 	fputs("\n\n# table 2: loggp.breakpoints\n# columns: size\n", f);
-	json_array_foreach(bps, i, v) {
+	json_array_foreach(bps, i, v)
+	{
 		bool first = true;
 
 		ng_dat_json(f, &first, v);
@@ -858,7 +875,8 @@ static void ng_fig_pingpong(struct ng_fig *g)
 		ng_row_panel(g, cols, "bandwidth_MBps", "Bandwidth", NG_UNIT_MBPS);
 		/* more than two ranks: the sum over the pairs as well */
 		for (i = 0; i < g->n; i++) {
-			json_array_foreach(g->files[i]->rows, j, row) {
+			json_array_foreach(g->files[i]->rows, j, row)
+			{
 				if (isfinite(ng_plot_num(row, "aggregate_bandwidth_MBps")))
 					break;
 			}
@@ -913,8 +931,8 @@ static void ng_fig_alltoall(struct ng_fig *g)
 		const char *key, *name;
 		enum ng_unit unit;
 	} panels[] = {
-		{ NG_PANEL_LAT, "time_us", "Time per alltoall", NG_UNIT_US },
-		{ NG_PANEL_BW, "algbw_MBps", "Algorithm bandwidth", NG_UNIT_MBPS },
+	    {NG_PANEL_LAT, "time_us", "Time per alltoall", NG_UNIT_US},
+	    {NG_PANEL_BW, "algbw_MBps", "Algorithm bandwidth", NG_UNIT_MBPS},
 	};
 	size_t p, i, a, n;
 
@@ -953,7 +971,8 @@ static void ng_fig_loggp_fit(struct ng_fig *g, size_t i, int style)
 	bool titled = false;
 	size_t j;
 
-	json_array_foreach(json_object_get(b, "segments"), j, seg) {
+	json_array_foreach(json_object_get(b, "segments"), j, seg)
+	{
 		double f = ng_plot_num(seg, "from"), t = ng_plot_num(seg, "to");
 		double g0 = ng_plot_num(json_object_get(seg, "g_us"), "value");
 		double g1 = ng_plot_num(json_object_get(seg, "G_us_per_byte"), "value");
@@ -999,7 +1018,8 @@ static void ng_fig_loggp(struct ng_fig *g)
 		for (i = 0; i < g->n; i++) {
 			styles[i] = ng_gp_style(g);
 			bps = json_object_get(json_object_get(g->files[i]->doc, "loggp"), "breakpoints");
-			json_array_foreach(bps, j, v) {
+			json_array_foreach(bps, j, v)
+			{
 				if (!json_is_number(v))
 					continue;
 				ng_plot_fmt_exact(at, sizeof(at), json_number_value(v));
@@ -1046,21 +1066,21 @@ static void ng_fig_plogp(struct ng_fig *g)
  */
 
 struct ng_figure {
-	const char *pattern;                  /* NULL: any other pattern */
-	unsigned panels;                      /* NG_PANEL_* it can draw */
-	const char *block;                    /* top-level object with a "sizes" array it needs, or NULL */
+	const char *pattern; /* NULL: any other pattern */
+	unsigned panels;     /* NG_PANEL_* it can draw */
+	const char *block;   /* top-level object with a "sizes" array it needs, or NULL */
 	void (*data)(FILE *f, const struct ng_plot_file *pf);
 	void (*script)(struct ng_fig *g);
 };
 
 static const struct ng_figure ng_figures[] = {
-	{ "pingpong", NG_PANEL_LAT | NG_PANEL_BW, NULL, ng_dat_pingpong, ng_fig_pingpong },
-	{ "1n", NG_PANEL_LAT | NG_PANEL_BW, NULL, ng_dat_1n, ng_fig_1n },
-	{ "n1", NG_PANEL_LAT | NG_PANEL_BW, NULL, ng_dat_1n, ng_fig_1n },
-	{ "loggp", NG_PANEL_OVH | NG_PANEL_LAT, "loggp", ng_dat_loggp, ng_fig_loggp },
-	{ "plogp", NG_PANEL_LAT, "plogp", ng_dat_plogp, ng_fig_plogp },
-	{ "alltoall", NG_PANEL_LAT | NG_PANEL_BW, NULL, ng_dat_alltoall, ng_fig_alltoall },
-	{ NULL, NG_PANEL_LAT, NULL, ng_dat_generic, ng_fig_generic },
+    {"pingpong", NG_PANEL_LAT | NG_PANEL_BW, NULL, ng_dat_pingpong, ng_fig_pingpong},
+    {"1n", NG_PANEL_LAT | NG_PANEL_BW, NULL, ng_dat_1n, ng_fig_1n},
+    {"n1", NG_PANEL_LAT | NG_PANEL_BW, NULL, ng_dat_1n, ng_fig_1n},
+    {"loggp", NG_PANEL_OVH | NG_PANEL_LAT, "loggp", ng_dat_loggp, ng_fig_loggp},
+    {"plogp", NG_PANEL_LAT, "plogp", ng_dat_plogp, ng_fig_plogp},
+    {"alltoall", NG_PANEL_LAT | NG_PANEL_BW, NULL, ng_dat_alltoall, ng_fig_alltoall},
+    {NULL, NG_PANEL_LAT, NULL, ng_dat_generic, ng_fig_generic},
 };
 
 static const struct ng_figure *ng_figure_of(const char *pattern)
@@ -1073,10 +1093,10 @@ static const struct ng_figure *ng_figure_of(const char *pattern)
 }
 
 static const char *const ng_kind_names[] = {
-	[NG_PLOT_KIND_AUTO] = "auto",
-	[NG_PLOT_KIND_LATENCY] = "latency",
-	[NG_PLOT_KIND_BANDWIDTH] = "bandwidth",
-	[NG_PLOT_KIND_OVERHEAD] = "overhead",
+    [NG_PLOT_KIND_AUTO] = "auto",
+    [NG_PLOT_KIND_LATENCY] = "latency",
+    [NG_PLOT_KIND_BANDWIDTH] = "bandwidth",
+    [NG_PLOT_KIND_OVERHEAD] = "overhead",
 };
 
 static unsigned ng_kind_panels(enum ng_plot_kind kind)
@@ -1162,9 +1182,11 @@ static void ng_fig_size_range(const struct ng_fig *g, double *lo_p, double *hi_p
 		arrays[0] = g->files[i]->rows;
 		arrays[1] = NULL;
 		if (g->desc->block)
-			arrays[1] = json_object_get(json_object_get(g->files[i]->doc, g->desc->block), "sizes");
+			arrays[1] =
+			    json_object_get(json_object_get(g->files[i]->doc, g->desc->block), "sizes");
 		for (k = 0; k < 2; k++) {
-			json_array_foreach(arrays[k], j, el) {
+			json_array_foreach(arrays[k], j, el)
+			{
 				double s = ng_plot_num(el, "size");
 
 				if (s > 0 && s < *lo_p)
@@ -1183,8 +1205,8 @@ static void ng_fig_size_range(const struct ng_fig *g, double *lo_p, double *hi_p
  */
 static void ng_fig_xtics(struct ng_fig *g)
 {
-	static const int steps[] = { 1, 2, 4, 5, 10 };
-	static const char *const prefix[] = { "", "K", "M", "G", "T", "P", "E" };
+	static const int steps[] = {1, 2, 4, 5, 10};
+	static const char *const prefix[] = {"", "K", "M", "G", "T", "P", "E"};
 	double lo, hi;
 	int e, e0, e_lo, e_hi, step = 10;
 	size_t k;
@@ -1334,7 +1356,7 @@ static ng_status ng_gnuplot_run(const char *gnuplot, const char *dir, const char
 {
 	char *log = ng_xcalloc(NG_GNUPLOT_LOG_MAX + 1, 1);
 	char arg0[] = "gnuplot";
-	char *args[] = { arg0, (char *)ng_basename(script), NULL };
+	char *args[] = {arg0, (char *)ng_basename(script), NULL};
 	size_t used = 0;
 	ng_status rc = NG_ERR_SYS;
 	int pipefd[2], status, devnull;
@@ -1666,14 +1688,14 @@ int ng_plot_main(int argc, char **argv)
 {
 	char **paths = ng_xcalloc((size_t)argc, sizeof(*paths));
 	const char **labels = ng_xcalloc((size_t)argc, sizeof(*labels));
-	struct ng_plot_req req = { .kind = NG_PLOT_KIND_AUTO };
-	struct ng_plot_opts po = { .labels = labels, .req = &req };
+	struct ng_plot_req req = {.kind = NG_PLOT_KIND_AUTO};
+	struct ng_plot_opts po = {.labels = labels, .req = &req};
 	struct ng_plot_cmdline cl = {
-		.usage = ng_plot_usage,
-		.out_what = "a value",
-		.own = ng_plot_own,
-		.own_data = &po,
-		.paths = paths,
+	    .usage = ng_plot_usage,
+	    .out_what = "a value",
+	    .own = ng_plot_own,
+	    .own_data = &po,
+	    .paths = paths,
 	};
 	struct ng_plot_file *files = NULL;
 	size_t npaths, nlabels, nloaded = 0, k;
@@ -1719,7 +1741,8 @@ int ng_plot_main(int argc, char **argv)
 		goto out_free_files;
 	if (!gnuplot) {
 		ng_error("gnuplot not found: install the Debian package gnuplot-nox (or set NGAUGE_GNUPLOT); "
-		         "scripts and data are written beside %s", out);
+		         "scripts and data are written beside %s",
+		         out);
 		goto out_free_files;
 	}
 	status = 0;

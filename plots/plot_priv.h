@@ -59,10 +59,10 @@ ng_status ng_plot_labels(struct ng_plot_file *files, size_t n, const char *const
 char *ng_plot_find_gnuplot(void);
 
 struct ng_plot_req {
-	const char *out;        /* figure path; its extension picks the terminal */
+	const char *out; /* figure path; its extension picks the terminal */
 	enum ng_plot_kind kind;
-	const char *gnuplot;    /* NULL: write scripts and data, run nothing */
-	bool quiet;             /* true: do not list the figures on stdout */
+	const char *gnuplot; /* NULL: write scripts and data, run nothing */
+	bool quiet;          /* true: do not list the figures on stdout */
 };
 
 /*

@@ -20,7 +20,7 @@
 #include "plot.h"
 #include "plot_priv.h"
 
-#define NG_DASH  "\xe2\x80\x93" /* U+2013 EN DASH: no value */
+#define NG_DASH "\xe2\x80\x93" /* U+2013 EN DASH: no value */
 
 /* Longest JSON text shown for a nested value in a key/value table. */
 #define NG_REPORT_JSON_MAX 2000
@@ -28,33 +28,33 @@
 /* Top-level keys shown in their own sections; any other key is listed under
  * "Other data". */
 static const char *const ng_report_known[] = {
-	"schema", "complete", "module", "pattern", "ranks", "command", "started", "finished", "launch",
-	"env", "timer", "parameters", "results", "loggp", "plogp", "alltoall", NULL,
+    "schema", "complete", "module",     "pattern", "ranks", "command", "started",  "finished", "launch",
+    "env",    "timer",    "parameters", "results", "loggp", "plogp",   "alltoall", NULL,
 };
 
 static const char ng_report_css[] =
-	"body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;max-width:72rem;"
-	"margin:1.5rem auto;padding:0 1rem;color:#111;line-height:1.4}\n"
-	"h1{font-size:1.6rem}\n"
-	"h2{font-size:1.3rem;border-bottom:2px solid #333;padding-bottom:.2rem;margin-top:2.5rem}\n"
-	"h3{font-size:1.05rem;margin:1.2rem 0 .4rem}\n"
-	"table{border-collapse:collapse;font-size:.85rem;margin:.3rem 0}\n"
-	"th,td{border:1px solid #bbb;padding:.15rem .45rem;text-align:left;vertical-align:top}\n"
-	"th{background:#eee}tbody tr:nth-child(even){background:#f7f7f7}\n"
-	"td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
-	"table.kv th{font-weight:normal;color:#444;background:#f3f3f3}\n"
-	"code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85em;word-break:break-all}\n"
-	".flag{color:#a00}.warn{border:1px solid #c60;background:#fff4e5;padding:.4rem .7rem}\n"
-	".note{color:#444;font-size:.85rem}\n"
-	"figure{margin:.5rem 0}figure svg{max-width:100%;height:auto}\n"
-	"@media print{h2{break-before:page}figure,table{break-inside:avoid}}\n";
+    "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;max-width:72rem;"
+    "margin:1.5rem auto;padding:0 1rem;color:#111;line-height:1.4}\n"
+    "h1{font-size:1.6rem}\n"
+    "h2{font-size:1.3rem;border-bottom:2px solid #333;padding-bottom:.2rem;margin-top:2.5rem}\n"
+    "h3{font-size:1.05rem;margin:1.2rem 0 .4rem}\n"
+    "table{border-collapse:collapse;font-size:.85rem;margin:.3rem 0}\n"
+    "th,td{border:1px solid #bbb;padding:.15rem .45rem;text-align:left;vertical-align:top}\n"
+    "th{background:#eee}tbody tr:nth-child(even){background:#f7f7f7}\n"
+    "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
+    "table.kv th{font-weight:normal;color:#444;background:#f3f3f3}\n"
+    "code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85em;word-break:break-all}\n"
+    ".flag{color:#a00}.warn{border:1px solid #c60;background:#fff4e5;padding:.4rem .7rem}\n"
+    ".note{color:#444;font-size:.85rem}\n"
+    "figure{margin:.5rem 0}figure svg{max-width:100%;height:auto}\n"
+    "@media print{h2{break-before:page}figure,table{break-inside:avoid}}\n";
 
 /* One report being written. */
 struct ng_report {
-	FILE *f;                       /* OUT.tmp */
-	char *tmpdir;                  /* figures; NULL when not drawing */
-	const char *gnuplot;           /* NULL: no figures */
-	unsigned nfig;                 /* figures so far (file names, id prefixes) */
+	FILE *f;             /* OUT.tmp */
+	char *tmpdir;        /* figures; NULL when not drawing */
+	const char *gnuplot; /* NULL: no figures */
+	unsigned nfig;       /* figures so far (file names, id prefixes) */
 };
 
 /* ------------------------------------------------------------------------
@@ -165,12 +165,12 @@ static void ng_html_key(FILE *f, const char *key, const char *what)
 	static const struct {
 		const char *suffix, *unit;
 	} units[] = {
-		{ "_us_per_byte", NG_MICRO "s/byte" },
-		{ "_us", NG_MICRO "s" },
-		{ "_ns", "ns" },
-		{ "_MBps", "MB/s" },
-		{ "_ppm", "ppm" },
-		{ "_ghz", "GHz" },
+	    {"_us_per_byte", NG_MICRO "s/byte"},
+	    {"_us", NG_MICRO "s"},
+	    {"_ns", "ns"},
+	    {"_MBps", "MB/s"},
+	    {"_ppm", "ppm"},
+	    {"_ghz", "GHz"},
 	};
 	size_t len = strlen(key), i, sl;
 
@@ -207,7 +207,8 @@ static void ng_report_kv(FILE *f, const json_t *o)
 		return;
 	}
 	fputs("<table class=\"kv\"><tbody>\n", f);
-	json_object_foreach((json_t *)o, key, v) {
+	json_object_foreach((json_t *)o, key, v)
+	{
 		fputs("<tr><th>", f);
 		ng_html_key(f, key, NULL);
 		fputs("</th><td>", f);
@@ -244,18 +245,19 @@ static void ng_report_rows(FILE *f, const json_t *rows)
 	const char *key, *skipped = NULL;
 	json_t *row, *v;
 
-	json_array_foreach(rows, i, row)
-		cap += json_object_size(row);
+	json_array_foreach(rows, i, row) cap += json_object_size(row);
 	cols = calloc(cap ? cap : 1, sizeof(*cols));
 	if (!cols) {
 		ng_error("out of memory");
 		abort();
 	}
-	json_array_foreach(rows, i, row) {
-		json_object_foreach(row, key, v) {
-			enum ng_cell type = ng_plot_is_stats(v) ? NG_CELL_STATS
-			                  : ng_plot_is_param(v) ? NG_CELL_PARAM
-			                                        : NG_CELL_PLAIN;
+	json_array_foreach(rows, i, row)
+	{
+		json_object_foreach(row, key, v)
+		{
+			enum ng_cell type = ng_plot_is_stats(v)   ? NG_CELL_STATS
+			                    : ng_plot_is_param(v) ? NG_CELL_PARAM
+			                                          : NG_CELL_PLAIN;
 
 			if (type == NG_CELL_PLAIN && (json_is_array(v) || json_is_object(v))) {
 				if (!skipped)
@@ -280,7 +282,8 @@ static void ng_report_rows(FILE *f, const json_t *rows)
 			fputs("<th>95% CI</th>", f);
 	}
 	fputs("</tr></thead>\n<tbody>\n", f);
-	json_array_foreach(rows, i, row) {
+	json_array_foreach(rows, i, row)
+	{
 		fputs("<tr>", f);
 		for (c = 0; c < ncols; c++) {
 			v = json_object_get(row, cols[c].key);
@@ -327,7 +330,7 @@ static void ng_report_rows(FILE *f, const json_t *rows)
  * and every reference to one prefixed by "f@n-". */
 static ng_status ng_report_paste_svg(struct ng_report *r, const char *path)
 {
-	static const char *const marks[] = { " id=\"", " id='", "href=\"#", "href='#", "url(#", NULL };
+	static const char *const marks[] = {" id=\"", " id='", "href=\"#", "href='#", "url(#", NULL};
 	char prefix[32];
 	char *text = NULL, *p;
 	size_t len = 0, k;
@@ -364,7 +367,7 @@ static ng_status ng_report_paste_svg(struct ng_report *r, const char *path)
 /* Draws @files (one pattern) with the svg terminal and pastes the figure. */
 static ng_status ng_report_figure(struct ng_report *r, const struct ng_plot_file *files, size_t n)
 {
-	struct ng_plot_req req = { .kind = NG_PLOT_KIND_AUTO, .gnuplot = r->gnuplot, .quiet = true };
+	struct ng_plot_req req = {.kind = NG_PLOT_KIND_AUTO, .gnuplot = r->gnuplot, .quiet = true};
 	char *out;
 	ng_status rc;
 
@@ -430,7 +433,8 @@ static void ng_report_pattern_blocks(FILE *f, const struct ng_plot_file *pf)
 		fputs("<table class=\"kv\"><tbody>\n<tr><th>messages per train (n)</th><td>", f);
 		ng_html_value(f, json_object_get(b, "n"));
 		fputs("</td></tr>\n<tr><th>breakpoints (bytes)</th><td>", f);
-		json_array_foreach(json_object_get(b, "breakpoints"), i, v) {
+		json_array_foreach(json_object_get(b, "breakpoints"), i, v)
+		{
 			if (i)
 				fputs(", ", f);
 			ng_html_value(f, v);
@@ -470,7 +474,8 @@ static void ng_report_pattern_blocks(FILE *f, const struct ng_plot_file *pf)
 		fputs("<h3>Alltoall</h3>\n", f);
 		ng_report_kv(f, b);
 	}
-	json_object_foreach(pf->doc, key, v) {
+	json_object_foreach(pf->doc, key, v)
+	{
 		for (i = 0; ng_report_known[i] && strcmp(ng_report_known[i], key) != 0; i++)
 			;
 		if (ng_report_known[i])
@@ -491,8 +496,8 @@ static void ng_report_pattern_blocks(FILE *f, const struct ng_plot_file *pf)
 
 static ng_status ng_report_file(struct ng_report *r, const struct ng_plot_file *pf, size_t idx)
 {
-	static const char *const run_keys[] = { "module", "pattern", "ranks", "launch", "command",
-		                                "started", "finished", "complete", NULL };
+	static const char *const run_keys[] = {"module",  "pattern",  "ranks",    "launch", "command",
+	                                       "started", "finished", "complete", NULL};
 	FILE *f = r->f;
 	size_t i;
 
@@ -612,8 +617,8 @@ static void ng_report_usage(FILE *f)
 int ng_report_main(int argc, char **argv)
 {
 	char **paths = calloc((size_t)argc, sizeof(*paths));
-	struct ng_plot_cmdline cl = { .usage = ng_report_usage, .out_what = "a file name", .paths = paths };
-	struct ng_report r = { 0 };
+	struct ng_plot_cmdline cl = {.usage = ng_report_usage, .out_what = "a file name", .paths = paths};
+	struct ng_report r = {0};
 	struct ng_plot_file *files = NULL;
 	size_t npaths, nloaded = 0, k;
 	const char *out, *tmproot;

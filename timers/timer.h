@@ -25,12 +25,12 @@ enum ng_timer_kind { NG_TIMER_TSC, NG_TIMER_CLOCK, NG_TIMER_MPI };
 struct ng_timer {
 	enum ng_timer_kind kind;
 	const char *name;
-	double ns_per_tick;   /* conversion factor */
-	double resolution_ns; /* smallest observed non-zero difference */
-	double overhead_ns;   /* cost of one read (median of back-to-back reads) */
-	bool invariant_tsc;   /* CPUID 0x80000007 EDX bit 8 */
-	double tsc_ghz;       /* calibrated frequency (tsc only) */
-	double drift_ppm;     /* end-of-run recheck vs start calibration (tsc) */
+	double ns_per_tick;    /* conversion factor */
+	double resolution_ns;  /* smallest observed non-zero difference */
+	double overhead_ns;    /* cost of one read (median of back-to-back reads) */
+	bool invariant_tsc;    /* CPUID 0x80000007 EDX bit 8 */
+	double tsc_ghz;        /* calibrated frequency (tsc only) */
+	double drift_ppm;      /* end-of-run recheck vs start calibration (tsc) */
 	double (*wtime)(void); /* mpi: MPI_Wtime wrapper, set by the driver */
 };
 

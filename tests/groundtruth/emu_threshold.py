@@ -51,7 +51,7 @@ def measure():
 
 def main():
     gtlib.need_ngauge()
-    rc = gtlib.attempts(measure)
+    rc = gtlib.attempts(measure, budget=150.0)
     if rc == 0:
         print("ok: protocol change found at the injected threshold")
     return rc

@@ -31,8 +31,8 @@ extern const struct ng_module ng_module_mpi;
 
 #define T_SKIP 77
 
-static const size_t t_sizes[] = { 0, 1, 7, 65537, (1u << 20) + 3 };
-#define T_NSIZES (sizeof(t_sizes) / sizeof(t_sizes[0]))
+static const size_t t_sizes[] = {0, 1, 7, 65537, (1u << 20) + 3};
+#define T_NSIZES  (sizeof(t_sizes) / sizeof(t_sizes[0]))
 #define T_MAXSIZE ((size_t)(1u << 20) + 3)
 
 struct t_ctx {
@@ -42,15 +42,14 @@ struct t_ctx {
 	int fails;
 };
 
-#define T_CHECK(t, cond, ...)                                                   \
-	do {                                                                    \
-		if (!(cond)) {                                                  \
-			fprintf(stderr, "FAIL rank %d %s:%d: ", (t)->c->rank,   \
-			        __FILE__, __LINE__);                            \
-			fprintf(stderr, __VA_ARGS__);                           \
-			fputc('\n', stderr);                                    \
-			(t)->fails++;                                           \
-		}                                                               \
+#define T_CHECK(t, cond, ...)                                                                                \
+	do {                                                                                                 \
+		if (!(cond)) {                                                                               \
+			fprintf(stderr, "FAIL rank %d %s:%d: ", (t)->c->rank, __FILE__, __LINE__);           \
+			fprintf(stderr, __VA_ARGS__);                                                        \
+			fputc('\n', stderr);                                                                 \
+			(t)->fails++;                                                                        \
+		}                                                                                            \
 	} while (0)
 
 static uint64_t t_tag(size_t size, int from, int to, int mode)
@@ -58,8 +57,8 @@ static uint64_t t_tag(size_t size, int from, int to, int mode)
 	return ng_payload_tag(size, ((uint64_t)from << 32) | (uint32_t)to, (uint64_t)mode);
 }
 
-static void t_check_payload(struct t_ctx *t, const unsigned char *buf, size_t size, uint64_t tag,
-                            int from, const char *how)
+static void t_check_payload(struct t_ctx *t, const unsigned char *buf, size_t size, uint64_t tag, int from,
+                            const char *how)
 {
 	size_t bad = 0;
 
@@ -139,8 +138,8 @@ static void t_truncated(struct t_ctx *t)
 int main(int argc, char **argv)
 {
 	volatile sig_atomic_t cancel = 0;
-	struct t_ctx t = { .m = &ng_module_mpi };
-	struct ng_module_env env = { .cancel = &cancel, .timeout_s = 60 };
+	struct t_ctx t = {.m = &ng_module_mpi};
+	struct ng_module_env env = {.cancel = &cancel, .timeout_s = 60};
 	struct ng_boot *b;
 	void *sbuf, *rbuf, *extra;
 	int *all_fails;
@@ -148,7 +147,8 @@ int main(int argc, char **argv)
 	ng_status st;
 
 	if (!getenv("PMI_RANK") || !getenv("PMI_SIZE")) {
-		fprintf(stderr, "test_mpi_module: not launched by mpiexec (PMI_RANK/PMI_SIZE unset), skipped\n");
+		fprintf(stderr,
+		        "test_mpi_module: not launched by mpiexec (PMI_RANK/PMI_SIZE unset), skipped\n");
 		return T_SKIP;
 	}
 	if (ng_boot_mpi(&argc, &argv, &b) != NG_OK)
@@ -170,10 +170,11 @@ int main(int argc, char **argv)
 	T_CHECK(&t, t.c->device[0] != '\0', "empty device string");
 	T_CHECK(&t, b->host[0] != '\0' && b->addr[0] != '\0', "empty host or addr");
 	if (b->rank == 0)
-		printf("device \"%s\", rank 0 on %s (%s), %d ranks\n", t.c->device, b->host, b->addr, b->size);
+		printf("device \"%s\", rank 0 on %s (%s), %d ranks\n", t.c->device, b->host, b->addr,
+		       b->size);
 
-	if (t.m->alloc(t.c, T_MAXSIZE + 1, &sbuf) != NG_OK || t.m->alloc(t.c, T_MAXSIZE + 1, &rbuf) != NG_OK ||
-	    t.m->alloc(t.c, 100, &extra) != NG_OK) {
+	if (t.m->alloc(t.c, T_MAXSIZE + 1, &sbuf) != NG_OK ||
+	    t.m->alloc(t.c, T_MAXSIZE + 1, &rbuf) != NG_OK || t.m->alloc(t.c, 100, &extra) != NG_OK) {
 		t.m->close(t.c);
 		b->ops->fini(b);
 		return 1;

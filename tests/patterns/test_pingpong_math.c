@@ -13,14 +13,14 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                                                  \
-	do {                                                                              \
-		if (!(cond)) {                                                            \
-			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__);                                     \
-			fputc('\n', stderr);                                              \
-			failures++;                                                       \
-		}                                                                         \
+#define CHECK(cond, ...)                                                                                     \
+	do {                                                                                                 \
+		if (!(cond)) {                                                                               \
+			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);             \
+			fprintf(stderr, __VA_ARGS__);                                                        \
+			fputc('\n', stderr);                                                                 \
+			failures++;                                                                          \
+		}                                                                                            \
 	} while (0)
 
 /* Every rank in exactly one pair, client != server, sorted by client. */
@@ -39,8 +39,8 @@ static void check_matching(const struct ng_pair *p, int n, uint64_t seed)
 			CHECK(p[i - 1].client < p[i].client, "n %d: pairs not sorted by client", n);
 	}
 	for (int r = 0; r < n; r++)
-		CHECK(seen[r] == 1, "n %d seed %llu: rank %d appears %d times", n,
-		      (unsigned long long)seed, r, seen[r]);
+		CHECK(seen[r] == 1, "n %d seed %llu: rank %d appears %d times", n, (unsigned long long)seed,
+		      r, seen[r]);
 	free(seen);
 }
 
@@ -173,8 +173,8 @@ static void test_stats(void)
 	ng_stats_pack(&st, packed);
 	ng_stats_unpack(packed, &back);
 	CHECK(back.n == st.n && back.min == st.min && back.median == st.median && back.mean == st.mean &&
-	              back.stddev == st.stddev && back.p99 == st.p99 && back.max == st.max &&
-	              back.ci_lo == st.ci_lo && back.ci_hi == st.ci_hi && back.ci_exact == st.ci_exact,
+	          back.stddev == st.stddev && back.p99 == st.p99 && back.max == st.max &&
+	          back.ci_lo == st.ci_lo && back.ci_hi == st.ci_hi && back.ci_exact == st.ci_exact,
 	      "pack/unpack round trip differs");
 }
 

@@ -5,7 +5,6 @@
  * a module fills in, patterns' needs satisfiable by some module.
  */
 #include <stdbool.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,14 +13,14 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                                                  \
-	do {                                                                              \
-		if (!(cond)) {                                                            \
-			fprintf(stderr, "check failed: %s: ", #cond);                     \
-			fprintf(stderr, __VA_ARGS__);                                     \
-			fputc('\n', stderr);                                              \
-			failures++;                                                       \
-		}                                                                         \
+#define CHECK(cond, ...)                                                                                     \
+	do {                                                                                                 \
+		if (!(cond)) {                                                                               \
+			fprintf(stderr, "check failed: %s: ", #cond);                                        \
+			fprintf(stderr, __VA_ARGS__);                                                        \
+			fputc('\n', stderr);                                                                 \
+			failures++;                                                                          \
+		}                                                                                            \
 	} while (0)
 
 /* Names fixed by their issue's contract: the alltoall pattern's options use
@@ -38,8 +37,8 @@ static bool namespaced(const char *owner, const char *name)
 		return true;
 	for (size_t i = 0; i < sizeof(short_prefixes) / sizeof(short_prefixes[0]); i++) {
 		size_t k = strlen(short_prefixes[i].prefix);
-		if (strcmp(owner, short_prefixes[i].owner) == 0 && strncmp(name, short_prefixes[i].prefix, k) == 0 &&
-		    (name[k] == '-' || name[k] == '\0'))
+		if (strcmp(owner, short_prefixes[i].owner) == 0 &&
+		    strncmp(name, short_prefixes[i].prefix, k) == 0 && (name[k] == '-' || name[k] == '\0'))
 			return true;
 	}
 	return false;
@@ -53,8 +52,8 @@ static void check_options(const char *owner, const struct ng_option *t)
 		CHECK(t->help && *t->help, "option --%s has no help", t->name);
 		CHECK(t->type != NG_OPT_CHOICE || t->choices, "choice option --%s has no choices", t->name);
 		if (t->def)
-			CHECK(ng_opt_check(t, t->def, err, sizeof(err)) == 0, "default of --%s is invalid: %s",
-			      t->name, err);
+			CHECK(ng_opt_check(t, t->def, err, sizeof(err)) == 0,
+			      "default of --%s is invalid: %s", t->name, err);
 	}
 }
 
@@ -65,7 +64,8 @@ int main(void)
 
 	for (size_t i = 0; ng_modules[i]; i++, nmod++) {
 		const struct ng_module *m = ng_modules[i];
-		CHECK(m->name && m->desc && m->open && m->close && m->alloc && m->free, "module %zu incomplete", i);
+		CHECK(m->name && m->desc && m->open && m->close && m->alloc && m->free,
+		      "module %zu incomplete", i);
 		CHECK(ng_module_find(m->name) == m, "module '%s' not found by name", m->name);
 		if (m->caps & NG_CAP_CHANNEL)
 			CHECK(m->send && m->recv, "module '%s' claims send/recv without them", m->name);
@@ -80,7 +80,8 @@ int main(void)
 			shared_seen |= ng_modules[j]->options == m->options;
 		if (!shared_seen) {
 			check_options(m->options_owner ? m->options_owner : m->name, m->options);
-			CHECK(ng_args_declare(&all, m->options, m->options_owner ? m->options_owner : m->name) == 0,
+			CHECK(ng_args_declare(&all, m->options,
+			                      m->options_owner ? m->options_owner : m->name) == 0,
 			      "declare");
 		}
 	}
@@ -100,8 +101,8 @@ int main(void)
 	/* No option name is declared twice across all tables. */
 	for (size_t i = 0; i < all.n; i++)
 		for (size_t j = 0; j < i; j++)
-			CHECK(strcmp(all.ents[i].opt->name, all.ents[j].opt->name) != 0, "option --%s declared twice",
-			      all.ents[i].opt->name);
+			CHECK(strcmp(all.ents[i].opt->name, all.ents[j].opt->name) != 0,
+			      "option --%s declared twice", all.ents[i].opt->name);
 	CHECK(ng_module_find("tcp") != NULL, "tcp module missing");
 	CHECK(ng_pattern_find("pingpong") && ng_pattern_find("1n") && ng_pattern_find("n1"), "core patterns");
 	CHECK(ng_module_find("no-such-module") == NULL, "lookup of an unknown name");
