@@ -45,26 +45,33 @@ static struct ng_boot_mpi *ng_boot_mpi_of(struct ng_boot *b)
 	return ng_container_of(b, struct ng_boot_mpi, base);
 }
 
-/* Reports the failed MPI call once and maps its error class to a status. */
-static ng_status ng_boot_mpi_fail(const char *call, int rc)
+ng_status ng_mpi_error(int rc, char *msg, size_t len)
 {
-	char msg[MPI_MAX_ERROR_STRING];
-	int len = 0;
-	int cls = MPI_ERR_OTHER;
+	char text[MPI_MAX_ERROR_STRING];
+	int n = 0, cls = MPI_ERR_OTHER;
 
-	if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS)
-		snprintf(msg, sizeof(msg), "MPI error %d", rc);
-	/* MPICH returns a multi-line error stack; keep the report on one line. */
-	for (char *p = msg; *p; p++)
+	if (MPI_Error_string(rc, text, &n) != MPI_SUCCESS)
+		snprintf(text, sizeof(text), "MPI error %d", rc);
+	for (char *p = text; *p; p++)
 		if (*p == '\n')
 			*p = p[1] ? ' ' : '\0';
+	snprintf(msg, len, "%s", text);
 	MPI_Error_class(rc, &cls);
-	ng_error("mpi bootstrap: %s: %s", call, msg);
 #ifdef MPIX_ERR_PROC_FAILED
 	if (cls == MPIX_ERR_PROC_FAILED)
 		return NG_ERR_PEER_LOST;
 #endif
-	return NG_ERR_IO;
+	return cls == MPI_ERR_TRUNCATE ? NG_ERR_TRUNCATED : NG_ERR_IO;
+}
+
+/* Reports the failed MPI call once and maps its error class to a status. */
+static ng_status ng_boot_mpi_fail(const char *call, int rc)
+{
+	char msg[MPI_MAX_ERROR_STRING];
+	ng_status st = ng_mpi_error(rc, msg, sizeof(msg));
+
+	ng_error("mpi bootstrap: %s: %s", call, msg);
+	return st == NG_ERR_PEER_LOST ? st : NG_ERR_IO;
 }
 
 static ng_status ng_boot_mpi_barrier(struct ng_boot *b)

@@ -48,6 +48,14 @@ double ng_boot_mpi_wtime(void);
 void ng_boot_mpi_version(char *buf, size_t len);
 /* MPI_Abort(MPI_COMM_WORLD, code). */
 void ng_boot_mpi_abort(int code);
+/*
+ * The text of MPI error code @rc on one line (MPICH's error stacks span
+ * several) in @msg (@len bytes, MPI_MAX_ERROR_STRING is enough), and the
+ * status it maps to: NG_ERR_PEER_LOST for a failed process (where the MPI
+ * library reports it), NG_ERR_TRUNCATED for a truncated message, else
+ * NG_ERR_IO.
+ */
+ng_status ng_mpi_error(int rc, char *msg, size_t len);
 #endif
 
 #endif

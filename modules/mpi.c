@@ -96,27 +96,15 @@ static inline struct ng_mpi_req *ng_mpi_req_of(struct ng_req *r)
 static ng_status __attribute__((noinline, cold)) ng_mpi_fail(const char *call, int peer, int rc)
 {
 	char msg[MPI_MAX_ERROR_STRING];
-	int len = 0;
-	int cls = MPI_ERR_OTHER;
+	ng_status st = ng_mpi_error(rc, msg, sizeof(msg));
 
-	if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS)
-		snprintf(msg, sizeof(msg), "MPI error %d", rc);
-	/* MPICH returns a multi-line error stack; keep the report on one line. */
-	for (char *p = msg; *p; p++)
-		if (*p == '\n')
-			*p = p[1] ? ' ' : '\0';
-	MPI_Error_class(rc, &cls);
-#ifdef MPIX_ERR_PROC_FAILED
-	if (cls == MPIX_ERR_PROC_FAILED) {
+	if (st == NG_ERR_PEER_LOST)
 		ng_error("mpi: %s: peer rank %d lost: %s", call, peer, msg);
-		return NG_ERR_PEER_LOST;
-	}
-#endif
-	if (peer >= 0)
+	else if (peer >= 0)
 		ng_error("mpi: %s with rank %d: %s", call, peer, msg);
 	else
 		ng_error("mpi: %s: %s", call, msg);
-	return cls == MPI_ERR_TRUNCATE ? NG_ERR_TRUNCATED : NG_ERR_IO;
+	return st;
 }
 
 static ng_status __attribute__((noinline, cold)) ng_mpi_short(int peer, size_t got, size_t len)

@@ -569,7 +569,8 @@ static ng_status ng_tcp_irecv(struct ng_comm *c, int peer, void *buf, size_t len
 
 /* Blocking operations.  With nothing queued anywhere they are a plain
  * send()/recv() loop; otherwise they queue behind what is there and wait. */
-static ng_status ng_tcp_send(struct ng_comm *c, int peer, const void *buf, size_t len)
+static inline ng_status ng_tcp_blocking(struct ng_comm *c, int peer, const void *buf, size_t len,
+                                        bool is_recv)
 {
 	struct ng_tcp *t = ng_tcp_of(c);
 	struct ng_tcp_peer *p = &t->peers[peer];
@@ -581,30 +582,22 @@ static ng_status ng_tcp_send(struct ng_comm *c, int peer, const void *buf, size_
 	if (p->err)
 		return p->err;
 	if (t->npending) {
-		st = ng_tcp_isend(c, peer, buf, len, &req);
+		st = is_recv ? ng_tcp_irecv(c, peer, (void *)(uintptr_t)buf, len, &req)
+		             : ng_tcp_isend(c, peer, buf, len, &req);
 		return st ? st : ng_tcp_wait(c, &req);
 	}
-	ng_tcp_req_init(t, &r, peer, buf, len, false);
+	ng_tcp_req_init(t, &r, peer, buf, len, is_recv);
 	return ng_tcp_xfer(t, p, &r, 0);
+}
+
+static ng_status ng_tcp_send(struct ng_comm *c, int peer, const void *buf, size_t len)
+{
+	return ng_tcp_blocking(c, peer, buf, len, false);
 }
 
 static ng_status ng_tcp_recv(struct ng_comm *c, int peer, void *buf, size_t len)
 {
-	struct ng_tcp *t = ng_tcp_of(c);
-	struct ng_tcp_peer *p = &t->peers[peer];
-	struct ng_tcp_req r;
-	struct ng_req req;
-	ng_status st;
-
-	assert(peer >= 0 && peer < c->size && p->fd >= 0);
-	if (p->err)
-		return p->err;
-	if (t->npending) {
-		st = ng_tcp_irecv(c, peer, buf, len, &req);
-		return st ? st : ng_tcp_wait(c, &req);
-	}
-	ng_tcp_req_init(t, &r, peer, buf, len, true);
-	return ng_tcp_xfer(t, p, &r, 0);
+	return ng_tcp_blocking(c, peer, buf, len, true);
 }
 
 /* ---- memory ---------------------------------------------------------- */
