@@ -44,6 +44,11 @@
  * send/recv issued while anything is queued goes through isend/irecv + wait,
  * so it completes after the operations posted before it.
  *
+ * --tcp-poll spin replaces every sleep (a blocking call, poll()) with a loop
+ * of MSG_DONTWAIT calls over the same queues: no wake-up latency, one core
+ * per rank.  The timeout then counts empty passes' time (the clock is read
+ * every 1024th), and the cancel flag is checked on every empty pass.
+ *
  * Errors: end of stream, ECONNRESET, EPIPE and the like on a peer's socket
  * are reported once ("connection to rank R lost: ...") and give
  * NG_ERR_PEER_LOST; that peer's queued requests complete with the same status
@@ -144,6 +149,8 @@ struct ng_tcp {
 	int *pfd_peer;       /* rank of each pfds entry */
 	int timeout_ms;      /* poll timeout, -1 for none */
 	double timeout_s;    /* 0 for none */
+	bool spin;           /* --tcp-poll spin: never sleep in the kernel */
+	uint64_t moved;      /* bytes moved so far (a spinning wait's progress) */
 	size_t page;
 	struct ng_tcp_buf bufs; /* ring of live alloc() blocks */
 };
@@ -155,6 +162,7 @@ struct ng_tcp_conf {
 	char pub_str[INET_ADDRSTRLEN];
 	int port;              /* base port, 0 for ephemeral */
 	size_t sndbuf, rcvbuf; /* 0: system default */
+	bool spin;             /* --tcp-poll spin */
 };
 
 /* One rank's published listening address, exchanged with allgather. */
@@ -264,6 +272,14 @@ static void ng_tcp_abandon(struct ng_tcp *t, ng_status st)
 
 /* ---- data path ------------------------------------------------------- */
 
+static int64_t ng_tcp_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /*
  * Reports why the connection to @p failed (cold path), marks the peer down and
  * completes its queued requests.  @err: errno, 0 for end of stream, EAGAIN for
@@ -334,6 +350,7 @@ static inline ng_status ng_tcp_xfer(struct ng_tcp *t, struct ng_tcp_peer *p, str
 			n = send(p->fd, r->buf + r->off, want, flags | MSG_NOSIGNAL);
 		if (n > 0) {
 			r->off += (size_t)n;
+			t->moved += (uint64_t)n;
 			/* A short blocking call: a signal, a timeout or the end. */
 			if (!flags && (size_t)n < want && ng_tcp_cancelled(t))
 				return NG_ERR_CANCELLED;
@@ -351,6 +368,67 @@ static inline ng_status ng_tcp_xfer(struct ng_tcp *t, struct ng_tcp_peer *p, str
 		return ng_tcp_fail(t, p, r->is_recv ? "recv" : "send", errno);
 	}
 	return NG_OK;
+}
+
+/*
+ * --tcp-poll spin: where the default sleeps in the kernel (a blocking call,
+ * poll()), a spinning instance repeats non-blocking calls.  What it owes the
+ * timeout is checked on empty passes: the cancel flag on each, the clock
+ * (vDSO, no system call) every 1024th; bytes moved restart the count.
+ */
+struct ng_tcp_idle {
+	uint64_t moved;
+	unsigned passes;
+	int64_t deadline_ms; /* -1: not started */
+};
+
+static inline void ng_tcp_idle_init(const struct ng_tcp *t, struct ng_tcp_idle *w)
+{
+	w->moved = t->moved;
+	w->passes = 0;
+	w->deadline_ms = -1;
+}
+
+/* After a pass: NG_OK, NG_ERR_CANCELLED, or NG_ERR_TIMEOUT when nothing
+ * moved for the timeout. */
+static inline ng_status ng_tcp_idle(const struct ng_tcp *t, struct ng_tcp_idle *w)
+{
+	int64_t now;
+
+	if (t->moved != w->moved) {
+		ng_tcp_idle_init(t, w);
+		return NG_OK;
+	}
+	if (ng_tcp_cancelled(t))
+		return NG_ERR_CANCELLED;
+	if (t->timeout_ms < 0 || ++w->passes % 1024)
+		return NG_OK;
+	now = ng_tcp_now_ms();
+	if (w->deadline_ms < 0)
+		w->deadline_ms = now + t->timeout_ms;
+	return now > w->deadline_ms ? NG_ERR_TIMEOUT : NG_OK;
+}
+
+/* Moves all of @r, blocking (default) or spinning (--tcp-poll spin); returns
+ * what ng_tcp_xfer() returns for a blocking call. */
+static inline ng_status ng_tcp_xfer_all(struct ng_tcp *t, struct ng_tcp_peer *p, struct ng_tcp_req *r)
+{
+	struct ng_tcp_idle w;
+	ng_status st;
+
+	if (!t->spin)
+		return ng_tcp_xfer(t, p, r, 0);
+	ng_tcp_idle_init(t, &w);
+	for (;;) {
+		st = ng_tcp_xfer(t, p, r, MSG_DONTWAIT);
+		if (st || r->off == r->len)
+			return st;
+		st = ng_tcp_idle(t, &w);
+		if (st == NG_ERR_TIMEOUT)
+			return ng_tcp_fail(t, p, r->is_recv ? "recv" : "send", EAGAIN);
+		if (st)
+			return st;
+	}
 }
 
 /* One non-blocking pass over @p's queues.  NG_OK or NG_ERR_CANCELLED; a
@@ -460,7 +538,7 @@ static ng_status ng_tcp_finish(struct ng_tcp *t, struct ng_tcp_req *r)
 	while (!r->done) {
 		if (ng_tcp_cancelled(t))
 			return NG_ERR_CANCELLED;
-		st = ng_tcp_xfer(t, p, q->head, 0);
+		st = ng_tcp_xfer_all(t, p, q->head);
 		if (st)
 			return st == NG_ERR_CANCELLED ? st : NG_OK;
 		ng_tcp_complete(t, p, q, NG_OK);
@@ -472,15 +550,22 @@ static ng_status ng_tcp_wait(struct ng_comm *c, struct ng_req *req)
 {
 	struct ng_tcp *t = ng_tcp_of(c);
 	struct ng_tcp_req *r = ng_tcp_req_of(req);
+	struct ng_tcp_idle w;
 	bool first = true;
 	ng_status st;
 
+	ng_tcp_idle_init(t, &w);
 	while (!r->done) {
 		if (ng_tcp_alone(t, r)) {
 			st = ng_tcp_finish(t, r);
-		} else if (first) {
+		} else if (first || t->spin) {
 			st = ng_tcp_progress_all(t);
 			first = false;
+			if (!st && t->spin && !r->done) {
+				st = ng_tcp_idle(t, &w);
+				if (st == NG_ERR_TIMEOUT)
+					st = ng_tcp_poll_timeout(t);
+			}
 		} else {
 			st = ng_tcp_poll(t);
 		}
@@ -587,7 +672,7 @@ static inline ng_status ng_tcp_blocking(struct ng_comm *c, int peer, const void 
 		return st ? st : ng_tcp_wait(c, &req);
 	}
 	ng_tcp_req_init(t, &r, peer, buf, len, is_recv);
-	return ng_tcp_xfer(t, p, &r, 0);
+	return ng_tcp_xfer_all(t, p, &r);
 }
 
 static ng_status ng_tcp_send(struct ng_comm *c, int peer, const void *buf, size_t len)
@@ -653,14 +738,6 @@ static void ng_tcp_free(struct ng_comm *c, void *buf)
 }
 
 /* ---- setup ----------------------------------------------------------- */
-
-static int64_t ng_tcp_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int ng_tcp_ms_left(int64_t deadline_ms)
 {
@@ -778,7 +855,7 @@ static ng_status ng_tcp_data_socket(struct ng_tcp *t, int fd, int peer)
 static ng_status ng_tcp_conf_read(const struct ng_module_env *env, struct ng_tcp_conf *cf)
 {
 	const struct ng_boot *b = env->boot;
-	const char *where = ng_args_str(env->args, "tcp-bind");
+	const char *where = ng_args_str(env->args, "tcp-bind"), *mode;
 	long long port = ng_args_int(env->args, "tcp-port");
 	struct addrinfo hints, *ai;
 	int rc;
@@ -793,6 +870,8 @@ static ng_status ng_tcp_conf_read(const struct ng_module_env *env, struct ng_tcp
 	cf->port = (int)port;
 	cf->sndbuf = ng_args_size(env->args, "tcp-sndbuf");
 	cf->rcvbuf = ng_args_size(env->args, "tcp-rcvbuf");
+	mode = ng_args_str(env->args, "tcp-poll");
+	cf->spin = mode && strcmp(mode, "spin") == 0;
 
 	if (!where || !*where)
 		where = b->addr;
@@ -1244,6 +1323,7 @@ static ng_status ng_tcp_open(const struct ng_module *m, const struct ng_module_e
 	ng_comm_init(&t->base, m, b->rank, b->size, env->cancel);
 	t->bufs.next = t->bufs.prev = &t->bufs;
 	t->timeout_s = env->timeout_s > 0 ? env->timeout_s : 0;
+	t->spin = cf.spin;
 	t->timeout_ms =
 	    t->timeout_s > 0 ? (t->timeout_s * 1e3 >= INT_MAX ? INT_MAX : (int)(t->timeout_s * 1e3)) : -1;
 	if (t->timeout_ms == 0 && t->timeout_s > 0)
@@ -1342,6 +1422,12 @@ static const struct ng_option ng_tcp_options[] = {
      .type = NG_OPT_SIZE,
      .metavar = "BYTES",
      .help = "SO_RCVBUF of every connection (default: the system's)"},
+    {.name = "tcp-poll",
+     .type = NG_OPT_CHOICE,
+     .def = "sleep",
+     .choices = "sleep|spin",
+     .help = "waiting: sleep in the kernel (blocking calls, poll(); what a socket program does), or spin on "
+             "non-blocking calls (no wake-up latency; one core per rank)"},
     {.name = NULL},
 };
 

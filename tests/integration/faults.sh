@@ -1,5 +1,5 @@
 #!/bin/bash
-# Faults: a rank killed mid-run, SIGINT, garbage on the TCP listening port.
+# Faults: a rank killed mid-run, SIGINT (tcp sleeping and spinning), garbage on the TCP listening port.
 . "$(dirname "$0")/lib.sh"
 
 # Waits (at most 30 s) until FILE exists and holds at least one row.
@@ -11,39 +11,43 @@ wait_rows() {
 	return 1
 }
 
-# 1. Kill rank 1 (the echoing side) with SIGKILL in the middle of a long run.
-setsid "$NGAUGE" -x tcp -p pingpong -s 1-64 -c 200000 -w 10 -o "$T/k.json" >"$T/out" 2>"$T/err" &
-pid=$!
-if wait_rows "$T/k.json"; then
-	ranks=($(pgrep -P $pid))
-	start=$(date +%s.%N)
-	kill -9 "${ranks[1]}"
-	wait $pid; rc=$?
-	took=$(python3 -c "import time; print(time.time() - $start)")
-	[ "$rc" -ne 0 ] && pass "killed rank: exit $rc" || fail "killed rank: exit 0"
-	python3 -c "import sys; sys.exit(0 if $took < 10 else 1)" && pass "survivors ended in ${took%.*}s" || fail "took $took s"
-	grep -q "rank 1" "$T/err" && pass "the lost rank is named" || fail "lost rank not named: $(cat "$T/err")"
-	pycheck "$T/k.json" "partial results kept with complete: false" '
+# 1-2 with both ways of waiting in the tcp module.
+for mode in sleep spin; do
+	rm -f "$T/k.json" "$T/i.json"
+	# 1. Kill rank 1 (the echoing side) with SIGKILL in the middle of a long run.
+	setsid "$NGAUGE" -x tcp --tcp-poll $mode -p pingpong -s 1-64 -c 200000 -w 10 -o "$T/k.json" >"$T/out" 2>"$T/err" &
+	pid=$!
+	if wait_rows "$T/k.json"; then
+		ranks=($(pgrep -P $pid))
+		start=$(date +%s.%N)
+		kill -9 "${ranks[1]}"
+		wait $pid; rc=$?
+		took=$(python3 -c "import time; print(time.time() - $start)")
+		[ "$rc" -ne 0 ] && pass "$mode: killed rank: exit $rc" || fail "$mode: killed rank: exit 0"
+		python3 -c "import sys; sys.exit(0 if $took < 10 else 1)" && pass "$mode: survivors ended in ${took%.*}s" || fail "$mode: took $took s"
+		grep -q "rank 1" "$T/err" && pass "$mode: the lost rank is named" || fail "$mode: lost rank not named: $(cat "$T/err")"
+		pycheck "$T/k.json" "$mode: partial results kept with complete: false" '
 assert r["complete"] is False and len(r["results"]) >= 1
 for row in r["results"]: assert stats_ok(row["latency_us"])
 '
-else
-	fail "no row was measured"; kill -9 -$pid 2>/dev/null
-fi
+	else
+		fail "no row was measured"; kill -9 -$pid 2>/dev/null
+	fi
 
-# 2. SIGINT to the whole process group (as a terminal's Ctrl-C): exit 130.
-setsid "$NGAUGE" -x tcp -p pingpong -s 1-64 -c 200000 -w 10 -o "$T/i.json" >"$T/out" 2>"$T/err" &
-pid=$!
-if wait_rows "$T/i.json"; then
-	kill -INT -- -$pid
-	wait $pid; rc=$?
-	[ "$rc" -eq 130 ] && pass "SIGINT: exit 130" || fail "SIGINT: exit $rc"
-	pycheck "$T/i.json" "SIGINT: partial results with complete: false" '
+	# 2. SIGINT to the whole process group (as a terminal's Ctrl-C): exit 130.
+	setsid "$NGAUGE" -x tcp --tcp-poll $mode -p pingpong -s 1-64 -c 200000 -w 10 -o "$T/i.json" >"$T/out" 2>"$T/err" &
+	pid=$!
+	if wait_rows "$T/i.json"; then
+		kill -INT -- -$pid
+		wait $pid; rc=$?
+		[ "$rc" -eq 130 ] && pass "$mode: SIGINT: exit 130" || fail "$mode: SIGINT: exit $rc"
+		pycheck "$T/i.json" "$mode: SIGINT: partial results with complete: false" '
 assert r["complete"] is False and len(r["results"]) >= 1
 '
-else
-	fail "no row was measured"; kill -9 -$pid 2>/dev/null
-fi
+	else
+		fail "no row was measured"; kill -9 -$pid 2>/dev/null
+	fi
+done
 
 # 3. Random bytes to the TCP listening ports while ranks connect.
 port=$((20000 + RANDOM % 20000))

@@ -33,7 +33,10 @@
  *                blocking recv and during a wait: NG_ERR_CANCELLED
  *   memory       alloc alignment and size; close() frees unfreed blocks
  *
- * Output: one "ok"/"not ok" line per scenario; exit 0 when all pass, 1 when
+ * Every scenario runs twice: with --tcp-poll sleep (blocking calls, poll())
+ * and with --tcp-poll spin (non-blocking calls in a loop).
+ *
+ * Output: one "ok"/"not ok" line per scenario and mode; exit 0 when all pass, 1 when
  * one fails, 77 (skipped) when no loopback TCP is available.
  */
 #include <arpa/inet.h>
@@ -105,12 +108,17 @@ void ng_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* --tcp-poll of every instance: main() runs the scenarios once per mode. */
+static const char *poll_mode = "sleep";
+
 const char *ng_args_str(const struct ng_args *a, const char *name)
 {
 	if (!strcmp(name, "tcp-bind"))
 		return a->bind;
 	if (!strcmp(name, "tcp-port"))
 		return a->port;
+	if (!strcmp(name, "tcp-poll"))
+		return poll_mode;
 	return NULL;
 }
 
@@ -960,7 +968,8 @@ int main(int argc, char **argv)
 	    {"cancel", 2, t_cancel, NULL, -1},
 	    {"memory", 2, t_memory, NULL, -1},
 	};
-	size_t i, n = sizeof(scenarios) / sizeof(scenarios[0]);
+	static const char *const modes[] = {"sleep", "spin"};
+	size_t i, n = sizeof(scenarios) / sizeof(scenarios[0]), k = 0;
 	int failed = 0;
 
 	if (!loopback_ok()) {
@@ -968,21 +977,26 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	printf("1..%zu\n", n);
+	printf("1..%zu\n", 2 * n);
 	fflush(stdout);
-	for (i = 0; i < n; i++) {
-		double t0 = now_s();
-		int bad;
+	for (size_t m = 0; m < 2; m++) {
+		poll_mode = modes[m];
+		for (i = 0; i < n; i++) {
+			double t0 = now_s();
+			int bad;
 
-		if (argc > 1 && strcmp(argv[1], scenarios[i].name)) {
-			printf("ok %zu - %s # SKIP not selected\n", i + 1, scenarios[i].name);
-			continue;
+			k++;
+			if (argc > 1 && strcmp(argv[1], scenarios[i].name)) {
+				printf("ok %zu - %s %s # SKIP not selected\n", k, modes[m],
+				       scenarios[i].name);
+				continue;
+			}
+			bad = run(&scenarios[i]);
+			failed |= bad;
+			printf("%s %zu - %s %s (%.2f s)\n", bad ? "not ok" : "ok", k, modes[m],
+			       scenarios[i].name, now_s() - t0);
+			fflush(stdout);
 		}
-		bad = run(&scenarios[i]);
-		failed |= bad;
-		printf("%s %zu - %s (%.2f s)\n", bad ? "not ok" : "ok", i + 1, scenarios[i].name,
-		       now_s() - t0);
-		fflush(stdout);
 	}
 	return failed ? 1 : 0;
 }
