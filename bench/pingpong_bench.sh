@@ -59,10 +59,18 @@ done
 
 # NetPIPE, where installed, as a second reference (its own output format).
 if [ "$transport" = tcp ] && command -v NPtcp >/dev/null; then
-	(cd "$T" && NPtcp -l 1 -u 1 -n 1000 -r >/dev/null 2>&1 &)
+	# The receiver ends after one run (no -r); the time limits make sure a
+	# failed client never leaves it behind.
+	(cd "$T" && exec timeout 90 NPtcp -l 1 -u 1 -n 1000 >/dev/null 2>&1) &
+	np_srv=$!
 	sleep 1
-	(cd "$T" && timeout 60 NPtcp -h 127.0.0.1 -l 1 -u 1 -n 1000 -o np.out >/dev/null 2>&1) &&
+	if (cd "$T" && timeout 60 NPtcp -h 127.0.0.1 -l 1 -u 1 -n 1000 -o np.out >/dev/null 2>&1); then
 		awk 'NR==1 {printf "NetPIPE tcp size 1: %.3f us (half round trip)\n", $3 * 1e6}' "$T/np.out"
+	else
+		echo "NetPIPE did not run (NPtcp client failed)"
+	fi
+	kill "$np_srv" 2>/dev/null
+	wait "$np_srv" 2>/dev/null
 fi
 awk '{ if ($3 > 1.03 || $3 < 0.97) bad = 1 } END { exit bad }' "$T/ratios" &&
 	echo "within 3% of the reference" || { echo "NOT within 3% of the reference"; exit 1; }
