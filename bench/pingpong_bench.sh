@@ -1,7 +1,9 @@
 #!/bin/bash
 # ngauge's ping-pong against a minimal hand-written ping-pong over the same
 # transport, alternating runs, several rounds; prints the ratio of the medians
-# (ngauge / reference) per size.  Also NetPIPE where installed.
+# (ngauge / reference) per size, and each round's figures.  tcp is measured
+# both ways of waiting (--tcp-poll sleep and spin; the reference with
+# REF_SPIN=1 for spin).  Also NetPIPE where installed.
 #
 # Both sides are pinned the same way (ngauge --pin, REF_PIN for the
 # references): where the two processes run decides more of a loopback
@@ -39,21 +41,35 @@ placements="0,1 0,0"
 [ "$ncpu" -lt 2 ] && placements="0,0"
 # Two busy-polling MPI ranks on one core only measure the scheduler's time slice.
 [ "$transport" = mpi ] && placements="0,1"
+# tcp both ways of waiting (--tcp-poll sleep|spin, the reference alike); two
+# spinning processes on one core measure the scheduler, as for mpi.
+waits="sleep"
+[ "$transport" = tcp ] && waits="sleep spin"
+for wait_mode in $waits; do
 for pin in $placements; do
+	[ "$wait_mode" = spin ] && [ "$pin" = 0,0 ] && continue
+	extra=(); ref_spin=0
+	if [ "$transport" = tcp ]; then extra=(--tcp-poll "$wait_mode"); fi
+	[ "$wait_mode" = spin ] && ref_spin=1
 for size in 1 65536; do
 	: >"$T/ng.$size"; : >"$T/ref.$size"
 	for r in $(seq "$rounds"); do
-		"${launch[@]}" "$ngauge" -x "$transport" -p pingpong --timer clock --pin $pin -s $size -c "$count" -w 1000 \
-			-o "$T/r.json" >/dev/null || { echo "ngauge failed"; exit 1; }
+		"${launch[@]}" "$ngauge" -x "$transport" "${extra[@]}" -p pingpong --timer clock --pin $pin -s $size \
+			-c "$count" -w 1000 -o "$T/r.json" >/dev/null || { echo "ngauge failed"; exit 1; }
 		python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["latency_us"]["median"])' \
 			"$T/r.json" >>"$T/ng.$size"
-		REF_PIN=$pin "${launch[@]}" "$ref" $size "$count" 1000 | awk '/median_us/ {print $2}' >>"$T/ref.$size"
+		REF_SPIN=$ref_spin REF_PIN=$pin "${launch[@]}" "$ref" $size "$count" 1000 | awk '/median_us/ {print $2}' \
+			>>"$T/ref.$size"
 	done
 	ng=$(median <"$T/ng.$size"); rf=$(median <"$T/ref.$size")
 	ratio=$(awk -v a="$ng" -v b="$rf" 'BEGIN {printf "%.4f", a / b}')
-	printf "%-4s cpus %s size %6d: ngauge median %8.3f us, reference %8.3f us, ratio %s (%d alternating rounds)\n" \
-		"$transport" "$pin" "$size" "$ng" "$rf" "$ratio" "$rounds"
+	label=$transport; [ "$transport" = tcp ] && label="tcp ($wait_mode)"
+	printf "%-12s cpus %s size %6d: ngauge median %8.3f us, reference %8.3f us, ratio %s (%d alternating rounds)\n" \
+		"$label" "$pin" "$size" "$ng" "$rf" "$ratio" "$rounds"
 	echo "$transport $size $ratio" >>"$T/ratios"
+	tr '\n' ' ' <"$T/ng.$size" | sed 's/^/    ngauge per round: /'; echo
+	tr '\n' ' ' <"$T/ref.$size" | sed 's/^/    reference per round: /'; echo
+done
 done
 done
 

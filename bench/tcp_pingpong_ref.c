@@ -5,6 +5,10 @@
  *
  *   tcp_pingpong_ref SIZE COUNT [WARMUP]
  *
+ * With REF_SPIN=1 in the environment both sides spin instead of sleeping:
+ * every send() and recv() is MSG_DONTWAIT, repeated while it would block
+ * (the reference of `--tcp-poll spin`).
+ *
  * SIZE accepts K/M/G suffixes (binary).  The process listens on an ephemeral
  * port of 127.0.0.1 and forks; the child connects and echoes.  Both sockets
  * have TCP_NODELAY and stay in blocking mode; a message is one send() loop
@@ -38,12 +42,13 @@
 #include "ref_common.h"
 #include <unistd.h>
 
-static int ref_write(int fd, const char *p, size_t len)
+/* @dontwait: 0 to block, MSG_DONTWAIT to spin. */
+static int ref_write(int fd, const char *p, size_t len, int dontwait)
 {
 	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL | dontwait);
 
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && (errno == EINTR || (dontwait && (errno == EAGAIN || errno == EWOULDBLOCK))))
 			continue;
 		if (n <= 0)
 			return -1;
@@ -53,12 +58,12 @@ static int ref_write(int fd, const char *p, size_t len)
 	return 0;
 }
 
-static int ref_read(int fd, char *p, size_t len)
+static int ref_read(int fd, char *p, size_t len, int dontwait)
 {
 	while (len) {
-		ssize_t n = recv(fd, p, len, MSG_WAITALL);
+		ssize_t n = recv(fd, p, len, dontwait ? dontwait : MSG_WAITALL);
 
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && (errno == EINTR || (dontwait && (errno == EAGAIN || errno == EWOULDBLOCK))))
 			continue;
 		if (n <= 0)
 			return -1;
@@ -76,7 +81,7 @@ static int ref_nodelay(int fd)
 }
 
 /* The child: connect, echo every message, exit. */
-static int ref_echo(const struct sockaddr_in *sin, char *buf, size_t size, size_t total)
+static int ref_echo(const struct sockaddr_in *sin, char *buf, size_t size, size_t total, int dw)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	size_t i;
@@ -86,7 +91,7 @@ static int ref_echo(const struct sockaddr_in *sin, char *buf, size_t size, size_
 		return 1;
 	}
 	for (i = 0; i < total; i++) {
-		if (ref_read(fd, buf, size) || ref_write(fd, buf, size)) {
+		if (ref_read(fd, buf, size, dw) || ref_write(fd, buf, size, dw)) {
 			perror("tcp_pingpong_ref: child: echo");
 			return 1;
 		}
@@ -101,7 +106,8 @@ int main(int argc, char **argv)
 	socklen_t slen = sizeof(sin);
 	size_t size, count, warmup, i;
 	double *samples, median;
-	int lfd, fd, status, rc = 1;
+	int lfd, fd, status, rc = 1, dw;
+	const char *spin = getenv("REF_SPIN");
 	char *buf;
 	pid_t pid;
 
@@ -111,6 +117,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s SIZE COUNT [WARMUP]\n", argv[0]);
 		return 2;
 	}
+	dw = spin && strcmp(spin, "1") == 0 ? MSG_DONTWAIT : 0;
 	if (argc < 4)
 		warmup = count / 10 < 10 ? 10 : count / 10;
 
@@ -138,7 +145,7 @@ int main(int argc, char **argv)
 	if (pid == 0) {
 		ref_pin(1);
 		close(lfd);
-		_exit(ref_echo(&sin, buf, size, warmup + count));
+		_exit(ref_echo(&sin, buf, size, warmup + count, dw));
 	}
 	ref_pin(0);
 	fd = accept(lfd, NULL, NULL);
@@ -149,13 +156,13 @@ int main(int argc, char **argv)
 	}
 
 	for (i = 0; i < warmup; i++) {
-		if (ref_write(fd, buf, size) || ref_read(fd, buf, size))
+		if (ref_write(fd, buf, size, dw) || ref_read(fd, buf, size, dw))
 			goto out_io;
 	}
 	for (i = 0; i < count; i++) {
 		uint64_t t0 = ref_now_ns();
 
-		if (ref_write(fd, buf, size) || ref_read(fd, buf, size))
+		if (ref_write(fd, buf, size, dw) || ref_read(fd, buf, size, dw))
 			goto out_io;
 		samples[i] = (double)(ref_now_ns() - t0) * 1e-3 / 2;
 	}
