@@ -10,18 +10,7 @@
 #include <unistd.h>
 
 #include "patterns/common.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                                     \
-	do {                                                                                                 \
-		if (!(cond)) {                                                                               \
-			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);             \
-			fprintf(stderr, __VA_ARGS__);                                                        \
-			fputc('\n', stderr);                                                                 \
-			failures++;                                                                          \
-		}                                                                                            \
-	} while (0)
+#include "tests/check.h"
 
 /* Every rank in exactly one pair, client != server, sorted by client. */
 static void check_matching(const struct ng_pair *p, int n, uint64_t seed)
@@ -236,7 +225,5 @@ int main(void)
 	test_stride();
 	test_stats();
 	test_verify();
-	if (failures)
-		fprintf(stderr, "%d check(s) failed\n", failures);
-	return failures ? 1 : 0;
+	return check_exit();
 }

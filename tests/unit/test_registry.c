@@ -10,18 +10,7 @@
 
 #include "args.h"
 #include "registry.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                                     \
-	do {                                                                                                 \
-		if (!(cond)) {                                                                               \
-			fprintf(stderr, "check failed: %s: ", #cond);                                        \
-			fprintf(stderr, __VA_ARGS__);                                                        \
-			fputc('\n', stderr);                                                                 \
-			failures++;                                                                          \
-		}                                                                                            \
-	} while (0)
+#include "tests/check.h"
 
 /* Names fixed by their issue's contract: the alltoall pattern's options use
  * the short prefix "a2a", and --ranks-per-node groups ranks for any pattern
@@ -108,5 +97,5 @@ int main(void)
 	CHECK(ng_module_find("no-such-module") == NULL, "lookup of an unknown name");
 	ng_args_release(&all);
 	printf("%zu modules, %zu patterns checked\n", nmod, npat);
-	return failures ? 1 : 0;
+	return check_exit();
 }

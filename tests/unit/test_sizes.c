@@ -6,18 +6,7 @@
 
 #include "options.h"
 #include "sizes.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                                     \
-	do {                                                                                                 \
-		if (!(cond)) {                                                                               \
-			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);             \
-			fprintf(stderr, __VA_ARGS__);                                                        \
-			fputc('\n', stderr);                                                                 \
-			failures++;                                                                          \
-		}                                                                                            \
-	} while (0)
+#include "tests/check.h"
 
 static void expect(const char *spec, const size_t *want, size_t nwant)
 {
@@ -83,7 +72,5 @@ int main(void)
 	CHECK(ng_parse_size("1KK", &s) == -1, "1KK accepted");
 	CHECK(ng_parse_size("99999999999999999999", &s) == -1, "overflow accepted");
 
-	if (failures)
-		fprintf(stderr, "%d failures\n", failures);
-	return failures ? 1 : 0;
+	return check_exit();
 }
