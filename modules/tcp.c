@@ -480,13 +480,22 @@ static ng_status __attribute__((noinline, cold)) ng_tcp_poll_timeout(struct ng_t
 	return NG_ERR_TIMEOUT;
 }
 
-/* Sleeps in poll() until a peer with queued work can move, then moves it.
- * NG_OK, NG_ERR_CANCELLED, NG_ERR_TIMEOUT or NG_ERR_SYS (reported). */
-static ng_status ng_tcp_poll(struct ng_tcp *t)
+/* Sleeps in poll() until a peer with queued work can move, then moves it;
+ * spinning (--tcp-poll spin), one non-blocking pass over them instead, with
+ * @w counting the empty passes.  NG_OK, NG_ERR_CANCELLED, NG_ERR_TIMEOUT or
+ * NG_ERR_SYS (reported). */
+static ng_status ng_tcp_poll(struct ng_tcp *t, struct ng_tcp_idle *w)
 {
 	size_t i, n = t->nactive;
 	ng_status st;
 	int rc;
+
+	if (t->spin) {
+		st = ng_tcp_progress_all(t);
+		if (st == NG_OK)
+			st = ng_tcp_idle(t, w);
+		return st == NG_ERR_TIMEOUT ? ng_tcp_poll_timeout(t) : st;
+	}
 
 	/* A signal that came between system calls would not interrupt poll(). */
 	if (ng_tcp_cancelled(t))
@@ -558,16 +567,11 @@ static ng_status ng_tcp_wait(struct ng_comm *c, struct ng_req *req)
 	while (!r->done) {
 		if (ng_tcp_alone(t, r)) {
 			st = ng_tcp_finish(t, r);
-		} else if (first || t->spin) {
+		} else if (first) {
 			st = ng_tcp_progress_all(t);
 			first = false;
-			if (!st && t->spin && !r->done) {
-				st = ng_tcp_idle(t, &w);
-				if (st == NG_ERR_TIMEOUT)
-					st = ng_tcp_poll_timeout(t);
-			}
 		} else {
-			st = ng_tcp_poll(t);
+			st = ng_tcp_poll(t, &w);
 		}
 		if (st)
 			ng_tcp_abandon(t, st);
