@@ -365,14 +365,49 @@ static int check_ranks(const struct plan *p, int size, int rank, const char *how
 	return 0;
 }
 
-static int check_max_size(const struct plan *p, size_t max, const char *what)
+/* Writes why the largest size is above @max into @why and returns -1, or 0. */
+static int max_size_why(const struct plan *p, size_t max, const char *what, char *why, size_t len)
 {
 	if (max && p->nsizes && p->sizes[p->nsizes - 1] > max) {
-		ng_error("message size %zu is above the maximum of module '%s' (%zu bytes%s)",
+		snprintf(why, len, "message size %zu is above the maximum of module '%s' (%zu bytes%s)",
 		         p->sizes[p->nsizes - 1], p->mod->name, max, what);
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * What every rank checks of its own opened instance: the capabilities the
+ * pattern needs and the largest size.  Devices may differ between nodes, so
+ * the ranks agree on the verdict: when any rank fails, the first failing rank
+ * says why and all leave together (*agreed_p set: no abort, no rank left
+ * waiting in the pattern).  Returns 0, EXIT_USAGE, or 1 when a peer was lost
+ * while agreeing.
+ */
+static int check_instance(const struct plan *p, const struct ng_comm *comm, struct ng_boot *boot,
+                          bool *agreed_p)
+{
+	unsigned lacking = p->pat->needs & ~comm->caps;
+	char why[512] = "";
+	double first;
+
+	if (lacking)
+		snprintf(why, sizeof(why), "pattern '%s' needs %s, which module '%s' does not offer here",
+		         p->pat->name, ng_cap_name(lacking & -lacking), p->mod->name);
+	else
+		(void)max_size_why(p, comm->max_msg,
+		                   comm->max_msg != p->mod->max_msg ? " on this device" : "", why,
+		                   sizeof(why));
+	/* The largest (size - rank) over the failing ranks names the first. */
+	first = why[0] ? (double)(boot->size - boot->rank) : 0.0;
+	if (ng_boot_max(boot, &first, 1))
+		return 1;
+	if (first == 0.0)
+		return 0;
+	*agreed_p = true;
+	if ((double)(boot->size - boot->rank) == first)
+		ng_error("%s", why);
+	return EXIT_USAGE;
 }
 
 static int status_exit(ng_status st)
@@ -501,9 +536,10 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct 
 	double (*wtime)(void) = NULL;
 	ng_status st;
 	int code;
-	/* Set where every rank reaches the same verdict on its own (rank count,
-	 * launch kind): rank 0 says why, all meet at a barrier so that the
-	 * message is out before anyone leaves, and the job ends without an abort. */
+	/* Set where the ranks leave on one verdict (rank count and launch kind,
+	 * which each reaches on its own; the instance checks, which they agree
+	 * on): one rank says why, all meet at a barrier so that the message is
+	 * out before anyone leaves, and the job ends without an abort. */
 	bool agreed = false;
 
 	install_signals();
@@ -573,18 +609,9 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct 
 	comm->cancel = &cancel_flag;
 	/* An instance may offer less than its descriptor (a wrapper over a base
 	 * module, a device without some feature). */
-	unsigned lacking = p->pat->needs & ~comm->caps;
-	if (lacking) {
-		if (boot->rank == 0)
-			ng_error("pattern '%s' needs %s, which module '%s' does not offer here", p->pat->name,
-			         ng_cap_name(lacking & -lacking), p->mod->name);
-		code = EXIT_USAGE;
+	code = check_instance(p, comm, boot, &agreed);
+	if (code)
 		goto out_close;
-	}
-	if (check_max_size(p, comm->max_msg, comm->max_msg != p->mod->max_msg ? " on this device" : "")) {
-		code = EXIT_USAGE;
-		goto out_close;
-	}
 
 	if (boot->rank == 0) {
 		char label[128];
@@ -645,7 +672,7 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct 
 out_close:
 	/* After a failure under MPI a peer may be gone: abort, do not finalize. */
 #if NG_HAVE_MPI
-	if (code != 0 && strcmp(boot->ops->name, "mpi") == 0) {
+	if (code != 0 && !agreed && strcmp(boot->ops->name, "mpi") == 0) {
 		fflush(stdout);
 		ng_boot_mpi_abort(code);
 	}
@@ -843,8 +870,10 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 		ng_error("%s", err);
 		goto out;
 	}
-	if (check_max_size(&p, p.mod->max_msg, ""))
+	if (max_size_why(&p, p.mod->max_msg, "", err, sizeof(err))) {
+		ng_error("%s", err);
 		goto out;
+	}
 	p.count = ng_args_int(&a, "count");
 	p.warmup = ng_args_int(&a, "warmup");
 	p.np = ng_args_int(&a, "np");

@@ -150,7 +150,17 @@ sys.exit(1 if bad else 0)
 PY
 
 # ---- 2. faults -----------------------------------------------------------------------------------------
-run ud-too-large 2 "$N" -x ibud -p pingpong -s $((ud_max + 1)) -c 1 && expect ud-too-large "above the maximum"
+# Checks of the opened instance: the ranks agree, one of them says why, all exit 2 together.
+once() { # NAME PATTERN: stderr holds PATTERN on exactly one line
+    [ "$(grep -Ec -- "$2" "$W/$1.err")" = 1 ] || {
+        fail "$1: /$2/ not on exactly one line of stderr"
+        sed 's/^/  stderr| /' "$W/$1.err" | tail -n 10
+    }
+}
+run ud-too-large 2 "$N" -x ibud -p pingpong -s $((ud_max + 1)) -c 1 &&
+    once ud-too-large "above the maximum of module 'ibud' \($ud_max bytes( on this device)?\)"
+run emu-lacking 2 "$N" -x emu --emu-base ibuc -p loggp -s 1 -c 1 &&
+    once emu-lacking "pattern 'loggp' needs reliable delivery, which module 'emu' does not offer here"
 run wrong-dev 2 "$N" -x ibrc -p pingpong -s 1 -c 1 --ib-dev nosuch0 &&
     expect wrong-dev "nosuch0.*no such RDMA device.*devices: .*$dev"
 
