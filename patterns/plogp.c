@@ -19,7 +19,9 @@
  * timer's overhead is subtracted from every o_s and o_r sample.
  * L = RTT(m0) / 2 - g(m0) at the smallest size m0 (Kielmann uses an empty
  * message; modules without a per-message header cannot time an empty one,
- * so the smallest measured size stands in for it).
+ * so the smallest measured size stands in for it).  Every size also reports
+ * L(m) = RTT(m) / 2 - g(m), which the model holds constant: how far it moves
+ * with m shows how well pLogP describes the network (L(m0) is L).
  *
  * D (--plogp-delay): by default max(1.25 RTT(m), 1.5 g(m)) from a probe of
  * RTT and GAP rounds at the start of every size; a positive value fixes it.
@@ -52,7 +54,7 @@
 struct ng_pl {
 	struct ng_as as; /* first: the machinery shared with loggp */
 	/* results, rank 0 */
-	double rtt0, rtt0_lo, rtt0_hi, g0, g0_lo, g0_hi; /* at the smallest size */
+	struct ng_param L0; /* L(m) at the smallest size: the model's L */
 	bool have0;
 };
 
@@ -175,7 +177,7 @@ static ng_status ng_pl_report(struct ng_as *as, size_t size, double d_us)
 	struct ng_run *run = as->run;
 	struct ng_pl_fig f;
 	struct ng_stats so, gs;
-	struct ng_param g, os, orr;
+	struct ng_param g, os, orr, lat;
 	double res = as->tm->resolution_ns * 1e-3;
 	struct ng_row *row;
 	json_t *js;
@@ -187,19 +189,16 @@ static ng_status ng_pl_report(struct ng_as *as, size_t size, double d_us)
 	ng_param_set(&g, "g", f.g, f.g_lo - res, f.g_hi + res);
 	ng_param_set(&os, "o_s", f.os.median, f.os.ci_lo - res, f.os.ci_hi + res);
 	ng_param_set(&orr, "o_r", so.median, so.ci_lo - res, so.ci_hi + res);
+	ng_plogp_latency(f.rtt.median, f.rtt.ci_lo, f.rtt.ci_hi, f.g, f.g_lo, f.g_hi, &lat);
 	if (!pl->have0) {
 		pl->have0 = true;
-		pl->rtt0 = f.rtt.median;
-		pl->rtt0_lo = f.rtt.ci_lo;
-		pl->rtt0_hi = f.rtt.ci_hi;
-		pl->g0 = f.g;
-		pl->g0_lo = f.g_lo;
-		pl->g0_hi = f.g_hi;
+		pl->L0 = lat;
 	}
 
-	js = json_pack("{s:I, s:I, s:o, s:o, s:o, s:f, s:f}", "size", (json_int_t)size, "count",
+	js = json_pack("{s:I, s:I, s:o, s:o, s:o, s:o, s:f, s:f}", "size", (json_int_t)size, "count",
 	               (json_int_t)as->ntrain, "g_us", ng_as_param_json(&g), "o_s_us", ng_as_param_json(&os),
-	               "o_r_us", ng_as_param_json(&orr), "rtt_us", f.rtt.median, "delay_us", d_us);
+	               "o_r_us", ng_as_param_json(&orr), "L_us", ng_as_param_json(&lat), "rtt_us",
+	               f.rtt.median, "delay_us", d_us);
 	if (!js || json_array_append_new(as->sizes, js)) {
 		ng_error("plogp: out of memory building the result");
 		return NG_ERR_NOMEM;
@@ -225,23 +224,23 @@ static ng_status ng_pl_report(struct ng_as *as, size_t size, double d_us)
 static ng_status ng_pl_finish(struct ng_as *as)
 {
 	struct ng_pl *pl = ng_pl_of(as);
-	struct ng_param L;
-	char cell[4][64], sz[32];
+	const struct ng_param *L = &pl->L0;
+	char cell[5][64], sz[32];
 	size_t i;
 	json_t *blk, *v;
 
 	if (!pl->have0)
 		return NG_OK;
-	ng_plogp_latency(pl->rtt0, pl->rtt0_lo, pl->rtt0_hi, pl->g0, pl->g0_lo, pl->g0_hi, &L);
-
 	printf("# pLogP parameters, n = %zu, median [95%% CI]; L = RTT(m0)/2 - g(m0) at m0 = %lld B\n", as->n,
 	       (long long)json_integer_value(json_object_get(json_array_get(as->sizes, 0), "size")));
-	printf("# %-10s %-28s %-28s %-28s\n", "size", "g(m) [us]", "o_s(m) [us]", "o_r(m) [us]");
+	printf("#   L(m) = RTT(m)/2 - g(m), constant where the model holds\n");
+	printf("# %-10s %-28s %-28s %-28s %-28s\n", "size", "g(m) [us]", "o_s(m) [us]", "o_r(m) [us]",
+	       "L(m) [us]");
 	json_array_foreach(as->sizes, i, v)
 	{
-		static const char *const keys[] = {"g_us", "o_s_us", "o_r_us"};
+		static const char *const keys[] = {"g_us", "o_s_us", "o_r_us", "L_us"};
 
-		for (size_t k = 0; k < 3; k++) {
+		for (size_t k = 0; k < 4; k++) {
 			json_t *p = json_object_get(v, keys[k]), *val = json_object_get(p, "value");
 			json_t *ci = json_object_get(p, "ci95"), *hi = json_array_get(ci, 1);
 
@@ -250,19 +249,19 @@ static ng_status ng_pl_finish(struct ng_as *as)
 			           json_is_null(hi) ? INFINITY : json_number_value(hi));
 		}
 		ng_as_human_size((size_t)json_integer_value(json_object_get(v, "size")), sz, sizeof(sz));
-		printf("  %-10s %-28s %-28s %-28s\n", sz, cell[0], cell[1], cell[2]);
-		for (size_t k = 0; k < 3; k++) {
+		printf("  %-10s %-28s %-28s %-28s %-28s\n", sz, cell[0], cell[1], cell[2], cell[3]);
+		for (size_t k = 0; k < 4; k++) {
 			json_t *p = json_object_get(v, keys[k]);
 
 			if (json_is_string(json_object_get(p, "flag")))
 				printf("#   %s: %s\n", sz, json_string_value(json_object_get(p, "flag")));
 		}
 	}
-	ng_pl_cell(cell[3], sizeof(cell[3]), ng_param_ok(&L), L.value, L.lo, L.hi);
-	printf("# L = %s us%s%s\n", cell[3], ng_param_ok(&L) ? "" : ": ", ng_param_ok(&L) ? "" : L.flag);
+	ng_pl_cell(cell[4], sizeof(cell[4]), ng_param_ok(L), L->value, L->lo, L->hi);
+	printf("# L = %s us%s%s\n", cell[4], ng_param_ok(L) ? "" : ": ", ng_param_ok(L) ? "" : L->flag);
 	fflush(stdout);
 
-	blk = json_pack("{s:I, s:o, s:O}", "n", (json_int_t)as->n, "L_us", ng_as_param_json(&L), "sizes",
+	blk = json_pack("{s:I, s:o, s:O}", "n", (json_int_t)as->n, "L_us", ng_as_param_json(L), "sizes",
 	                as->sizes);
 	if (!blk) {
 		ng_error("plogp: out of memory building the result");

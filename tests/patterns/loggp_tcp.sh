@@ -50,8 +50,9 @@ def P(p):
         assert p["flag"]; return
     assert math.isfinite(p["value"]) and p["value"] >= 0 and p["ci95"][0] <= p["value"], p
 P(b["L_us"])
+assert b["sizes"][0]["L_us"] == b["L_us"], (b["sizes"][0]["L_us"], b["L_us"])  # L is L(m0)
 for e in b["sizes"]:
-    for k in ("g_us", "o_s_us", "o_r_us"): P(e[k])
+    for k in ("g_us", "o_s_us", "o_r_us", "L_us"): P(e[k])
     assert e["o_s_us"]["value"] is not None and e["o_s_us"]["value"] > 0, e
 for row in r["results"]:
     for k in ("rtt_us", "o_s_us", "o_r_us"): assert stats_ok(row[k]), (k, row)
