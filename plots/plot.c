@@ -753,7 +753,7 @@ static const struct ng_col ng_cols_loggp_segments[] = {
 
 static const struct ng_col ng_cols_plogp_sizes[] = {
     {"size", NG_COL_NUM},     {"g_us", NG_COL_PARAM}, {"o_s_us", NG_COL_PARAM},
-    {"o_r_us", NG_COL_PARAM}, {NULL, NG_COL_NUM},
+    {"o_r_us", NG_COL_PARAM}, {"L_us", NG_COL_PARAM}, {NULL, NG_COL_NUM},
 };
 
 static void ng_dat_rows(FILE *f, const struct ng_plot_file *pf, const struct ng_col *cols)
@@ -1057,6 +1057,7 @@ static void ng_fig_plogp(struct ng_fig *g)
 		ng_gp_ci_series(g, i, 0, ng_col_of(cols, "g_us"), "g(m)", "$g(m)$");
 		ng_gp_ci_series(g, i, 0, ng_col_of(cols, "o_s_us"), "o_s(m)", "$o_s(m)$");
 		ng_gp_ci_series(g, i, 0, ng_col_of(cols, "o_r_us"), "o_r(m)", "$o_r(m)$");
+		ng_gp_ci_series(g, i, 0, ng_col_of(cols, "L_us"), "L(m)", "$L(m)$");
 	}
 	ng_gp_panel_end(g);
 }

@@ -123,7 +123,8 @@ def plogp():
         sizes.append({"size": s, "g_us": param(g, g * 0.97, g * 1.04),
                       "o_s_us": param(0.61 + s * 0.00021, 0.6 + s * 0.0002, 0.63 + s * 0.00022),
                       "o_r_us": param(0.52 + s * 0.00017, 0.5 + s * 0.00016, 0.55 + s * 0.00018)
-                      if s != 8 else {"value": None, "flag": "negative estimate"}})
+                      if s != 8 else {"value": None, "flag": "negative estimate"},
+                      "L_us": param(3.5, 3.3, 3.71)})
         d["results"].append({"size": s, "count": 1000, "rtt_us": stats(2 * (3.5 + g))})
     d["plogp"] = {"L_us": param(3.5, 3.3, 3.71), "sizes": sizes}
     return d

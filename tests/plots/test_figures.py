@@ -79,7 +79,7 @@ def body(exe, tmp):
     for word in ("o_s", "o_r", "T(s)", "fit", "breakpoints"):
         pc.expect(word in text, "loggp: %s missing from the figure" % word)
     text = svg_text(os.path.join(tmp, "plogp.svg"))
-    for word in ("g(m)", "o_s(m)", "o_r(m)"):
+    for word in ("g(m)", "o_s(m)", "o_r(m)", "L(m)"):
         pc.expect(word in text, "plogp: %s missing from the figure" % word)
     text = svg_text(os.path.join(tmp, "pingpong-4.svg"))
     pc.expect("aggregate" in text, "pingpong with 4 ranks: no aggregate bandwidth series")
