@@ -10,11 +10,8 @@
 # Requirement checked: at 64 KiB with 4 ranks, best ngauge <= 1.25 x
 # MPI_Alltoall (exit 1 otherwise).  BENCH_COUNT sets the repetitions.
 set -u
-: "${NGAUGE:?NGAUGE must point to the ngauge binary}"
-command -v mpiexec >/dev/null || { echo "mpiexec not installed: skipped"; exit 77; }
-"$NGAUGE" --list | grep -q "^  mpi " || { echo "built without MPI: skipped"; exit 77; }
-T=$(mktemp -d /tmp/ngauge-a2a-bench.XXXXXX)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/lib.sh" a2a
+bench_need_mpi
 count=${BENCH_COUNT:-200}
 cores=$(nproc)
 status=0

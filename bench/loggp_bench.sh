@@ -10,11 +10,8 @@
 # run's report is complete (a "loggp" block with segments covering 1 B to
 # 1 MiB).  Exit 1 otherwise.
 set -u
-: "${NGAUGE:?NGAUGE must point to the ngauge binary}"
-command -v mpiexec >/dev/null || { echo "mpiexec not installed: skipped"; exit 77; }
-"$NGAUGE" --list | grep -q "^  mpi " || { echo "built without MPI: skipped"; exit 77; }
-T=$(mktemp -d /tmp/ngauge-loggp-bench.XXXXXX)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/lib.sh" loggp
+bench_need_mpi
 rounds=${BENCH_ROUNDS:-3}
 target=30
 status=0
