@@ -160,7 +160,7 @@ struct ng_rc {
 	struct ng_rc_cts *ctss;   /* [size * K] */
 	int *active;              /* peers with work, [nactive] */
 	size_t nactive;
-	struct ng_ibv_watch watch;
+	struct ng_watch watch;
 };
 
 /* What every rank publishes beside its QPs (ng_ibv_mesh_connect). */
@@ -755,7 +755,7 @@ static void ng_rc_progress(struct ng_rc *t, int hint)
 	ng_status st;
 	size_t i;
 
-	if (__builtin_expect(ng_ibv_watch_cancelled(&t->watch), 0)) {
+	if (__builtin_expect(ng_watch_cancelled(&t->watch), 0)) {
 		ng_rc_stall(t, hint, NG_ERR_CANCELLED);
 		return;
 	}
@@ -766,7 +766,7 @@ static void ng_rc_progress(struct ng_rc *t, int hint)
 			ng_rc_peer_progress(t, &t->peers[t->active[i]]);
 	}
 	if (t->watch.events == ev) {
-		st = ng_ibv_watch_idle(&t->watch);
+		st = ng_watch_idle(&t->watch);
 		if (st)
 			ng_rc_stall(t, hint, st);
 	}
@@ -1099,7 +1099,7 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 	}
 	ng_comm_init(&t->base, m, b->rank, b->size, env->cancel);
 	t->type = m == &ng_module_ibuc ? IBV_QPT_UC : IBV_QPT_RC;
-	ng_ibv_watch_init(&t->watch, env->cancel, env->timeout_s, cf.yield);
+	ng_watch_init(&t->watch, env->cancel, env->timeout_s, cf.yield);
 
 	st = ng_ibv_open(&t->v, &cf.dev, b);
 	if (st) {

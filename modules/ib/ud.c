@@ -75,7 +75,7 @@ struct ng_ud {
 	uint32_t *arrs;           /* [size * R] */
 	int *active;
 	size_t nactive;
-	struct ng_ibv_watch watch;
+	struct ng_watch watch;
 };
 
 /* One rank's address, exchanged with ng_boot_allgather. */
@@ -384,7 +384,7 @@ static void ng_ud_progress(struct ng_ud *u, int hint)
 	ng_status st;
 	size_t i;
 
-	if (__builtin_expect(ng_ibv_watch_cancelled(&u->watch), 0)) {
+	if (__builtin_expect(ng_watch_cancelled(&u->watch), 0)) {
 		ng_ud_stall(u, hint, NG_ERR_CANCELLED);
 		return;
 	}
@@ -394,7 +394,7 @@ static void ng_ud_progress(struct ng_ud *u, int hint)
 			ng_ud_peer_progress(u, &u->peers[u->active[i]]);
 	}
 	if (u->watch.events == ev) {
-		st = ng_ibv_watch_idle(&u->watch);
+		st = ng_watch_idle(&u->watch);
 		if (st)
 			ng_ud_stall(u, hint, st);
 	}
@@ -654,7 +654,7 @@ static ng_status ng_ud_open(const struct ng_module *m, const struct ng_module_en
 		return NG_ERR_NOMEM;
 	}
 	ng_comm_init(&u->base, m, b->rank, b->size, env->cancel);
-	ng_ibv_watch_init(&u->watch, env->cancel, env->timeout_s, cf.yield);
+	ng_watch_init(&u->watch, env->cancel, env->timeout_s, cf.yield);
 
 	st = ng_ibv_open(&u->v, &cf.dev, b);
 	if (st) {

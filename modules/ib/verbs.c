@@ -25,27 +25,6 @@ static const char ng_ibv_howto[] =
     "to try ngauge without an RDMA adapter, create a Soft-RoCE device on an Ethernet interface: "
     "'rdma link add rxe0 type rxe netdev IFACE' (modprobe rdma_rxe first; see README.md)";
 
-uint64_t ng_ibv_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-void ng_ibv_watch_init(struct ng_ibv_watch *w, const volatile sig_atomic_t *cancel, double timeout_s,
-                       bool yield)
-{
-	memset(w, 0, sizeof(*w));
-	w->cancel = cancel;
-	w->yield = yield;
-	w->timeout_ns = timeout_s > 0 ? (timeout_s > 1e9 ? (uint64_t)1e18 : (uint64_t)(timeout_s * 1e9)) : 0;
-	w->gap_ns = 1000000000u;
-	if (w->timeout_ns && w->gap_ns > w->timeout_ns / 2)
-		w->gap_ns = w->timeout_ns / 2;
-	w->since_ns = w->last_ns = ng_ibv_now_ns();
-}
-
 /* ---- selection -------------------------------------------------------- */
 
 static bool ng_ibv_gid_zero(const union ibv_gid *g)

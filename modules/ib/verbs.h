@@ -42,6 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../watch.h"
 #include "bootstrap.h"
 #include "status.h"
 
@@ -314,69 +315,5 @@ static inline bool ng_ibv_qp_failed(const struct ng_ibv_qp *q, uint64_t n)
  * (transport retry counter exceeded)" for the statuses a dead peer causes,
  * else the status text.  Returns NG_ERR_PEER_LOST or NG_ERR_IO. */
 ng_status ng_ibv_wc_error(const struct ng_ibv *v, const struct ibv_wc *wc, int peer, const char *what);
-
-/* ---- poll loops: timeout and cancellation ----------------------------- */
-
-/*
- * Progress watchdog of a poll loop.  The loop bumps @events whenever it sees
- * anything happen (a completion, a counter change) and calls
- * ng_ibv_watch_idle() after every round that saw nothing.  Every NG_IBV_SPIN
- * idle rounds that reads the clock (vDSO, no system call), checks the cancel
- * flag, and says whether nothing has happened for the timeout.  Time during
- * which the module was not polled at all (the caller was busy elsewhere, a
- * gap of over a second between clock reads) does not count as silence.
- * With @yield (--ib-poll yield) every idle round gives the CPU away with
- * sched_yield(): for more ranks than cores, where spinning ranks would starve
- * each other and a software device (Soft-RoCE does its work in the kernel);
- * the one system call in a poll loop, made only on request.
- */
-#define NG_IBV_SPIN 256u
-
-struct ng_ibv_watch {
-	const volatile sig_atomic_t *cancel;
-	uint64_t timeout_ns; /* 0: none */
-	uint64_t gap_ns;     /* longer between clock reads: not polled */
-	uint64_t events;     /* bumped by the poll loop */
-	uint64_t seen;       /* events at the last clock read */
-	uint64_t since_ns;   /* start of the current silence */
-	uint64_t last_ns;    /* last clock read */
-	unsigned spin;
-	bool yield; /* sched_yield() when idle */
-};
-
-uint64_t ng_ibv_now_ns(void);
-
-void ng_ibv_watch_init(struct ng_ibv_watch *w, const volatile sig_atomic_t *cancel, double timeout_s,
-                       bool yield);
-
-/* The cancel flag (SIGINT/SIGTERM), read once per poll round. */
-static inline bool ng_ibv_watch_cancelled(const struct ng_ibv_watch *w)
-{
-	return w->cancel && *w->cancel;
-}
-
-/* Call once per idle poll round.  NG_OK, NG_ERR_CANCELLED or NG_ERR_TIMEOUT
- * (nothing reported: the caller knows whom it waits for). */
-static inline ng_status ng_ibv_watch_idle(struct ng_ibv_watch *w)
-{
-	uint64_t now;
-
-	if (w->yield)
-		sched_yield();
-	if (++w->spin < NG_IBV_SPIN)
-		return NG_OK;
-	w->spin = 0;
-	if (w->cancel && *w->cancel)
-		return NG_ERR_CANCELLED;
-	now = ng_ibv_now_ns();
-	if (w->events != w->seen || now - w->last_ns > w->gap_ns) {
-		w->seen = w->events;
-		w->since_ns = now;
-	}
-	w->last_ns = now;
-	if (w->timeout_ns && now - w->since_ns > w->timeout_ns)
-		return NG_ERR_TIMEOUT;
-	return NG_OK;
-}
 
 #endif
