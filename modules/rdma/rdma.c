@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The RDMA layer's backend list, opening by name, and the helpers every
+ * backend shares (rdma.h). */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rdma.h"
+
+#if NG_HAVE_VERBS
+extern const struct ng_rdma_backend ng_rdma_verbs;
+#endif
+extern const struct ng_rdma_backend ng_rdma_shm;
+#if NG_HAVE_LIBFABRIC
+extern const struct ng_rdma_backend ng_rdma_ofi;
+#endif
+
+const struct ng_rdma_backend *const ng_rdma_backends[] = {
+#if NG_HAVE_VERBS
+    &ng_rdma_verbs,
+#endif
+    &ng_rdma_shm,
+#if NG_HAVE_LIBFABRIC
+    &ng_rdma_ofi,
+#endif
+    NULL,
+};
+
+const char *ng_rdma_backend_names(void)
+{
+	return ""
+#if NG_HAVE_VERBS
+	       "verbs|"
+#endif
+	       "shm"
+#if NG_HAVE_LIBFABRIC
+	       "|ofi"
+#endif
+	    ;
+}
+
+ng_status ng_rdma_open(const char *name, const struct ng_rdma_conf *cf, struct ng_boot *boot,
+                       struct ng_rdma **r_p)
+{
+	struct ng_rdma_conf quiet = *cf;
+	ng_status st = NG_ERR_NODEV;
+
+	*r_p = NULL;
+	if (name && *name && strcmp(name, "auto") != 0) {
+		for (size_t i = 0; ng_rdma_backends[i]; i++)
+			if (strcmp(ng_rdma_backends[i]->name, name) == 0)
+				return ng_rdma_backends[i]->open(ng_rdma_backends[i], cf, boot, r_p);
+		if (boot->rank == 0)
+			ng_error("%s: unknown RDMA backend '%s' (choices: %s)", cf->who, name,
+			         ng_rdma_backend_names());
+		return NG_ERR_USAGE;
+	}
+	/* auto: every rank tries the same backends in the same order, and open
+	 * is collective, so all ranks end on the same one. */
+	quiet.quiet = true;
+	for (size_t i = 0; ng_rdma_backends[i]; i++) {
+		st = ng_rdma_backends[i]->open(ng_rdma_backends[i], &quiet, boot, r_p);
+		if (st == NG_OK || st == NG_ERR_CANCELLED || st == NG_ERR_PEER_LOST)
+			return st;
+	}
+	if (boot->rank == 0)
+		ng_error(
+		    "%s: no RDMA backend could be opened (tried %s; name one with --rdma-backend to see why)",
+		    cf->who, ng_rdma_backend_names());
+	return st;
+}
+
+ng_status ng_rdma_base_init(struct ng_rdma *r, const struct ng_rdma_backend *be,
+                            const struct ng_rdma_conf *cf, int rank, int size)
+{
+	r->be = be;
+	r->who = cf->who;
+	r->rank = rank;
+	r->size = size;
+	r->issued = calloc((size_t)size, sizeof(*r->issued));
+	r->completed = calloc((size_t)size, sizeof(*r->completed));
+	if (!r->issued || !r->completed) {
+		free(r->issued);
+		free(r->completed);
+		r->issued = r->completed = NULL;
+		ng_error("%s: out of memory", cf->who);
+		return NG_ERR_NOMEM;
+	}
+	ng_watch_init(&r->watch, cf->cancel, cf->timeout_s, cf->yield);
+	return NG_OK;
+}
+
+void ng_rdma_base_fini(struct ng_rdma *r)
+{
+	free(r->issued);
+	free(r->completed);
+	r->issued = r->completed = NULL;
+}
+
+ng_status ng_rdma_bounds_error(const struct ng_rdma *r, int peer, const struct ng_rdma_rmr *rm, uint64_t off,
+                               uint64_t len)
+{
+	ng_error("%s: access to bytes %" PRIu64 "..%" PRIu64 " of a %" PRIu64
+	         "-byte region of rank %d is out of bounds",
+	         r->who, off, off + len, rm->len, peer);
+	return NG_ERR_USAGE;
+}
+
+/* One idle round of a wait loop: the watchdog's verdict, reported. */
+static ng_status ng_rdma_idle(struct ng_rdma *r, int peer)
+{
+	ng_status st = ng_watch_idle(&r->watch);
+
+	if (st == NG_ERR_TIMEOUT) {
+		ng_error("%s: rank %d lost (nothing from it for %.0f s)", r->who, peer,
+		         (double)r->watch.timeout_ns / 1e9);
+		return NG_ERR_PEER_LOST;
+	}
+	return st;
+}
+
+ng_status ng_rdma_wait(struct ng_rdma *r, int peer, uint64_t t)
+{
+	ng_status st;
+
+	while (!ng_rdma_done(r, peer, t)) {
+		uint64_t before = r->completed[peer];
+
+		st = ng_rdma_progress(r);
+		if (st != NG_OK)
+			return st;
+		if (r->completed[peer] != before) {
+			r->watch.events++;
+			continue;
+		}
+		st = ng_rdma_idle(r, peer);
+		if (st != NG_OK)
+			return st;
+	}
+	return NG_OK;
+}
+
+ng_status ng_rdma_wait_all(struct ng_rdma *r, int peer)
+{
+	return ng_rdma_wait(r, peer, r->issued[peer]);
+}
+
+ng_status ng_rdma_wait_word(struct ng_rdma *r, const volatile uint64_t *w, uint64_t v, int peer)
+{
+	ng_status st;
+
+	while (ng_rdma_load64(w) < v) {
+		st = ng_rdma_progress(r);
+		if (st != NG_OK)
+			return st;
+		st = ng_rdma_idle(r, peer);
+		if (st != NG_OK)
+			return st;
+	}
+	r->watch.events++;
+	return NG_OK;
+}

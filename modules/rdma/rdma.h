@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The RDMA layer: one-sided access to the registered memory of other ranks,
+ * over interchangeable backends.  Internal to modules/: the modules built on
+ * it (rdma, the two-sided channel; rma, MPI-2 one-sided; spipe, the
+ * superpipeline; ibrc/ibuc --ib-mode write) include it, patterns never do.
+ *
+ * A backend is one `const struct ng_rdma_backend` (name, description, ops),
+ * listed once in ng_rdma_backends[] (backends.c), in the order "auto" tries
+ * them: verbs, shm, ofi.  Its open() creates an instance that embeds
+ * `struct ng_rdma` first; every operation takes the instance first.  No
+ * global state: two instances can live in one process.
+ *
+ * Backends:
+ *   verbs  RC (or UC) queue pairs on the verbs core (modules/ib/verbs.h);
+ *          hardware keys, true one-sided progress; UC has no read/atomics.
+ *   shm    ranks on one host.  Memory from mem_alloc() lives in memfd
+ *          segments that every local rank maps; write/read are copies,
+ *          atomics are __atomic operations on the mapped words, the notice of
+ *          a write is a release store.  Other registered memory is reached
+ *          with process_vm_readv/writev (cross-memory attach).  The target is
+ *          never involved; keys and bounds are checked by the layer itself
+ *          against the target's registration table (in shared memory).
+ *   ofi    libfabric (FI_RMA | FI_ATOMIC, FI_EP_RDM), any provider:
+ *          --ofi-provider NAME.  Progress as the provider offers it.
+ *
+ * ---- Memory --------------------------------------------------------------
+ * mem_alloc() gives memory the backend serves best (shm: in a shared segment,
+ * so even atomics and true one-sided progress work on it), registered.
+ * reg() registers any buffer the caller owns; it is cheap to call repeatedly
+ * (the superpipeline's registration model measures it: shm a table entry,
+ * verbs ibv_reg_mr, which pins pages, ofi fi_mr_reg).  Every registration is
+ * open to remote write, read and atomics.  Its handle (struct ng_rdma_mr)
+ * carries the remote descriptor (struct ng_rdma_rmr, 32 bytes, plain data)
+ * that the owner sends to its peers; peers address the region by that
+ * descriptor plus a byte offset.  dereg()/mem_free() end remote access at
+ * once: a later access through the old descriptor is refused (shm, ofi with
+ * keys, verbs: the HCA's key check), never served from reused memory.
+ *
+ * ---- Operations ----------------------------------------------------------
+ * write, read, 64-bit compare-and-swap and fetch-and-add on a peer's
+ * registered memory, all non-blocking.  Each operation to peer p gets the
+ * next ticket of p (1, 2, ...), returned in *t_p; ng_rdma_done(r, p, t) is
+ * true once every operation to p with a ticket up to t has completed
+ * (backends that complete out of order advance the count over the completed
+ * prefix).  Completion means: a write's source may be reused; a read's
+ * destination holds the data; an atomic's old value is in *old_p.  A write's
+ * completion does NOT mean it is visible at the target (tcp;ofi_rxm completes
+ * on handing data to a socket): flush() says that.
+ *
+ * The queue of a peer never refuses an operation for lack of room: a post
+ * with the queue full makes progress until there is room.
+ *
+ * Local buffers.  A write's source (iov) and a read's destination must lie
+ * in a registration of this rank and name it (mr), except that a write's
+ * sources may have mr NULL for a total of at most r->stage_max bytes (the
+ * backend copies them at post time: they may be reused on return).  shm
+ * accepts any memory.  The target range [off, off + len) must lie inside
+ * the remote descriptor's region: an access outside it is refused
+ * (NG_ERR_USAGE, reported) on every backend before anything is sent.
+ * Atomics work on 8-byte aligned words of memory the target got from
+ * mem_alloc() (shm cannot reach other memory atomically: NG_ERR_UNSUPPORTED).
+ *
+ * ---- Ordering ------------------------------------------------------------
+ * Operations to different peers are unordered.  To one peer:
+ *   - writes may be placed at the target in any order relative to each
+ *     other, and reads/atomics may pass writes;
+ *   - except the notice: a write with NG_RDMA_NOTIFY makes its last 8 bytes
+ *     (an aligned 64-bit word, written as one store) visible at the target
+ *     only after all its other bytes and every byte of every write issued to
+ *     that peer before it.  The target detects the write by polling that
+ *     word in its own memory (ng_rdma_load64, or ng_rdma_wait_word) and may
+ *     then read everything those writes carried.  This is the notification
+ *     of the one-sided channel, of PSCW flags and of superpipeline blocks.
+ *     (verbs: one RDMA write, relying on RC/UC in-order execution and the
+ *     last bytes of a write being placed last, as every HCA does and perftest
+ *     and MPI fast paths rely on; shm: copy, then a release store; ofi: per
+ *     provider, see ofi.c.)
+ *   - flush(p) returns once every operation issued to p before it is
+ *     complete and its effects visible at p: the fence between a window of
+ *     writes and anything that must follow them.
+ *   - atomics are atomic with respect to other atomics of the same instance
+ *     on the same word (and, on shm, to the target's own __atomic calls).
+ *
+ * ---- Progress ------------------------------------------------------------
+ * NG_RDMA_CAP_PROGRESS says whether operations complete and become visible
+ * without the target calling into the layer (true one-sided progress): verbs
+ * and shm always; ofi per provider (tcp;ofi_rxm with automatic progress, the
+ * shm provider only for its contiguous write/read path).  Code that waits
+ * for a peer's writes in its own memory still calls ng_rdma_progress() (the
+ * wait helpers do): without the capability, remote writes land only then.
+ *
+ * ---- Errors --------------------------------------------------------------
+ * Operations and progress return NG_OK or an error already reported (once,
+ * naming the peer): NG_ERR_PEER_LOST for a dead peer (verbs error
+ * completion, ofi error entry, or silence for the timeout in a wait),
+ * NG_ERR_CANCELLED on SIGINT/SIGTERM.  After an error the instance may only
+ * be closed.
+ *
+ * Hot path contract: write/read/atomic/progress/done do no allocation, no
+ * logging and no system call beyond the transport's own (shm on memory
+ * outside segments: one process_vm_writev/readv; the first access to a peer's
+ * segment maps it).  Threading: none; an instance belongs to one thread.
+ */
+#ifndef NG_RDMA_H
+#define NG_RDMA_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bootstrap.h"
+#include "status.h"
+
+#include "../watch.h"
+
+/* Capabilities of an opened instance (struct ng_rdma .caps). */
+enum {
+	NG_RDMA_CAP_READ = 1u << 0,     /* read() */
+	NG_RDMA_CAP_ATOMIC = 1u << 1,   /* cas/fadd */
+	NG_RDMA_CAP_PROGRESS = 1u << 2, /* completes without target calls */
+	NG_RDMA_CAP_HWKEY = 1u << 3,    /* keys checked by the target's hardware */
+	NG_RDMA_CAP_ANYMEM = 1u << 4,   /* reg() of any memory works (shm: CMA) */
+};
+
+/* Flags of write(). */
+enum {
+	NG_RDMA_NOTIFY = 1u << 0, /* last 8 bytes land last (see Ordering) */
+};
+
+/* What a backend is opened with. */
+struct ng_rdma_conf {
+	const char *who;      /* module name, prefixes every message ("rdma") */
+	const char *provider; /* ofi: provider name, NULL: first that works */
+	const char *dev;      /* verbs: device name, NULL: automatic */
+	int port;             /* verbs: 0 automatic */
+	int gid_index;        /* verbs: -1 automatic */
+	bool unreliable;      /* verbs: UC queue pairs (write only) */
+	bool yield;           /* sched_yield() in idle poll rounds */
+	bool quiet;           /* "auto" probing: a backend that cannot open says nothing */
+	size_t depth;         /* operations in flight per peer (0: 128) */
+	const volatile sig_atomic_t *cancel;
+	double timeout_s; /* a peer silent this long while awaited is lost */
+};
+
+/* Remote descriptor of a registration: plain data, sent to peers as is.
+ * Its meaning is the backend's (verbs: address and rkey; shm: segment or
+ * CMA address, registration index and generation; ofi: address or offset
+ * and key). */
+struct ng_rdma_rmr {
+	uint64_t addr;
+	uint64_t len; /* bytes a peer may access from addr */
+	uint64_t key;
+	uint64_t aux;
+};
+
+/* Local handle of a registration; backends embed it first. */
+struct ng_rdma_mr {
+	void *base; /* first registered byte */
+	size_t len;
+	struct ng_rdma_rmr remote; /* what peers need */
+};
+
+/* One piece of a write's source. */
+struct ng_rdma_iov {
+	const void *addr;
+	size_t len;
+	const struct ng_rdma_mr *mr; /* holding addr; NULL: staged (see Memory) */
+};
+
+#define NG_RDMA_IOV_MAX 4
+
+enum ng_rdma_aop { NG_RDMA_CAS, NG_RDMA_FADD };
+
+struct ng_rdma;
+
+struct ng_rdma_backend {
+	const char *name; /* "shm" */
+	const char *desc; /* one line */
+
+	/* Collective over all ranks of @boot: opens the backend and connects
+	 * every pair of ranks.  When any rank fails, all fail (the failing rank
+	 * reports why unless cf->quiet; the others return its status quietly). */
+	ng_status (*open)(const struct ng_rdma_backend *be, const struct ng_rdma_conf *cf,
+	                  struct ng_boot *boot, struct ng_rdma **r_p);
+	/* Not collective; releases every registration left. */
+	void (*close)(struct ng_rdma *r);
+
+	/* Registered memory of at least @len bytes, page aligned, zeroed. */
+	ng_status (*mem_alloc)(struct ng_rdma *r, size_t len, struct ng_rdma_mr **mr_p);
+	void (*mem_free)(struct ng_rdma *r, struct ng_rdma_mr *mr);
+	/* Registers [buf, buf + len) (len > 0) of this process. */
+	ng_status (*reg)(struct ng_rdma *r, void *buf, size_t len, struct ng_rdma_mr **mr_p);
+	void (*dereg)(struct ng_rdma *r, struct ng_rdma_mr *mr);
+
+	/* Writes the concatenation of @iov[0..n) (1 <= n <= NG_RDMA_IOV_MAX) to
+	 * [off, off + total) of @rm at @peer.  NG_RDMA_NOTIFY: see Ordering
+	 * (total >= 8, off + total 8-byte aligned). */
+	ng_status (*write)(struct ng_rdma *r, int peer, const struct ng_rdma_iov *iov, unsigned n,
+	                   const struct ng_rdma_rmr *rm, uint64_t off, unsigned flags, uint64_t *t_p);
+	/* Reads [off, off + len) of @rm at @peer into @dst (inside @mr). */
+	ng_status (*read)(struct ng_rdma *r, int peer, void *dst, const struct ng_rdma_mr *mr, size_t len,
+	                  const struct ng_rdma_rmr *rm, uint64_t off, uint64_t *t_p);
+	/* CAS: if word == @compare then word = @operand; FADD: word += @operand.
+	 * The old value goes to *@old_p (any memory, valid until completion). */
+	ng_status (*atomic)(struct ng_rdma *r, int peer, enum ng_rdma_aop aop, const struct ng_rdma_rmr *rm,
+	                    uint64_t off, uint64_t operand, uint64_t compare, uint64_t *old_p, uint64_t *t_p);
+
+	/* Polls completions (and, without NG_RDMA_CAP_PROGRESS, serves peers'
+	 * operations on this rank's memory).  Never blocks. */
+	ng_status (*progress)(struct ng_rdma *r);
+	/* Returns once everything issued to @peer is complete and visible there. */
+	ng_status (*flush)(struct ng_rdma *r, int peer);
+};
+
+/* Instance base; a backend's instance embeds it first. */
+struct ng_rdma {
+	const struct ng_rdma_backend *be;
+	const char *who;
+	int rank;
+	int size;
+	unsigned caps;         /* NG_RDMA_CAP_* */
+	size_t stage_max;      /* bytes a write may take from unregistered memory */
+	size_t max_write;      /* largest single write or read (0: unlimited) */
+	uint64_t *issued;      /* [size]: tickets handed out per peer */
+	uint64_t *completed;   /* [size]: operations completed per peer (a prefix) */
+	struct ng_watch watch; /* timeout and cancellation of the wait helpers */
+	char desc[160];        /* what was opened, for the result's env */
+};
+
+/* The backends built in, NULL-terminated, in the order "auto" tries them. */
+extern const struct ng_rdma_backend *const ng_rdma_backends[];
+
+/* "verbs|shm|ofi": the names of the built-in backends. */
+const char *ng_rdma_backend_names(void);
+
+/*
+ * Collective: opens backend @name ("auto" or NULL: the first that opens, in
+ * ng_rdma_backends[] order, quietly; when none does, says why each failed).
+ * An unknown name is NG_ERR_USAGE with one line naming the choices.
+ */
+ng_status ng_rdma_open(const char *name, const struct ng_rdma_conf *cf, struct ng_boot *boot,
+                       struct ng_rdma **r_p);
+
+static inline void ng_rdma_close(struct ng_rdma *r)
+{
+	if (r)
+		r->be->close(r);
+}
+
+/* Helpers for backends: fill the base (allocating the counters) and free it. */
+ng_status ng_rdma_base_init(struct ng_rdma *r, const struct ng_rdma_backend *be,
+                            const struct ng_rdma_conf *cf, int rank, int size);
+void ng_rdma_base_fini(struct ng_rdma *r);
+
+/* Refuses (NG_ERR_USAGE, reported) an access to [off, off + len) outside
+ * @rm: every backend calls it before it posts. */
+ng_status ng_rdma_bounds_error(const struct ng_rdma *r, int peer, const struct ng_rdma_rmr *rm, uint64_t off,
+                               uint64_t len);
+static inline ng_status ng_rdma_bounds(const struct ng_rdma *r, int peer, const struct ng_rdma_rmr *rm,
+                                       uint64_t off, uint64_t len)
+{
+	if (off <= rm->len && len <= rm->len - off)
+		return NG_OK;
+	return ng_rdma_bounds_error(r, peer, rm, off, len);
+}
+
+/* ---- convenience wrappers (hot path) ---------------------------------- */
+
+static inline ng_status ng_rdma_mem_alloc(struct ng_rdma *r, size_t len, struct ng_rdma_mr **mr_p)
+{
+	return r->be->mem_alloc(r, len, mr_p);
+}
+static inline void ng_rdma_mem_free(struct ng_rdma *r, struct ng_rdma_mr *mr)
+{
+	if (mr)
+		r->be->mem_free(r, mr);
+}
+static inline ng_status ng_rdma_reg(struct ng_rdma *r, void *buf, size_t len, struct ng_rdma_mr **mr_p)
+{
+	return r->be->reg(r, buf, len, mr_p);
+}
+static inline void ng_rdma_dereg(struct ng_rdma *r, struct ng_rdma_mr *mr)
+{
+	if (mr)
+		r->be->dereg(r, mr);
+}
+static inline ng_status ng_rdma_writev(struct ng_rdma *r, int peer, const struct ng_rdma_iov *iov, unsigned n,
+                                       const struct ng_rdma_rmr *rm, uint64_t off, unsigned flags,
+                                       uint64_t *t_p)
+{
+	return r->be->write(r, peer, iov, n, rm, off, flags, t_p);
+}
+static inline ng_status ng_rdma_write(struct ng_rdma *r, int peer, const void *src,
+                                      const struct ng_rdma_mr *mr, size_t len, const struct ng_rdma_rmr *rm,
+                                      uint64_t off, unsigned flags, uint64_t *t_p)
+{
+	struct ng_rdma_iov iov = {src, len, mr};
+
+	return r->be->write(r, peer, &iov, 1, rm, off, flags, t_p);
+}
+static inline ng_status ng_rdma_read(struct ng_rdma *r, int peer, void *dst, const struct ng_rdma_mr *mr,
+                                     size_t len, const struct ng_rdma_rmr *rm, uint64_t off, uint64_t *t_p)
+{
+	return r->be->read(r, peer, dst, mr, len, rm, off, t_p);
+}
+static inline ng_status ng_rdma_cas(struct ng_rdma *r, int peer, const struct ng_rdma_rmr *rm, uint64_t off,
+                                    uint64_t compare, uint64_t swap, uint64_t *old_p, uint64_t *t_p)
+{
+	return r->be->atomic(r, peer, NG_RDMA_CAS, rm, off, swap, compare, old_p, t_p);
+}
+static inline ng_status ng_rdma_fadd(struct ng_rdma *r, int peer, const struct ng_rdma_rmr *rm, uint64_t off,
+                                     uint64_t add, uint64_t *old_p, uint64_t *t_p)
+{
+	return r->be->atomic(r, peer, NG_RDMA_FADD, rm, off, add, 0, old_p, t_p);
+}
+static inline ng_status ng_rdma_progress(struct ng_rdma *r)
+{
+	return r->be->progress(r);
+}
+static inline ng_status ng_rdma_flush(struct ng_rdma *r, int peer)
+{
+	return r->be->flush(r, peer);
+}
+
+/* True once every operation to @peer up to ticket @t has completed (no
+ * progress made: call ng_rdma_progress or use ng_rdma_wait). */
+static inline bool ng_rdma_done(const struct ng_rdma *r, int peer, uint64_t t)
+{
+	return r->completed[peer] >= t;
+}
+
+/* Acquire load of a word of this rank's registered memory that peers write
+ * (a notice, a flag, a counter). */
+static inline uint64_t ng_rdma_load64(const volatile uint64_t *w)
+{
+	return __atomic_load_n(w, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Blocking helpers built on progress and the watchdog (rdma.c).  They return
+ * NG_OK, NG_ERR_CANCELLED (not reported) or an error from progress; silence
+ * for the timeout gives NG_ERR_PEER_LOST, reported as "WHO: rank P lost (...)".
+ */
+/* Until ticket @t of @peer has completed. */
+ng_status ng_rdma_wait(struct ng_rdma *r, int peer, uint64_t t);
+/* Until every operation issued to @peer so far has completed. */
+ng_status ng_rdma_wait_all(struct ng_rdma *r, int peer);
+/* Until the word @w of this rank's memory is at least @v (a counter that
+ * @peer advances; @peer only names whom we wait for). */
+ng_status ng_rdma_wait_word(struct ng_rdma *r, const volatile uint64_t *w, uint64_t v, int peer);
+
+#endif
