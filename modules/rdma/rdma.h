@@ -40,7 +40,10 @@
  * ---- Operations ----------------------------------------------------------
  * write, read, 64-bit compare-and-swap and fetch-and-add on a peer's
  * registered memory, all non-blocking.  Each operation to peer p gets the
- * next ticket of p (1, 2, ...), returned in *t_p; ng_rdma_done(r, p, t) is
+ * next ticket of p (1, 2, ...), returned in *t_p, or 0 when the operation
+ * needs no completion (a write whose sources were all copied or inlined at
+ * post time: they may be reused on return; ticket 0 is always done, though
+ * the write still counts for flush).  ng_rdma_done(r, p, t) is
  * true once every operation to p with a ticket up to t has completed
  * (backends that complete out of order advance the count over the completed
  * prefix).  Completion means: a write's source may be reused; a read's
