@@ -677,7 +677,7 @@ out_close:
 		ng_boot_mpi_abort(code);
 	}
 #endif
-	p->mod->close(comm);
+	comm->ops->close(comm);
 out_boot:
 	if (agreed) {
 		fflush(stderr);

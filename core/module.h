@@ -67,7 +67,12 @@ struct ng_rma_ops;
 
 /* Instance base; a module's private instance embeds it first. */
 struct ng_comm {
-	const struct ng_module *mod;
+	const struct ng_module *mod; /* what the user chose: name, options, capabilities */
+	/* Whose operations serve this instance: @mod itself (ng_comm_init sets
+	 * it), or the module it is built on (ibrc --ib-mode write is the rdma
+	 * module's channel over the verbs backend).  Every call goes through
+	 * it; the driver closes the instance with ops->close. */
+	const struct ng_module *ops;
 	int rank;
 	int size;
 	unsigned caps;  /* effective capabilities of this instance */
@@ -178,6 +183,7 @@ static inline void ng_comm_init(struct ng_comm *c, const struct ng_module *m, in
                                 const volatile sig_atomic_t *cancel)
 {
 	c->mod = m;
+	c->ops = m;
 	c->rank = rank;
 	c->size = size;
 	c->caps = m->caps;
@@ -188,36 +194,36 @@ static inline void ng_comm_init(struct ng_comm *c, const struct ng_module *m, in
 /* Convenience wrappers: the only way patterns call a module. */
 static inline ng_status ng_send(struct ng_comm *c, int peer, const void *buf, size_t len)
 {
-	return c->mod->send(c, peer, buf, len);
+	return c->ops->send(c, peer, buf, len);
 }
 static inline ng_status ng_recv(struct ng_comm *c, int peer, void *buf, size_t len)
 {
-	return c->mod->recv(c, peer, buf, len);
+	return c->ops->recv(c, peer, buf, len);
 }
 static inline ng_status ng_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *r)
 {
-	return c->mod->isend(c, peer, buf, len, r);
+	return c->ops->isend(c, peer, buf, len, r);
 }
 static inline ng_status ng_irecv(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *r)
 {
-	return c->mod->irecv(c, peer, buf, len, r);
+	return c->ops->irecv(c, peer, buf, len, r);
 }
 static inline ng_status ng_test(struct ng_comm *c, struct ng_req *r, bool *done_p)
 {
-	return c->mod->test(c, r, done_p);
+	return c->ops->test(c, r, done_p);
 }
 static inline ng_status ng_wait(struct ng_comm *c, struct ng_req *r)
 {
-	return c->mod->wait(c, r);
+	return c->ops->wait(c, r);
 }
 static inline ng_status ng_alloc(struct ng_comm *c, size_t len, void **buf_p)
 {
-	return c->mod->alloc(c, len, buf_p);
+	return c->ops->alloc(c, len, buf_p);
 }
 static inline void ng_free(struct ng_comm *c, void *buf)
 {
 	if (buf)
-		c->mod->free(c, buf);
+		c->ops->free(c, buf);
 }
 
 /* Waits for @n requests in order; returns the first error. */

@@ -8,6 +8,7 @@
 
 extern const struct ng_module ng_module_tcp;
 extern const struct ng_module ng_module_emu;
+extern const struct ng_module ng_module_rdma;
 #if NG_HAVE_MPI
 extern const struct ng_module ng_module_mpi;
 #endif
@@ -28,6 +29,7 @@ extern const struct ng_pattern ng_pattern_mpbibw;
 const struct ng_module *const ng_modules[] = {
     &ng_module_tcp,
     &ng_module_emu,
+    &ng_module_rdma,
 #if NG_HAVE_MPI
     &ng_module_mpi,
 #endif

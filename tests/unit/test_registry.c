@@ -17,7 +17,8 @@
  * that knows nodes. */
 static const struct {
 	const char *owner, *prefix;
-} short_prefixes[] = {{"alltoall", "a2a"}, {"alltoall", "ranks-per-node"}, {"mpbibw", "ranks-per-node"}};
+} short_prefixes[] = {
+    {"alltoall", "a2a"}, {"alltoall", "ranks-per-node"}, {"mpbibw", "ranks-per-node"}, {"rdma", "ofi"}};
 
 static bool namespaced(const char *owner, const char *name)
 {

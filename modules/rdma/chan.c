@@ -1,0 +1,839 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The "rdma" module: two-sided messages over the RDMA layer (rdma.h), the
+ * one-sided channel of the Netgauge paper (Fig. 4), on any backend.
+ *
+ * Ring.  Every rank keeps, for every peer, a ring of R = --rdma-ring slots
+ * that only that peer writes into, and one 64-bit credit word per peer that
+ * the peer writes.  A ring message is ONE write with a notice (rdma.h,
+ * NG_RDMA_NOTIFY) of
+ *     [seq 8 | len 4 | type 1 | flags 1 | pad 2 | payload, padded to 8 | seq 8]
+ * into slot (seq - 1) % R, where seq is the sender's ring message number
+ * (1, 2, ...; slots are never cleared, the number tells old from new).  The
+ * receiver polls the header's seq of its next slot, then the trailing seq
+ * after the payload, whose notice makes the whole message visible.  One
+ * write per message, no completion to wait for when the backend inlines or
+ * copies it: the latency of the write channel is one RDMA write.  Types:
+ *   EAGER  a whole message of at most S = --rdma-eager bytes;
+ *   CTS    "clear to send": the receive buffer (descriptor, offset, length)
+ *          for data message idx, sent when a receive larger than S is posted;
+ *   FIN    the sender has written data message idx into that buffer (its
+ *          notice orders it after the payload's writes).
+ * Data messages (EAGER or rendezvous) are numbered in posting order on both
+ * sides; the n-th receive from a peer gets the n-th message from it.
+ *
+ * Flow control as in ibrc: a sender has at most R ring messages unreleased
+ * at the receiver; EAGER messages may use only R - 2K of them (K = max(1,
+ * R/8) CTSs outstanding per direction), so CTS and FIN always find room.
+ * The receiver releases slots in ring order once consumed and writes its
+ * release count into the sender's credit word whenever it has released R/4
+ * more.  A receiver keeps unexpected EAGER messages (no receive posted yet)
+ * in the ring: at most R - 2K per peer, further sends wait.
+ *
+ * Lengths: a receive of another length than the message gives
+ * NG_ERR_TRUNCATED; a rendezvous send whose receive is no larger than S (so
+ * no CTS ever comes) is an error that shows as the peer's silence after
+ * --timeout.
+ *
+ * Progress happens in test, wait and the blocking calls: the backend's
+ * progress, then every peer with posted work: its ring, then its send queue.
+ * Waiting spins (or yields, --rdma-poll yield) under the layer's watchdog:
+ * silence for --timeout while waiting names the peer as lost.
+ */
+#include "config.h"
+
+#include <assert.h>
+#include <stdalign.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chan.h"
+#include "module.h"
+#include "options.h"
+#include "rdma.h"
+
+extern const struct ng_module ng_module_rdma;
+
+#define CH_HDR   16u
+#define CH_TRAIL 8u
+#define CH_CTL   64u /* bytes per peer in the credit area */
+#define CH_NONE  SIZE_MAX
+
+enum ch_type { CH_EAGER = 0, CH_CTS = 1, CH_FIN = 2 };
+enum { CH_F_MISMATCH = 1 };
+
+struct ch_hdr {
+	uint64_t seq;
+	uint32_t len; /* payload bytes */
+	uint8_t type;
+	uint8_t flags;
+	uint16_t pad;
+};
+
+struct ch_cts {
+	uint64_t idx;
+	struct ng_rdma_rmr rm;
+	uint64_t off;
+	uint64_t len;
+};
+
+struct ch_fin {
+	uint64_t idx;
+};
+
+static_assert(sizeof(struct ch_hdr) == CH_HDR, "ring header size");
+
+enum ch_state { CH_QUEUED, CH_POSTED, CH_DONE };
+
+/* Per-request state in struct ng_req.priv. */
+struct ch_req {
+	struct ch_req *next;
+	unsigned char *buf;
+	size_t len;
+	const struct ng_rdma_mr *mr; /* holding buf */
+	uint64_t idx;                /* data message number */
+	uint64_t ticket;             /* posted send: its last write */
+	int peer;
+	ng_status status;
+	uint8_t state;
+	bool is_recv;
+	bool rndv;
+	bool cts; /* receive: CTS sent */
+};
+
+static_assert(sizeof(struct ch_req) <= sizeof(((struct ng_req *)0)->priv), "ch_req fits in ng_req");
+static_assert(alignof(struct ch_req) <= alignof(struct ng_req), "ch_req alignment");
+
+struct ch_queue {
+	struct ch_req *head, *tail;
+};
+
+struct ch_meta {
+	uint32_t len;
+	uint8_t type;
+	bool done;
+};
+
+struct ch_peer {
+	/* Receive side: its messages in my ring. */
+	unsigned char *ring;
+	struct ch_meta *meta; /* [R] */
+	uint64_t rx_scan;     /* ring messages arrived and looked at */
+	uint64_t rx_free;     /* released (a prefix) */
+	uint64_t credit_sent;
+	uint64_t rx_posted; /* receives posted */
+	uint64_t *unexp;    /* [R] ring numbers of EAGER messages not received yet */
+	size_t unexp_head, unexp_n;
+	struct ch_queue rq;      /* receives not complete, in order */
+	struct ch_req *cts_next; /* first rendezvous receive in rq without a CTS */
+	uint64_t cts_out;        /* CTSs sent whose FIN has not come */
+	/* Send side. */
+	struct ch_queue sq;        /* sends not (fully) posted */
+	uint64_t tx_seq;           /* ring messages sent */
+	uint64_t tx_posted;        /* sends posted */
+	volatile uint64_t *credit; /* its release count of my messages (it writes) */
+	struct ch_cts *ctss;       /* [K] CTSs received */
+	uint64_t cts_head, cts_tail;
+	uint64_t credit_word; /* source of the credit write */
+	/* Where I write. */
+	struct ng_rdma_rmr r_ring, r_ctl;
+	uint64_t r_ring_off; /* my ring at the peer */
+};
+
+struct ch_block {
+	unsigned char *base;
+	size_t len;
+	struct ng_rdma_mr *mr;
+};
+
+struct chan {
+	struct ng_comm base; /* first */
+	struct ng_rdma *r;
+	size_t R, K, S, slot, quota;
+	struct ng_rdma_mr *ring_mr, *ctl_mr;
+	struct ch_peer *peers;
+	struct ch_meta *metas;
+	uint64_t *unexps;
+	struct ch_cts *ctss;
+	struct ch_block *blocks;
+	size_t nblocks, capblocks, last;
+};
+
+/* What every rank publishes. */
+struct ch_addr {
+	struct ng_rdma_rmr ring, ctl;
+	uint64_t R, S;
+};
+
+static inline struct chan *ch_of(struct ng_comm *c)
+{
+	return ng_container_of(c, struct chan, base);
+}
+
+static inline struct ch_req *ch_req_of(struct ng_req *r)
+{
+	return (struct ch_req *)(void *)r->priv;
+}
+
+static inline size_t ch_pad8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+static inline void ch_push(struct ch_queue *q, struct ch_req *r)
+{
+	r->next = NULL;
+	if (q->tail)
+		q->tail->next = r;
+	else
+		q->head = r;
+	q->tail = r;
+}
+
+static inline struct ch_req *ch_pop(struct ch_queue *q)
+{
+	struct ch_req *r = q->head;
+
+	q->head = r->next;
+	if (!q->head)
+		q->tail = NULL;
+	r->next = NULL;
+	return r;
+}
+
+static inline void ch_done(struct ch_req *r, ng_status st)
+{
+	r->status = st;
+	r->state = CH_DONE;
+}
+
+/* The registered block holding [buf, buf + len). */
+static const struct ch_block *ch_block_find(struct chan *t, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+
+	if (t->last < t->nblocks) {
+		const struct ch_block *b = &t->blocks[t->last];
+		if (p >= b->base && len <= b->len && (size_t)(p - b->base) <= b->len - len)
+			return b;
+	}
+	for (size_t i = 0; i < t->nblocks; i++) {
+		const struct ch_block *b = &t->blocks[i];
+		if (p >= b->base && len <= b->len && (size_t)(p - b->base) <= b->len - len) {
+			t->last = i;
+			return b;
+		}
+	}
+	return NULL;
+}
+
+/* ---- sending ring messages -------------------------------------------- */
+
+/* Room for one more ring message to @p (EAGER: within the quota). */
+static inline bool ch_credit(const struct chan *t, const struct ch_peer *p, bool eager)
+{
+	uint64_t used = p->tx_seq - __atomic_load_n(p->credit, __ATOMIC_ACQUIRE);
+
+	return used < (eager ? t->quota : t->R);
+}
+
+/* Writes ring message number ++tx_seq of @type with @body (@mr: its
+ * registration, NULL when small enough to be staged) to @peer. */
+static ng_status ch_ring_write(struct chan *t, int peer, uint8_t type, uint8_t flags, const void *body,
+                               const struct ng_rdma_mr *mr, size_t len, uint64_t *ticket_p)
+{
+	struct ch_peer *p = &t->peers[peer];
+	uint64_t seq = ++p->tx_seq;
+	struct ch_hdr h = {.seq = seq, .len = (uint32_t)len, .type = type, .flags = flags};
+	uint64_t tail[2] = {0, seq};
+	size_t pad = ch_pad8(len) - len;
+	struct ng_rdma_iov iov[3] = {
+	    {&h, CH_HDR, NULL},
+	    {body, len, mr},
+	    {(unsigned char *)tail + 8 - pad, pad + CH_TRAIL, NULL},
+	};
+	uint64_t off = p->r_ring_off + ((seq - 1) % t->R) * t->slot;
+
+	if (len)
+		return ng_rdma_writev(t->r, peer, iov, 3, &p->r_ring, off, NG_RDMA_NOTIFY, ticket_p);
+	iov[1] = iov[2];
+	return ng_rdma_writev(t->r, peer, iov, 2, &p->r_ring, off, NG_RDMA_NOTIFY, ticket_p);
+}
+
+/* Sends the CTSs due to @peer. */
+static ng_status ch_send_cts(struct chan *t, int peer)
+{
+	struct ch_peer *p = &t->peers[peer];
+	uint64_t ticket;
+	ng_status st;
+
+	while (p->cts_next && p->cts_out < t->K && ch_credit(t, p, false)) {
+		struct ch_req *r = p->cts_next;
+		const struct ch_block *b = ch_block_find(t, r->buf, r->len);
+		struct ch_cts c = {
+		    .idx = r->idx, .rm = b->mr->remote, .off = (uint64_t)(r->buf - b->base), .len = r->len};
+
+		st = ch_ring_write(t, peer, CH_CTS, 0, &c, NULL, sizeof(c), &ticket);
+		if (st != NG_OK)
+			return st;
+		r->cts = true;
+		p->cts_out++;
+		p->cts_next = r->next;
+	}
+	return NG_OK;
+}
+
+/* Posts what the head of @peer's send queue can post now. */
+static ng_status ch_send_progress(struct chan *t, int peer)
+{
+	struct ch_peer *p = &t->peers[peer];
+	ng_status st;
+
+	while (p->sq.head) {
+		struct ch_req *r = p->sq.head;
+
+		if (!r->rndv) {
+			if (!ch_credit(t, p, true))
+				return NG_OK;
+			st = ch_ring_write(t, peer, CH_EAGER, 0, r->buf, r->mr, r->len, &r->ticket);
+			if (st != NG_OK)
+				return st;
+		} else {
+			struct ch_cts *c;
+			struct ch_fin f = {.idx = r->idx};
+			uint64_t ticket = 0;
+			uint8_t flags = 0;
+
+			/* Drop CTSs of messages that went eager (a length mismatch the
+			 * receiver reports). */
+			while (p->cts_head != p->cts_tail && p->ctss[p->cts_head % t->K].idx < r->idx)
+				p->cts_head++;
+			if (p->cts_head == p->cts_tail || !ch_credit(t, p, false))
+				return NG_OK;
+			c = &p->ctss[p->cts_head % t->K];
+			if (c->idx != r->idx)
+				return NG_OK;
+			if (c->len != r->len) {
+				flags = CH_F_MISMATCH;
+			} else {
+				size_t max = t->r->max_write ? t->r->max_write : r->len;
+
+				for (size_t off = 0; off < r->len; off += max) {
+					size_t n = r->len - off < max ? r->len - off : max;
+
+					st = ng_rdma_write(t->r, peer, r->buf + off, r->mr, n, &c->rm,
+					                   c->off + off, 0, &ticket);
+					if (st != NG_OK)
+						return st;
+				}
+			}
+			p->cts_head++;
+			st = ch_ring_write(t, peer, CH_FIN, flags, &f, NULL, sizeof(f), &r->ticket);
+			if (st != NG_OK)
+				return st;
+			/* The payload's last write, unless the FIN itself needs completing. */
+			if (!r->ticket)
+				r->ticket = ticket;
+			if (flags) {
+				ch_pop(&p->sq);
+				ch_done(r, NG_ERR_TRUNCATED);
+				continue;
+			}
+		}
+		ch_pop(&p->sq);
+		r->state = CH_POSTED;
+	}
+	return NG_OK;
+}
+
+/* ---- receiving -------------------------------------------------------- */
+
+static inline unsigned char *ch_slot(const struct chan *t, const struct ch_peer *p, uint64_t n)
+{
+	return p->ring + (size_t)(n % t->R) * t->slot;
+}
+
+/* Copies EAGER ring message @n into receive @r and completes it. */
+static void ch_deliver(struct chan *t, struct ch_peer *p, uint64_t n, struct ch_req *r)
+{
+	struct ch_meta *m = &p->meta[n % t->R];
+
+	if (m->len != r->len) {
+		ch_done(r, NG_ERR_TRUNCATED);
+	} else {
+		memcpy(r->buf, ch_slot(t, p, n) + CH_HDR, r->len);
+		ch_done(r, NG_OK);
+	}
+	m->done = true;
+}
+
+/* Releases the consumed prefix of @peer's ring and returns credits. */
+static ng_status ch_release(struct chan *t, int peer)
+{
+	struct ch_peer *p = &t->peers[peer];
+	uint64_t ticket;
+
+	while (p->rx_free < p->rx_scan && p->meta[p->rx_free % t->R].done) {
+		p->meta[p->rx_free % t->R].done = false;
+		p->rx_free++;
+	}
+	if (p->rx_free - p->credit_sent < (t->R / 4 ? t->R / 4 : 1))
+		return NG_OK;
+	p->credit_word = p->rx_free;
+	p->credit_sent = p->rx_free;
+	return ng_rdma_write(t->r, peer, &p->credit_word, NULL, 8, &p->r_ctl, (uint64_t)t->base.rank * CH_CTL,
+	                     NG_RDMA_NOTIFY, &ticket);
+}
+
+/* Looks at everything that arrived from @peer. */
+static ng_status ch_recv_progress(struct chan *t, int peer, bool *seen_p)
+{
+	struct ch_peer *p = &t->peers[peer];
+	bool any = false;
+
+	for (;;) {
+		uint64_t want = p->rx_scan + 1;
+		unsigned char *s = ch_slot(t, p, p->rx_scan);
+		const struct ch_hdr *h = (const struct ch_hdr *)(void *)s;
+		struct ch_meta *m = &p->meta[p->rx_scan % t->R];
+		uint32_t len;
+
+		if (ng_rdma_load64((const volatile uint64_t *)&h->seq) != want)
+			break;
+		len = __atomic_load_n(&h->len, __ATOMIC_RELAXED);
+		if (len > t->S)
+			len = (uint32_t)t->S;
+		if (ng_rdma_load64((const volatile uint64_t *)(void *)(s + CH_HDR + ch_pad8(len))) != want)
+			break;
+		any = true;
+		m->len = h->len;
+		m->type = h->type;
+		m->done = false;
+		p->rx_scan++;
+		if (m->type == CH_EAGER) {
+			struct ch_req *r = p->rq.head;
+
+			if (r && !r->rndv) {
+				ch_pop(&p->rq);
+				ch_deliver(t, p, want - 1, r);
+			} else if (r) {
+				/* An EAGER message for a rendezvous receive. */
+				if (p->cts_next == r)
+					p->cts_next = r->next;
+				else
+					p->cts_out--;
+				ch_pop(&p->rq);
+				ch_done(r, NG_ERR_TRUNCATED);
+				m->done = true;
+			} else {
+				p->unexp[(p->unexp_head + p->unexp_n++) % t->R] = want - 1;
+			}
+		} else if (m->type == CH_CTS) {
+			memcpy(&p->ctss[p->cts_tail++ % t->K], s + CH_HDR, sizeof(struct ch_cts));
+			m->done = true;
+		} else if (m->type == CH_FIN) {
+			struct ch_req *r = p->rq.head;
+
+			m->done = true;
+			if (!r || !r->rndv || !r->cts) {
+				ng_error("%s: rank %d sent a rendezvous completion for no receive",
+				         t->base.mod->name, peer);
+				return NG_ERR_PROTO;
+			}
+			ch_pop(&p->rq);
+			p->cts_out--;
+			ch_done(r, (h->flags & CH_F_MISMATCH) ? NG_ERR_TRUNCATED : NG_OK);
+		} else {
+			ng_error("%s: rank %d sent an unknown ring message (type %u)", t->base.mod->name,
+			         peer, m->type);
+			return NG_ERR_PROTO;
+		}
+	}
+	if (any) {
+		*seen_p = true;
+		return ch_release(t, peer);
+	}
+	return NG_OK;
+}
+
+/* One round of progress over every peer with work. */
+static ng_status ch_progress(struct chan *t, bool *seen_p)
+{
+	ng_status st = ng_rdma_progress(t->r);
+
+	for (int i = 0; i < t->base.size && st == NG_OK; i++) {
+		struct ch_peer *p = &t->peers[i];
+
+		if (!p->rq.head && !p->sq.head)
+			continue;
+		st = ch_recv_progress(t, i, seen_p);
+		if (st == NG_OK && p->cts_next)
+			st = ch_send_cts(t, i);
+		if (st == NG_OK && p->sq.head)
+			st = ch_send_progress(t, i);
+	}
+	return st;
+}
+
+/* ---- module operations ------------------------------------------------ */
+
+static ng_status ch_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *req)
+{
+	struct chan *t = ch_of(c);
+	struct ch_req *r = ch_req_of(req);
+	struct ch_peer *p = &t->peers[peer];
+	const struct ch_block *b = ch_block_find(t, buf, len ? len : 1);
+
+	*r = (struct ch_req){.buf = (unsigned char *)(uintptr_t)buf,
+	                     .len = len,
+	                     .mr = b ? b->mr : NULL,
+	                     .peer = peer,
+	                     .rndv = len > t->S,
+	                     .state = CH_QUEUED};
+	if (!b && len > 0) {
+		ng_error("%s: send buffer %p is not communication memory (alloc)", c->mod->name, buf);
+		return NG_ERR_USAGE;
+	}
+	r->idx = p->tx_posted++;
+	ch_push(&p->sq, r);
+	return ch_send_progress(t, peer);
+}
+
+static ng_status ch_irecv(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *req)
+{
+	struct chan *t = ch_of(c);
+	struct ch_req *r = ch_req_of(req);
+	struct ch_peer *p = &t->peers[peer];
+
+	*r = (struct ch_req){.buf = buf,
+	                     .len = len,
+	                     .peer = peer,
+	                     .is_recv = true,
+	                     .rndv = len > t->S,
+	                     .idx = p->rx_posted++,
+	                     .state = CH_QUEUED};
+	if (r->rndv && !ch_block_find(t, buf, len)) {
+		ng_error("%s: receive buffer %p is not communication memory (alloc)", c->mod->name, buf);
+		return NG_ERR_USAGE;
+	}
+	if (p->unexp_n && !p->rq.head) {
+		uint64_t n = p->unexp[p->unexp_head % t->R];
+
+		p->unexp_head++;
+		p->unexp_n--;
+		if (r->rndv) {
+			ch_done(r, NG_ERR_TRUNCATED);
+			p->meta[n % t->R].done = true;
+		} else {
+			ch_deliver(t, p, n, r);
+		}
+		return ch_release(t, peer);
+	}
+	ch_push(&p->rq, r);
+	if (r->rndv && !p->cts_next)
+		p->cts_next = r;
+	if (p->cts_next)
+		return ch_send_cts(t, peer);
+	return NG_OK;
+}
+
+static ng_status ch_test(struct ng_comm *c, struct ng_req *req, bool *done_p)
+{
+	struct chan *t = ch_of(c);
+	struct ch_req *r = ch_req_of(req);
+	bool seen = false;
+	ng_status st;
+
+	if (r->state == CH_QUEUED || (r->state == CH_POSTED && !ng_rdma_done(t->r, r->peer, r->ticket))) {
+		st = ch_progress(t, &seen);
+		if (st != NG_OK)
+			return st;
+	}
+	if (r->state == CH_POSTED && ng_rdma_done(t->r, r->peer, r->ticket))
+		ch_done(r, NG_OK);
+	*done_p = r->state == CH_DONE;
+	return *done_p ? r->status : NG_OK;
+}
+
+static ng_status ch_wait(struct ng_comm *c, struct ng_req *req)
+{
+	struct chan *t = ch_of(c);
+	struct ch_req *r = ch_req_of(req);
+	ng_status st;
+
+	for (;;) {
+		bool seen = false;
+
+		if (r->state == CH_POSTED && ng_rdma_done(t->r, r->peer, r->ticket))
+			ch_done(r, NG_OK);
+		if (r->state == CH_DONE)
+			return r->status;
+		if (r->state == CH_POSTED) {
+			st = ng_rdma_wait(t->r, r->peer, r->ticket);
+			if (st != NG_OK)
+				return st;
+			continue;
+		}
+		st = ch_progress(t, &seen);
+		if (st != NG_OK)
+			return st;
+		if (seen) {
+			t->r->watch.events++;
+			continue;
+		}
+		st = ng_watch_idle(&t->r->watch);
+		if (st == NG_ERR_TIMEOUT) {
+			ng_error("%s: rank %d lost (nothing from it for %.0f s)", c->mod->name, r->peer,
+			         (double)t->r->watch.timeout_ns / 1e9);
+			return NG_ERR_PEER_LOST;
+		}
+		if (st != NG_OK)
+			return st;
+	}
+}
+
+static ng_status ch_send(struct ng_comm *c, int peer, const void *buf, size_t len)
+{
+	struct ng_req req;
+	ng_status st = ch_isend(c, peer, buf, len, &req);
+
+	return st == NG_OK ? ch_wait(c, &req) : st;
+}
+
+static ng_status ch_recv(struct ng_comm *c, int peer, void *buf, size_t len)
+{
+	struct ng_req req;
+	ng_status st = ch_irecv(c, peer, buf, len, &req);
+
+	return st == NG_OK ? ch_wait(c, &req) : st;
+}
+
+static ng_status ch_alloc(struct ng_comm *c, size_t len, void **buf_p)
+{
+	struct chan *t = ch_of(c);
+	struct ng_rdma_mr *mr;
+	ng_status st;
+
+	if (t->nblocks == t->capblocks) {
+		size_t cap = t->capblocks ? 2 * t->capblocks : 8;
+		struct ch_block *b = realloc(t->blocks, cap * sizeof(*b));
+
+		if (!b) {
+			ng_error("%s: out of memory", c->mod->name);
+			return NG_ERR_NOMEM;
+		}
+		t->blocks = b;
+		t->capblocks = cap;
+	}
+	st = ng_rdma_mem_alloc(t->r, len ? len : 1, &mr);
+	if (st != NG_OK)
+		return st;
+	t->blocks[t->nblocks++] = (struct ch_block){.base = mr->base, .len = mr->len, .mr = mr};
+	*buf_p = mr->base;
+	return NG_OK;
+}
+
+static void ch_free(struct ng_comm *c, void *buf)
+{
+	struct chan *t = ch_of(c);
+
+	for (size_t i = 0; i < t->nblocks; i++)
+		if (t->blocks[i].base == buf) {
+			ng_rdma_mem_free(t->r, t->blocks[i].mr);
+			t->blocks[i] = t->blocks[--t->nblocks];
+			t->last = 0;
+			return;
+		}
+	assert(!"free of memory that alloc did not give");
+}
+
+static void ch_close(struct ng_comm *c)
+{
+	struct chan *t = ch_of(c);
+
+	if (t->r) {
+		for (size_t i = 0; i < t->nblocks; i++)
+			ng_rdma_mem_free(t->r, t->blocks[i].mr);
+		ng_rdma_mem_free(t->r, t->ring_mr);
+		ng_rdma_mem_free(t->r, t->ctl_mr);
+		ng_rdma_close(t->r);
+	}
+	free(t->blocks);
+	free(t->peers);
+	free(t->metas);
+	free(t->unexps);
+	free(t->ctss);
+	free(t);
+}
+
+ng_status ng_chan_open(const struct ng_module *m, const struct ng_module_env *env,
+                       const struct ng_chan_conf *cf, struct ng_comm **comm_p)
+{
+	struct ng_boot *b = env->boot;
+	struct chan *t = calloc(1, sizeof(*t));
+	struct ng_rdma_conf rc = {
+	    .who = m->name,
+	    .provider = cf->provider,
+	    .dev = cf->dev,
+	    .port = cf->port,
+	    .gid_index = cf->gid_index,
+	    .unreliable = cf->unreliable,
+	    .yield = cf->yield,
+	    .cancel = env->cancel,
+	    .timeout_s = env->timeout_s,
+	};
+	struct ch_addr mine, *all = NULL;
+	size_t n = (size_t)b->size;
+	ng_status st;
+
+	*comm_p = NULL;
+	if (!t) {
+		ng_error("%s: out of memory", m->name);
+		return NG_ERR_NOMEM;
+	}
+	ng_comm_init(&t->base, m, b->rank, b->size, env->cancel);
+	t->base.ops = &ng_module_rdma;
+	t->R = cf->ring;
+	t->S = cf->eager;
+	t->K = t->R / 8 ? t->R / 8 : 1;
+	t->quota = t->R - 2 * t->K;
+	t->slot = (CH_HDR + ch_pad8(t->S) + CH_TRAIL + 63) / 64 * 64;
+	st = ng_rdma_open(cf->backend, &rc, b, &t->r);
+	if (st != NG_OK) {
+		free(t);
+		return st;
+	}
+	if (cf->unreliable)
+		t->base.caps &= ~(unsigned)NG_CAP_RELIABLE;
+	t->peers = calloc(n, sizeof(*t->peers));
+	t->metas = calloc(n * t->R, sizeof(*t->metas));
+	t->unexps = calloc(n * t->R, sizeof(*t->unexps));
+	t->ctss = calloc(n * t->K, sizeof(*t->ctss));
+	all = calloc(n, sizeof(*all));
+	if (!t->peers || !t->metas || !t->unexps || !t->ctss || !all) {
+		ng_error("%s: out of memory", m->name);
+		st = NG_ERR_NOMEM;
+		goto err_close;
+	}
+	st = ng_rdma_mem_alloc(t->r, n * t->R * t->slot, &t->ring_mr);
+	if (st == NG_OK)
+		st = ng_rdma_mem_alloc(t->r, n * CH_CTL, &t->ctl_mr);
+	if (st != NG_OK)
+		goto err_close;
+	mine = (struct ch_addr){.ring = t->ring_mr->remote, .ctl = t->ctl_mr->remote, .R = t->R, .S = t->S};
+	st = ng_boot_allgather(b, &mine, sizeof(mine), all);
+	if (st != NG_OK)
+		goto err_close;
+	for (size_t i = 0; i < n; i++) {
+		struct ch_peer *p = &t->peers[i];
+
+		if (all[i].R != t->R || all[i].S != t->S) {
+			if (b->rank == 0)
+				ng_error("%s: rank %zu has another ring (%llu slots of %llu bytes) than rank "
+				         "0 (%zu of %zu)",
+				         m->name, i, (unsigned long long)all[i].R,
+				         (unsigned long long)all[i].S, t->R, t->S);
+			st = NG_ERR_USAGE;
+			goto err_close;
+		}
+		p->ring = (unsigned char *)t->ring_mr->base + i * t->R * t->slot;
+		p->meta = t->metas + i * t->R;
+		p->unexp = t->unexps + i * t->R;
+		p->ctss = t->ctss + i * t->K;
+		p->credit = (volatile uint64_t *)(void *)((unsigned char *)t->ctl_mr->base + i * CH_CTL);
+		p->r_ring = all[i].ring;
+		p->r_ctl = all[i].ctl;
+		p->r_ring_off = (uint64_t)b->rank * t->R * t->slot;
+	}
+	free(all);
+	all = NULL;
+	/* Nobody writes before everyone has set up. */
+	st = ng_boot_barrier(b);
+	if (st != NG_OK)
+		goto err_close;
+	snprintf(t->base.device, sizeof(t->base.device), "%.120s, ring %zu x %zu B", t->r->desc, t->R, t->S);
+	*comm_p = &t->base;
+	return NG_OK;
+
+err_close:
+	free(all);
+	ch_close(&t->base);
+	return st;
+}
+
+/* ---- the module "rdma" ------------------------------------------------ */
+
+/* clang-format off */
+static const struct ng_option ch_options[] = {
+	{ .name = "rdma-backend", .type = NG_OPT_CHOICE, .def = "auto", .choices = "auto|verbs|shm|ofi",
+	  .help = "RDMA layer backend: verbs (HCA, Soft-RoCE), shm (ranks on one host), ofi (libfabric); auto: the "
+	          "first that opens, in that order" },
+	{ .name = "ofi-provider", .type = NG_OPT_STRING, .metavar = "NAME",
+	  .help = "libfabric provider of the ofi backend, e.g. shm, tcp;ofi_rxm, efa, cxi, psm3 (default: the "
+	          "first that works)" },
+	{ .name = "rdma-ring", .type = NG_OPT_INT, .def = "32", .metavar = "N",
+	  .help = "ring slots per peer (4-4096)" },
+	{ .name = "rdma-eager", .type = NG_OPT_SIZE, .def = "8K",
+	  .help = "largest message written through the ring; larger ones are written into the receive buffer "
+	          "(64-1M)" },
+	{ .name = "rdma-poll", .type = NG_OPT_CHOICE, .def = "spin", .choices = "spin|yield",
+	  .help = "waiting: spin, or yield the CPU after every empty poll (more ranks than cores)" },
+	{ .name = NULL },
+};
+/* clang-format on */
+
+static ng_status ch_module_open(const struct ng_module *m, const struct ng_module_env *env,
+                                struct ng_comm **comm_p)
+{
+	const struct ng_args *a = env->args;
+	long long ring = ng_args_int(a, "rdma-ring");
+	size_t eager = ng_args_size(a, "rdma-eager");
+	struct ng_chan_conf cf = {
+	    .backend = ng_args_str(a, "rdma-backend"),
+	    .provider = ng_args_str(a, "ofi-provider"),
+	    .gid_index = -1,
+	    .yield = strcmp(ng_args_str(a, "rdma-poll"), "yield") == 0,
+	    .ring = (size_t)ring,
+	    .eager = eager,
+	};
+
+	if (ring < NG_CHAN_RING_MIN || ring > NG_CHAN_RING_MAX) {
+		if (env->boot->rank == 0)
+			ng_error("--rdma-ring %lld is outside %u-%u", ring, NG_CHAN_RING_MIN,
+			         NG_CHAN_RING_MAX);
+		return NG_ERR_USAGE;
+	}
+	if (eager < NG_CHAN_EAGER_MIN || eager > NG_CHAN_EAGER_MAX) {
+		if (env->boot->rank == 0)
+			ng_error("--rdma-eager %zu is outside %u-%zu", eager, NG_CHAN_EAGER_MIN,
+			         NG_CHAN_EAGER_MAX);
+		return NG_ERR_USAGE;
+	}
+#if NG_HAVE_VERBS
+	cf.dev = ng_args_str(a, "ib-dev");
+	cf.port = (int)ng_args_int(a, "ib-port");
+	if (ng_args_given(a, "ib-gid"))
+		cf.gid_index = (int)ng_args_int(a, "ib-gid");
+#endif
+	return ng_chan_open(m, env, &cf, comm_p);
+}
+
+const struct ng_module ng_module_rdma = {
+    .name = "rdma",
+    .desc = "two-sided messages as RDMA writes into rings (the one-sided channel) over the RDMA layer: "
+            "--rdma-backend verbs|shm|ofi",
+    .options = ch_options,
+    .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_REGMEM | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
+    .hdr_bytes = CH_HDR + CH_TRAIL,
+    .open = ch_module_open,
+    .close = ch_close,
+    .alloc = ch_alloc,
+    .free = ch_free,
+    .send = ch_send,
+    .recv = ch_recv,
+    .isend = ch_isend,
+    .irecv = ch_irecv,
+    .test = ch_test,
+    .wait = ch_wait,
+};
