@@ -1,0 +1,74 @@
+#!/bin/bash
+# The rdma module (two-sided channel over the RDMA layer) on every backend that opens here:
+# --verify over the patterns that run on it, 2 and 4 ranks, bad input, a killed peer.
+. "$(dirname "$0")/lib.sh"
+
+backends=$("$NGAUGE" --list 2>/dev/null | grep -q '^ *rdma' && echo shm)
+[ -n "$backends" ] || { echo "SKIP: module rdma not built"; exit 77; }
+# Loopback only: the ofi tcp provider binds 127.0.0.1 for local runs.
+if "$NGAUGE" -x rdma --rdma-backend ofi -p pingpong -s 8 -c 5 -w 1 >/dev/null 2>&1; then
+	backends="$backends ofi"
+fi
+
+for be in $backends; do
+	# Odd sizes across the eager size (8K) and the ring's wrap (32 slots), every byte checked.
+	if run 0 "$NGAUGE" -x rdma --rdma-backend $be -p pingpong -s 0,1,7,4093,8191,8192,8193,65537,1000003 -c 100 -w 5 --verify -o "$T/pp-$be.json"; then
+		pycheck "$T/pp-$be.json" "$be: pingpong --verify, 9 odd sizes" '
+assert r["complete"] and r["module"] == "rdma"
+assert [row["size"] for row in r["results"]] == [0, 1, 7, 4093, 8191, 8192, 8193, 65537, 1000003]
+for row in r["results"]:
+    assert row["count"] == 100 and stats_ok(row["latency_us"])
+assert "'$be'" in r["env"]["device"]
+'
+	fi
+	# Four ranks in pairs, and 1:n / n:1 with three (yielding: more ranks than cores).
+	run 0 "$NGAUGE" -x rdma --rdma-backend $be --rdma-poll yield -p pingpong --np 4 -s 3,17K -c 50 --verify -o "$T/pp4-$be.json" &&
+		pycheck "$T/pp4-$be.json" "$be: pingpong with 4 ranks --verify" 'assert r["complete"] and len(r["results"]) == 2'
+	for p in n1 1n; do
+		run 0 "$NGAUGE" -x rdma --rdma-backend $be --rdma-poll yield -p $p --np 3 -s 1,9K,100K -c 20 --verify -o "$T/$p-$be.json" &&
+			pycheck "$T/$p-$be.json" "$be: $p with 3 ranks --verify" 'assert r["complete"] and [x["size"] for x in r["results"]] == [1, 9216, 102400]'
+	done
+	# A small ring: credits must come back while messages queue (loggp trains of 16).
+	run 0 "$NGAUGE" -x rdma --rdma-backend $be --rdma-ring 4 --rdma-eager 64 -p loggp -s 1,64,65,4K -c 20 -w 2 --verify -o "$T/lg-$be.json" &&
+		pycheck "$T/lg-$be.json" "$be: loggp with a 4-slot ring --verify" 'assert r["complete"] and "loggp" in r'
+	run 0 "$NGAUGE" -x rdma --rdma-backend $be -p plogp -s 1,4K,64K -c 20 -w 2 --verify -o "$T/pl-$be.json" &&
+		pycheck "$T/pl-$be.json" "$be: plogp --verify" 'assert r["complete"] and "plogp" in r'
+	run 0 "$NGAUGE" -x rdma --rdma-backend $be -p mpbibw -s 1K,1M -c 10 --verify && pass "$be: mpbibw --verify"
+done
+
+# Bad input: one line naming the choices, exit 2.
+run 2 "$NGAUGE" -x rdma --rdma-backend nosuch -p pingpong && grep -q "verbs|shm|ofi" "$T/err" &&
+	[ "$(wc -l <"$T/err")" -eq 1 ] && pass "unknown backend: one line naming the choices" || fail "unknown backend: $(cat "$T/err")"
+run 2 "$NGAUGE" -x rdma --rdma-ring 2 -p pingpong && grep -q "rdma-ring" "$T/err" && pass "--rdma-ring 2 refused"
+run 2 "$NGAUGE" -x rdma --rdma-eager 2M -p pingpong && grep -q "rdma-eager" "$T/err" && pass "--rdma-eager 2M refused"
+if "$NGAUGE" --list 2>/dev/null | grep -q "ofi"; then
+	run 2 "$NGAUGE" -x rdma --rdma-backend ofi --ofi-provider nosuch -p pingpong -s 8 -c 5 &&
+		grep -q "nosuch" "$T/err" && pass "unknown provider: exit 2, named" || fail "unknown provider: $(cat "$T/err")"
+fi
+
+# A peer killed mid-run: the survivor names it within --timeout and keeps what was measured.
+wait_rows() {
+	for _ in $(seq 300); do
+		[ -s "$1" ] && python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["results"] else 1)' "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+setsid "$NGAUGE" -x rdma --rdma-backend shm -p pingpong -s 1-64 -c 2000000 -w 10 --timeout 3 -o "$T/k.json" >"$T/out" 2>"$T/err" &
+pid=$!
+if wait_rows "$T/k.json"; then
+	ranks=($(pgrep -P $pid))
+	start=$(date +%s.%N)
+	kill -9 "${ranks[1]}"
+	wait $pid; rc=$?
+	took=$(python3 -c "import time; print(time.time() - $start)")
+	[ "$rc" -ne 0 ] && pass "killed rank: exit $rc" || fail "killed rank: exit 0"
+	python3 -c "import sys; sys.exit(0 if $took < 10 else 1)" && pass "survivor ended in ${took%.*}s" || fail "took $took s"
+	grep -q "rank 1" "$T/err" && pass "the lost rank is named" || fail "lost rank not named: $(cat "$T/err")"
+	pycheck "$T/k.json" "partial results kept with complete: false" '
+assert r["complete"] is False and len(r["results"]) >= 1
+'
+else
+	fail "no row was measured"; kill -9 -$pid 2>/dev/null
+fi
+finish
