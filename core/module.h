@@ -149,6 +149,135 @@ struct ng_module {
 };
 
 /*
+ * One-sided operations (MPI-2 semantics) for modules that offer them
+ * (NG_CAP_ONESIDED): the rma module over ngauge's RDMA layer and mpirma over
+ * the MPI library's own.  Patterns see only this table.
+ *
+ * Windows.  win_allocate() is collective over all ranks: every rank gets
+ * @len bytes of window memory (zeroed, 8-byte aligned; it may differ per
+ * rank, 0 allowed) that the module allocates and registers once, and the
+ * window's handle.  win_free() is collective and frees the memory.  Several
+ * windows may exist at once.
+ *
+ * Operations.  put/get/accumulate address [target_off, target_off + len) of
+ * @target's window (bytes); they are legal only inside an access epoch to
+ * @target (start..complete with @target in the group, fence..fence, or
+ * lock..unlock) and complete at the epoch's closing call: the origin buffer
+ * may be reused (put, accumulate) or holds the data (get) only then, and
+ * the target sees the data after its matching closing call (wait, the
+ * fence, or its own lock of the window after the unlock).  Origin buffers
+ * may be any memory (the module copies small ones into registered memory or
+ * registers large ones).  accumulate combines @count elements of @type with
+ * @op element-wise and atomically per element with respect to other
+ * accumulates to the same location (MPI's rule); a put is never torn with
+ * respect to the target's reads after the epoch.
+ *
+ * Synchronisation.  Active target: fence (collective; it opens the next epoch
+ * and closes the previous), or post(group)/wait for the exposure epoch at the
+ * target and start(group)/complete for the access epoch at the origins;
+ * @group lists @n distinct ranks, never the caller.  Passive target:
+ * lock(target, exclusive)/unlock(target); shared locks of several origins
+ * overlap, an exclusive one excludes all others.
+ *
+ * Errors, reported once with one line naming the problem: NG_ERR_USAGE for a
+ * range outside the target's window, a rank outside the epoch's group or
+ * outside 0..size-1, an operation outside an epoch, unlock without lock,
+ * complete without start, wait without post; NG_ERR_PEER_LOST when a peer
+ * stays silent for the run's timeout (start without a matching post);
+ * NG_ERR_CANCELLED on SIGINT/SIGTERM.
+ *
+ * Hot path: put/get/accumulate and the synchronisation calls do no
+ * allocation, logging or option lookup on success.
+ */
+struct ng_win;
+
+enum ng_rma_op { NG_RMA_SUM, NG_RMA_REPLACE, NG_RMA_MAX, NG_RMA_MIN };
+enum ng_rma_type { NG_RMA_INT32, NG_RMA_INT64, NG_RMA_DOUBLE };
+
+struct ng_rma_ops {
+	ng_status (*win_allocate)(struct ng_comm *c, size_t len, void **base_p, struct ng_win **win_p);
+	void (*win_free)(struct ng_comm *c, struct ng_win *w);
+	ng_status (*put)(struct ng_comm *c, struct ng_win *w, int target, size_t target_off,
+	                 const void *origin, size_t len);
+	ng_status (*get)(struct ng_comm *c, struct ng_win *w, int target, size_t target_off, void *origin,
+	                 size_t len);
+	ng_status (*accumulate)(struct ng_comm *c, struct ng_win *w, int target, size_t target_off,
+	                        const void *origin, size_t count, enum ng_rma_type type, enum ng_rma_op op);
+	ng_status (*fence)(struct ng_comm *c, struct ng_win *w);
+	ng_status (*post)(struct ng_comm *c, struct ng_win *w, const int *group, int n);
+	ng_status (*start)(struct ng_comm *c, struct ng_win *w, const int *group, int n);
+	ng_status (*complete)(struct ng_comm *c, struct ng_win *w);
+	ng_status (*wait)(struct ng_comm *c, struct ng_win *w);
+	ng_status (*lock)(struct ng_comm *c, struct ng_win *w, int target, bool exclusive);
+	ng_status (*unlock)(struct ng_comm *c, struct ng_win *w, int target);
+};
+
+/* The one-sided table of an instance (NULL without NG_CAP_ONESIDED). */
+static inline const struct ng_rma_ops *ng_rma(const struct ng_comm *c)
+{
+	return c->ops->rma;
+}
+
+static inline void ng_comm_init(struct ng_comm *c, const struct ng_module *m, int rank, int size,
+                                const volatile sig_atomic_t *cancel);
+
+/* What open() receives. */
+struct ng_module_env {
+	struct ng_boot *boot;       /* rank, size, address exchange */
+	const struct ng_args *args; /* parsed options (module's own and others) */
+	const volatile sig_atomic_t *cancel;
+	double timeout_s; /* a peer silent for this long is lost */
+};
+
+struct ng_module {
+	const char *name;                /* "tcp" */
+	const char *desc;                /* one line */
+	const struct ng_option *options; /* NULL-name terminated, may be NULL */
+	/* Optional: the owner and namespace of .options when several modules
+	 * share one table (ibrc, ibuc and ibud share "ib": --ib-dev, ...); the
+	 * driver declares a shared table once.  NULL: the options are the
+	 * module's own, namespaced by .name. */
+	const char *options_owner;
+	unsigned caps;    /* NG_CAP_* */
+	size_t max_msg;   /* 0 = unlimited; an instance may lower it */
+	size_t hdr_bytes; /* per-message header bytes on the wire (informative) */
+
+	/* Collective over all ranks.  Creates the instance and connects it to every
+	 * other rank (exchanging addresses over env->boot).  On failure the error
+	 * is already reported and nothing is left allocated. */
+	ng_status (*open)(const struct ng_module *m, const struct ng_module_env *env,
+	                  struct ng_comm **comm_p);
+	/* Releases everything the instance holds; not collective; c is invalid
+	 * afterwards.  Buffers not yet freed are released too. */
+	void (*close)(struct ng_comm *c);
+
+	/* Communication memory of at least @len bytes, aligned to 64 bytes (page
+	 * aligned for @len >= 4096), registered where the network needs it.
+	 * Contents undefined. */
+	ng_status (*alloc)(struct ng_comm *c, size_t len, void **buf_p);
+	void (*free)(struct ng_comm *c, void *buf);
+
+	/* Blocking: returns when @buf may be reused (send) or holds the message
+	 * (recv).  NG_ERR_PEER_LOST names the peer in its report;
+	 * NG_ERR_TRUNCATED when the incoming message is not @len bytes. */
+	ng_status (*send)(struct ng_comm *c, int peer, const void *buf, size_t len);
+	ng_status (*recv)(struct ng_comm *c, int peer, void *buf, size_t len);
+
+	/* Optional (NG_CAP_NONBLOCK): start an operation, complete it with test or
+	 * wait.  Operations to one peer complete in the order they were posted
+	 * relative to the blocking ones. */
+	ng_status (*isend)(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *req);
+	ng_status (*irecv)(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *req);
+	/* Makes progress; *done_p = true once @req has completed. */
+	ng_status (*test)(struct ng_comm *c, struct ng_req *req, bool *done_p);
+	/* Blocks until @req has completed. */
+	ng_status (*wait)(struct ng_comm *c, struct ng_req *req);
+
+	/* Optional (NG_CAP_ONESIDED): MPI-2 style one-sided operations. */
+	const struct ng_rma_ops *rma;
+};
+
+/*
  * One-sided operations (MPI-2 semantics) for modules that offer them.  Windows
  * are created collectively over memory from alloc(); offsets are in bytes from
  * the target's window base.  Put/get/accumulate are non-blocking within an
