@@ -54,6 +54,7 @@
 #include "rdma.h"
 
 extern const struct ng_module ng_module_rdma;
+extern const struct ng_option ng_rdma_options[];
 
 #define CH_HDR   16u
 #define CH_TRAIL 8u
@@ -99,7 +100,8 @@ struct ch_req {
 	uint8_t state;
 	bool is_recv;
 	bool rndv;
-	bool cts; /* receive: CTS sent */
+	bool cts;  /* receive: CTS sent */
+	bool upto; /* receive: any length up to len (len becomes the message's) */
 };
 
 static_assert(sizeof(struct ch_req) <= sizeof(((struct ng_req *)0)->priv), "ch_req fits in ng_req");
@@ -147,9 +149,10 @@ struct ch_block {
 	struct ng_rdma_mr *mr;
 };
 
-struct chan {
-	struct ng_comm base; /* first */
+struct ng_chan {
 	struct ng_rdma *r;
+	const char *who;
+	int rank, size;
 	size_t R, K, S, slot, quota;
 	struct ng_rdma_mr *ring_mr, *ctl_mr;
 	struct ch_peer *peers;
@@ -165,11 +168,6 @@ struct ch_addr {
 	struct ng_rdma_rmr ring, ctl;
 	uint64_t R, S;
 };
-
-static inline struct chan *ch_of(struct ng_comm *c)
-{
-	return ng_container_of(c, struct chan, base);
-}
 
 static inline struct ch_req *ch_req_of(struct ng_req *r)
 {
@@ -209,7 +207,7 @@ static inline void ch_done(struct ch_req *r, ng_status st)
 }
 
 /* The registered block holding [buf, buf + len). */
-static const struct ch_block *ch_block_find(struct chan *t, const void *buf, size_t len)
+static const struct ch_block *ch_block_find(struct ng_chan *t, const void *buf, size_t len)
 {
 	const unsigned char *p = buf;
 
@@ -231,7 +229,7 @@ static const struct ch_block *ch_block_find(struct chan *t, const void *buf, siz
 /* ---- sending ring messages -------------------------------------------- */
 
 /* Room for one more ring message to @p (EAGER: within the quota). */
-static inline bool ch_credit(const struct chan *t, const struct ch_peer *p, bool eager)
+static inline bool ch_credit(const struct ng_chan *t, const struct ch_peer *p, bool eager)
 {
 	uint64_t used = p->tx_seq - __atomic_load_n(p->credit, __ATOMIC_ACQUIRE);
 
@@ -240,7 +238,7 @@ static inline bool ch_credit(const struct chan *t, const struct ch_peer *p, bool
 
 /* Writes ring message number ++tx_seq of @type with @body (@mr: its
  * registration, NULL when small enough to be staged) to @peer. */
-static ng_status ch_ring_write(struct chan *t, int peer, uint8_t type, uint8_t flags, const void *body,
+static ng_status ch_ring_write(struct ng_chan *t, int peer, uint8_t type, uint8_t flags, const void *body,
                                const struct ng_rdma_mr *mr, size_t len, uint64_t *ticket_p)
 {
 	struct ch_peer *p = &t->peers[peer];
@@ -262,7 +260,7 @@ static ng_status ch_ring_write(struct chan *t, int peer, uint8_t type, uint8_t f
 }
 
 /* Sends the CTSs due to @peer. */
-static ng_status ch_send_cts(struct chan *t, int peer)
+static ng_status ch_send_cts(struct ng_chan *t, int peer)
 {
 	struct ch_peer *p = &t->peers[peer];
 	uint64_t ticket;
@@ -285,7 +283,7 @@ static ng_status ch_send_cts(struct chan *t, int peer)
 }
 
 /* Posts what the head of @peer's send queue can post now. */
-static ng_status ch_send_progress(struct chan *t, int peer)
+static ng_status ch_send_progress(struct ng_chan *t, int peer)
 {
 	struct ch_peer *p = &t->peers[peer];
 	ng_status st;
@@ -349,16 +347,18 @@ static ng_status ch_send_progress(struct chan *t, int peer)
 
 /* ---- receiving -------------------------------------------------------- */
 
-static inline unsigned char *ch_slot(const struct chan *t, const struct ch_peer *p, uint64_t n)
+static inline unsigned char *ch_slot(const struct ng_chan *t, const struct ch_peer *p, uint64_t n)
 {
 	return p->ring + (size_t)(n % t->R) * t->slot;
 }
 
 /* Copies EAGER ring message @n into receive @r and completes it. */
-static void ch_deliver(struct chan *t, struct ch_peer *p, uint64_t n, struct ch_req *r)
+static void ch_deliver(struct ng_chan *t, struct ch_peer *p, uint64_t n, struct ch_req *r)
 {
 	struct ch_meta *m = &p->meta[n % t->R];
 
+	if (r->upto && m->len <= r->len)
+		r->len = m->len;
 	if (m->len != r->len) {
 		ch_done(r, NG_ERR_TRUNCATED);
 	} else {
@@ -369,7 +369,7 @@ static void ch_deliver(struct chan *t, struct ch_peer *p, uint64_t n, struct ch_
 }
 
 /* Releases the consumed prefix of @peer's ring and returns credits. */
-static ng_status ch_release(struct chan *t, int peer)
+static ng_status ch_release(struct ng_chan *t, int peer)
 {
 	struct ch_peer *p = &t->peers[peer];
 	uint64_t ticket;
@@ -382,12 +382,12 @@ static ng_status ch_release(struct chan *t, int peer)
 		return NG_OK;
 	p->credit_word = p->rx_free;
 	p->credit_sent = p->rx_free;
-	return ng_rdma_write(t->r, peer, &p->credit_word, NULL, 8, &p->r_ctl, (uint64_t)t->base.rank * CH_CTL,
+	return ng_rdma_write(t->r, peer, &p->credit_word, NULL, 8, &p->r_ctl, (uint64_t)t->rank * CH_CTL,
 	                     NG_RDMA_NOTIFY, &ticket);
 }
 
 /* Looks at everything that arrived from @peer. */
-static ng_status ch_recv_progress(struct chan *t, int peer, bool *seen_p)
+static ng_status ch_recv_progress(struct ng_chan *t, int peer, bool *seen_p)
 {
 	struct ch_peer *p = &t->peers[peer];
 	bool any = false;
@@ -437,16 +437,15 @@ static ng_status ch_recv_progress(struct chan *t, int peer, bool *seen_p)
 
 			m->done = true;
 			if (!r || !r->rndv || !r->cts) {
-				ng_error("%s: rank %d sent a rendezvous completion for no receive",
-				         t->base.mod->name, peer);
+				ng_error("%s: rank %d sent a rendezvous completion for no receive", t->who,
+				         peer);
 				return NG_ERR_PROTO;
 			}
 			ch_pop(&p->rq);
 			p->cts_out--;
 			ch_done(r, (h->flags & CH_F_MISMATCH) ? NG_ERR_TRUNCATED : NG_OK);
 		} else {
-			ng_error("%s: rank %d sent an unknown ring message (type %u)", t->base.mod->name,
-			         peer, m->type);
+			ng_error("%s: rank %d sent an unknown ring message (type %u)", t->who, peer, m->type);
 			return NG_ERR_PROTO;
 		}
 	}
@@ -458,11 +457,11 @@ static ng_status ch_recv_progress(struct chan *t, int peer, bool *seen_p)
 }
 
 /* One round of progress over every peer with work. */
-static ng_status ch_progress(struct chan *t, bool *seen_p)
+static ng_status ch_progress(struct ng_chan *t, bool *seen_p)
 {
 	ng_status st = ng_rdma_progress(t->r);
 
-	for (int i = 0; i < t->base.size && st == NG_OK; i++) {
+	for (int i = 0; i < t->size && st == NG_OK; i++) {
 		struct ch_peer *p = &t->peers[i];
 
 		if (!p->rq.head && !p->sq.head)
@@ -476,11 +475,10 @@ static ng_status ch_progress(struct chan *t, bool *seen_p)
 	return st;
 }
 
-/* ---- module operations ------------------------------------------------ */
+/* ---- the channel ------------------------------------------------------ */
 
-static ng_status ch_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *req)
+ng_status ng_chan_isend(struct ng_chan *t, int peer, const void *buf, size_t len, struct ng_req *req)
 {
-	struct chan *t = ch_of(c);
 	struct ch_req *r = ch_req_of(req);
 	struct ch_peer *p = &t->peers[peer];
 	const struct ch_block *b = ch_block_find(t, buf, len ? len : 1);
@@ -492,7 +490,7 @@ static ng_status ch_isend(struct ng_comm *c, int peer, const void *buf, size_t l
 	                     .rndv = len > t->S,
 	                     .state = CH_QUEUED};
 	if (!b && len > 0) {
-		ng_error("%s: send buffer %p is not communication memory (alloc)", c->mod->name, buf);
+		ng_error("%s: send buffer %p is not communication memory (alloc)", t->who, buf);
 		return NG_ERR_USAGE;
 	}
 	r->idx = p->tx_posted++;
@@ -500,9 +498,8 @@ static ng_status ch_isend(struct ng_comm *c, int peer, const void *buf, size_t l
 	return ch_send_progress(t, peer);
 }
 
-static ng_status ch_irecv(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *req)
+static ng_status ch_irecv(struct ng_chan *t, int peer, void *buf, size_t len, bool upto, struct ng_req *req)
 {
-	struct chan *t = ch_of(c);
 	struct ch_req *r = ch_req_of(req);
 	struct ch_peer *p = &t->peers[peer];
 
@@ -510,11 +507,12 @@ static ng_status ch_irecv(struct ng_comm *c, int peer, void *buf, size_t len, st
 	                     .len = len,
 	                     .peer = peer,
 	                     .is_recv = true,
+	                     .upto = upto,
 	                     .rndv = len > t->S,
 	                     .idx = p->rx_posted++,
 	                     .state = CH_QUEUED};
 	if (r->rndv && !ch_block_find(t, buf, len)) {
-		ng_error("%s: receive buffer %p is not communication memory (alloc)", c->mod->name, buf);
+		ng_error("%s: receive buffer %p is not communication memory (alloc)", t->who, buf);
 		return NG_ERR_USAGE;
 	}
 	if (p->unexp_n && !p->rq.head) {
@@ -538,9 +536,23 @@ static ng_status ch_irecv(struct ng_comm *c, int peer, void *buf, size_t len, st
 	return NG_OK;
 }
 
-static ng_status ch_test(struct ng_comm *c, struct ng_req *req, bool *done_p)
+ng_status ng_chan_irecv(struct ng_chan *t, int peer, void *buf, size_t len, struct ng_req *req)
 {
-	struct chan *t = ch_of(c);
+	return ch_irecv(t, peer, buf, len, false, req);
+}
+
+ng_status ng_chan_irecv_upto(struct ng_chan *t, int peer, void *buf, size_t cap, struct ng_req *req)
+{
+	return ch_irecv(t, peer, buf, cap < t->S ? cap : t->S, true, req);
+}
+
+size_t ng_chan_req_len(struct ng_req *req)
+{
+	return ch_req_of(req)->len;
+}
+
+ng_status ng_chan_test(struct ng_chan *t, struct ng_req *req, bool *done_p)
+{
 	struct ch_req *r = ch_req_of(req);
 	bool seen = false;
 	ng_status st;
@@ -556,9 +568,25 @@ static ng_status ch_test(struct ng_comm *c, struct ng_req *req, bool *done_p)
 	return *done_p ? r->status : NG_OK;
 }
 
-static ng_status ch_wait(struct ng_comm *c, struct ng_req *req)
+ng_status ng_chan_progress(struct ng_chan *t, bool *seen_p)
 {
-	struct chan *t = ch_of(c);
+	return ch_progress(t, seen_p);
+}
+
+ng_status ng_chan_idle(struct ng_chan *t, int peer)
+{
+	ng_status st = ng_watch_idle(&t->r->watch);
+
+	if (st == NG_ERR_TIMEOUT) {
+		ng_error("%s: rank %d lost (nothing from it for %.0f s)", t->who, peer,
+		         (double)t->r->watch.timeout_ns / 1e9);
+		return NG_ERR_PEER_LOST;
+	}
+	return st;
+}
+
+ng_status ng_chan_wait(struct ng_chan *t, struct ng_req *req)
+{
 	struct ch_req *r = ch_req_of(req);
 	ng_status st;
 
@@ -582,83 +610,64 @@ static ng_status ch_wait(struct ng_comm *c, struct ng_req *req)
 			t->r->watch.events++;
 			continue;
 		}
-		st = ng_watch_idle(&t->r->watch);
-		if (st == NG_ERR_TIMEOUT) {
-			ng_error("%s: rank %d lost (nothing from it for %.0f s)", c->mod->name, r->peer,
-			         (double)t->r->watch.timeout_ns / 1e9);
-			return NG_ERR_PEER_LOST;
-		}
+		st = ng_chan_idle(t, r->peer);
 		if (st != NG_OK)
 			return st;
 	}
 }
 
-static ng_status ch_send(struct ng_comm *c, int peer, const void *buf, size_t len)
+ng_status ng_chan_send(struct ng_chan *t, int peer, const void *buf, size_t len)
 {
 	struct ng_req req;
-	ng_status st = ch_isend(c, peer, buf, len, &req);
+	ng_status st = ng_chan_isend(t, peer, buf, len, &req);
 
-	return st == NG_OK ? ch_wait(c, &req) : st;
+	return st == NG_OK ? ng_chan_wait(t, &req) : st;
 }
 
-static ng_status ch_recv(struct ng_comm *c, int peer, void *buf, size_t len)
+ng_status ng_chan_recv(struct ng_chan *t, int peer, void *buf, size_t len)
 {
 	struct ng_req req;
-	ng_status st = ch_irecv(c, peer, buf, len, &req);
+	ng_status st = ng_chan_irecv(t, peer, buf, len, &req);
 
-	return st == NG_OK ? ch_wait(c, &req) : st;
+	return st == NG_OK ? ng_chan_wait(t, &req) : st;
 }
 
-static ng_status ch_alloc(struct ng_comm *c, size_t len, void **buf_p)
+ng_status ng_chan_block_add(struct ng_chan *t, struct ng_rdma_mr *mr)
 {
-	struct chan *t = ch_of(c);
-	struct ng_rdma_mr *mr;
-	ng_status st;
-
 	if (t->nblocks == t->capblocks) {
 		size_t cap = t->capblocks ? 2 * t->capblocks : 8;
 		struct ch_block *b = realloc(t->blocks, cap * sizeof(*b));
 
 		if (!b) {
-			ng_error("%s: out of memory", c->mod->name);
+			ng_error("%s: out of memory", t->who);
 			return NG_ERR_NOMEM;
 		}
 		t->blocks = b;
 		t->capblocks = cap;
 	}
-	st = ng_rdma_mem_alloc(t->r, len ? len : 1, &mr);
-	if (st != NG_OK)
-		return st;
 	t->blocks[t->nblocks++] = (struct ch_block){.base = mr->base, .len = mr->len, .mr = mr};
-	*buf_p = mr->base;
 	return NG_OK;
 }
 
-static void ch_free(struct ng_comm *c, void *buf)
+struct ng_rdma_mr *ng_chan_block_remove(struct ng_chan *t, void *base)
 {
-	struct chan *t = ch_of(c);
-
 	for (size_t i = 0; i < t->nblocks; i++)
-		if (t->blocks[i].base == buf) {
-			ng_rdma_mem_free(t->r, t->blocks[i].mr);
+		if (t->blocks[i].base == base) {
+			struct ng_rdma_mr *mr = t->blocks[i].mr;
+
 			t->blocks[i] = t->blocks[--t->nblocks];
 			t->last = 0;
-			return;
+			return mr;
 		}
-	assert(!"free of memory that alloc did not give");
+	return NULL;
 }
 
-static void ch_close(struct ng_comm *c)
+void ng_chan_destroy(struct ng_chan *t)
 {
-	struct chan *t = ch_of(c);
-
-	if (t->r) {
-		for (size_t i = 0; i < t->nblocks; i++)
-			ng_rdma_mem_free(t->r, t->blocks[i].mr);
-		ng_rdma_mem_free(t->r, t->ring_mr);
-		ng_rdma_mem_free(t->r, t->ctl_mr);
-		ng_rdma_close(t->r);
-	}
+	if (!t)
+		return;
+	ng_rdma_mem_free(t->r, t->ring_mr);
+	ng_rdma_mem_free(t->r, t->ctl_mr);
 	free(t->blocks);
 	free(t->peers);
 	free(t->metas);
@@ -667,64 +676,46 @@ static void ch_close(struct ng_comm *c)
 	free(t);
 }
 
-ng_status ng_chan_open(const struct ng_module *m, const struct ng_module_env *env,
-                       const struct ng_chan_conf *cf, struct ng_comm **comm_p)
+ng_status ng_chan_new(struct ng_rdma *r, struct ng_boot *b, size_t ring, size_t eager, struct ng_chan **ch_p)
 {
-	struct ng_boot *b = env->boot;
-	struct chan *t = calloc(1, sizeof(*t));
-	struct ng_rdma_conf rc = {
-	    .who = m->name,
-	    .provider = cf->provider,
-	    .dev = cf->dev,
-	    .port = cf->port,
-	    .gid_index = cf->gid_index,
-	    .unreliable = cf->unreliable,
-	    .yield = cf->yield,
-	    .cancel = env->cancel,
-	    .timeout_s = env->timeout_s,
-	};
+	struct ng_chan *t = calloc(1, sizeof(*t));
 	struct ch_addr mine, *all = NULL;
 	size_t n = (size_t)b->size;
 	ng_status st;
 
-	*comm_p = NULL;
+	*ch_p = NULL;
 	if (!t) {
-		ng_error("%s: out of memory", m->name);
+		ng_error("%s: out of memory", r->who);
 		return NG_ERR_NOMEM;
 	}
-	ng_comm_init(&t->base, m, b->rank, b->size, env->cancel);
-	t->base.ops = &ng_module_rdma;
-	t->R = cf->ring;
-	t->S = cf->eager;
+	t->r = r;
+	t->who = r->who;
+	t->rank = b->rank;
+	t->size = b->size;
+	t->R = ring;
+	t->S = eager;
 	t->K = t->R / 8 ? t->R / 8 : 1;
 	t->quota = t->R - 2 * t->K;
 	t->slot = (CH_HDR + ch_pad8(t->S) + CH_TRAIL + 63) / 64 * 64;
-	st = ng_rdma_open(cf->backend, &rc, b, &t->r);
-	if (st != NG_OK) {
-		free(t);
-		return st;
-	}
-	if (cf->unreliable)
-		t->base.caps &= ~(unsigned)NG_CAP_RELIABLE;
 	t->peers = calloc(n, sizeof(*t->peers));
 	t->metas = calloc(n * t->R, sizeof(*t->metas));
 	t->unexps = calloc(n * t->R, sizeof(*t->unexps));
 	t->ctss = calloc(n * t->K, sizeof(*t->ctss));
 	all = calloc(n, sizeof(*all));
 	if (!t->peers || !t->metas || !t->unexps || !t->ctss || !all) {
-		ng_error("%s: out of memory", m->name);
+		ng_error("%s: out of memory", t->who);
 		st = NG_ERR_NOMEM;
-		goto err_close;
+		goto err;
 	}
-	st = ng_rdma_mem_alloc(t->r, n * t->R * t->slot, &t->ring_mr);
+	st = ng_rdma_mem_alloc(r, n * t->R * t->slot, &t->ring_mr);
 	if (st == NG_OK)
-		st = ng_rdma_mem_alloc(t->r, n * CH_CTL, &t->ctl_mr);
+		st = ng_rdma_mem_alloc(r, n * CH_CTL, &t->ctl_mr);
 	if (st != NG_OK)
-		goto err_close;
+		goto err;
 	mine = (struct ch_addr){.ring = t->ring_mr->remote, .ctl = t->ctl_mr->remote, .R = t->R, .S = t->S};
 	st = ng_boot_allgather(b, &mine, sizeof(mine), all);
 	if (st != NG_OK)
-		goto err_close;
+		goto err;
 	for (size_t i = 0; i < n; i++) {
 		struct ch_peer *p = &t->peers[i];
 
@@ -732,10 +723,10 @@ ng_status ng_chan_open(const struct ng_module *m, const struct ng_module_env *en
 			if (b->rank == 0)
 				ng_error("%s: rank %zu has another ring (%llu slots of %llu bytes) than rank "
 				         "0 (%zu of %zu)",
-				         m->name, i, (unsigned long long)all[i].R,
+				         t->who, i, (unsigned long long)all[i].R,
 				         (unsigned long long)all[i].S, t->R, t->S);
 			st = NG_ERR_USAGE;
-			goto err_close;
+			goto err;
 		}
 		p->ring = (unsigned char *)t->ring_mr->base + i * t->R * t->slot;
 		p->meta = t->metas + i * t->R;
@@ -747,49 +738,168 @@ ng_status ng_chan_open(const struct ng_module *m, const struct ng_module_env *en
 		p->r_ring_off = (uint64_t)b->rank * t->R * t->slot;
 	}
 	free(all);
-	all = NULL;
 	/* Nobody writes before everyone has set up. */
 	st = ng_boot_barrier(b);
-	if (st != NG_OK)
-		goto err_close;
-	snprintf(t->base.device, sizeof(t->base.device), "%.120s, ring %zu x %zu B", t->r->desc, t->R, t->S);
-	*comm_p = &t->base;
+	if (st != NG_OK) {
+		ng_chan_destroy(t);
+		return st;
+	}
+	*ch_p = t;
 	return NG_OK;
 
-err_close:
+err:
 	free(all);
-	ch_close(&t->base);
+	ng_chan_destroy(t);
 	return st;
+}
+
+/* ---- a module on the channel ------------------------------------------ */
+
+static inline struct ng_chan_mod *cm_of(struct ng_comm *c)
+{
+	return ng_container_of(c, struct ng_chan_mod, base);
+}
+
+ng_status ng_chan_mod_send(struct ng_comm *c, int peer, const void *buf, size_t len)
+{
+	return ng_chan_send(cm_of(c)->ch, peer, buf, len);
+}
+
+ng_status ng_chan_mod_recv(struct ng_comm *c, int peer, void *buf, size_t len)
+{
+	return ng_chan_recv(cm_of(c)->ch, peer, buf, len);
+}
+
+ng_status ng_chan_mod_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *req)
+{
+	return ng_chan_isend(cm_of(c)->ch, peer, buf, len, req);
+}
+
+ng_status ng_chan_mod_irecv(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *req)
+{
+	return ng_chan_irecv(cm_of(c)->ch, peer, buf, len, req);
+}
+
+ng_status ng_chan_mod_test(struct ng_comm *c, struct ng_req *req, bool *done_p)
+{
+	return ng_chan_test(cm_of(c)->ch, req, done_p);
+}
+
+ng_status ng_chan_mod_wait(struct ng_comm *c, struct ng_req *req)
+{
+	return ng_chan_wait(cm_of(c)->ch, req);
+}
+
+ng_status ng_chan_mod_alloc(struct ng_comm *c, size_t len, void **buf_p)
+{
+	struct ng_chan_mod *cm = cm_of(c);
+	struct ng_rdma_mr *mr;
+	ng_status st = ng_rdma_mem_alloc(cm->r, len ? len : 1, &mr);
+
+	if (st != NG_OK)
+		return st;
+	st = ng_chan_block_add(cm->ch, mr);
+	if (st != NG_OK) {
+		ng_rdma_mem_free(cm->r, mr);
+		return st;
+	}
+	*buf_p = mr->base;
+	return NG_OK;
+}
+
+void ng_chan_mod_free(struct ng_comm *c, void *buf)
+{
+	struct ng_chan_mod *cm = cm_of(c);
+	struct ng_rdma_mr *mr = ng_chan_block_remove(cm->ch, buf);
+
+	assert(mr && "free of memory that alloc did not give");
+	ng_rdma_mem_free(cm->r, mr);
+}
+
+void ng_chan_mod_fini(struct ng_chan_mod *cm)
+{
+	if (cm->ch) {
+		for (size_t i = 0; i < cm->ch->nblocks; i++)
+			ng_rdma_mem_free(cm->r, cm->ch->blocks[i].mr);
+		cm->ch->nblocks = 0;
+	}
+	ng_chan_destroy(cm->ch);
+	cm->ch = NULL;
+	ng_rdma_close(cm->r);
+	cm->r = NULL;
+}
+
+ng_status ng_chan_mod_init(struct ng_chan_mod *cm, const struct ng_module *m, const struct ng_module *ops,
+                           const struct ng_module_env *env, const struct ng_chan_conf *cf)
+{
+	struct ng_boot *b = env->boot;
+	struct ng_rdma_conf rc = {
+	    .who = m->name,
+	    .provider = cf->provider,
+	    .dev = cf->dev,
+	    .port = cf->port,
+	    .gid_index = cf->gid_index,
+	    .unreliable = cf->unreliable,
+	    .yield = cf->yield,
+	    .cancel = env->cancel,
+	    .timeout_s = env->timeout_s,
+	};
+	ng_status st;
+
+	ng_comm_init(&cm->base, m, b->rank, b->size, env->cancel);
+	cm->base.ops = ops;
+	st = ng_rdma_open(cf->backend, &rc, b, &cm->r);
+	if (st != NG_OK)
+		return st;
+	if (cf->unreliable)
+		cm->base.caps &= ~(unsigned)NG_CAP_RELIABLE;
+	st = ng_chan_new(cm->r, b, cf->ring, cf->eager, &cm->ch);
+	if (st != NG_OK) {
+		ng_chan_mod_fini(cm);
+		return st;
+	}
+	snprintf(cm->base.device, sizeof(cm->base.device), "%.120s, ring %zu x %zu B", cm->r->desc, cf->ring,
+	         cf->eager);
+	return NG_OK;
+}
+
+static void ch_close(struct ng_comm *c)
+{
+	struct ng_chan_mod *cm = cm_of(c);
+
+	ng_chan_mod_fini(cm);
+	free(cm);
+}
+
+ng_status ng_chan_open(const struct ng_module *m, const struct ng_module_env *env,
+                       const struct ng_chan_conf *cf, struct ng_comm **comm_p)
+{
+	struct ng_chan_mod *cm = calloc(1, sizeof(*cm));
+	ng_status st;
+
+	*comm_p = NULL;
+	if (!cm) {
+		ng_error("%s: out of memory", m->name);
+		return NG_ERR_NOMEM;
+	}
+	st = ng_chan_mod_init(cm, m, &ng_module_rdma, env, cf);
+	if (st != NG_OK) {
+		free(cm);
+		return st;
+	}
+	*comm_p = &cm->base;
+	return NG_OK;
 }
 
 /* ---- the module "rdma" ------------------------------------------------ */
 
-/* clang-format off */
-static const struct ng_option ch_options[] = {
-	{ .name = "rdma-backend", .type = NG_OPT_CHOICE, .def = "auto", .choices = "auto|verbs|shm|ofi",
-	  .help = "RDMA layer backend: verbs (HCA, Soft-RoCE), shm (ranks on one host), ofi (libfabric); auto: the "
-	          "first that opens, in that order" },
-	{ .name = "ofi-provider", .type = NG_OPT_STRING, .metavar = "NAME",
-	  .help = "libfabric provider of the ofi backend, e.g. shm, tcp;ofi_rxm, efa, cxi, psm3 (default: the "
-	          "first that works)" },
-	{ .name = "rdma-ring", .type = NG_OPT_INT, .def = "32", .metavar = "N",
-	  .help = "ring slots per peer (4-4096)" },
-	{ .name = "rdma-eager", .type = NG_OPT_SIZE, .def = "8K",
-	  .help = "largest message written through the ring; larger ones are written into the receive buffer "
-	          "(64-1M)" },
-	{ .name = "rdma-poll", .type = NG_OPT_CHOICE, .def = "spin", .choices = "spin|yield",
-	  .help = "waiting: spin, or yield the CPU after every empty poll (more ranks than cores)" },
-	{ .name = NULL },
-};
-/* clang-format on */
-
-static ng_status ch_module_open(const struct ng_module *m, const struct ng_module_env *env,
-                                struct ng_comm **comm_p)
+ng_status ng_chan_conf_read(const struct ng_module_env *env, struct ng_chan_conf *cf)
 {
 	const struct ng_args *a = env->args;
 	long long ring = ng_args_int(a, "rdma-ring");
 	size_t eager = ng_args_size(a, "rdma-eager");
-	struct ng_chan_conf cf = {
+
+	*cf = (struct ng_chan_conf){
 	    .backend = ng_args_str(a, "rdma-backend"),
 	    .provider = ng_args_str(a, "ofi-provider"),
 	    .gid_index = -1,
@@ -797,7 +907,6 @@ static ng_status ch_module_open(const struct ng_module *m, const struct ng_modul
 	    .ring = (size_t)ring,
 	    .eager = eager,
 	};
-
 	if (ring < NG_CHAN_RING_MIN || ring > NG_CHAN_RING_MAX) {
 		if (env->boot->rank == 0)
 			ng_error("--rdma-ring %lld is outside %u-%u", ring, NG_CHAN_RING_MIN,
@@ -811,29 +920,39 @@ static ng_status ch_module_open(const struct ng_module *m, const struct ng_modul
 		return NG_ERR_USAGE;
 	}
 #if NG_HAVE_VERBS
-	cf.dev = ng_args_str(a, "ib-dev");
-	cf.port = (int)ng_args_int(a, "ib-port");
+	cf->dev = ng_args_str(a, "ib-dev");
+	cf->port = (int)ng_args_int(a, "ib-port");
 	if (ng_args_given(a, "ib-gid"))
-		cf.gid_index = (int)ng_args_int(a, "ib-gid");
+		cf->gid_index = (int)ng_args_int(a, "ib-gid");
 #endif
-	return ng_chan_open(m, env, &cf, comm_p);
+	return NG_OK;
+}
+
+static ng_status ch_module_open(const struct ng_module *m, const struct ng_module_env *env,
+                                struct ng_comm **comm_p)
+{
+	struct ng_chan_conf cf;
+	ng_status st = ng_chan_conf_read(env, &cf);
+
+	return st == NG_OK ? ng_chan_open(m, env, &cf, comm_p) : st;
 }
 
 const struct ng_module ng_module_rdma = {
     .name = "rdma",
     .desc = "two-sided messages as RDMA writes into rings (the one-sided channel) over the RDMA layer: "
             "--rdma-backend verbs|shm|ofi",
-    .options = ch_options,
+    .options = ng_rdma_options,
+    .options_owner = "rdma",
     .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_REGMEM | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
     .hdr_bytes = CH_HDR + CH_TRAIL,
     .open = ch_module_open,
     .close = ch_close,
-    .alloc = ch_alloc,
-    .free = ch_free,
-    .send = ch_send,
-    .recv = ch_recv,
-    .isend = ch_isend,
-    .irecv = ch_irecv,
-    .test = ch_test,
-    .wait = ch_wait,
+    .alloc = ng_chan_mod_alloc,
+    .free = ng_chan_mod_free,
+    .send = ng_chan_mod_send,
+    .recv = ng_chan_mod_recv,
+    .isend = ng_chan_mod_isend,
+    .irecv = ng_chan_mod_irecv,
+    .test = ng_chan_mod_test,
+    .wait = ng_chan_mod_wait,
 };

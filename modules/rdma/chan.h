@@ -32,10 +32,78 @@ struct ng_chan_conf {
 	size_t eager;    /* largest message through the ring */
 };
 
+/* The options of the modules on the layer (options.c; owner "rdma"). */
+extern const struct ng_option ng_rdma_options[];
+
+/* Reads the --rdma-* options (a bad value is reported: NG_ERR_USAGE). */
+ng_status ng_chan_conf_read(const struct ng_module_env *env, struct ng_chan_conf *cf);
+
+/* ---- the channel over an opened layer ---------------------------------- */
+
+struct ng_rdma;
+struct ng_rdma_mr;
+struct ng_chan;
+
 /*
- * Collective: opens the RDMA layer with @cf and the channel on it, an
- * instance of module @m (its name and capabilities) served by the rdma
- * module's operations (c->ops).  Errors are reported; nothing is left open.
+ * Collective: a channel with rings of @ring slots of @eager bytes over @r.
+ * Several channels may share one layer instance (each has its own rings,
+ * so their messages never mix).  Errors are reported.
+ */
+ng_status ng_chan_new(struct ng_rdma *r, struct ng_boot *b, size_t ring, size_t eager, struct ng_chan **ch_p);
+/* Frees the rings (not the blocks added, not the layer). */
+void ng_chan_destroy(struct ng_chan *ch);
+
+/* Makes @mr's memory usable as a send or rendezvous receive buffer. */
+ng_status ng_chan_block_add(struct ng_chan *ch, struct ng_rdma_mr *mr);
+/* Forgets the block at @base; returns its registration (NULL: none). */
+struct ng_rdma_mr *ng_chan_block_remove(struct ng_chan *ch, void *base);
+
+/* The module operations' semantics (core/module.h), on a channel. */
+ng_status ng_chan_send(struct ng_chan *ch, int peer, const void *buf, size_t len);
+ng_status ng_chan_recv(struct ng_chan *ch, int peer, void *buf, size_t len);
+ng_status ng_chan_isend(struct ng_chan *ch, int peer, const void *buf, size_t len, struct ng_req *req);
+ng_status ng_chan_irecv(struct ng_chan *ch, int peer, void *buf, size_t len, struct ng_req *req);
+/* A receive of any message of at most min(@cap, eager) bytes; its length is
+ * ng_chan_req_len() once complete. */
+ng_status ng_chan_irecv_upto(struct ng_chan *ch, int peer, void *buf, size_t cap, struct ng_req *req);
+size_t ng_chan_req_len(struct ng_req *req);
+ng_status ng_chan_test(struct ng_chan *ch, struct ng_req *req, bool *done_p);
+ng_status ng_chan_wait(struct ng_chan *ch, struct ng_req *req);
+/* One round of progress (*@seen_p set when anything arrived); and the idle
+ * step of a wait loop (NG_ERR_PEER_LOST, reported, naming @peer on silence). */
+ng_status ng_chan_progress(struct ng_chan *ch, bool *seen_p);
+ng_status ng_chan_idle(struct ng_chan *ch, int peer);
+
+/* ---- a module on the channel ------------------------------------------- */
+
+/* Instance base of a module whose two-sided operations are the channel's
+ * (rdma, rma, ibrc/ibuc --ib-mode write); embedded first. */
+struct ng_chan_mod {
+	struct ng_comm base;
+	struct ng_rdma *r;
+	struct ng_chan *ch;
+};
+
+/* Opens the layer with @cf and the channel on it; the instance is of module
+ * @m (name, capabilities) and served by @ops.  Errors are reported. */
+ng_status ng_chan_mod_init(struct ng_chan_mod *cm, const struct ng_module *m, const struct ng_module *ops,
+                           const struct ng_module_env *env, const struct ng_chan_conf *cf);
+/* Frees the alloc() blocks left, the channel and the layer. */
+void ng_chan_mod_fini(struct ng_chan_mod *cm);
+
+ng_status ng_chan_mod_send(struct ng_comm *c, int peer, const void *buf, size_t len);
+ng_status ng_chan_mod_recv(struct ng_comm *c, int peer, void *buf, size_t len);
+ng_status ng_chan_mod_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *req);
+ng_status ng_chan_mod_irecv(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *req);
+ng_status ng_chan_mod_test(struct ng_comm *c, struct ng_req *req, bool *done_p);
+ng_status ng_chan_mod_wait(struct ng_comm *c, struct ng_req *req);
+ng_status ng_chan_mod_alloc(struct ng_comm *c, size_t len, void **buf_p);
+void ng_chan_mod_free(struct ng_comm *c, void *buf);
+
+/*
+ * Collective: a module instance of @m that is the rdma module's channel
+ * with @cf (ibrc/ibuc --ib-mode write: the verbs backend).  Errors are
+ * reported; nothing is left open.
  */
 ng_status ng_chan_open(const struct ng_module *m, const struct ng_module_env *env,
                        const struct ng_chan_conf *cf, struct ng_comm **comm_p);

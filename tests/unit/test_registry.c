@@ -17,8 +17,11 @@
  * that knows nodes. */
 static const struct {
 	const char *owner, *prefix;
-} short_prefixes[] = {
-    {"alltoall", "a2a"}, {"alltoall", "ranks-per-node"}, {"mpbibw", "ranks-per-node"}, {"rdma", "ofi"}};
+} short_prefixes[] = {{"alltoall", "a2a"},
+                      {"alltoall", "ranks-per-node"},
+                      {"mpbibw", "ranks-per-node"},
+                      {"rdma", "ofi"},
+                      {"rdma", "rma"}};
 
 static bool namespaced(const char *owner, const char *name)
 {

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The options of the modules on the RDMA layer (rdma, rma): one table, owner
+ * "rdma", declared once.  The layer's and the channel's options (--rdma-*,
+ * --ofi-provider) apply to both modules; --rma-* to the rma module only. */
+#include <stddef.h>
+
+#include "options.h"
+
+/* clang-format off */
+const struct ng_option ng_rdma_options[] = {
+	{ .name = "rdma-backend", .type = NG_OPT_CHOICE, .def = "auto", .choices = "auto|verbs|shm|ofi",
+	  .help = "RDMA layer backend: verbs (HCA, Soft-RoCE), shm (ranks on one host), ofi (libfabric); auto: the "
+	          "first that opens, in that order" },
+	{ .name = "ofi-provider", .type = NG_OPT_STRING, .metavar = "NAME",
+	  .help = "libfabric provider of the ofi backend, e.g. shm, tcp;ofi_rxm, efa, cxi, psm3 (default: the "
+	          "first that works)" },
+	{ .name = "rdma-ring", .type = NG_OPT_INT, .def = "32", .metavar = "N",
+	  .help = "ring slots per peer of the two-sided channel (4-4096)" },
+	{ .name = "rdma-eager", .type = NG_OPT_SIZE, .def = "8K",
+	  .help = "largest message written through the ring; larger ones are written into the receive buffer "
+	          "(64-1M)" },
+	{ .name = "rdma-poll", .type = NG_OPT_CHOICE, .def = "spin", .choices = "spin|yield",
+	  .help = "waiting: spin, or yield the CPU after every empty poll (more ranks than cores)" },
+	{ .name = "rma-design", .type = NG_OPT_CHOICE, .def = "direct", .choices = "direct|sendrecv",
+	  .help = "rma: direct (put = RDMA write, get = RDMA read, flags by RDMA; no target involvement), or "
+	          "sendrecv (operations shipped as messages, applied by the target in its synchronisation calls)" },
+	{ .name = "rma-sched", .type = NG_OPT_CHOICE, .def = "none", .choices = "none|reorder|aggregate|all",
+	  .help = "rma direct: scheduling within an epoch: reorder (gets first, reads and writes interleaved), "
+	          "aggregate (small operations travel with the epoch's completion message), all (both)" },
+	{ .name = "rma-aggregate", .type = NG_OPT_SIZE, .def = "256",
+	  .help = "rma: operations up to this many bytes are aggregated (--rma-sched aggregate|all)" },
+	{ .name = NULL },
+};
+/* clang-format on */
