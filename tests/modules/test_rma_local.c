@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Correctness of the one-sided module "rma" (struct ng_rma_ops) on three
+ * local ranks, for one design/scheduling/backend:
+ *
+ *   test_rma_local DESIGN SCHED BACKEND     e.g. direct none shm
+ *
+ * Every synchronisation mode carries content checks:
+ *   pscw     rank 0 puts 1 B .. 1 MiB at odd offsets into ranks 1 and 2 and
+ *            gets back what they wrote themselves; the targets check their
+ *            window after wait, the origin its buffers after complete
+ *   fence    every rank puts into the next and gets from the previous
+ *   acc      ranks 0..2 accumulate int64 and double sums (and a max) into
+ *            rank 0's window 500 times each: exact totals
+ *   lock     each rank increments a counter in rank 0's window 200 times by
+ *            get/put under an exclusive lock of a second window (a
+ *            non-atomic read-modify-write): exactly 600; direct design: two
+ *            ranks hold shared locks at once (they meet at a barrier inside)
+ *   errors   a range outside the window, a rank outside the group, an
+ *            operation outside an epoch, unlock without lock, complete
+ *            without start, wait without post: NG_ERR_USAGE; start without a
+ *            post: NG_ERR_TIMEOUT after the (short) timeout
+ * The sendrecv design serves passive-target requests only inside one-sided
+ * calls, so there the lock target waits in a fence meanwhile.
+ * Exit 77 when the backend cannot be opened.
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/args.h"
+#include "core/bootstrap.h"
+#include "core/launch.h"
+#include "core/module.h"
+
+#include "../check.h"
+
+extern const struct ng_module ng_module_rma;
+extern const struct ng_option ng_rdma_options[];
+#if NG_HAVE_VERBS
+extern const struct ng_option ng_ib_options[];
+#endif
+
+#define WLEN ((size_t)(2 << 20) + 4096)
+
+struct t {
+	struct ng_comm *c;
+	const struct ng_rma_ops *o;
+	struct ng_boot *b;
+	struct ng_win *w;
+	unsigned char *win;
+	unsigned char *buf; /* origin memory: ordinary heap */
+	int me, n;
+	bool sendrecv;
+};
+
+static unsigned char pat(size_t i, size_t size, int from)
+{
+	return (unsigned char)(i * 31u + size * 3u + (unsigned)from * 101u + 7u);
+}
+
+static void barrier(struct t *t)
+{
+	CHECK(ng_boot_barrier(t->b) == NG_OK, "barrier");
+}
+
+#define OK(call) CHECK((st = (call)) == NG_OK, "%s: %s", #call, ng_status_name(st))
+
+static void t_pscw(struct t *t)
+{
+	static const size_t sizes[] = {1, 7, 8, 63, 4093, 65537, (1u << 20) + 5};
+	ng_status st;
+
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t s = sizes[k], off = 3 + 2 * k;
+
+		memset(t->win, 0, WLEN);
+		/* Targets put their own pattern at WLEN/2 for the origin's get. */
+		for (size_t i = 0; i < s; i++)
+			t->win[WLEN / 2 + i] = pat(i, s, t->me + 10);
+		barrier(t);
+		if (t->me == 0) {
+			int grp[2] = {1, 2};
+			unsigned char *got = t->buf + WLEN;
+
+			for (size_t i = 0; i < s; i++)
+				t->buf[i] = pat(i, s, 0);
+			memset(got, 0, 2 * s);
+			OK(t->o->start(t->c, t->w, grp, 2));
+			for (int g = 0; g < 2; g++) {
+				OK(t->o->put(t->c, t->w, grp[g], off, t->buf, s));
+				OK(t->o->get(t->c, t->w, grp[g], WLEN / 2, got + (size_t)g * s, s));
+			}
+			OK(t->o->complete(t->c, t->w));
+			for (int g = 0; g < 2; g++)
+				for (size_t i = 0; i < s; i++)
+					if (got[(size_t)g * s + i] != pat(i, s, grp[g] + 10)) {
+						CHECK(0, "pscw get of %zu bytes from rank %d: byte %zu wrong",
+						      s, grp[g], i);
+						break;
+					}
+		} else {
+			int grp[1] = {0};
+
+			OK(t->o->post(t->c, t->w, grp, 1));
+			OK(t->o->wait(t->c, t->w));
+			for (size_t i = 0; i < WLEN / 2; i++) {
+				unsigned char want = (i >= off && i < off + s) ? pat(i - off, s, 0) : 0;
+				if (t->win[i] != want) {
+					CHECK(0, "pscw put of %zu bytes: window byte %zu is %u, expected %u",
+					      s, i, t->win[i], want);
+					break;
+				}
+			}
+		}
+		barrier(t);
+	}
+}
+
+static void t_fence(struct t *t)
+{
+	int next = (t->me + 1) % t->n, prev = (t->me + t->n - 1) % t->n;
+	size_t s = 100001;
+	unsigned char *got = t->buf + WLEN;
+	ng_status st;
+
+	memset(t->win, 0, WLEN);
+	for (size_t i = 0; i < s; i++) {
+		t->buf[i] = pat(i, s, t->me);
+		t->win[WLEN / 2 + i] = pat(i, s, t->me + 20);
+	}
+	barrier(t);
+	OK(t->o->fence(t->c, t->w));
+	OK(t->o->put(t->c, t->w, next, 5, t->buf, s));
+	OK(t->o->get(t->c, t->w, prev, WLEN / 2, got, s));
+	OK(t->o->fence(t->c, t->w));
+	for (size_t i = 0; i < s; i++) {
+		if (t->win[5 + i] != pat(i, s, prev)) {
+			CHECK(0, "fence put: byte %zu from rank %d wrong", i, prev);
+			break;
+		}
+		if (got[i] != pat(i, s, prev + 20)) {
+			CHECK(0, "fence get: byte %zu from rank %d wrong", i, prev);
+			break;
+		}
+	}
+	barrier(t);
+}
+
+static void t_acc(struct t *t)
+{
+	const int N = 500;
+	int64_t iv = t->me + 1;
+	double dv = 0.25 * (t->me + 1);
+	int64_t mx = 100 + t->me;
+	ng_status st;
+
+	memset(t->win, 0, 64);
+	barrier(t);
+	OK(t->o->fence(t->c, t->w));
+	for (int i = 0; i < N; i++) {
+		OK(t->o->accumulate(t->c, t->w, 0, 8, &iv, 1, NG_RMA_INT64, NG_RMA_SUM));
+		OK(t->o->accumulate(t->c, t->w, 0, 16, &dv, 1, NG_RMA_DOUBLE, NG_RMA_SUM));
+	}
+	OK(t->o->accumulate(t->c, t->w, 0, 24, &mx, 1, NG_RMA_INT64, NG_RMA_MAX));
+	OK(t->o->fence(t->c, t->w));
+	if (t->me == 0) {
+		int64_t isum;
+		double dsum;
+
+		memcpy(&isum, t->win + 8, 8);
+		memcpy(&dsum, t->win + 16, 8);
+		memcpy(&mx, t->win + 24, 8);
+		CHECK(isum == (int64_t)N * 6, "int64 sum %lld, expected %d", (long long)isum, N * 6);
+		CHECK(dsum == N * 1.5, "double sum %.17g, expected %g", dsum, N * 1.5);
+		CHECK(mx == 100 + t->n - 1, "max %lld", (long long)mx);
+	}
+	barrier(t);
+}
+
+static void t_lock(struct t *t, struct ng_win *mutex)
+{
+	const int N = 200;
+	uint64_t v;
+	ng_status st;
+
+	memset(t->win, 0, 64);
+	barrier(t);
+	if (t->sendrecv && t->me == 0) {
+		/* The target serves inside a call. */
+		OK(t->o->fence(t->c, t->w));
+	} else {
+		for (int i = 0; i < N; i++) {
+			OK(t->o->lock(t->c, mutex, 0, true));
+			OK(t->o->lock(t->c, t->w, 0, false));
+			OK(t->o->get(t->c, t->w, 0, 32, &v, 8));
+			OK(t->o->unlock(t->c, t->w, 0));
+			v++;
+			OK(t->o->lock(t->c, t->w, 0, false));
+			OK(t->o->put(t->c, t->w, 0, 32, &v, 8));
+			OK(t->o->unlock(t->c, t->w, 0));
+			OK(t->o->unlock(t->c, mutex, 0));
+			if (st != NG_OK)
+				break;
+		}
+		if (t->sendrecv)
+			OK(t->o->fence(t->c, t->w));
+	}
+	barrier(t);
+	if (t->me == 0) {
+		int lockers = t->sendrecv ? t->n - 1 : t->n;
+
+		memcpy(&v, t->win + 32, 8);
+		CHECK(v == (uint64_t)(N * lockers), "counter %llu under an exclusive lock, expected %d",
+		      (unsigned long long)v, N * lockers);
+	}
+	barrier(t);
+	if (!t->sendrecv) {
+		/* Shared locks overlap: both holders meet at a barrier. */
+		if (t->me != 0)
+			OK(t->o->lock(t->c, t->w, 0, false));
+		barrier(t);
+		if (t->me != 0)
+			OK(t->o->unlock(t->c, t->w, 0));
+		barrier(t);
+	}
+}
+
+static void t_errors(struct t *t, struct ng_win *fresh)
+{
+	ng_status st;
+	int grp[1] = {(t->me + 1) % t->n};
+	int bad[1] = {t->n};
+	char c = 0;
+
+	/* (A fence opens an epoch: @fresh has seen none.) */
+	st = t->o->put(t->c, fresh, grp[0], 0, &c, 1);
+	CHECK(st == NG_ERR_USAGE, "a put outside an epoch gave %s", ng_status_name(st));
+	st = t->o->unlock(t->c, t->w, grp[0]);
+	CHECK(st == NG_ERR_USAGE, "unlock without lock gave %s", ng_status_name(st));
+	st = t->o->complete(t->c, t->w);
+	CHECK(st == NG_ERR_USAGE, "complete without start gave %s", ng_status_name(st));
+	st = t->o->wait(t->c, t->w);
+	CHECK(st == NG_ERR_USAGE, "wait without post gave %s", ng_status_name(st));
+	st = t->o->start(t->c, t->w, bad, 1);
+	CHECK(st == NG_ERR_USAGE, "a group with rank %d gave %s", t->n, ng_status_name(st));
+	OK(t->o->fence(t->c, t->w));
+	st = t->o->put(t->c, t->w, grp[0], WLEN - 1, &c, 2);
+	CHECK(st == NG_ERR_USAGE, "a put past the window gave %s", ng_status_name(st));
+	st = t->o->put(t->c, t->w, t->n + 3, 0, &c, 1);
+	CHECK(st == NG_ERR_USAGE, "a put to rank %d gave %s", t->n + 3, ng_status_name(st));
+	OK(t->o->fence(t->c, t->w));
+	barrier(t);
+	/* Start without any post: the origin gives up after the timeout. */
+	if (t->me == 0) {
+		int g[1] = {1};
+
+		OK(t->o->start(t->c, t->w, g, 1));
+		st = t->o->complete(t->c, t->w);
+		CHECK(st == NG_ERR_TIMEOUT, "start without a post gave %s", ng_status_name(st));
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct ng_args args = {0};
+	struct t t = {0};
+	struct ng_win *mutex = NULL;
+	void *mbase;
+	volatile sig_atomic_t cancel = 0;
+	char err[200];
+	ng_status st;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: %s direct|sendrecv none|reorder|aggregate|all shm|ofi|verbs\n",
+		        argv[0]);
+		return 2;
+	}
+	ng_args_declare(&args, ng_rdma_options, "rdma");
+#if NG_HAVE_VERBS
+	ng_args_declare(&args, ng_ib_options, "ib");
+#endif
+	ng_args_set(&args, ng_args_find(&args, "rma-design"), argv[1], err, sizeof(err));
+	ng_args_set(&args, ng_args_find(&args, "rma-sched"), argv[2], err, sizeof(err));
+	ng_args_set(&args, ng_args_find(&args, "rdma-backend"), argv[3], err, sizeof(err));
+	ng_args_set(&args, ng_args_find(&args, "rdma-poll"), "yield", err, sizeof(err));
+	if (ng_boot_local(3, 5.0, &t.b) != NG_OK)
+		return 1;
+	t.me = t.b->rank;
+	t.n = t.b->size;
+	t.sendrecv = strcmp(argv[1], "sendrecv") == 0;
+	ng_log_set_rank(t.me);
+	{
+		struct ng_module_env env = {.boot = t.b, .args = &args, .cancel = &cancel, .timeout_s = 2};
+
+		st = ng_module_rma.open(&ng_module_rma, &env, &t.c);
+	}
+	if (st != NG_OK)
+		return st == NG_ERR_USAGE ? 2 : 77;
+	t.o = ng_rma(t.c);
+	t.buf = malloc(2 * WLEN);
+	OK(t.o->win_allocate(t.c, WLEN, (void **)&t.win, &t.w));
+	OK(t.o->win_allocate(t.c, 64, &mbase, &mutex));
+	if (!t.buf || !t.w || !mutex)
+		return 1;
+	if (t.me == 0)
+		printf("rma %s %s over %s: %s\n", argv[1], argv[2], argv[3], t.c->device);
+	t_pscw(&t);
+	t_fence(&t);
+	t_acc(&t);
+	t_lock(&t, mutex);
+	t_errors(&t, mutex);
+	barrier(&t);
+	t.o->win_free(t.c, mutex);
+	t.o->win_free(t.c, t.w);
+	t.c->ops->close(t.c);
+	free(t.buf);
+	ng_args_release(&args);
+	if (t.me == 0)
+		printf("pscw, fence, acc, lock, errors: %d check(s) failed on rank 0\n", failures);
+	t.b->ops->fini(t.b);
+	return check_exit();
+}
