@@ -34,6 +34,8 @@ assert "'$be'" in r["env"]["device"]
 	run 0 "$NGAUGE" -x rdma --rdma-backend $be -p plogp -s 1,4K,64K -c 20 -w 2 --verify -o "$T/pl-$be.json" &&
 		pycheck "$T/pl-$be.json" "$be: plogp --verify" 'assert r["complete"] and "plogp" in r'
 	run 0 "$NGAUGE" -x rdma --rdma-backend $be -p mpbibw -s 1K,1M -c 10 --verify && pass "$be: mpbibw --verify"
+	run 0 "$NGAUGE" -x rdma --rdma-backend $be --rdma-poll yield -p alltoall --np 4 -s 1,3K,17K -c 5 --verify -o "$T/a2a-$be.json" &&
+		pycheck "$T/a2a-$be.json" "$be: alltoall with 4 ranks, every algorithm --verify" 'assert r["complete"] and len(r["results"]) >= 3'
 done
 
 # Bad input: one line naming the choices, exit 2.
