@@ -10,7 +10,8 @@
  * Windows.  win_allocate() allocates the window memory with the layer
  * (registered once), a control area of 64-bit words, and exchanges both
  * descriptors and the window length over the bootstrap.  Control area of
- * rank r, one word each:
+ * rank r, one word each, every word on a cache line of its own (a poller
+ * never shares its line with another word being written):
  *   post[t]   written by target t: how many exposure epochs t opened to r
  *   done[o]   written by origin o: how many access epochs o closed to r
  *   fbar[k]   fence barrier, round k (dissemination barrier)
@@ -85,6 +86,7 @@ extern const struct ng_module ng_module_rma;
 #define RMA_NOPS      4096
 #define RMA_NPEND     4096
 #define LOCK_EXCL     ((uint64_t)1 << 32)
+#define RMA_LINE      8 /* words: every control word has a cache line of its own */
 
 enum rma_kind { RMA_PUT, RMA_GET, RMA_ACC };
 
@@ -638,7 +640,7 @@ static bool rma_ready(struct rma *m, struct ng_win *w, int t)
 {
 	if (!w->ready[t]) {
 		uint64_t seen =
-		    m->sendrecv ? w->post_seen[t] : __atomic_load_n(&w->post[t], __ATOMIC_ACQUIRE);
+		    m->sendrecv ? w->post_seen[t] : __atomic_load_n(&w->post[RMA_LINE * t], __ATOMIC_ACQUIRE);
 
 		w->ready[t] = seen >= w->post_want[t];
 	}
@@ -1024,12 +1026,12 @@ static ng_status rma_fence(struct ng_comm *c, struct ng_win *w)
 		int to = (me + (1 << k)) % n, from = (me - (1 << k) % n + n) % n;
 		uint64_t tk;
 
-		st = ng_rdma_write(
-		    m->cm.r, to, &ep, NULL, 8, &w->rctl[to],
-		    (uint64_t)((const volatile unsigned char *)&w->fbar[k] - (unsigned char *)w->ctl->base),
-		    NG_RDMA_NOTIFY, &tk);
+		st = ng_rdma_write(m->cm.r, to, &ep, NULL, 8, &w->rctl[to],
+		                   (uint64_t)((const volatile unsigned char *)&w->fbar[RMA_LINE * k] -
+		                              (unsigned char *)w->ctl->base),
+		                   NG_RDMA_NOTIFY, &tk);
 		if (st == NG_OK)
-			st = rma_until(m, &w->fbar[k], ep, from, "did not reach the fence");
+			st = rma_until(m, &w->fbar[RMA_LINE * k], ep, from, "did not reach the fence");
 	}
 	w->in_fence = st == NG_OK;
 	return st;
@@ -1060,10 +1062,11 @@ static ng_status rma_post(struct ng_comm *c, struct ng_win *w, const int *group,
 
 			st = rma_msg_send(m, o, &h, NULL);
 		} else {
-			st = ng_rdma_write(m->cm.r, o, &v, NULL, 8, &w->rctl[o],
-			                   (uint64_t)((const volatile unsigned char *)&w->post[c->rank] -
-			                              (unsigned char *)w->ctl->base),
-			                   NG_RDMA_NOTIFY, &tk);
+			st = ng_rdma_write(
+			    m->cm.r, o, &v, NULL, 8, &w->rctl[o],
+			    (uint64_t)((const volatile unsigned char *)&w->post[RMA_LINE * c->rank] -
+			               (unsigned char *)w->ctl->base),
+			    NG_RDMA_NOTIFY, &tk);
 		}
 	}
 	return st;
@@ -1134,7 +1137,7 @@ static ng_status rma_complete(struct ng_comm *c, struct ng_win *w)
 			if (st == NG_OK)
 				st = ng_rdma_write(
 				    m->cm.r, t, &v, NULL, 8, &w->rctl[t],
-				    (uint64_t)((const volatile unsigned char *)&w->done[c->rank] -
+				    (uint64_t)((const volatile unsigned char *)&w->done[RMA_LINE * c->rank] -
 				               (unsigned char *)w->ctl->base),
 				    NG_RDMA_NOTIFY, &tk);
 		}
@@ -1160,7 +1163,7 @@ static ng_status rma_wait(struct ng_comm *c, struct ng_win *w)
 	for (int i = 0; i < w->nexp && st == NG_OK; i++) {
 		int o = w->exp_grp[i];
 
-		st = rma_until(m, msgs ? &w->done_seen[o] : &w->done[o], w->done_want[o], o,
+		st = rma_until(m, msgs ? &w->done_seen[o] : &w->done[RMA_LINE * o], w->done_want[o], o,
 		               "did not complete its access epoch");
 	}
 	if (st == NG_OK && m->ich)
@@ -1309,7 +1312,7 @@ static ng_status rma_win_allocate(struct ng_comm *c, size_t len, void **base_p, 
 {
 	struct rma *m = rma_of(c);
 	struct ng_boot *b = m->boot;
-	size_t n = (size_t)c->size, words = 2 * n + 64 + 8;
+	size_t n = (size_t)c->size, words = RMA_LINE * (2 * n + 64 + 2);
 	struct ng_win *w = calloc(1, sizeof(*w));
 	struct rma_waddr mine, *all = NULL;
 	ng_status st = NG_ERR_NOMEM;
@@ -1360,10 +1363,10 @@ static ng_status rma_win_allocate(struct ng_comm *c, size_t len, void **base_p, 
 		volatile uint64_t *ctl = w->ctl->base;
 
 		w->post = ctl;
-		w->done = ctl + n;
-		w->fbar = ctl + 2 * n;
-		w->lockw = ctl + 2 * n + 64;
-		w->accw = ctl + 2 * n + 65;
+		w->done = ctl + RMA_LINE * n;
+		w->fbar = ctl + RMA_LINE * 2 * n;
+		w->lockw = ctl + RMA_LINE * (2 * n + 64);
+		w->accw = ctl + RMA_LINE * (2 * n + 65);
 	}
 	mine = (struct rma_waddr){.mem = w->mem->remote, .ctl = w->ctl->remote, .len = len};
 	st = ng_boot_allgather(b, &mine, sizeof(mine), all);
