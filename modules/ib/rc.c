@@ -4,11 +4,15 @@
  * reliable (RC) or unreliable (UC) connections, one queue pair per pair of
  * ranks, on the verbs core (verbs.h).
  *
+ * --ib-mode write is not this file's: it is the rdma module's channel
+ * (modules/rdma/chan.h, the Netgauge paper's one-sided channel, Fig. 4) over
+ * the RDMA layer's verbs backend, one RDMA write per message, with the --ib-*
+ * settings.  What follows describes send mode.
+ *
  * Ring.  Every rank keeps, for every peer, a ring of R = --ib-ring slots of
- * S = --ib-eager payload bytes that only that peer sends into, and two
- * 64-bit words the peer writes with RDMA: its sequence counter (write mode)
- * and its credits (how many of my messages it has released).  A ring
- * message is one of
+ * S = --ib-eager payload bytes that only that peer sends into, and a 64-bit
+ * word the peer writes with RDMA: its credits (how many of my messages it
+ * has released).  A ring message is one of
  *   EAGER  a whole message of at most S bytes;
  *   CTS    "clear to send": the receiver's buffer (address, key, length) for
  *          data message number idx, sent when a receive larger than S is
@@ -17,18 +21,11 @@
  * Data messages (EAGER or rendezvous) are numbered in posting order on both
  * sides; message order is the match, the n-th receive gets the n-th message.
  *
- * Data paths (--ib-mode):
- *   send   ring messages are SEND_WITH_IMM into the peer's pre-posted
- *          receives (one per slot, reposted in ring order), the immediate
- *          carries the type (and flags); a rendezvous is RDMA writes into the
- *          receive buffer, the last one WRITE_WITH_IMM as its FIN.  Messages
- *          up to the device's max_inline_data go inline.
- *   write  the Netgauge paper's one-sided channel (Fig. 4): the sender
- *          RDMA-writes [16-byte header | payload] into slot tx_seq % R of
- *          the receiver's ring, then writes tx_seq + 1 into the receiver's
- *          sequence counter.  The receiver compares that public counter with
- *          its private one, reads the header and copies out.  No receives are
- *          posted; a rendezvous is RDMA writes + a FIN ring message.
+ * Data path: ring messages are SEND_WITH_IMM into the peer's pre-posted
+ * receives (one per slot, reposted in ring order), the immediate carries the
+ * type (and flags); a rendezvous is RDMA writes into the receive buffer, the
+ * last one WRITE_WITH_IMM as its FIN.  Messages up to the device's
+ * max_inline_data go inline.
  *
  * Flow control: a sender may have at most R ring messages unreleased at the
  * receiver; the receiver releases slots in ring order once consumed and
@@ -58,13 +55,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../rdma/chan.h"
 #include "ib.h"
 
 extern const struct ng_module ng_module_ibrc;
 extern const struct ng_module ng_module_ibuc;
 
-#define NG_RC_HDR    16u  /* write mode: header in front of each slot's payload */
-#define NG_RC_CTL    64u  /* control words per peer: [0] sequence counter, [1] credits */
+#define NG_RC_CTL    64u  /* control words per peer: [1] credits */
 #define NG_RC_STAGE  64u  /* staging bytes per send work request */
 #define NG_RC_INLINE 512u /* inline size asked for first */
 #define NG_RC_POLL   16
@@ -76,15 +73,6 @@ enum { NG_RC_F_MISMATCH = 1 }; /* FIN: the receive has another length; nothing w
 
 #define NG_RC_IMM(type, low) ((uint32_t)(type) << 30 | (uint32_t)(low))
 
-/* Write mode: the header in front of each slot. */
-struct ng_rc_hdr {
-	uint32_t len; /* EAGER: payload bytes */
-	uint8_t type; /* enum ng_rc_type */
-	uint8_t flags;
-	uint16_t pad;
-	uint64_t seq; /* ring sequence number: a check of the protocol */
-};
-
 /* Body of a CTS. */
 struct ng_rc_cts {
 	uint64_t idx; /* data message number */
@@ -94,9 +82,7 @@ struct ng_rc_cts {
 	uint32_t pad;
 };
 
-static_assert(sizeof(struct ng_rc_hdr) == NG_RC_HDR, "ring header size");
-static_assert(NG_RC_HDR <= NG_RC_STAGE / 2 && sizeof(struct ng_rc_cts) <= NG_RC_STAGE / 2,
-              "a CTS and its header share one staging entry");
+static_assert(sizeof(struct ng_rc_cts) <= NG_RC_STAGE, "a CTS fits in one staging entry");
 
 /* What is known of each slot of a ring. */
 struct ng_rc_meta {
@@ -143,7 +129,6 @@ struct ng_rc {
 	struct ng_comm base; /* first: container_of */
 	struct ng_ibv v;
 	enum ibv_qp_type type;
-	bool write;
 	size_t R, K, eager_quota, thresh;
 	size_t eager;       /* S */
 	size_t slot;        /* slot stride */
@@ -167,7 +152,7 @@ struct ng_rc {
 struct ng_rc_addr {
 	uint64_t ring_base, ctl_base;
 	uint32_t ring_rkey, ctl_rkey;
-	uint32_t ring, eager, write, pad;
+	uint32_t ring, eager;
 };
 
 static inline struct ng_rc *ng_rc_of(struct ng_comm *c)
@@ -177,7 +162,7 @@ static inline struct ng_rc *ng_rc_of(struct ng_comm *c)
 
 static inline unsigned char *ng_rc_payload(const struct ng_rc *t, const struct ng_rc_peer *p, size_t slot)
 {
-	return p->ring + slot * t->slot + (t->write ? NG_RC_HDR : 0);
+	return p->ring + slot * t->slot;
 }
 
 static inline unsigned char *ng_rc_stage(const struct ng_rc *t, const struct ng_rc_peer *p, uint64_t wrnum)
@@ -299,58 +284,27 @@ static inline int ng_rc_post(struct ng_rc *t, struct ng_rc_peer *p, struct ibv_s
 }
 
 /*
- * Posts one ring message of @type to @p.  Send mode: SEND_WITH_IMM of @sge
- * (nsge 0 or 1).  Write mode: [header | @sge] into the next slot, then the
- * sequence counter.  The caller checked room (send 1, write 2) and credit.
- * Returns the errno of the post (0: posted); *inl_p says whether the data
- * went inline (the caller's buffer is free at once).
+ * Posts one ring message of @type to @p: SEND_WITH_IMM of @sge (nsge 0 or
+ * 1).  The caller checked room and credit.  Returns the errno of the post
+ * (0: posted); *inl_p says whether the data went inline (the caller's buffer
+ * is free at once).
  */
 static int ng_rc_post_msg(struct ng_rc *t, struct ng_rc_peer *p, enum ng_rc_type type, uint8_t flags,
                           struct ibv_sge *sge, int nsge, bool *inl_p)
 {
-	struct ibv_send_wr wr[2];
-	struct ibv_sge sg[2], cnt;
+	struct ibv_send_wr wr;
 	size_t len = nsge ? sge->length : 0;
-	uint64_t n = p->q.posted;
-	bool inl;
+	bool inl = len <= t->max_inline;
 	int rc;
 
-	memset(wr, 0, sizeof(wr));
-	if (!t->write) {
-		inl = len <= t->max_inline;
-		wr[0].wr_id = (uint64_t)p->rank;
-		wr[0].opcode = IBV_WR_SEND_WITH_IMM;
-		wr[0].send_flags = IBV_SEND_SIGNALED | (inl ? IBV_SEND_INLINE : 0);
-		wr[0].imm_data = htonl(NG_RC_IMM(type, type == NG_RC_FIN ? flags : 0));
-		wr[0].sg_list = sge;
-		wr[0].num_sge = nsge;
-		rc = ng_rc_post(t, p, wr, 1);
-	} else {
-		struct ng_rc_hdr *h = (struct ng_rc_hdr *)(void *)ng_rc_stage(t, p, n);
-		uint64_t *seq = (uint64_t *)(void *)ng_rc_stage(t, p, n + 1);
-		size_t slot = (size_t)(p->tx_seq % t->R);
-
-		*h = (struct ng_rc_hdr){
-		    .len = (uint32_t)len, .type = (uint8_t)type, .flags = flags, .seq = p->tx_seq};
-		*seq = p->tx_seq + 1;
-		inl = NG_RC_HDR + len <= t->max_inline;
-		sg[0] =
-		    (struct ibv_sge){.addr = (uintptr_t)h, .length = NG_RC_HDR, .lkey = t->stage_a.mr->lkey};
-		if (nsge)
-			sg[1] = *sge;
-		ng_ibv_wr_rdma(&wr[0], IBV_WR_RDMA_WRITE, (uint64_t)p->rank, p->r_ring + slot * t->slot,
-		               p->r_ring_rkey);
-		wr[0].send_flags |= inl ? IBV_SEND_INLINE : 0;
-		wr[0].sg_list = sg;
-		wr[0].num_sge = 1 + nsge;
-		wr[0].next = &wr[1];
-		cnt = (struct ibv_sge){.addr = (uintptr_t)seq, .length = 8, .lkey = t->stage_a.mr->lkey};
-		ng_ibv_wr_rdma(&wr[1], IBV_WR_RDMA_WRITE, (uint64_t)p->rank, p->r_ctl, p->r_ctl_rkey);
-		wr[1].send_flags |= 8 <= t->max_inline ? IBV_SEND_INLINE : 0;
-		wr[1].sg_list = &cnt;
-		wr[1].num_sge = 1;
-		rc = ng_rc_post(t, p, wr, 2);
-	}
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = (uint64_t)p->rank;
+	wr.opcode = IBV_WR_SEND_WITH_IMM;
+	wr.send_flags = IBV_SEND_SIGNALED | (inl ? IBV_SEND_INLINE : 0);
+	wr.imm_data = htonl(NG_RC_IMM(type, type == NG_RC_FIN ? flags : 0));
+	wr.sg_list = sge;
+	wr.num_sge = nsge;
+	rc = ng_rc_post(t, p, &wr, 1);
 	if (!rc)
 		p->tx_seq++;
 	*inl_p = inl;
@@ -391,7 +345,7 @@ static bool ng_rc_post_eager(struct ng_rc *t, struct ng_rc_peer *p, struct ng_ib
 	bool inl;
 	int rc;
 
-	if (!ng_rc_room(t, p, t->write ? 2 : 1) || !ng_rc_credit(t, p, true))
+	if (!ng_rc_room(t, p, 1) || !ng_rc_credit(t, p, true))
 		return false;
 	rc = ng_rc_post_msg(t, p, NG_RC_EAGER, 0, &sge, r->len ? 1 : 0, &inl);
 	if (rc) {
@@ -447,7 +401,7 @@ static bool ng_rc_post_rndv(struct ng_rc *t, struct ng_rc_peer *p, struct ng_ib_
 	}
 	while (r->off < r->len) {
 		size_t n = r->len - r->off < t->maxw ? r->len - r->off : t->maxw;
-		bool fin = !t->write && r->off + n == r->len;
+		bool fin = r->off + n == r->len;
 
 		if (!ng_rc_room(t, p, 1) || (fin && !ng_rc_credit(t, p, false)))
 			return false;
@@ -472,8 +426,8 @@ static bool ng_rc_post_rndv(struct ng_rc *t, struct ng_rc_peer *p, struct ng_ib_
 			goto posted;
 		}
 	}
-	/* Write mode, or nothing to write: the FIN as a ring message. */
-	if (!ng_rc_room(t, p, t->write ? 2 : 1) || !ng_rc_credit(t, p, false))
+	/* Nothing to write: the FIN as a ring message. */
+	if (!ng_rc_room(t, p, 1) || !ng_rc_credit(t, p, false))
 		return false;
 	rc = ng_rc_post_msg(t, p, NG_RC_FIN, r->mismatch ? NG_RC_F_MISMATCH : 0, NULL, 0, &inl);
 	if (rc) {
@@ -520,12 +474,10 @@ static void ng_rc_send_cts(struct ng_rc *t, struct ng_rc_peer *p)
 			p->cts_next = r->next;
 			continue;
 		}
-		if (p->cts_out >= t->K || !ng_rc_room(t, p, t->write ? 2 : 1) || !ng_rc_credit(t, p, false))
+		if (p->cts_out >= t->K || !ng_rc_room(t, p, 1) || !ng_rc_credit(t, p, false))
 			return;
-		/* Staged with the work request that carries it; in write mode after
-		 * the header, which takes the entry's first 16 bytes. */
-		c = (struct ng_rc_cts *)(void *)(ng_rc_stage(t, p, p->q.posted) +
-		                                 (t->write ? NG_RC_STAGE / 2 : 0));
+		/* Staged with the work request that carries it. */
+		c = (struct ng_rc_cts *)(void *)ng_rc_stage(t, p, p->q.posted);
 		*c = (struct ng_rc_cts){
 		    .idx = r->idx, .addr = (uintptr_t)r->buf, .len = r->len, .rkey = r->bkey};
 		sge =
@@ -598,7 +550,7 @@ static void ng_rc_match(struct ng_rc *t, struct ng_rc_peer *p)
 /* Looks at the ring messages of @p that arrived since the last look. */
 static void ng_rc_scan(struct ng_rc *t, struct ng_rc_peer *p)
 {
-	uint64_t tail = t->write ? __atomic_load_n(&p->ctl[0], __ATOMIC_ACQUIRE) : p->rx_tail;
+	uint64_t tail = p->rx_tail;
 
 	if (tail - p->rx_free > t->R) {
 		ng_rc_proto(t, p, "it overran the ring");
@@ -609,18 +561,6 @@ static void ng_rc_scan(struct ng_rc *t, struct ng_rc_peer *p)
 		size_t slot = (size_t)(s % t->R);
 		struct ng_rc_meta *m = &p->meta[slot];
 
-		if (t->write) {
-			const struct ng_rc_hdr *h =
-			    (const struct ng_rc_hdr *)(const void *)(p->ring + slot * t->slot);
-
-			if (h->seq != s || h->type > NG_RC_FIN || h->len > t->eager) {
-				ng_rc_proto(t, p, "a ring slot with a bad header");
-				return;
-			}
-			m->len = h->len;
-			m->type = h->type;
-			m->flags = h->flags;
-		}
 		if (m->type == NG_RC_CTS) {
 			if (p->cts_tail - p->cts_head >= t->K) {
 				ng_rc_proto(t, p, "more CTSs than the window allows");
@@ -652,14 +592,12 @@ static void ng_rc_release(struct ng_rc *t, struct ng_rc_peer *p)
 		if (!p->meta[slot].done)
 			break;
 		p->meta[slot].done = false;
-		if (!t->write) {
-			rc = ng_rc_post_slot(t, p, slot);
-			if (rc) {
-				ng_error("%s: reposting a receive for rank %d: %s", t->base.mod->name,
-				         p->rank, strerror(rc));
-				ng_rc_fail(t, p, NG_ERR_IO);
-				return;
-			}
+		rc = ng_rc_post_slot(t, p, slot);
+		if (rc) {
+			ng_error("%s: reposting a receive for rank %d: %s", t->base.mod->name, p->rank,
+			         strerror(rc));
+			ng_rc_fail(t, p, NG_ERR_IO);
+			return;
 		}
 		p->rx_free++;
 	}
@@ -713,8 +651,6 @@ static void ng_rc_poll(struct ng_rc *t)
 			ng_rc_fail(t, p, ng_ibv_wc_error(&t->v, &wc[i], p->rank, "a send"));
 	}
 	t->watch.events += (uint64_t)n;
-	if (t->write)
-		return;
 
 	n = ibv_poll_cq(t->rcq, NG_RC_POLL, wc);
 	if (n < 0) {
@@ -954,7 +890,6 @@ static ng_status ng_rc_sizes(struct ng_rc *t, const struct ng_ib_conf *cf)
 	const char *who = t->base.mod->name;
 	size_t npeers = (size_t)t->base.size - 1;
 
-	t->write = cf->write;
 	t->R = cf->ring;
 	t->K = t->R / 8 ? t->R / 8 : 1;
 	t->eager_quota = t->R - 2 * t->K;
@@ -962,7 +897,7 @@ static ng_status ng_rc_sizes(struct ng_rc *t, const struct ng_ib_conf *cf)
 	if (t->thresh > t->eager_quota)
 		t->thresh = t->eager_quota;
 	t->eager = cf->eager;
-	t->slot = ((t->write ? NG_RC_HDR : 0) + t->eager + 63) / 64 * 64;
+	t->slot = (t->eager + 63) / 64 * 64;
 	t->ring_stride = t->R * t->slot;
 	t->maxw = t->v.pattr.max_msg_sz ? t->v.pattr.max_msg_sz : (size_t)1 << 30;
 	if (t->maxw > (size_t)1 << 30)
@@ -978,7 +913,7 @@ static ng_status ng_rc_sizes(struct ng_rc *t, const struct ng_ib_conf *cf)
 		         t->maxw);
 		return NG_ERR_USAGE;
 	}
-	if (!t->write && npeers * t->R > (size_t)d->max_cqe) {
+	if (npeers * t->R > (size_t)d->max_cqe) {
 		ng_error(
 		    "%s: %zu peers * --ib-ring %zu receives exceed the %d entries of a completion queue on "
 		    "%s; lower --ib-ring",
@@ -1027,15 +962,11 @@ static ng_status ng_rc_setup(struct ng_rc *t)
 		         t->v.name, strerror(errno));
 		return NG_ERR_SYS;
 	}
-	if (t->write) {
-		t->rcq = t->scq;
-	} else {
-		t->rcq = ibv_create_cq(t->v.ctx, (int)(npeers ? npeers * t->R : 1), NULL, NULL, 0);
-		if (!t->rcq) {
-			ng_error("%s: cannot create a completion queue of %zu entries on %s: %s", who,
-			         npeers * t->R, t->v.name, strerror(errno));
-			return NG_ERR_SYS;
-		}
+	t->rcq = ibv_create_cq(t->v.ctx, (int)(npeers ? npeers * t->R : 1), NULL, NULL, 0);
+	if (!t->rcq) {
+		ng_error("%s: cannot create a completion queue of %zu entries on %s: %s", who, npeers * t->R,
+		         t->v.name, strerror(errno));
+		return NG_ERR_SYS;
 	}
 
 	for (size_t i = 0; i < size; i++) {
@@ -1051,14 +982,13 @@ static ng_status ng_rc_setup(struct ng_rc *t)
 		p->stage = t->stage_a.base + i * t->depth * NG_RC_STAGE;
 		if (i == (size_t)t->base.rank)
 			continue;
-		st = ng_ibv_qp_create(&t->v, t->type, t->scq, t->rcq, t->depth, t->write ? 1 : (uint32_t)t->R,
-		                      &inl, &p->q);
+		st = ng_ibv_qp_create(&t->v, t->type, t->scq, t->rcq, t->depth, (uint32_t)t->R, &inl, &p->q);
 		if (st)
 			return st;
 		st = ng_ibv_qp_init(&t->v, &p->q);
 		if (st)
 			return st;
-		for (size_t s = 0; !t->write && s < t->R; s++) {
+		for (size_t s = 0; s < t->R; s++) {
 			int rc = ng_rc_post_slot(t, p, s);
 
 			if (rc) {
@@ -1087,6 +1017,20 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 	st = ng_ib_conf_read(env, m->name, &cf);
 	if (st)
 		return st;
+	if (cf.write) {
+		struct ng_chan_conf cc = {
+		    .backend = "verbs",
+		    .dev = cf.dev.dev,
+		    .port = cf.dev.port,
+		    .gid_index = cf.dev.gid_index,
+		    .unreliable = m == &ng_module_ibuc,
+		    .yield = cf.yield,
+		    .ring = cf.ring,
+		    .eager = cf.eager,
+		};
+
+		return ng_chan_open(m, env, &cc, comm_p);
+	}
 	t = calloc(1, sizeof(*t));
 	all = calloc(size, sizeof(*all));
 	qps = calloc(size, sizeof(*qps));
@@ -1117,7 +1061,6 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 	memset(&mine, 0, sizeof(mine));
 	mine.ring = (uint32_t)t->R;
 	mine.eager = (uint32_t)t->eager;
-	mine.write = t->write;
 	if (!lst) {
 		mine.ring_base = (uintptr_t)t->ring_a.base;
 		mine.ring_rkey = t->ring_a.mr->rkey;
@@ -1132,7 +1075,7 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 	for (size_t i = 0; i < size; i++) {
 		struct ng_rc_peer *p = &t->peers[i];
 
-		if (all[i].ring != t->R || all[i].eager != t->eager || all[i].write != (uint32_t)t->write) {
+		if (all[i].ring != t->R || all[i].eager != t->eager) {
 			if (b->rank == 0)
 				ng_error(
 				    "%s: rank %zu runs with other --ib-ring, --ib-eager or --ib-mode values",
@@ -1149,11 +1092,6 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 	free(all);
 
 	ng_ibv_describe(&t->v, mtu, t->base.device, sizeof(t->base.device));
-	if (t->write) {
-		size_t len = strlen(t->base.device);
-
-		snprintf(t->base.device + len, sizeof(t->base.device) - len, ", RDMA write");
-	}
 	*comm_p = &t->base;
 	return NG_OK;
 
@@ -1183,7 +1121,8 @@ err_close:
 
 const struct ng_module ng_module_ibrc = {
 	.name = "ibrc",
-	.desc = "InfiniBand/RoCE verbs, reliable connection (send/receive, or RDMA write with --ib-mode write)",
+	.desc = "InfiniBand/RoCE verbs, reliable connection (send/receive, or --ib-mode write: the rdma module's "
+	        "channel over the verbs backend)",
 	.caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_REGMEM | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
 	NG_RC_OPS,
 };
