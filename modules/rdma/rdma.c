@@ -10,16 +10,36 @@
 
 #include "rdma.h"
 
+#if NG_HAVE_VERBS
+extern const struct ng_rdma_backend ng_rdma_verbs;
+#endif
 extern const struct ng_rdma_backend ng_rdma_shm;
+#if NG_HAVE_LIBFABRIC
+extern const struct ng_rdma_backend ng_rdma_ofi;
+#endif
 
 const struct ng_rdma_backend *const ng_rdma_backends[] = {
+#if NG_HAVE_VERBS && NG_HAVE_RDMA_VERBS
+    &ng_rdma_verbs,
+#endif
     &ng_rdma_shm,
+#if NG_HAVE_LIBFABRIC
+    &ng_rdma_ofi,
+#endif
     NULL,
 };
 
 const char *ng_rdma_backend_names(void)
 {
-	return "shm";
+	return ""
+#if NG_HAVE_VERBS && NG_HAVE_RDMA_VERBS
+	       "verbs|"
+#endif
+	       "shm"
+#if NG_HAVE_LIBFABRIC
+	       "|ofi"
+#endif
+	    ;
 }
 
 ng_status ng_rdma_open(const char *name, const struct ng_rdma_conf *cf, struct ng_boot *boot,

@@ -34,8 +34,10 @@
  * carries the remote descriptor (struct ng_rdma_rmr, 32 bytes, plain data)
  * that the owner sends to its peers; peers address the region by that
  * descriptor plus a byte offset.  dereg()/mem_free() end remote access at
- * once: a later access through the old descriptor is refused (shm, ofi with
- * keys, verbs: the HCA's key check), never served from reused memory.
+ * once: a later access through the old descriptor is refused (NG_RDMA_CAP_KEYS:
+ * the shm backend's own table, the HCA's or a network provider's key check),
+ * never served from reused memory; libfabric's shm provider ignores keys, so
+ * there only the bounds of the descriptor are enforced.
  *
  * ---- Operations ----------------------------------------------------------
  * write, read, 64-bit compare-and-swap and fetch-and-add on a peer's
@@ -123,8 +125,14 @@ enum {
 	NG_RDMA_CAP_READ = 1u << 0,     /* read() */
 	NG_RDMA_CAP_ATOMIC = 1u << 1,   /* cas/fadd */
 	NG_RDMA_CAP_PROGRESS = 1u << 2, /* completes without target calls */
-	NG_RDMA_CAP_HWKEY = 1u << 3,    /* keys checked by the target's hardware */
+	NG_RDMA_CAP_HWKEY = 1u << 3,    /* keys checked at the target (HCA, provider):
+	                                 * a wrong key is refused there, though the
+	                                 * origin may see success */
 	NG_RDMA_CAP_ANYMEM = 1u << 4,   /* reg() of any memory works (shm: CMA) */
+	NG_RDMA_CAP_KEYS = 1u << 5,     /* a stale or forged key is refused (at the
+	                                 * target, or by the layer at the origin);
+	                                 * without it (libfabric's shm provider)
+	                                 * only bounds are checked */
 };
 
 /* Flags of write(). */

@@ -3,7 +3,7 @@
  * Correctness of the one-sided module "rma" (struct ng_rma_ops) on three
  * local ranks, for one design/scheduling/backend:
  *
- *   test_rma_local DESIGN SCHED BACKEND     e.g. direct none shm
+ *   test_rma_local DESIGN SCHED BACKEND [PROVIDER]   e.g. direct none shm
  *
  * Every synchronisation mode carries content checks:
  *   pscw     rank 0 puts 1 B .. 1 MiB at odd offsets into ranks 1 and 2 and
@@ -14,14 +14,16 @@
  *            rank 0's window 500 times each: exact totals
  *   lock     each rank increments a counter in rank 0's window 200 times by
  *            get/put under an exclusive lock of a second window (a
- *            non-atomic read-modify-write): exactly 600; direct design: two
- *            ranks hold shared locks at once (they meet at a barrier inside)
+ *            non-atomic read-modify-write): exactly 600; two ranks hold
+ *            shared locks at once (they meet at a fence inside)
  *   errors   a range outside the window, a rank outside the group, an
  *            operation outside an epoch, unlock without lock, complete
  *            without start, wait without post: NG_ERR_USAGE; start without a
  *            post: NG_ERR_TIMEOUT after the (short) timeout
- * The sendrecv design serves passive-target requests only inside one-sided
- * calls, so there the lock target waits in a fence meanwhile.
+ * The sendrecv design (and a backend whose atomics need the target) serves
+ * passive-target requests only inside one-sided calls, so the ranks meet in
+ * fences of a second window, never in a barrier outside the module, while
+ * lock epochs may be pending.
  * Exit 77 when the backend cannot be opened.
  */
 #include "config.h"
@@ -184,32 +186,28 @@ static void t_acc(struct t *t)
 static void t_lock(struct t *t, struct ng_win *mutex)
 {
 	const int N = 200;
+	bool locker = !(t->sendrecv && t->me == 0);
 	uint64_t v;
 	ng_status st;
 
 	memset(t->win, 0, 64);
 	barrier(t);
-	if (t->sendrecv && t->me == 0) {
-		/* The target serves inside a call. */
-		OK(t->o->fence(t->c, t->w));
-	} else {
-		for (int i = 0; i < N; i++) {
-			OK(t->o->lock(t->c, mutex, 0, true));
-			OK(t->o->lock(t->c, t->w, 0, false));
-			OK(t->o->get(t->c, t->w, 0, 32, &v, 8));
-			OK(t->o->unlock(t->c, t->w, 0));
-			v++;
-			OK(t->o->lock(t->c, t->w, 0, false));
-			OK(t->o->put(t->c, t->w, 0, 32, &v, 8));
-			OK(t->o->unlock(t->c, t->w, 0));
-			OK(t->o->unlock(t->c, mutex, 0));
-			if (st != NG_OK)
-				break;
-		}
-		if (t->sendrecv)
-			OK(t->o->fence(t->c, t->w));
+	for (int i = 0; locker && i < N; i++) {
+		OK(t->o->lock(t->c, mutex, 0, true));
+		OK(t->o->lock(t->c, t->w, 0, false));
+		OK(t->o->get(t->c, t->w, 0, 32, &v, 8));
+		OK(t->o->unlock(t->c, t->w, 0));
+		v++;
+		OK(t->o->lock(t->c, t->w, 0, false));
+		OK(t->o->put(t->c, t->w, 0, 32, &v, 8));
+		OK(t->o->unlock(t->c, t->w, 0));
+		OK(t->o->unlock(t->c, mutex, 0));
+		if (st != NG_OK)
+			break;
 	}
-	barrier(t);
+	/* A barrier inside the module: the target keeps serving (the sendrecv
+	 * design, and backends whose atomics need the target). */
+	OK(t->o->fence(t->c, mutex));
 	if (t->me == 0) {
 		int lockers = t->sendrecv ? t->n - 1 : t->n;
 
@@ -217,16 +215,15 @@ static void t_lock(struct t *t, struct ng_win *mutex)
 		CHECK(v == (uint64_t)(N * lockers), "counter %llu under an exclusive lock, expected %d",
 		      (unsigned long long)v, N * lockers);
 	}
+	/* Shared locks overlap: both holders meet at the fence inside their
+	 * epochs (were they exclusive, the second would wait for ever). */
+	if (t->me != 0)
+		OK(t->o->lock(t->c, t->w, 0, false));
+	OK(t->o->fence(t->c, mutex));
+	if (t->me != 0)
+		OK(t->o->unlock(t->c, t->w, 0));
+	OK(t->o->fence(t->c, mutex));
 	barrier(t);
-	if (!t->sendrecv) {
-		/* Shared locks overlap: both holders meet at a barrier. */
-		if (t->me != 0)
-			OK(t->o->lock(t->c, t->w, 0, false));
-		barrier(t);
-		if (t->me != 0)
-			OK(t->o->unlock(t->c, t->w, 0));
-		barrier(t);
-	}
 }
 
 static void t_errors(struct t *t, struct ng_win *fresh)
@@ -268,14 +265,15 @@ int main(int argc, char **argv)
 {
 	struct ng_args args = {0};
 	struct t t = {0};
-	struct ng_win *mutex = NULL;
+	struct ng_win *mutex = NULL, *fresh = NULL;
 	void *mbase;
 	volatile sig_atomic_t cancel = 0;
 	char err[200];
 	ng_status st;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: %s direct|sendrecv none|reorder|aggregate|all shm|ofi|verbs\n",
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr,
+		        "usage: %s direct|sendrecv none|reorder|aggregate|all shm|ofi|verbs [PROVIDER]\n",
 		        argv[0]);
 		return 2;
 	}
@@ -287,6 +285,8 @@ int main(int argc, char **argv)
 	ng_args_set(&args, ng_args_find(&args, "rma-sched"), argv[2], err, sizeof(err));
 	ng_args_set(&args, ng_args_find(&args, "rdma-backend"), argv[3], err, sizeof(err));
 	ng_args_set(&args, ng_args_find(&args, "rdma-poll"), "yield", err, sizeof(err));
+	if (argc == 5)
+		ng_args_set(&args, ng_args_find(&args, "ofi-provider"), argv[4], err, sizeof(err));
 	if (ng_boot_local(3, 5.0, &t.b) != NG_OK)
 		return 1;
 	t.me = t.b->rank;
@@ -304,7 +304,8 @@ int main(int argc, char **argv)
 	t.buf = malloc(2 * WLEN);
 	OK(t.o->win_allocate(t.c, WLEN, (void **)&t.win, &t.w));
 	OK(t.o->win_allocate(t.c, 64, &mbase, &mutex));
-	if (!t.buf || !t.w || !mutex)
+	OK(t.o->win_allocate(t.c, 64, &mbase, &fresh));
+	if (!t.buf || !t.w || !mutex || !fresh)
 		return 1;
 	if (t.me == 0)
 		printf("rma %s %s over %s: %s\n", argv[1], argv[2], argv[3], t.c->device);
@@ -312,8 +313,9 @@ int main(int argc, char **argv)
 	t_fence(&t);
 	t_acc(&t);
 	t_lock(&t, mutex);
-	t_errors(&t, mutex);
+	t_errors(&t, fresh);
 	barrier(&t);
+	t.o->win_free(t.c, fresh);
 	t.o->win_free(t.c, mutex);
 	t.o->win_free(t.c, t.w);
 	t.c->ops->close(t.c);

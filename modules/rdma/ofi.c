@@ -1,0 +1,824 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The "ofi" backend of the RDMA layer (rdma.h): libfabric, one reliable
+ * datagram endpoint (FI_EP_RDM) per rank with FI_RMA | FI_ATOMIC, so one
+ * code path reaches EFA, Slingshot (cxi), Omni-Path (psm3), verbs;ofi_rxm,
+ * and here the shm and tcp;ofi_rxm providers.
+ *
+ * Provider.  --ofi-provider NAME, else the first provider fi_getinfo lists
+ * that is not sockets, net or udp;ofi_rxd (they claim RMA but do not
+ * progress usefully: a busy thread per endpoint, atomics that return
+ * -FI_ENOSYS), and not shm when the ranks are on several hosts.  Every rank
+ * must end on the same provider (checked).  When all ranks share one host,
+ * the endpoint is bound to 127.0.0.1 (FI_SOURCE), so that a network
+ * provider never sends a byte off the machine.
+ *
+ * Hints: every memory-registration mode bit this code honours (FI_MR_LOCAL:
+ * local buffers are registered or staged; VIRT_ADDR: remote address is the
+ * virtual address, else the offset; ALLOCATED; PROV_KEY; ENDPOINT: bound and
+ * enabled), FI_CONTEXT/FI_CONTEXT2 (every operation carries its own context),
+ * and automatic data progress where the provider grants it (tcp;ofi_rxm does
+ * with FI_ATOMIC in the caps; shm refuses it, then manual progress).
+ * NG_RDMA_CAP_PROGRESS is set only when automatic progress was granted: the
+ * shm provider moves contiguous writes and reads without the target (its
+ * cross-memory-attach path) but its atomics and first contacts wait for it.
+ *
+ * Completion.  Every operation has a context in a ring per peer, indexed by
+ * its ticket; the completion queue marks contexts done, and the peer's
+ * completed count advances over the finished prefix (providers may complete
+ * out of order).  Operations whose local buffers are not registered go
+ * through a registered staging ring (stage_max bytes per context).  Atomics
+ * use staged operands and result, copied to *old_p at completion.  A post
+ * answered with -FI_EAGAIN makes progress and tries again.
+ *
+ * Notices (NG_RDMA_NOTIFY).  shm: the write goes out as one contiguous
+ * write (staged when it has several pieces), which its cross-memory-attach
+ * path copies in address order inside the post, after every earlier write
+ * was copied; tcp;ofi_rxm: one write on the peer's ordered byte stream,
+ * applied in order by the target.  Other providers: the body with
+ * FI_DELIVERY_COMPLETE, waited for, then the last 8 bytes as a write of
+ * their own.
+ *
+ * flush(peer): every operation to the peer completes; then, where completion
+ * does not mean visibility (every provider but shm), an 8-byte read from the
+ * peer, which its ordered stream returns only after the writes before it.
+ *
+ * Keys and bounds: the shm provider ignores keys on its fast path, so every
+ * access is checked against the descriptor (ng_rdma_bounds) before it is
+ * posted, on every provider.
+ *
+ * Connection: the first operation to a peer returns -FI_EAGAIN until the
+ * peer progresses, so open() ends with two rounds in which every rank writes
+ * a word at every other rank and progresses until it has everybody's.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "module.h"
+#include "rdma.h"
+
+#define OFI_DEPTH   128u        /* operations in flight per peer */
+#define OFI_STAGE   (16u << 10) /* staging bytes per context */
+#define OFI_NAMELEN 256u
+#define OFI_POLL    16
+
+struct ofi_op {
+	struct fi_context2 fctx; /* first: the provider's */
+	uint64_t ticket;
+	uint64_t *old_p; /* atomic: where the old value goes */
+	int peer;
+	bool done;
+};
+
+struct ofi_mr {
+	struct ng_rdma_mr pub; /* first */
+	struct fid_mr *mr;
+	void *desc;
+	void *raw; /* mem_alloc: what to free */
+};
+
+struct ofi {
+	struct ng_rdma base; /* first */
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	fi_addr_t *addr;          /* [size] */
+	struct ofi_op *ops;       /* [size][OFI_DEPTH] */
+	struct ofi_mr *stage;     /* [size][OFI_DEPTH][OFI_STAGE] */
+	struct ofi_mr *ctl;       /* [size] words: connection rounds, flush reads */
+	struct ng_rdma_rmr *rctl; /* [size] */
+	uint64_t next_key;
+	bool virt, local, prov_key, ep_bind;
+	bool inorder; /* one ordered stream per peer: notices in one write */
+	bool visible; /* completion means visible at the target (shm) */
+	char prov[64];
+};
+
+static inline struct ofi *ofi_of(struct ng_rdma *r)
+{
+	return ng_container_of(r, struct ofi, base);
+}
+
+/* ---- completions ------------------------------------------------------ */
+
+static ng_status __attribute__((cold)) ofi_cq_error(struct ofi *o)
+{
+	struct fi_cq_err_entry e = {0};
+	struct ofi_op *op;
+	char buf[256];
+
+	if (fi_cq_readerr(o->cq, &e, 0) < 0) {
+		ng_error("%s: ofi: reading a completion error failed", o->base.who);
+		return NG_ERR_IO;
+	}
+	op = e.op_context;
+	ng_error("%s: ofi: an operation on rank %d failed: %s", o->base.who, op ? op->peer : -1,
+	         fi_cq_strerror(o->cq, e.prov_errno, e.err_data, buf, sizeof(buf)));
+	return NG_ERR_PEER_LOST;
+}
+
+static ng_status ofi_progress(struct ng_rdma *r)
+{
+	struct ofi *o = ofi_of(r);
+	struct fi_cq_entry ent[OFI_POLL];
+	ssize_t n = fi_cq_read(o->cq, ent, OFI_POLL);
+
+	if (n == -FI_EAGAIN)
+		return NG_OK;
+	if (n == -FI_EAVAIL)
+		return ofi_cq_error(o);
+	if (n < 0) {
+		ng_error("%s: ofi: polling the completion queue: %s", r->who, fi_strerror((int)-n));
+		return NG_ERR_IO;
+	}
+	for (ssize_t i = 0; i < n; i++) {
+		struct ofi_op *op = ent[i].op_context;
+		int p = op->peer;
+
+		op->done = true;
+		if (op->old_p) {
+			*op->old_p = *(uint64_t *)(void *)((unsigned char *)o->stage->pub.base +
+			                                   ((size_t)p * OFI_DEPTH + op->ticket % OFI_DEPTH) *
+			                                       OFI_STAGE +
+			                                   16);
+			op->old_p = NULL;
+		}
+		/* The finished prefix. */
+		while (r->completed[p] < r->issued[p]) {
+			struct ofi_op *q = &o->ops[(size_t)p * OFI_DEPTH + (r->completed[p] + 1) % OFI_DEPTH];
+
+			if (!q->done || q->ticket != r->completed[p] + 1)
+				break;
+			q->done = false;
+			r->completed[p]++;
+		}
+		r->watch.events++;
+	}
+	return NG_OK;
+}
+
+/* The context of the next operation to @peer (waits for room), and its
+ * staging area. */
+static ng_status ofi_next(struct ofi *o, int peer, struct ofi_op **op_p, unsigned char **stage_p)
+{
+	struct ng_rdma *r = &o->base;
+	uint64_t t = r->issued[peer] + 1;
+	size_t i = (size_t)peer * OFI_DEPTH + t % OFI_DEPTH;
+	ng_status st;
+
+	while (t - r->completed[peer] > OFI_DEPTH) {
+		st = ofi_progress(r);
+		if (st == NG_OK)
+			st = ng_watch_idle(&r->watch);
+		if (st == NG_ERR_TIMEOUT) {
+			ng_error("%s: ofi: rank %d lost (no completion for %.0f s)", r->who, peer,
+			         (double)r->watch.timeout_ns / 1e9);
+			return NG_ERR_PEER_LOST;
+		}
+		if (st != NG_OK)
+			return st;
+	}
+	*op_p = &o->ops[i];
+	**op_p = (struct ofi_op){.ticket = t, .peer = peer};
+	*stage_p = (unsigned char *)o->stage->pub.base + i * OFI_STAGE;
+	return NG_OK;
+}
+
+/* Posts with @post until it is not -FI_EAGAIN; then the ticket is taken. */
+#define OFI_POST(o, peer, what, call)                                                                        \
+	do {                                                                                                 \
+		ssize_t rc_;                                                                                 \
+		while ((rc_ = (call)) == -FI_EAGAIN) {                                                       \
+			ng_status st_ = ofi_progress(&(o)->base);                                            \
+			if (st_ == NG_OK)                                                                    \
+				st_ = ng_watch_idle(&(o)->base.watch);                                       \
+			if (st_ == NG_ERR_TIMEOUT) {                                                         \
+				ng_error("%s: ofi: rank %d lost (%s refused for %.0f s)", (o)->base.who,     \
+				         peer, what, (double)(o)->base.watch.timeout_ns / 1e9);              \
+				return NG_ERR_PEER_LOST;                                                     \
+			}                                                                                    \
+			if (st_ != NG_OK)                                                                    \
+				return st_;                                                                  \
+		}                                                                                            \
+		if (rc_) {                                                                                   \
+			ng_error("%s: ofi: %s to rank %d: %s", (o)->base.who, what, peer,                    \
+			         fi_strerror((int)-rc_));                                                    \
+			return NG_ERR_IO;                                                                    \
+		}                                                                                            \
+		(o)->base.issued[peer]++;                                                                    \
+	} while (0)
+
+static inline void *ofi_desc(const struct ng_rdma_mr *mr)
+{
+	return mr ? ((const struct ofi_mr *)(const void *)mr)->desc : NULL;
+}
+
+/* ---- operations ------------------------------------------------------- */
+
+static ng_status ofi_write(struct ng_rdma *r, int peer, const struct ng_rdma_iov *iov, unsigned n,
+                           const struct ng_rdma_rmr *rm, uint64_t off, unsigned flags, uint64_t *t_p)
+{
+	struct ofi *o = ofi_of(r);
+	struct iovec v[NG_RDMA_IOV_MAX];
+	void *d[NG_RDMA_IOV_MAX];
+	size_t total = 0;
+	bool staged = false, split;
+	struct ofi_op *op;
+	unsigned char *stage;
+	ng_status st;
+
+	for (unsigned i = 0; i < n; i++) {
+		total += iov[i].len;
+		staged = staged || !iov[i].mr;
+	}
+	st = ng_rdma_bounds(r, peer, rm, off, total);
+	if (st != NG_OK)
+		return st;
+	split = (flags & NG_RDMA_NOTIFY) && !o->inorder;
+	if (split) {
+		/* The body, delivered, then the notice word on its own. */
+		struct ng_rdma_iov body[NG_RDMA_IOV_MAX], tail;
+		unsigned char word[8];
+		size_t at = 0, nb = 0;
+
+		for (unsigned i = 0; i < n; i++) {
+			size_t k = iov[i].len;
+
+			if (at + k > total - 8) {
+				size_t head = at < total - 8 ? total - 8 - at : 0;
+
+				if (head)
+					body[nb++] = (struct ng_rdma_iov){iov[i].addr, head, iov[i].mr};
+				memcpy(word + (at + head - (total - 8)),
+				       (const unsigned char *)iov[i].addr + head, k - head);
+			} else if (k) {
+				body[nb++] = iov[i];
+			}
+			at += k;
+		}
+		if (nb) {
+			st = ofi_next(o, peer, &op, &stage);
+			if (st != NG_OK)
+				return st;
+			{
+				struct iovec bv[NG_RDMA_IOV_MAX];
+				void *bd[NG_RDMA_IOV_MAX];
+				size_t bt = 0;
+
+				for (size_t i = 0; i < nb; i++)
+					bt += body[i].len;
+				if (bt <= OFI_STAGE) {
+					size_t a = 0;
+					for (size_t i = 0; i < nb; i++) {
+						memcpy(stage + a, body[i].addr, body[i].len);
+						a += body[i].len;
+					}
+					bv[0] = (struct iovec){stage, bt};
+					bd[0] = o->stage->desc;
+					nb = 1;
+				} else {
+					for (size_t i = 0; i < nb; i++) {
+						bv[i] = (struct iovec){(void *)(uintptr_t)body[i].addr,
+						                       body[i].len};
+						bd[i] = ofi_desc(body[i].mr);
+					}
+				}
+				struct fi_rma_iov ri = {.addr = rm->addr + off, .len = bt, .key = rm->key};
+				struct fi_msg_rma msg = {.msg_iov = bv,
+				                         .desc = bd,
+				                         .iov_count = nb,
+				                         .addr = o->addr[peer],
+				                         .rma_iov = &ri,
+				                         .rma_iov_count = 1,
+				                         .context = op};
+
+				OFI_POST(o, peer, "an RDMA write",
+				         fi_writemsg(o->ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE));
+			}
+			st = ng_rdma_wait(r, peer, r->issued[peer]);
+			if (st != NG_OK)
+				return st;
+		}
+		tail = (struct ng_rdma_iov){word, 8, NULL};
+		return ofi_write(r, peer, &tail, 1, rm, off + total - 8, 0, t_p);
+	}
+	st = ofi_next(o, peer, &op, &stage);
+	if (st != NG_OK)
+		return st;
+	if ((staged || n > 1) && total <= OFI_STAGE) {
+		size_t at = 0;
+
+		for (unsigned i = 0; i < n; i++) {
+			memcpy(stage + at, iov[i].addr, iov[i].len);
+			at += iov[i].len;
+		}
+		v[0] = (struct iovec){stage, total};
+		d[0] = o->stage->desc;
+		n = 1;
+		staged = true;
+	} else if (staged) {
+		ng_error("%s: ofi: a write of %zu bytes from unregistered memory (at most %u)", r->who, total,
+		         OFI_STAGE);
+		return NG_ERR_USAGE;
+	} else {
+		for (unsigned i = 0; i < n; i++) {
+			v[i] = (struct iovec){(void *)(uintptr_t)iov[i].addr, iov[i].len};
+			d[i] = ofi_desc(iov[i].mr);
+		}
+	}
+	{
+		struct fi_rma_iov ri = {.addr = rm->addr + off, .len = total, .key = rm->key};
+
+		if (n == 1)
+			OFI_POST(o, peer, "an RDMA write",
+			         fi_write(o->ep, v[0].iov_base, v[0].iov_len, d[0], o->addr[peer], ri.addr,
+			                  ri.key, op));
+		else {
+			struct fi_msg_rma msg = {.msg_iov = v,
+			                         .desc = d,
+			                         .iov_count = n,
+			                         .addr = o->addr[peer],
+			                         .rma_iov = &ri,
+			                         .rma_iov_count = 1,
+			                         .context = op};
+
+			OFI_POST(o, peer, "an RDMA write", fi_writemsg(o->ep, &msg, FI_COMPLETION));
+		}
+	}
+	*t_p = staged ? 0 : r->issued[peer];
+	return NG_OK;
+}
+
+static ng_status ofi_read(struct ng_rdma *r, int peer, void *dst, const struct ng_rdma_mr *mr, size_t len,
+                          const struct ng_rdma_rmr *rm, uint64_t off, uint64_t *t_p)
+{
+	struct ofi *o = ofi_of(r);
+	struct ofi_op *op;
+	unsigned char *stage;
+	ng_status st = ng_rdma_bounds(r, peer, rm, off, len);
+
+	if (st == NG_OK)
+		st = ofi_next(o, peer, &op, &stage);
+	if (st != NG_OK)
+		return st;
+	OFI_POST(o, peer, "an RDMA read",
+	         fi_read(o->ep, dst, len, ofi_desc(mr), o->addr[peer], rm->addr + off, rm->key, op));
+	*t_p = r->issued[peer];
+	return NG_OK;
+}
+
+static ng_status ofi_atomic(struct ng_rdma *r, int peer, enum ng_rdma_aop aop, const struct ng_rdma_rmr *rm,
+                            uint64_t off, uint64_t operand, uint64_t compare, uint64_t *old_p, uint64_t *t_p)
+{
+	struct ofi *o = ofi_of(r);
+	struct ofi_op *op;
+	unsigned char *stage;
+	uint64_t *v;
+	ng_status st = ng_rdma_bounds(r, peer, rm, off, 8);
+
+	if (st == NG_OK)
+		st = ofi_next(o, peer, &op, &stage);
+	if (st != NG_OK)
+		return st;
+	v = (uint64_t *)(void *)stage; /* [0] operand, [1] compare, [2] result */
+	v[0] = operand;
+	v[1] = compare;
+	op->old_p = old_p;
+	if (aop == NG_RDMA_CAS)
+		OFI_POST(o, peer, "a compare-and-swap",
+		         fi_compare_atomic(o->ep, &v[0], 1, o->stage->desc, &v[1], o->stage->desc, &v[2],
+		                           o->stage->desc, o->addr[peer], rm->addr + off, rm->key, FI_UINT64,
+		                           FI_CSWAP, op));
+	else
+		OFI_POST(o, peer, "a fetch-and-add",
+		         fi_fetch_atomic(o->ep, &v[0], 1, o->stage->desc, &v[2], o->stage->desc,
+		                         o->addr[peer], rm->addr + off, rm->key, FI_UINT64, FI_SUM, op));
+	*t_p = r->issued[peer];
+	return NG_OK;
+}
+
+static ng_status ofi_flush(struct ng_rdma *r, int peer)
+{
+	struct ofi *o = ofi_of(r);
+	ng_status st = ng_rdma_wait_all(r, peer);
+	uint64_t t;
+
+	if (st != NG_OK || o->visible)
+		return st;
+	/* A read after the writes: the peer's ordered stream answers it after them. */
+	st = ofi_read(r, peer, (unsigned char *)o->ctl->pub.base + (size_t)r->rank * 8 + 8 * (size_t)r->size,
+	              &o->ctl->pub, 8, &o->rctl[peer], 0, &t);
+	return st == NG_OK ? ng_rdma_wait(r, peer, t) : st;
+}
+
+/* ---- memory ----------------------------------------------------------- */
+
+static ng_status ofi_reg(struct ng_rdma *r, void *buf, size_t len, struct ng_rdma_mr **mr_p)
+{
+	struct ofi *o = ofi_of(r);
+	struct ofi_mr *m = calloc(1, sizeof(*m));
+	uint64_t access = FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+	int rc;
+
+	if (!m) {
+		ng_error("%s: out of memory", r->who);
+		return NG_ERR_NOMEM;
+	}
+	rc = fi_mr_reg(o->domain, buf, len, access, 0, o->prov_key ? 0 : ++o->next_key, 0, &m->mr, NULL);
+	if (!rc && o->ep_bind) {
+		rc = fi_mr_bind(m->mr, &o->ep->fid, 0);
+		if (!rc)
+			rc = fi_mr_enable(m->mr);
+	}
+	if (rc) {
+		ng_error("%s: ofi: registering %zu bytes: %s", r->who, len, fi_strerror(-rc));
+		if (m->mr)
+			fi_close(&m->mr->fid);
+		free(m);
+		return NG_ERR_SYS;
+	}
+	m->desc = fi_mr_desc(m->mr);
+	m->pub.base = buf;
+	m->pub.len = len;
+	m->pub.remote = (struct ng_rdma_rmr){
+	    .addr = o->virt ? (uint64_t)(uintptr_t)buf : 0, .len = len, .key = fi_mr_key(m->mr)};
+	*mr_p = &m->pub;
+	return NG_OK;
+}
+
+static void ofi_dereg(struct ng_rdma *r, struct ng_rdma_mr *pub)
+{
+	struct ofi_mr *m = (struct ofi_mr *)(void *)pub;
+
+	(void)r;
+	fi_close(&m->mr->fid);
+	free(m->raw);
+	free(m);
+}
+
+static ng_status ofi_mem_alloc(struct ng_rdma *r, size_t len, struct ng_rdma_mr **mr_p)
+{
+	size_t plen = (len + 4095) / 4096 * 4096;
+	void *buf = aligned_alloc(4096, plen ? plen : 4096);
+	ng_status st;
+
+	if (!buf) {
+		ng_error("%s: out of memory for %zu bytes", r->who, len);
+		return NG_ERR_NOMEM;
+	}
+	memset(buf, 0, plen ? plen : 4096);
+	st = ofi_reg(r, buf, plen ? plen : 4096, mr_p);
+	if (st != NG_OK) {
+		free(buf);
+		return st;
+	}
+	((struct ofi_mr *)(void *)*mr_p)->raw = buf;
+	return NG_OK;
+}
+
+/* ---- open and close --------------------------------------------------- */
+
+static void ofi_close(struct ng_rdma *r)
+{
+	struct ofi *o = ofi_of(r);
+
+	if (o->stage)
+		ofi_dereg(r, &o->stage->pub);
+	if (o->ctl)
+		ofi_dereg(r, &o->ctl->pub);
+	if (o->ep)
+		fi_close(&o->ep->fid);
+	if (o->av)
+		fi_close(&o->av->fid);
+	if (o->cq)
+		fi_close(&o->cq->fid);
+	if (o->domain)
+		fi_close(&o->domain->fid);
+	if (o->fabric)
+		fi_close(&o->fabric->fid);
+	if (o->info)
+		fi_freeinfo(o->info);
+	free(o->addr);
+	free(o->ops);
+	free(o->rctl);
+	ng_rdma_base_fini(r);
+	free(o);
+}
+
+static bool ofi_useless(const char *prov)
+{
+	return strcmp(prov, "sockets") == 0 || strcmp(prov, "net") == 0 || strncmp(prov, "udp", 3) == 0;
+}
+
+/* The fi_info of provider @prov (NULL: the first useful one) with or
+ * without automatic progress (a copy), or NULL with *@why_p. */
+static struct fi_info *ofi_pick(const char *prov, bool one_host, bool autoprog, const char **why_p)
+{
+	struct fi_info *hints = fi_allocinfo(), *list = NULL, *pick = NULL;
+	int rc;
+
+	if (!hints) {
+		*why_p = "out of memory";
+		return NULL;
+	}
+	hints->caps = FI_RMA | FI_ATOMIC;
+	hints->mode = FI_CONTEXT | FI_CONTEXT2;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->domain_attr->mr_mode =
+	    FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+	hints->domain_attr->threading = FI_THREAD_DOMAIN;
+	if (autoprog)
+		hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
+	if (prov)
+		hints->fabric_attr->prov_name = strdup(prov);
+	/* Network providers on one host: bound to loopback (shm has no
+	 * address; it would give every rank the same name). */
+	rc = one_host && prov && strcmp(prov, "shm") != 0
+	         ? fi_getinfo(FI_VERSION(1, 9), "127.0.0.1", NULL, FI_SOURCE, hints, &list)
+	         : -FI_ENODATA;
+	if (rc)
+		rc = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, hints, &list);
+	fi_freeinfo(hints);
+	if (rc) {
+		*why_p = fi_strerror(-rc);
+		return NULL;
+	}
+	for (struct fi_info *i = list; i && !pick; i = i->next) {
+		const char *p = i->fabric_attr->prov_name;
+
+		if (!prov && (ofi_useless(p) || (!one_host && strcmp(p, "shm") == 0)))
+			continue;
+		pick = fi_dupinfo(i);
+	}
+	fi_freeinfo(list);
+	if (!pick)
+		*why_p = "no provider offers RDMA and atomics here";
+	return pick;
+}
+
+/* "shm, tcp;ofi_rxm, ...": the providers with RDMA and atomics here. */
+static void ofi_names(char *buf, size_t len)
+{
+	struct fi_info *hints = fi_allocinfo(), *list = NULL;
+	size_t at = 0;
+
+	buf[0] = 0;
+	if (!hints)
+		return;
+	hints->caps = FI_RMA | FI_ATOMIC;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->domain_attr->mr_mode =
+	    FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+	if (fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, hints, &list) == 0) {
+		for (struct fi_info *i = list; i; i = i->next) {
+			const char *p = i->fabric_attr->prov_name;
+
+			if (strstr(buf, p))
+				continue;
+			at += (size_t)snprintf(buf + at, at < len ? len - at : 0, "%s%s", at ? ", " : "", p);
+		}
+	}
+	fi_freeinfo(list);
+	fi_freeinfo(hints);
+}
+
+/* Writes a word at every peer, progressing until every peer's word arrived
+ * (value @round): the connection rounds. */
+static ng_status ofi_round(struct ofi *o, uint64_t round)
+{
+	struct ng_rdma *r = &o->base;
+	volatile uint64_t *mine = o->ctl->pub.base;
+	ng_status st = NG_OK;
+	uint64_t t;
+
+	for (int p = 0; p < r->size && st == NG_OK; p++)
+		if (p != r->rank)
+			st = ofi_write(r, p, &(struct ng_rdma_iov){&round, 8, NULL}, 1, &o->rctl[p],
+			               (uint64_t)r->rank * 8, 0, &t);
+	for (int p = 0; p < r->size && st == NG_OK; p++) {
+		if (p == r->rank)
+			continue;
+		st = ng_rdma_wait_all(r, p);
+		if (st == NG_OK)
+			st = ng_rdma_wait_word(r, &mine[p], round, p);
+	}
+	return st;
+}
+
+static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma_conf *cf,
+                          struct ng_boot *boot, struct ng_rdma **r_p)
+{
+	struct ofi *o = calloc(1, sizeof(*o));
+	struct {
+		int32_t status;
+		uint32_t len;
+		char prov[64];
+		char host[64];
+		unsigned char name[OFI_NAMELEN];
+	} mine, *all = NULL;
+	size_t n = (size_t)boot->size, len = OFI_NAMELEN;
+	const char *why = NULL;
+	struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_NONE};
+	struct fi_av_attr ava = {.type = FI_AV_TABLE};
+	struct ng_rdma_rmr rc_mine, *rc_all = NULL;
+	bool one_host = true, autoprog = false;
+	ng_status st = NG_OK;
+	int rc = 0;
+
+	*r_p = NULL;
+	if (!o) {
+		ng_error("%s: out of memory", cf->who);
+		return NG_ERR_NOMEM;
+	}
+	st = ng_rdma_base_init(&o->base, be, cf, boot->rank, boot->size);
+	if (st != NG_OK) {
+		free(o);
+		return st;
+	}
+	memset(&mine, 0, sizeof(mine));
+	snprintf(mine.host, sizeof(mine.host), "%.63s", boot->host);
+	all = calloc(n, sizeof(*all));
+	rc_all = calloc(n, sizeof(*rc_all));
+	if (!all || !rc_all) {
+		free(all);
+		free(rc_all);
+		ofi_close(&o->base);
+		return NG_ERR_NOMEM;
+	}
+	/* Which hosts: one, or several (then no shm, no loopback binding). */
+	if (ng_boot_allgather(boot, &mine, sizeof(mine), all) != NG_OK)
+		goto err_lost;
+	for (size_t i = 0; i < n; i++)
+		one_host = one_host && strcmp(all[i].host, all[0].host) == 0;
+
+	/* The provider first, then (bound to loopback on one host) automatic
+	 * progress where it has it. */
+	o->info = ofi_pick(cf->provider && *cf->provider ? cf->provider : NULL, one_host, false, &why);
+	if (o->info) {
+		char name[64];
+		struct fi_info *a;
+
+		snprintf(name, sizeof(name), "%s", o->info->fabric_attr->prov_name);
+		a = ofi_pick(name, one_host, true, &why);
+		autoprog = a != NULL;
+		if (!a)
+			a = ofi_pick(name, one_host, false, &why);
+		if (a) {
+			fi_freeinfo(o->info);
+			o->info = a;
+		}
+	}
+	if (o->info) {
+		snprintf(o->prov, sizeof(o->prov), "%s", o->info->fabric_attr->prov_name);
+		o->virt = o->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR;
+		o->prov_key = o->info->domain_attr->mr_mode & FI_MR_PROV_KEY;
+		o->ep_bind = o->info->domain_attr->mr_mode & FI_MR_ENDPOINT;
+		o->local = o->info->domain_attr->mr_mode & FI_MR_LOCAL;
+		o->visible = strcmp(o->prov, "shm") == 0;
+		o->inorder = o->visible || strcmp(o->prov, "tcp;ofi_rxm") == 0;
+		cqa.size = n * OFI_DEPTH;
+		ava.count = n;
+		rc = fi_fabric(o->info->fabric_attr, &o->fabric, NULL);
+		if (!rc)
+			rc = fi_domain(o->fabric, o->info, &o->domain, NULL);
+		if (!rc)
+			rc = fi_cq_open(o->domain, &cqa, &o->cq, NULL);
+		if (!rc)
+			rc = fi_av_open(o->domain, &ava, &o->av, NULL);
+		if (!rc)
+			rc = fi_endpoint(o->domain, o->info, &o->ep, NULL);
+		if (!rc)
+			rc = fi_ep_bind(o->ep, &o->av->fid, 0);
+		if (!rc)
+			rc = fi_ep_bind(o->ep, &o->cq->fid, FI_TRANSMIT | FI_RECV);
+		if (!rc)
+			rc = fi_enable(o->ep);
+		if (!rc)
+			rc = fi_getname(&o->ep->fid, mine.name, &len);
+		if (rc) {
+			why = fi_strerror(-rc);
+			st = NG_ERR_NODEV;
+		}
+	} else if (cf->provider && *cf->provider) {
+		char names[512];
+
+		ofi_names(names, sizeof(names));
+		if (boot->rank == 0)
+			ng_error(
+			    "%s: ofi: provider '%s' offers no RDMA with atomics here (providers that do: %s)",
+			    cf->who, cf->provider, *names ? names : "none");
+		why = NULL;
+		st = NG_ERR_USAGE;
+	} else {
+		st = NG_ERR_NODEV;
+	}
+	if (st == NG_OK) {
+		o->addr = calloc(n, sizeof(*o->addr));
+		o->ops = calloc(n * OFI_DEPTH, sizeof(*o->ops));
+		o->rctl = calloc(n, sizeof(*o->rctl));
+		if (!o->addr || !o->ops || !o->rctl) {
+			why = "out of memory";
+			st = NG_ERR_NOMEM;
+		}
+	}
+	if (st == NG_OK)
+		st = ofi_mem_alloc(&o->base, n * OFI_DEPTH * OFI_STAGE, (struct ng_rdma_mr **)&o->stage);
+	if (st == NG_OK)
+		st = ofi_mem_alloc(&o->base, 2 * n * 8, (struct ng_rdma_mr **)&o->ctl);
+	mine.status = st;
+	mine.len = (uint32_t)len;
+	snprintf(mine.prov, sizeof(mine.prov), "%s", o->prov);
+	if (st != NG_OK && why && !cf->quiet)
+		ng_error("%s: ofi backend%s%s: %s", cf->who, cf->provider ? " with provider " : "",
+		         cf->provider ? cf->provider : "", why);
+	if (ng_boot_allgather(boot, &mine, sizeof(mine), all) != NG_OK)
+		goto err_lost;
+	for (size_t i = 0; i < n && st == NG_OK; i++) {
+		if (all[i].status != NG_OK) {
+			st = (ng_status)all[i].status;
+		} else if (strcmp(all[i].prov, all[0].prov) != 0) {
+			if (boot->rank == 0 && !cf->quiet)
+				ng_error("%s: ofi: rank %zu chose provider %s, rank 0 %s", cf->who, i,
+				         all[i].prov, all[0].prov);
+			st = NG_ERR_NODEV;
+		}
+	}
+	for (size_t i = 0; i < n && st == NG_OK; i++)
+		if (fi_av_insert(o->av, all[i].name, 1, &o->addr[i], 0, NULL) != 1) {
+			if (!cf->quiet)
+				ng_error("%s: ofi: cannot insert the address of rank %zu", cf->who, i);
+			st = NG_ERR_NODEV;
+		}
+	/* The control words' descriptors, and one more round to agree. */
+	rc_mine = st == NG_OK ? o->ctl->pub.remote : (struct ng_rdma_rmr){0};
+	rc_mine.aux = (uint64_t)st;
+	if (ng_boot_allgather(boot, &rc_mine, sizeof(rc_mine), rc_all) != NG_OK)
+		goto err_lost;
+	for (size_t i = 0; i < n; i++) {
+		if (rc_all[i].aux != NG_OK && st == NG_OK)
+			st = (ng_status)rc_all[i].aux;
+		if (o->rctl) {
+			o->rctl[i] = rc_all[i];
+			o->rctl[i].aux = 0;
+		}
+	}
+	free(all);
+	free(rc_all);
+	if (st == NG_OK)
+		st = ofi_round(o, 1);
+	if (st == NG_OK)
+		st = ofi_round(o, 2);
+	if (st != NG_OK) {
+		ofi_close(&o->base);
+		return st;
+	}
+	/* Keys: checked at the target by network providers (a wrong key is
+	 * refused there, though the origin may see success); the shm provider
+	 * ignores them. */
+	o->base.caps = NG_RDMA_CAP_READ | NG_RDMA_CAP_ATOMIC | NG_RDMA_CAP_ANYMEM |
+	               (o->visible ? 0 : NG_RDMA_CAP_HWKEY | NG_RDMA_CAP_KEYS) |
+	               (autoprog && strcmp(o->prov, "shm") != 0 ? NG_RDMA_CAP_PROGRESS : 0);
+	o->base.stage_max = OFI_STAGE;
+	o->base.max_write = o->info->ep_attr->max_msg_size ? o->info->ep_attr->max_msg_size : 0;
+	snprintf(o->base.desc, sizeof(o->base.desc), "ofi %s%s, %s progress", o->prov,
+	         one_host && !o->visible ? " 127.0.0.1" : "", autoprog ? "auto" : "manual");
+	*r_p = &o->base;
+	return NG_OK;
+
+err_lost:
+	free(all);
+	free(rc_all);
+	ofi_close(&o->base);
+	return NG_ERR_PEER_LOST;
+}
+
+const struct ng_rdma_backend ng_rdma_ofi = {
+    .name = "ofi",
+    .desc = "libfabric (--ofi-provider): EFA, cxi, psm3, verbs;ofi_rxm, shm, tcp;ofi_rxm",
+    .open = ofi_open,
+    .close = ofi_close,
+    .mem_alloc = ofi_mem_alloc,
+    .mem_free = ofi_dereg,
+    .reg = ofi_reg,
+    .dereg = ofi_dereg,
+    .write = ofi_write,
+    .read = ofi_read,
+    .atomic = ofi_atomic,
+    .progress = ofi_progress,
+    .flush = ofi_flush,
+};
