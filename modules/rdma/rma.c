@@ -562,6 +562,7 @@ static ng_status rma_until(struct rma *m, const volatile uint64_t *word, uint64_
 		if (seen)
 			m->cm.r->watch.events++;
 	}
+	m->cm.r->watch.events++; /* the counter moved: progress, not silence */
 	return NG_OK;
 }
 
@@ -658,6 +659,7 @@ static ng_status rma_wait_ready(struct rma *m, struct ng_win *w, int t)
 		if (st != NG_OK)
 			return st;
 	}
+	m->cm.r->watch.events++;
 	return NG_OK;
 }
 
@@ -946,6 +948,7 @@ static ng_status rma_acc_direct(struct rma *m, struct ng_win *w, int t, size_t o
 			break;
 		st = rma_idle(m, t, "kept its accumulate lock");
 	}
+	r->watch.events++;
 	if (st == NG_OK)
 		st = ng_rdma_read(r, t, buf, m->stage_mr, len, &w->rmem[t], off, &tk);
 	if (st == NG_OK)
@@ -1228,6 +1231,7 @@ static ng_status rma_lock(struct ng_comm *c, struct ng_win *w, int target, bool 
 	if (st == NG_OK) {
 		w->locked[target] = exclusive ? 2 : 1;
 		w->ready[target] = true;
+		m->cm.r->watch.events++;
 	}
 	return st;
 }
