@@ -61,11 +61,17 @@ bool ng_payload_check(const void *buf, size_t len, uint64_t tag, size_t *bad_off
 	return true;
 }
 
-unsigned char ng_payload_byte(uint64_t tag, size_t off)
+uint64_t ng_payload_word(uint64_t tag, size_t k)
 {
 	/* splitmix64's state after k+1 steps is tag + (k+1) * increment. */
-	uint64_t s = tag + (uint64_t)(off / 8) * 0x9e3779b97f4a7c15ull;
-	uint64_t w = splitmix64(&s);
+	uint64_t s = tag + (uint64_t)k * 0x9e3779b97f4a7c15ull;
+
+	return splitmix64(&s);
+}
+
+unsigned char ng_payload_byte(uint64_t tag, size_t off)
+{
+	uint64_t w = ng_payload_word(tag, off / 8);
 	unsigned char e[8];
 	memcpy(e, &w, 8);
 	return e[off % 8];

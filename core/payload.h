@@ -21,5 +21,7 @@ bool ng_payload_check(const void *buf, size_t len, uint64_t tag, size_t *bad_off
 
 /* The expected byte at @off of a payload with @tag (for error messages). */
 unsigned char ng_payload_byte(uint64_t tag, size_t off);
+/* Word @k of a payload with @tag: its bytes 8k .. 8k + 7 (host byte order). */
+uint64_t ng_payload_word(uint64_t tag, size_t k);
 
 #endif
