@@ -92,6 +92,14 @@ double ng_plot_num(const json_t *o, const char *key)
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* Whether the string under @key of object @o is @want. */
+static bool ng_row_is(const json_t *o, const char *key, const char *want)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+
+	return v && strcmp(v, want) == 0;
+}
+
 bool ng_plot_is_stats(const json_t *v)
 {
 	return json_is_object(v) && json_is_number(json_object_get(v, "median"));
@@ -334,18 +342,30 @@ static const struct ng_style ng_styles[] = {
 };
 #define NG_NSTYLES (sizeof(ng_styles) / sizeof(ng_styles[0]))
 
-enum ng_unit { NG_UNIT_NONE, NG_UNIT_US, NG_UNIT_MBPS };
+enum ng_unit { NG_UNIT_NONE, NG_UNIT_US, NG_UNIT_MBPS, NG_UNIT_PER_S };
 
 /* Panel bits; --kind selects among them. */
 #define NG_PANEL_LAT (1u << 0)
 #define NG_PANEL_BW  (1u << 1)
 #define NG_PANEL_OVH (1u << 2)
 
-/* One figure (one pattern group) being written. */
+/* Patterns drawn in parts, a figure each: the rows name their part under
+ * @key (rma: "test"); panels_of gives a part's panels, data writes one
+ * file's data of one part (in place of ng_figure.data). */
+struct ng_figure_parts {
+	const char *pattern;
+	const char *key;
+	unsigned (*panels_of)(const char *sub);
+	void (*data)(FILE *f, const struct ng_plot_file *pf, const char *sub);
+};
+
+/* One figure (one pattern group, or one part of it) being written. */
 struct ng_fig {
 	const struct ng_term *term;
 	const struct ng_figure *desc;
-	const struct ng_plot_file **files; /* the group's files */
+	const struct ng_figure_parts *parts; /* a pattern drawn in parts, or NULL */
+	const char *sub;                     /* the part drawn (rma: the test), or NULL */
+	const struct ng_plot_file **files;   /* the group's files */
 	size_t n;
 	unsigned panels; /* NG_PANEL_* to draw */
 	char *stem;      /* output path without extension */
@@ -402,6 +422,8 @@ static const char *ng_unit_text(const struct ng_fig *g, enum ng_unit u)
 		return g->term->tex ? "$\\mu$s" : NG_MICRO "s";
 	case NG_UNIT_MBPS:
 		return "MB/s";
+	case NG_UNIT_PER_S:
+		return "1/s";
 	case NG_UNIT_NONE:
 		break;
 	}
@@ -527,10 +549,16 @@ static void ng_gp_panel_end(struct ng_fig *g)
 	g->plot = NULL;
 	fprintf(g->gp, "set offsets 0, 0, graph %.2f, graph 0.04\n", key / (1 - key));
 	ng_gp_ytics(g);
+	/* no value to draw (every one null): gnuplot cannot autoscale */
+	if (!(g->yhi > 0))
+		fputs("set yrange [1:10]\n", g->gp);
 	fwrite(g->plot_buf, 1, g->plot_len, g->gp);
 	if (!g->nseries)
 		fputs("plot NaN notitle", g->gp);
-	fputs("\nunset arrow\n\n", g->gp);
+	fputs("\nunset arrow\n", g->gp);
+	if (!(g->yhi > 0))
+		fputs("set autoscale y\n", g->gp);
+	fputc('\n', g->gp);
 	free(g->plot_buf);
 	g->plot_buf = NULL;
 }
@@ -1063,6 +1091,298 @@ static void ng_fig_plogp(struct ng_fig *g)
 }
 
 /* ------------------------------------------------------------------------
+ * The rma suite: one figure per test (doc/result-format.md), one series per
+ * file and synchronisation mode, like the figures of the one-sided papers
+ */
+
+enum ng_rma_x { NG_RMA_X_SIZE, NG_RMA_X_ORIGINS, NG_RMA_X_TARGETS };
+
+/* A test's figure: its first panel (lock has a second: throughput). */
+struct ng_rma_fig {
+	const char *test; /* NULL: a test this table does not know */
+	const char *name; /* y label */
+	const char *key;  /* statistics key drawn */
+	enum ng_unit unit;
+	unsigned panel;
+	enum ng_rma_x x;
+};
+
+static const struct ng_rma_fig ng_rma_figs[] = {
+    {"put-pingpong", "Time per epoch", "time_us", NG_UNIT_US, NG_PANEL_LAT, NG_RMA_X_SIZE},
+    {"get-pingpong", "Time per epoch", "time_us", NG_UNIT_US, NG_PANEL_LAT, NG_RMA_X_SIZE},
+    {"acc-pingpong", "Time per epoch", "time_us", NG_UNIT_US, NG_PANEL_LAT, NG_RMA_X_SIZE},
+    {"bidir", "Time per epoch", "time_us", NG_UNIT_US, NG_PANEL_LAT, NG_RMA_X_SIZE},
+    {"put-bw", "Bandwidth", "bandwidth_MBps", NG_UNIT_MBPS, NG_PANEL_BW, NG_RMA_X_SIZE},
+    {"get-bw", "Bandwidth", "bandwidth_MBps", NG_UNIT_MBPS, NG_PANEL_BW, NG_RMA_X_SIZE},
+    {"sync", "Time per iteration", "time_us", NG_UNIT_US, NG_PANEL_LAT, NG_RMA_X_ORIGINS},
+    {"multi-origin", "Aggregate bandwidth", "bandwidth_MBps", NG_UNIT_MBPS, NG_PANEL_BW, NG_RMA_X_ORIGINS},
+    {"sched-1", "Throughput", "bandwidth_MBps", NG_UNIT_MBPS, NG_PANEL_BW, NG_RMA_X_SIZE},
+    {"sched-2", "Time per iteration", "time_us", NG_UNIT_US, NG_PANEL_LAT, NG_RMA_X_SIZE},
+    {"lock", "Lock, put, unlock", "time_us", NG_UNIT_US, NG_PANEL_LAT, NG_RMA_X_SIZE},
+    {NULL, "Time", "time_us", NG_UNIT_US, NG_PANEL_LAT, NG_RMA_X_SIZE},
+};
+
+static const struct ng_rma_fig *ng_rma_fig_of(const char *test)
+{
+	const struct ng_rma_fig *f = ng_rma_figs;
+
+	while (f->test && strcmp(f->test, test) != 0)
+		f++;
+	return f;
+}
+
+/* The panels of test @sub's figure. */
+static unsigned ng_rma_panels(const char *sub)
+{
+	const struct ng_rma_fig *f = ng_rma_fig_of(sub);
+
+	return f->panel | (f->test && strcmp(f->test, "lock") == 0 ? NG_PANEL_BW : 0);
+}
+
+/* One series of a test: the rows of one synchronisation mode, against size,
+ * origins (with one target) or targets (with one origin). */
+struct ng_rma_series {
+	const char *sync;
+	enum ng_rma_x x;
+	double size; /* NaN: every size */
+	bool single; /* size axis: rows with one origin and one target only (lock) */
+	bool panel2; /* lock: the throughput panel */
+};
+
+#define NG_RMA_MAXSERIES 32
+
+/* The size of lock's throughput rows: the block's, else the smallest size
+ * among rows with several origins. */
+static double ng_rma_lock_size(const struct ng_plot_file *pf)
+{
+	double v = ng_plot_num(json_object_get(pf->doc, "rma"), "lock_throughput_size"), s;
+	const json_t *row;
+	size_t r;
+
+	if (isfinite(v))
+		return v;
+	json_array_foreach(pf->rows, r, row)
+	{
+		s = ng_plot_num(row, "size");
+		if (ng_row_is(row, "test", "lock") && ng_plot_num(row, "origins") > 1 && !(s >= v))
+			v = s;
+	}
+	return v;
+}
+
+static bool ng_rma_row_in(const json_t *row, const char *test, const struct ng_rma_series *s)
+{
+	double o = ng_plot_num(row, "origins"), t = ng_plot_num(row, "targets");
+
+	if (!ng_row_is(row, "test", test) || !ng_row_is(row, "sync", s->sync))
+		return false;
+	if (isfinite(s->size) && ng_plot_num(row, "size") != s->size)
+		return false;
+	switch (s->x) {
+	case NG_RMA_X_SIZE:
+		return !s->single || (o <= 1 && t <= 1);
+	case NG_RMA_X_ORIGINS:
+		return t == 1;
+	case NG_RMA_X_TARGETS:
+		return o == 1 && t > 1;
+	}
+	return false;
+}
+
+/* Appends series @s unless it is there or holds no row of @pf. */
+static void ng_rma_series_add(const struct ng_plot_file *pf, const char *test, struct ng_rma_series *out,
+                              size_t *n, const struct ng_rma_series *s)
+{
+	const json_t *row;
+	size_t i, r;
+
+	for (i = 0; i < *n; i++)
+		if (strcmp(out[i].sync, s->sync) == 0 && out[i].x == s->x && out[i].panel2 == s->panel2 &&
+		    (out[i].size == s->size || (isnan(out[i].size) && isnan(s->size))))
+			return;
+	if (*n == NG_RMA_MAXSERIES)
+		return;
+	json_array_foreach(pf->rows, r, row)
+	{
+		if (ng_rma_row_in(row, test, s)) {
+			out[(*n)++] = *s;
+			return;
+		}
+	}
+}
+
+/* The series of test @test in file @pf, in the order of their first rows:
+ * the first panel's, then (lock) the throughput panel's. */
+static size_t ng_rma_series_of(const struct ng_plot_file *pf, const char *test, struct ng_rma_series *out)
+{
+	const struct ng_rma_fig *f = ng_rma_fig_of(test);
+	bool lock = f->test && strcmp(f->test, "lock") == 0;
+	bool multi = f->test && strcmp(f->test, "multi-origin") == 0;
+	size_t n = 0, r, pass;
+	const json_t *row;
+
+	for (pass = 0; pass < (lock ? 2u : 1u); pass++) {
+		json_array_foreach(pf->rows, r, row)
+		{
+			const char *sync = json_string_value(json_object_get(row, "sync"));
+			struct ng_rma_series s = {.sync = sync, .x = f->x, .size = NAN, .single = lock};
+
+			if (!sync || !ng_row_is(row, "test", test))
+				continue;
+			if (pass == 1) {
+				s = (struct ng_rma_series){.sync = sync,
+				                           .x = NG_RMA_X_ORIGINS,
+				                           .size = ng_rma_lock_size(pf),
+				                           .panel2 = true};
+			} else if (multi) {
+				s.size = ng_plot_num(row, "size");
+			} else if (f->x == NG_RMA_X_ORIGINS && ng_plot_num(row, "targets") > 1) {
+				s.x = NG_RMA_X_TARGETS;
+			}
+			ng_rma_series_add(pf, test, out, &n, &s);
+		}
+	}
+	return n;
+}
+
+/* Columns of every rma table: x, then these. */
+static const struct ng_col ng_cols_rma[] = {
+    {"x", NG_COL_NUM},
+    {"time_us", NG_COL_STATS},
+    {"bandwidth_MBps", NG_COL_STATS},
+    {"epochs_per_s", NG_COL_STATS},
+    {"aggregate_epochs_per_s", NG_COL_NUM},
+    {NULL, NG_COL_NUM},
+};
+
+static const char *const ng_rma_xkeys[] = {"size", "origins", "targets"};
+
+/* The legend text of a series ("pscw", "pscw, 64 KiB", "pscw, n targets"). */
+static void ng_rma_series_name(char *buf, size_t len, const char *test, const struct ng_rma_series *s)
+{
+	double v = s->size;
+
+	if (strcmp(test, "multi-origin") == 0 && isfinite(v))
+		snprintf(buf, len, "%s, %g %s", s->sync, v >= 1024 ? v / 1024 : v, v >= 1024 ? "KiB" : "B");
+	else if (strcmp(test, "sync") == 0)
+		snprintf(buf, len, "%s, %s", s->sync,
+		         s->x == NG_RMA_X_TARGETS ? "1 origin, n targets" : "n origins, 1 target");
+	else
+		snprintf(buf, len, "%s", s->sync);
+}
+
+static void ng_dat_rma(FILE *f, const struct ng_plot_file *pf, const char *test)
+{
+	struct ng_rma_series ser[NG_RMA_MAXSERIES];
+	size_t n = ng_rma_series_of(pf, test, ser), i, r;
+	const json_t *row;
+	char name[96];
+
+	for (i = 0; i < n; i++) {
+		ng_rma_series_name(name, sizeof(name), test, &ser[i]);
+		fprintf(f, "%s# table %zu: %s%s\n# columns: %s", i ? "\n\n" : "", i, name,
+		        ser[i].panel2 ? " (throughput)" : "", ng_rma_xkeys[ser[i].x]);
+		for (const struct ng_col *c = ng_cols_rma + 1; c->key; c++) {
+			if (c->type == NG_COL_NUM)
+				fprintf(f, " %s", c->key);
+			else
+				fprintf(f, " %s_median %s_ci95_lo %s_ci95_hi", c->key, c->key, c->key);
+		}
+		fputc('\n', f);
+		json_array_foreach(pf->rows, r, row)
+		{
+			bool first = true;
+
+			if (!ng_rma_row_in(row, test, &ser[i]))
+				continue;
+			ng_dat_json(f, &first, json_object_get(row, ng_rma_xkeys[ser[i].x]));
+			for (const struct ng_col *c = ng_cols_rma + 1; c->key; c++) {
+				if (c->type == NG_COL_NUM)
+					ng_dat_json(f, &first, json_object_get(row, c->key));
+				else
+					ng_dat_triple(f, &first, json_object_get(row, c->key), "median");
+			}
+			fputc('\n', f);
+		}
+	}
+}
+
+/* An x axis of rank counts 1..max (linear) in place of the size axis. */
+static void ng_rma_xranks(struct ng_fig *g, const char *label)
+{
+	double max = 1;
+	const json_t *row;
+	size_t i, r;
+
+	for (i = 0; i < g->n; i++) {
+		json_array_foreach(g->files[i]->rows, r, row)
+		{
+			double o = ng_plot_num(row, "origins"), t = ng_plot_num(row, "targets");
+
+			if (!ng_row_is(row, g->parts->key, g->sub))
+				continue;
+			max = o > max ? o : max;
+			max = t > max ? t : max;
+		}
+	}
+	fprintf(g->gp, "unset logscale x\nset xrange [0.5:%g]\nset xtics %s\nset xlabel '%s'\n", max + 0.5,
+	        max <= 16 ? "1" : "autofreq", label);
+}
+
+/* One panel: @key of the series of every file, of the first panel or
+ * (@panel2) of lock's throughput panel; a STATS key with its CI. */
+static void ng_rma_panel(struct ng_fig *g, bool panel2, const char *key)
+{
+	struct ng_rma_series ser[NG_RMA_MAXSERIES];
+	int col = ng_col_of(ng_cols_rma, key);
+	bool plain = false;
+	char name[96];
+	size_t i, k, n;
+
+	for (const struct ng_col *c = ng_cols_rma; c->key; c++)
+		plain = plain || (strcmp(c->key, key) == 0 && c->type == NG_COL_NUM);
+	for (i = 0; i < g->n; i++) {
+		n = ng_rma_series_of(g->files[i], g->sub, ser);
+		for (k = 0; k < n; k++) {
+			if (ser[k].panel2 != panel2)
+				continue;
+			ng_rma_series_name(name, sizeof(name), g->sub, &ser[k]);
+			if (plain)
+				ng_gp_plain_series(g, i, (int)k, col, true, ng_gp_style(g), name, NULL);
+			else
+				ng_gp_ci_series(g, i, (int)k, col, name, NULL);
+		}
+	}
+}
+
+static void ng_fig_rma(struct ng_fig *g)
+{
+	const struct ng_rma_fig *f = ng_rma_fig_of(g->sub);
+	bool lock = f->test && strcmp(f->test, "lock") == 0;
+
+	if (g->panels & f->panel) {
+		fputs("set title '", g->gp);
+		ng_gp_chars(g->gp, g->sub, g->term->tex);
+		fputs(lock ? ": latency'\n" : "'\n", g->gp);
+		if (f->x != NG_RMA_X_SIZE)
+			ng_rma_xranks(g,
+			              strcmp(g->sub, "sync") == 0 ? "Origins or targets (ranks)" : "Origins");
+		ng_gp_panel(g, f->name, f->unit);
+		ng_rma_panel(g, false, f->key);
+		ng_gp_panel_end(g);
+	}
+	if (lock && (g->panels & NG_PANEL_BW)) {
+		fputs("set title 'lock: throughput of n origins'\n", g->gp);
+		ng_rma_xranks(g, "Origins");
+		ng_gp_panel(g, "Lock epochs", NG_UNIT_PER_S);
+		/* every origin's epochs over the span in which they ran */
+		ng_rma_panel(g, true, "aggregate_epochs_per_s");
+		ng_gp_panel_end(g);
+	}
+	fputs("unset title\n", g->gp);
+}
+
+/* ------------------------------------------------------------------------
  * The figure catalogue
  */
 
@@ -1081,8 +1401,23 @@ static const struct ng_figure ng_figures[] = {
     {"loggp", NG_PANEL_OVH | NG_PANEL_LAT, "loggp", ng_dat_loggp, ng_fig_loggp},
     {"plogp", NG_PANEL_LAT, "plogp", ng_dat_plogp, ng_fig_plogp},
     {"alltoall", NG_PANEL_LAT | NG_PANEL_BW, NULL, ng_dat_alltoall, ng_fig_alltoall},
+    {"rma", NG_PANEL_LAT | NG_PANEL_BW, NULL, NULL, ng_fig_rma},
     {NULL, NG_PANEL_LAT, NULL, ng_dat_generic, ng_fig_generic},
 };
+
+static const struct ng_figure_parts ng_figure_parts[] = {
+    {"rma", "test", ng_rma_panels, ng_dat_rma},
+    {NULL, NULL, NULL, NULL},
+};
+
+static const struct ng_figure_parts *ng_figure_parts_of(const char *pattern)
+{
+	const struct ng_figure_parts *d = ng_figure_parts;
+
+	while (d->pattern && strcmp(d->pattern, pattern) != 0)
+		d++;
+	return d->pattern ? d : NULL;
+}
 
 static const struct ng_figure *ng_figure_of(const char *pattern)
 {
@@ -1165,13 +1500,17 @@ static ng_status ng_fig_write_data(struct ng_fig *g, size_t i)
 	        pf->complete ? "" : ", incomplete run");
 	ng_gp_chars(f, pf->label, false);
 	fputs("\n# NaN: no value in the result file (null or absent)\n", f);
-	g->desc->data(f, pf);
+	if (g->parts)
+		g->parts->data(f, pf, g->sub);
+	else
+		g->desc->data(f, pf);
 	errno = 0;
 	return ng_close_checked(f, g->dat[i]);
 }
 
-/* The smallest positive and the largest size of the group's rows and of
- * its pattern block's "sizes"; hi = 0 when there is none. */
+/* The smallest positive and the largest size of the group's rows (of its
+ * part, g->sub) and of its pattern block's "sizes"; hi = 0 when there is
+ * none. */
 static void ng_fig_size_range(const struct ng_fig *g, double *lo_p, double *hi_p)
 {
 	const json_t *arrays[2], *el;
@@ -1190,6 +1529,8 @@ static void ng_fig_size_range(const struct ng_fig *g, double *lo_p, double *hi_p
 			{
 				double s = ng_plot_num(el, "size");
 
+				if (k == 0 && g->parts && !ng_row_is(el, g->parts->key, g->sub))
+					continue;
 				if (s > 0 && s < *lo_p)
 					*lo_p = s;
 				if (s > *hi_p)
@@ -1236,8 +1577,8 @@ static void ng_fig_preamble(struct ng_fig *g, int npanels)
 	FILE *f = g->gp;
 	size_t i;
 
-	fprintf(f, "# ngauge plot: pattern %s, %zu result file%s\n", g->files[0]->pattern, g->n,
-	        g->n > 1 ? "s" : "");
+	fprintf(f, "# ngauge plot: pattern %s%s%s, %zu result file%s\n", g->files[0]->pattern,
+	        g->sub ? ", test " : "", g->sub ? g->sub : "", g->n, g->n > 1 ? "s" : "");
 	for (i = 0; i < g->n; i++) {
 		fputs("#   ", f);
 		ng_gp_chars(f, g->files[i]->path, false);
@@ -1465,6 +1806,85 @@ static char *ng_file_word(const char *s)
 	return w;
 }
 
+/*
+ * Replaces each figure of a pattern drawn in parts (ng_figure_parts) by one
+ * figure per part with a panel that --kind keeps; the others stay.  A
+ * pattern left with no figure is a usage error (reported).
+ */
+static ng_status ng_figs_split(struct ng_fig **figs_p, size_t *n_p, enum ng_plot_kind kind)
+{
+	struct ng_fig *in = *figs_p, *out;
+	size_t n = *n_p, cap = n, k = 0, i, j, r, s, nsubs;
+	const char **subs;
+	ng_status rc = NG_OK;
+	const json_t *row;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; in[i].parts && j < in[i].n; j++)
+			cap += json_array_size(in[i].files[j]->rows);
+	out = ng_xcalloc(cap, sizeof(*out));
+	subs = ng_xcalloc(cap, sizeof(*subs));
+	for (i = 0; i < n; i++) {
+		struct ng_fig *g = &in[i];
+		const char *key = g->parts ? g->parts->key : NULL;
+		size_t before = k;
+
+		if (!g->parts) {
+			out[k++] = *g;
+			continue;
+		}
+		/* the parts, each once, in the order of their first rows */
+		for (j = nsubs = 0; j < g->n; j++) {
+			json_array_foreach(g->files[j]->rows, r, row)
+			{
+				const char *v = json_string_value(json_object_get(row, key));
+
+				for (s = 0; v && s < nsubs && strcmp(subs[s], v) != 0; s++)
+					;
+				if (v && s == nsubs)
+					subs[nsubs++] = v;
+			}
+		}
+		for (s = 0; s < nsubs; s++) {
+			unsigned panels = g->parts->panels_of(subs[s]) & ng_kind_panels(kind);
+
+			if (!panels)
+				continue;
+			out[k] = *g;
+			out[k].sub = subs[s];
+			out[k].panels = panels;
+			out[k].files = ng_xcalloc(g->n, sizeof(*g->files));
+			out[k].n = 0;
+			/* the files with rows of this part */
+			for (j = 0; j < g->n; j++) {
+				json_array_foreach(g->files[j]->rows, r, row)
+				{
+					if (ng_row_is(row, key, subs[s]))
+						break;
+				}
+				if (r < json_array_size(g->files[j]->rows))
+					out[k].files[out[k].n++] = g->files[j];
+			}
+			k++;
+		}
+		if (k == before && !rc) {
+			if (nsubs)
+				ng_error("plot: --kind %s has no panel for any %s of pattern \"%s\" (%s)",
+				         ng_kind_names[kind], key, g->files[0]->pattern, g->files[0]->path);
+			else
+				ng_error("plot: no row of pattern \"%s\" names its %s (%s)",
+				         g->files[0]->pattern, key, g->files[0]->path);
+			rc = NG_ERR_USAGE;
+		}
+		free(g->files);
+	}
+	free(subs);
+	free(in);
+	*figs_p = out;
+	*n_p = k;
+	return rc;
+}
+
 ng_status ng_plot_render(const struct ng_plot_file *files, size_t n, const struct ng_plot_req *req)
 {
 	const struct ng_term *term = ng_term_of(req->out);
@@ -1495,6 +1915,7 @@ ng_status ng_plot_render(const struct ng_plot_file *files, size_t n, const struc
 		group[i] = nfigs;
 		figs[nfigs].term = term;
 		figs[nfigs].desc = ng_figure_of(files[i].pattern);
+		figs[nfigs].parts = ng_figure_parts_of(files[i].pattern);
 		figs[nfigs].panels = figs[nfigs].desc->panels & ng_kind_panels(req->kind);
 		figs[nfigs].files = ng_xcalloc(n, sizeof(*figs[nfigs].files));
 		if (!figs[nfigs++].panels) {
@@ -1513,6 +1934,9 @@ ng_status ng_plot_render(const struct ng_plot_file *files, size_t n, const struc
 		if (rc)
 			goto out_free_figs;
 	}
+	rc = ng_figs_split(&figs, &nfigs, req->kind);
+	if (rc)
+		goto out_free_figs;
 
 	/* names, data and scripts */
 	for (i = 0; i < nfigs; i++) {
@@ -1522,9 +1946,12 @@ ng_status ng_plot_render(const struct ng_plot_file *files, size_t n, const struc
 			g->stem = ng_xasprintf("%s", stem);
 		} else {
 			char *word = ng_file_word(g->files[0]->pattern);
+			char *part = g->sub ? ng_file_word(g->sub) : NULL;
 
-			g->stem = ng_xasprintf("%s-%s", stem, word);
+			g->stem = part ? ng_xasprintf("%s-%s-%s", stem, word, part)
+			               : ng_xasprintf("%s-%s", stem, word);
 			free(word);
+			free(part);
 		}
 		g->dat = ng_xcalloc(g->n, sizeof(*g->dat));
 		for (j = 0; j < g->n; j++)
@@ -1545,6 +1972,12 @@ ng_status ng_plot_render(const struct ng_plot_file *files, size_t n, const struc
 			goto out_free_figs;
 		if (!req->quiet)
 			printf("%s%s\n", figs[i].stem, term->ext);
+		if (req->made) {
+			char *fig = ng_xasprintf("%s%s", figs[i].stem, term->ext);
+
+			req->made(req->made_data, fig);
+			free(fig);
+		}
 	}
 
 out_free_figs:

@@ -63,6 +63,10 @@ struct ng_plot_req {
 	enum ng_plot_kind kind;
 	const char *gnuplot; /* NULL: write scripts and data, run nothing */
 	bool quiet;          /* true: do not list the figures on stdout */
+	/* Optional: called with the path of every figure drawn, in order (a
+	 * pattern drawn in parts, rma, gives several for one group). */
+	void (*made)(void *data, const char *path);
+	void *made_data;
 };
 
 /*

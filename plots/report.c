@@ -364,10 +364,41 @@ static ng_status ng_report_paste_svg(struct ng_report *r, const char *path)
 	return NG_OK;
 }
 
-/* Draws @files (one pattern) with the svg terminal and pastes the figure. */
+/* The figures one drawing made (ng_plot_req.made). */
+struct ng_report_made {
+	char **paths;
+	size_t n, cap;
+};
+
+static void ng_report_made_add(void *data, const char *path)
+{
+	struct ng_report_made *m = data;
+
+	if (m->n == m->cap) {
+		m->cap = m->cap ? 2 * m->cap : 8;
+		m->paths = realloc(m->paths, m->cap * sizeof(*m->paths));
+		if (!m->paths) {
+			ng_error("out of memory");
+			abort();
+		}
+	}
+	m->paths[m->n] = strdup(path);
+	if (!m->paths[m->n++]) {
+		ng_error("out of memory");
+		abort();
+	}
+}
+
+/* Draws @files (one pattern) with the svg terminal and pastes the figures
+ * (one, or one per part of a pattern drawn in parts). */
 static ng_status ng_report_figure(struct ng_report *r, const struct ng_plot_file *files, size_t n)
 {
-	struct ng_plot_req req = {.kind = NG_PLOT_KIND_AUTO, .gnuplot = r->gnuplot, .quiet = true};
+	struct ng_report_made made = {0};
+	struct ng_plot_req req = {.kind = NG_PLOT_KIND_AUTO,
+	                          .gnuplot = r->gnuplot,
+	                          .quiet = true,
+	                          .made = ng_report_made_add,
+	                          .made_data = &made};
 	char *out;
 	ng_status rc;
 
@@ -380,11 +411,17 @@ static ng_status ng_report_figure(struct ng_report *r, const struct ng_plot_file
 	}
 	req.out = out;
 	rc = ng_plot_render(files, n, &req);
-	if (rc == NG_OK) {
-		fputs("<figure>\n", r->f);
-		rc = ng_report_paste_svg(r, out);
-		fputs("</figure>\n", r->f);
+	for (size_t i = 0; i < made.n; i++) {
+		if (rc == NG_OK) {
+			if (i)
+				r->nfig++; /* a prefix of its own for the ids of each figure */
+			fputs("<figure>\n", r->f);
+			rc = ng_report_paste_svg(r, made.paths[i]);
+			fputs("</figure>\n", r->f);
+		}
+		free(made.paths[i]);
 	}
+	free(made.paths);
 	free(out);
 	return rc;
 }

@@ -142,12 +142,50 @@ def alltoall():
     return d
 
 
-def rma():
+def custom():
     """A pattern without a figure of its own: the plotter's fallback."""
-    d = head("rma", "tcp", 2)
+    d = head("custom", "tcp", 2)
     for s in SIZES[:12]:
         d["results"].append({"size": s, "count": 1000, "put_latency_us": stats(lat(s, 1.5)),
                              "put_bandwidth_MBps": stats(s / lat(s, 1.5))})
+    return d
+
+
+def rma(module, factor):
+    """The rma suite: rows of several tests, syncs, origin counts (a figure per test)."""
+    d = head("rma", module, 4, {"rma-test": "all", "rma-sync": "pscw,fence,lock"})
+    sizes = [8, 64, 1024, 65536]
+
+    def row(test, sync, size, t, origins=1, targets=1, burst=1, epochs=1.0, moved=None):
+        moved = size * burst if moved is None else moved
+        return {"size": size, "count": 500, "test": test, "sync": sync, "time_us": stats(t, 500),
+                "bandwidth_MBps": stats(moved / t, 500), "epochs_per_s": stats(epochs * 1e6 / t, 500),
+                "origins": origins, "targets": targets, "burst": burst, "verified": 0,
+                "aggregate_epochs_per_s": epochs * 1e6 / (t * 1.05)}
+
+    for sync, k in (("pscw", 1.0), ("fence", 1.3)):
+        for s in sizes:
+            d["results"].append(row("put-pingpong", sync, s, factor * k * lat(s, 0.9), 2, 2))
+    for sync, k in (("fence", 1.0), ("pscw", 1.2), ("two-sided", 0.8)):
+        for s in sizes:
+            d["results"].append(row("bidir", sync, s, factor * k * lat(s, 1.1), 2, 2, epochs=2.0, moved=2 * s))
+    for sync, k in (("pscw", 1.0), ("lock-exclusive", 1.1)):
+        for s in sizes:
+            d["results"].append(row("put-bw", sync, s, factor * k * lat(16 * s, 2.0), burst=16))
+    for n in (1, 2, 3):
+        d["results"].append(row("sync", "pscw", 0, factor * 0.9 * n, n, 1, 0, epochs=n))
+    for n in (2, 3):
+        d["results"].append(row("sync", "pscw", 0, factor * 1.1 * n, 1, n, 0))
+    for n in (1, 2, 3):
+        d["results"].append(row("multi-origin", "pscw", 65536, factor * 16 * 65536 / 9000.0 * n, n, 1, 16,
+                                epochs=n, moved=n * 16 * 65536))
+    for sync in ("lock-exclusive", "lock-shared"):
+        for s in sizes:
+            d["results"].append(row("lock", sync, s, factor * lat(s, 0.5)))
+        for n in (2, 3):
+            d["results"].append(row("lock", sync, 8, factor * 0.5 * n, n, 1, epochs=n))
+    d["rma"] = {"tests": ["put-pingpong", "bidir", "put-bw", "sync", "multi-origin", "lock"], "burst": 16,
+                "max_origins": 3, "multi_origin_sizes": [65536], "lock_throughput_size": 8, "skipped": {}}
     return d
 
 
@@ -161,7 +199,9 @@ def main():
         "loggp.json": loggp(),
         "plogp.json": plogp(),
         "alltoall.json": alltoall(),
-        "rma.json": rma(),
+        "custom.json": custom(),
+        "rma-a.json": rma("rma", 1.0),
+        "rma-b.json": rma("mpirma", 2.5),
     }
     # a label that needs escaping in HTML, LaTeX and gnuplot strings
     files["pingpong-2.json"]["env"]["device"] = "lo <127.0.0.1> & 'quotes' \"too\" 50% $_^~#{}\\"

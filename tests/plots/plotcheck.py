@@ -24,8 +24,11 @@ FIXTURES = {
     "loggp.json": "loggp",
     "plogp.json": "plogp",
     "alltoall.json": "alltoall",
-    "rma.json": "rma",
+    "custom.json": "custom",
 }
+
+# the rma suite: a figure per test (test_rma.py)
+RMA_FIXTURES = ["rma-a.json", "rma-b.json"]
 
 
 class Failed(Exception):

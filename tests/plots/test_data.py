@@ -25,7 +25,7 @@ MUST = {
     "plogp": ["size", "g_us_value", "g_us_ci95_lo", "g_us_ci95_hi", "o_s_us_value", "o_r_us_value",
               "L_us_value", "L_us_ci95_lo", "L_us_ci95_hi"],
     "alltoall": ["size", "time_us_median", "time_us_ci95_lo", "time_us_ci95_hi", "algbw_MBps_median"],
-    "rma": ["size", "put_latency_us_median", "put_latency_us_ci95_lo", "put_latency_us_ci95_hi"],
+    "custom": ["size", "put_latency_us_median", "put_latency_us_ci95_lo", "put_latency_us_ci95_hi"],
 }
 
 # the tables each pattern's data file must have, in this order
