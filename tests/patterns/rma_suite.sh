@@ -1,0 +1,108 @@
+#!/bin/bash
+# The rma pattern over one one-sided module configuration, every test with every synchronisation mode it
+# allows, --verify:
+#   rma_suite.sh local|mpi MODULE-ARGS...      e.g.  local -x rma --rma-design direct --rdma-backend shm
+# "mpi" launches the ranks with mpiexec (mpirma), "local" with --np.  Checks the rows each test gives (tests,
+# modes, sizes, origins and targets, burst), that every epoch's content was checked (the "verified" count of
+# each row is the number of epochs the pattern moves data in), the statistics, and with 3 ranks sync,
+# multi-origin and lock with 1..2 origins and targets.  Exit 77 when the module or launcher is not here.
+. "$NGAUGE_SRC/tests/integration/lib.sh"
+
+launch=$1
+shift
+mod=$2 # MODULE-ARGS start with -x NAME
+if [ "$launch" = mpi ]; then
+	command -v mpiexec >/dev/null || { echo "SKIP: mpiexec not installed"; exit 77; }
+fi
+"$NGAUGE" --list 2>/dev/null | grep -q "^  $mod " || { echo "SKIP: module $mod not built"; exit 77; }
+what="$*"
+
+# ngauge_np NP ARGS...: runs the pattern with NP ranks
+ngauge_np() {
+	local np=$1
+	shift
+	if [ "$launch" = mpi ]; then
+		run 0 mpiexec -n "$np" "$NGAUGE" "$@"
+	else
+		run 0 "$NGAUGE" --np "$np" "$@"
+	fi
+}
+
+# The module must open here (a backend or provider that does not: skipped).
+if ! ngauge_np 2 "$@" -p rma --rma-test put-pingpong -s 8 -c 2 -w 0 >/dev/null 2>&1; then
+	echo "SKIP: $what does not open here: $(tail -1 "$T/err")"
+	exit 77
+fi
+
+C=20
+W=3
+TOTAL=$((C + W))
+
+# Two ranks: every test but multi-origin, every mode each allows; odd sizes, one above the staging limit.
+if ngauge_np 2 "$@" -p rma --rma-test all --rma-sync pscw,fence,lock -s 1,24,4093,70000 -c $C -w $W --verify \
+	-o "$T/r2.json"; then
+	pycheck "$T/r2.json" "$what: every test and mode with 2 ranks, every epoch verified" "
+total = $TOTAL
+assert r['complete'] is True and r['module'] == '$mod' and r['pattern'] == 'rma' and r['ranks'] == 2
+b = r['rma']
+assert b['burst'] == 16 and b['max_origins'] == 1 and b['lock_throughput_size'] == 1, b
+assert 'multi-origin' in b['skipped'] and '3 ranks' in b['skipped']['multi-origin'], b['skipped']
+assert '4093' in b['skipped']['acc-pingpong'] and '70000' not in b['skipped']['acc-pingpong'], b['skipped']
+S = [1, 24, 4093, 70000]
+want = {  # test: (modes, sizes, burst, epochs verified per iteration)
+    'put-pingpong': (['pscw', 'fence'], S, 1, 2), 'get-pingpong': (['pscw', 'fence'], S, 1, 2),
+    'acc-pingpong': (['pscw', 'fence'], [24, 70000], 1, 2),
+    'bidir': (['pscw', 'fence', 'two-sided'], S, 1, 2),
+    'put-bw': (['pscw', 'fence', 'lock-exclusive'], S, 16, 1),
+    'get-bw': (['pscw', 'fence', 'lock-exclusive'], S, 16, 1),
+    'sync': (['pscw', 'lock-exclusive'], [0], 0, 0),
+    'sched-1': (['pscw', 'fence', 'lock-exclusive'], S, 32, 1), 'sched-2': (['pscw', 'fence'], S, 2, 2),
+    'lock': (['lock-exclusive', 'lock-shared'], S, 1, 1)}
+assert b['tests'] == [t for t in want], b['tests']
+rows = r['results']
+got = {}
+for x in rows:
+    got.setdefault(x['test'], []).append((x['sync'], x['size']))
+for t, (modes, sizes, burst, per) in want.items():
+    order = ['pscw', 'fence', 'lock-exclusive', 'lock-shared', 'two-sided']
+    exp = [(m, s) for m in sorted(modes, key=order.index) for s in sizes]
+    assert got[t] == exp, (t, got[t], exp)
+for x in rows:
+    modes, sizes, burst, per = want[x['test']]
+    assert x['count'] == $C and x['burst'] == burst, x
+    assert x['verified'] == per * total, (x['test'], x['sync'], x['size'], x['verified'], per * total)
+    assert stats_ok(x['time_us']), x
+    two = x['test'] in ('bidir', 'sched-2') or x['test'].endswith('pingpong')
+    assert (x['origins'], x['targets']) == ((2, 2) if two else (1, 1)), x
+    # bandwidth: the bytes of a timed unit over its time (per sample; the medians agree within the CI)
+    moved = {'bidir': 2, 'sched-2': 4}.get(x['test'], max(burst, 1)) * x['size']
+    if x['test'] == 'sync':
+        moved = 0
+    bw, t = x['bandwidth_MBps'], x['time_us']
+    assert abs(bw['median'] - moved / t['median']) <= 0.5 * (moved / t['ci95'][0] - moved / t['ci95'][1]) + 1e-9, x
+    assert x['aggregate_epochs_per_s'] > 0 and x['epochs_per_s']['median'] > 0, x
+"
+	grep -qE "^ +4093 +$C +put-pingpong +pscw " "$T/out" && grep -q "aggregate_epochs_per_s" "$T/out" &&
+		pass "$what: the table on stdout" || fail "$what: table on stdout: $(head -3 "$T/out")"
+fi
+
+# Three ranks: sync with 1..2 origins and 2 targets, multi-origin with 1..2 origins at the -s sizes, lock
+# throughput with 2 origins.
+if ngauge_np 3 "$@" -p rma --rma-test sync,multi-origin,lock --rma-sync pscw,fence,lock -s 8,65536 -c $C -w $W \
+	--verify -o "$T/r3.json"; then
+	pycheck "$T/r3.json" "$what: sync, multi-origin, lock with 3 ranks, every epoch verified" "
+total = $TOTAL
+assert r['complete'] is True and r['ranks'] == 3 and r['rma']['max_origins'] == 2
+got = [(x['test'], x['sync'], x['size'], x['origins'], x['targets'], x['verified']) for x in r['results']]
+exp = [('sync', m, 0, o, t, 0) for m in ('pscw', 'lock-exclusive') for o, t in ((1, 1), (2, 1), (1, 2))]
+exp += [('multi-origin', m, s, n, 1, n * total) for m in ('pscw', 'fence') for s in (8, 65536) for n in (1, 2)]
+for m in ('lock-exclusive', 'lock-shared'):
+    exp += [('lock', m, s, 1, 1, total) for s in (8, 65536)] + [('lock', m, 8, 2, 1, 2 * total)]
+assert got == exp, [x for x in zip(got, exp) if x[0] != x[1]] or (len(got), len(exp))
+for x in r['results']:
+    assert stats_ok(x['time_us']), x
+    if x['test'] == 'multi-origin':
+        assert x['burst'] == 16 and x['bandwidth_MBps']['median'] > 0, x
+"
+fi
+finish

@@ -1,0 +1,61 @@
+#!/bin/bash
+# The rma pattern's refusals: a module without one-sided operations is refused before anything runs,
+# naming the capability; too few ranks for multi-origin or for --rma-origins, unknown tests and modes, a
+# mode a test does not allow, a bad burst: one line, exit 2.  And a run whose waits add up to more than
+# --timeout (each of them short) is not taken for a lost peer.
+. "$NGAUGE_SRC/tests/integration/lib.sh"
+
+"$NGAUGE" --list 2>/dev/null | grep -q "^  rma " || { echo "SKIP: module rma not built"; exit 77; }
+
+# refused EXPECTED-TEXT ARGS...: exit 2, one line on stderr containing the text
+refused() {
+	local text=$1
+	shift
+	if run 2 "$NGAUGE" "$@" && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -qF -- "$text" "$T/err"; then
+		pass "refused: $* ($(cat "$T/err"))"
+	else
+		fail "$*: expected one line with '$text', got: $(cat "$T/err")"
+	fi
+}
+
+# before anything runs: no header line, no result file
+refused "needs one-sided operations, which module 'tcp' does not offer" -x tcp -p rma -o "$T/tcp.json"
+[ ! -s "$T/out" ] && [ ! -e "$T/tcp.json" ] && pass "tcp: nothing ran" || fail "tcp: something ran: $(cat "$T/out")"
+refused "multi-origin needs at least 3 ranks" -x rma --rdma-backend shm -p rma --rma-test multi-origin
+refused "multi-origin needs at least 3 ranks" -x rma --rdma-backend shm -p rma --rma-test put-bw,multi-origin
+refused "--rma-origins 3 needs 4 ranks, the run has 3" -x rma --rdma-backend shm --np 3 -p rma --rma-test sync \
+	--rma-origins 3
+refused "needs at least 2 ranks" -x rma --rdma-backend shm --np 1 -p rma --rma-test sync
+refused "unknown test 'put'" -x rma --rdma-backend shm -p rma --rma-test put
+refused "unknown mode 'post'" -x rma --rdma-backend shm -p rma --rma-sync post
+refused "lock runs with lock only" -x rma --rdma-backend shm -p rma --rma-test lock --rma-sync pscw
+refused "sync runs with pscw, lock only" -x rma --rdma-backend shm -p rma --rma-test sync --rma-sync fence
+refused "--rma-burst must be 1 to 1024" -x rma --rdma-backend shm -p rma --rma-burst 0
+refused "no size is a multiple of 8" -x rma --rdma-backend shm -p rma --rma-test acc-pingpong -s 1-4
+
+# "all" leaves out what cannot run here and says why
+if run 0 "$NGAUGE" -x rma --rdma-backend shm -p rma --rma-sync fence -s 8 -c 3 -w 0 -o "$T/all.json"; then
+	pycheck "$T/all.json" "--rma-test all --rma-sync fence: the tests fence does not serve are listed, not run" '
+b = r["rma"]
+assert set(b["skipped"]) == {"sync", "lock", "multi-origin"}, b["skipped"]
+assert "runs with pscw, lock only" in b["skipped"]["sync"], b
+assert set(x["test"] for x in r["results"]) == set(b["tests"]) and "sync" not in b["tests"], b["tests"]
+assert all(x["sync"] in ("fence", "two-sided") for x in r["results"])
+'
+fi
+
+# Every wait of this run is short, together they last well over --timeout 1: progress, not silence.  (The
+# count doubles until the timed epochs add up to 1.5 s at least.)
+for c in 300 600 1200 2400 4800; do
+	run 0 "$NGAUGE" -x rma --rdma-backend shm -p rma --rma-test put-pingpong -s 512K -c $c -w 0 --verify \
+		--timeout 1 -o "$T/long.json" || break
+	if python3 -c 'import json, sys; x = json.load(open(sys.argv[1]))["results"][0]
+sys.exit(0 if x["time_us"]["mean"] * 2 * x["count"] > 1.5e6 else 1)' "$T/long.json"; then
+		pycheck "$T/long.json" "a run longer than --timeout made of short waits ($c iterations)" "
+x = r['results'][0]
+assert r['complete'] and x['verified'] == 2 * $c, x
+"
+		break
+	fi
+done
+finish
