@@ -20,7 +20,9 @@
  *   Each group is one figure file: with one group the figure is OUT itself;
  *   with several, each group gets OUT-PATTERN.EXT (fig.pdf -> fig-pingpong.pdf,
  *   fig-loggp.pdf), never panels of one page, so each figure can be placed in
- *   a paper on its own.  Beside each figure F.EXT lie F.gp, the gnuplot script,
+ *   a paper on its own.  The rma suite is drawn as one figure per test (the
+ *   rows' "test"), OUT-rma-TEST.EXT (fig-rma-put-pingpong.pdf), each with
+ *   the files that have rows of that test; a single figure is OUT itself.  Beside each figure F.EXT lie F.gp, the gnuplot script,
  *   and its data: F.dat for one input file, F-1.dat, F-2.dat, ... (in the
  *   order of the files) for several.  Data files are plain whitespace-separated
  *   columns with "#" header comments naming the source file and the columns;
@@ -40,10 +42,18 @@
  *               over them and the breakpoints as vertical dotted lines
  *     plogp     g(m), o_s(m), o_r(m) in one panel, with their CIs
  *     alltoall  time per alltoall, one series per algorithm (and per file)
+ *     rma       per test, one series per file and synchronisation mode (the
+ *               papers' figures, modules side by side): time per epoch or
+ *               iteration (ping-pongs, bidir, sched-2, sync), bandwidth
+ *               (put-bw, get-bw, sched-1, multi-origin); sync against the
+ *               number of origins (one target) and of targets (one origin),
+ *               multi-origin against origins; lock: latency against size
+ *               and the aggregate throughput of n origins (epochs/s)
  *     other     the row's first statistics key against size
  *   --kind latency keeps the time panels (latency, time, T(s), plogp, the
- *   alltoall time), --kind bandwidth the bandwidth panels (pingpong, 1n/n1,
- *   alltoall algbw), --kind overhead the loggp o_s/o_r panel; --kind auto
+ *   alltoall time, rma's time figures), --kind bandwidth the bandwidth panels
+ *   (pingpong, 1n/n1, alltoall algbw, rma's bandwidth figures and lock
+ *   throughput), --kind overhead the loggp o_s/o_r panel; --kind auto
  *   (the default) draws every panel of the pattern.  A kind that selects no
  *   panel of some group is a usage error.  Legends use the --label values in
  *   the order of the files, else "MODULE PATTERN" (made unique by the rank
@@ -62,7 +72,8 @@
  *   by ".html".  Per file: run information, environment and timer, parameters,
  *   the per-size table (median and 95% CI of every statistics key, plain
  *   numbers), the LogGP segments / pLogP parameters with their CIs, and the
- *   figure; a comparison figure per pattern when several files share one.
+ *   figure (rma: every test's); a comparison figure per pattern when several
+ *   files share one.
  *   The figures come from the plot path with the svg terminal in a temporary
  *   directory that is removed afterwards.  Without gnuplot the report is still
  *   written, without figures, and a warning says so.  The file is written to
