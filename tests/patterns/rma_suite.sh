@@ -34,8 +34,8 @@ if ! ngauge_np 2 "$@" -p rma --rma-test put-pingpong -s 8 -c 2 -w 0 >/dev/null 2
 	exit 77
 fi
 
-C=20
-W=3
+C=10
+W=2
 TOTAL=$((C + W))
 
 # Two ranks: every test but multi-origin, every mode each allows; odd sizes, one above the staging limit.
@@ -87,17 +87,22 @@ for x in rows:
 fi
 
 # Three ranks: sync with 1..2 origins and 2 targets, multi-origin with 1..2 origins at the -s sizes, lock
-# throughput with 2 origins.
-if ngauge_np 3 "$@" -p rma --rma-test sync,multi-origin,lock --rma-sync pscw,fence,lock -s 8,65536 -c $C -w $W \
+# throughput with 2 origins.  (Under mpiexec the larger size stays below 32 KiB: MPICH 4.0.2 over UCX lets
+# MPI_Win_complete return before it has read the origin buffers of puts of 32 KiB and more when a target has
+# two origins, so the next epoch's data arrives in their place and --verify rightly fails; see the README.)
+big=65536
+[ "$launch" = mpi ] && big=16384
+if ngauge_np 3 "$@" -p rma --rma-test sync,multi-origin,lock --rma-sync pscw,fence,lock -s 8,$big -c $C -w $W \
 	--verify -o "$T/r3.json"; then
 	pycheck "$T/r3.json" "$what: sync, multi-origin, lock with 3 ranks, every epoch verified" "
 total = $TOTAL
 assert r['complete'] is True and r['ranks'] == 3 and r['rma']['max_origins'] == 2
 got = [(x['test'], x['sync'], x['size'], x['origins'], x['targets'], x['verified']) for x in r['results']]
 exp = [('sync', m, 0, o, t, 0) for m in ('pscw', 'lock-exclusive') for o, t in ((1, 1), (2, 1), (1, 2))]
-exp += [('multi-origin', m, s, n, 1, n * total) for m in ('pscw', 'fence') for s in (8, 65536) for n in (1, 2)]
+big = $big
+exp += [('multi-origin', m, s, n, 1, n * total) for m in ('pscw', 'fence') for s in (8, big) for n in (1, 2)]
 for m in ('lock-exclusive', 'lock-shared'):
-    exp += [('lock', m, s, 1, 1, total) for s in (8, 65536)] + [('lock', m, 8, 2, 1, 2 * total)]
+    exp += [('lock', m, s, 1, 1, total) for s in (8, big)] + [('lock', m, 8, 2, 1, 2 * total)]
 assert got == exp, [x for x in zip(got, exp) if x[0] != x[1]] or (len(got), len(exp))
 for x in r['results']:
     assert stats_ok(x['time_us']), x
