@@ -742,6 +742,17 @@ static ng_status rp_ops(struct rp *rp, const struct rp_meas *m, int t, size_t pu
 	return st;
 }
 
+/* One PSCW access epoch: start(@tg), the operations to each target,
+ * complete.  Module calls only. */
+static ng_status rp_access(struct rp *rp, const struct rp_meas *m, const int *tg, int ntg, size_t put_off)
+{
+	ng_status st = rp->o->start(rp->c, rp->w, tg, ntg);
+
+	for (int i = 0; i < ntg && st == NG_OK; i++)
+		st = rp_ops(rp, m, tg[i], put_off);
+	return st == NG_OK ? rp->o->complete(rp->c, rp->w) : st;
+}
+
 static void rp_sample(struct rp *rp, const struct rp_meas *m, uint64_t it, uint64_t t0, uint64_t t1)
 {
 	double us = ng_timer_us(rp->tm, t1 - t0);
@@ -796,11 +807,7 @@ static ng_status rp_alternate(struct rp *rp, const struct rp_meas *m)
 		} else if (a) {
 			rp_verify_prep(rp, m, it, peer);
 			t0 = ng_timer_now(tm);
-			st = o->start(c, w, &peer, 1);
-			if (st == NG_OK)
-				st = rp_ops(rp, m, peer, off);
-			if (st == NG_OK)
-				st = o->complete(c, w);
+			st = rp_access(rp, m, &peer, 1, off);
 			if (st == NG_OK)
 				st = o->post(c, w, &peer, 1);
 			if (st == NG_OK)
@@ -811,11 +818,7 @@ static ng_status rp_alternate(struct rp *rp, const struct rp_meas *m)
 			if (st == NG_OK)
 				st = o->wait(c, w);
 			if (st == NG_OK)
-				st = o->start(c, w, &peer, 1);
-			if (st == NG_OK)
-				st = rp_ops(rp, m, peer, off);
-			if (st == NG_OK)
-				st = o->complete(c, w);
+				st = rp_access(rp, m, &peer, 1, off);
 		}
 		if (st != NG_OK)
 			break;
@@ -870,11 +873,7 @@ static ng_status rp_both(struct rp *rp, const struct rp_meas *m)
 		case RP_PSCW:
 			st = o->post(c, w, &peer, 1);
 			if (st == NG_OK)
-				st = o->start(c, w, &peer, 1);
-			if (st == NG_OK)
-				st = rp_ops(rp, m, peer, off);
-			if (st == NG_OK)
-				st = o->complete(c, w);
+				st = rp_access(rp, m, &peer, 1, off);
 			if (st == NG_OK)
 				st = o->wait(c, w);
 			break;
@@ -950,11 +949,7 @@ static ng_status rp_fan(struct rp *rp, const struct rp_meas *m)
 			if (target)
 				st = o->post(c, w, og, nog);
 			if (origin && st == NG_OK)
-				st = o->start(c, w, tg, ntg);
-			for (int i = 0; origin && i < ntg && st == NG_OK; i++)
-				st = rp_ops(rp, m, tg[i], off);
-			if (origin && st == NG_OK)
-				st = o->complete(c, w);
+				st = rp_access(rp, m, tg, ntg, off);
 			if (target && st == NG_OK)
 				st = o->wait(c, w);
 			t1 = ng_timer_now(tm);
