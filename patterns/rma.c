@@ -191,6 +191,7 @@ struct rp {
 	double *pool;         /* [P * count] */
 	double *scratch;      /* [P * count] */
 	uint64_t first, last; /* start of the first timed sample, end of the last */
+	double *med;          /* [nplan] reporter: the median of each measurement's main figure */
 	/* --verify of the current measurement */
 	bool bad;  /* this rank saw wrong content */
 	bool told; /* ... and reported it */
@@ -1065,6 +1066,7 @@ static ng_status rp_report(struct rp *rp, const struct rp_meas *m)
 	              span[2] > 0.0 ? m->epochs * (m->half ? 2.0 : 1.0) * (double)count * 1e6 / span[2]
 	                            : 0.0);
 	ng_row_raw(row, "time_us", x, n);
+	rp->med[m - rp->plan] = rp_tests[m->test].burst ? bw.median : t.median;
 	return ng_row_commit(run->results, row);
 }
 
@@ -1103,6 +1105,52 @@ static ng_status rp_block(struct rp *rp)
 	json_object_set_new(blk, "lock_throughput_size", json_integer((json_int_t)run->sizes[0]));
 	json_object_set(blk, "skipped", rp->skipped);
 	return ng_results_block(run->results, "rma", blk);
+}
+
+/* Side by side on stdout: per test, size and origins/targets, the median
+ * of its main figure for each synchronisation mode. */
+static void rp_summary(const struct rp *rp)
+{
+	const char *unit = NULL;
+
+	if (!ng_results_active(rp->run->results))
+		return;
+	for (size_t i = 0; i < rp->nplan; i++) {
+		const struct rp_meas *m = &rp->plan[i];
+		bool dup = false;
+
+		for (size_t k = 0; k < i && !dup; k++)
+			dup = rp->plan[k].test == m->test && rp->plan[k].size == m->size &&
+			      rp->plan[k].origins == m->origins && rp->plan[k].targets == m->targets;
+		if (dup)
+			continue;
+		if (i == 0 || rp->plan[i - 1].test != m->test) {
+			unit = rp_tests[m->test].burst ? "bandwidth_MBps" : "time_us";
+			printf("# rma %s: median %s by synchronisation\n#%9s %7s %7s", rp_tests[m->test].name,
+			       unit, "size", "origins", "targets");
+			for (int s = 0; s < RP_NSYNCS; s++)
+				printf(" %14s", rp_sync_names[s]);
+			putchar('\n');
+		}
+		printf("%10zu %7d %7d", m->size, m->origins, m->targets);
+		for (int s = 0; s < RP_NSYNCS; s++) {
+			size_t k;
+
+			for (k = i; k < rp->nplan; k++) {
+				const struct rp_meas *x = &rp->plan[k];
+
+				if (x->test == m->test && x->size == m->size && x->origins == m->origins &&
+				    x->targets == m->targets && x->sync == (enum rp_sync)s)
+					break;
+			}
+			if (k < rp->nplan)
+				printf(" %14.4g", rp->med[k]);
+			else
+				printf(" %14s", "-");
+		}
+		putchar('\n');
+	}
+	fflush(stdout);
 }
 
 /* ---- run ---------------------------------------------------------------- */
@@ -1167,6 +1215,7 @@ static void rp_teardown(struct rp *rp, ng_status st)
 	free(rp->all);
 	free(rp->pool);
 	free(rp->scratch);
+	free(rp->med);
 	json_decref(rp->skipped);
 }
 
@@ -1218,6 +1267,13 @@ static ng_status rp_run(const struct ng_pattern *p, struct ng_run *run)
 		st = rp_setup(&rp);
 	if (st == NG_OK)
 		st = rp_plan_all(&rp);
+	if (st == NG_OK && ng_results_active(run->results)) {
+		rp.med = calloc(rp.nplan, sizeof(*rp.med));
+		if (!rp.med) {
+			ng_error("rma: out of memory");
+			st = NG_ERR_NOMEM;
+		}
+	}
 	if (st == NG_OK)
 		st = rp_block(&rp);
 	for (size_t i = 0; i < rp.nplan && st == NG_OK; i++) {
@@ -1237,6 +1293,8 @@ static ng_status rp_run(const struct ng_pattern *p, struct ng_run *run)
 		if (st == NG_OK && rp.me == 0)
 			ng_progress(run, i + 1, rp.nplan, m->size);
 	}
+	if (st == NG_OK)
+		rp_summary(&rp);
 	rp_teardown(&rp, st);
 	return st;
 }
