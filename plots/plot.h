@@ -22,11 +22,10 @@
  *   fig-loggp.pdf), never panels of one page, so each figure can be placed in
  *   a paper on its own.  The rma suite is drawn as one figure per test (the
  *   rows' "test"), OUT-rma-TEST.EXT (fig-rma-put-pingpong.pdf), each with
- *   the files that have rows of that test; a single figure is OUT itself.  Beside each figure F.EXT lie F.gp, the gnuplot script,
- *   and its data: F.dat for one input file, F-1.dat, F-2.dat, ... (in the
- *   order of the files) for several.  Data files are plain whitespace-separated
- *   columns with "#" header comments naming the source file and the columns;
- *   a file with several tables separates them by two blank lines (gnuplot
+ *   the files that have rows of that test; a single figure is OUT itself.  Beside each figure F.EXT lie F.gp,
+ * the gnuplot script, and its data: F.dat for one input file, F-1.dat, F-2.dat, ... (in the order of the
+ * files) for several.  Data files are plain whitespace-separated columns with "#" header comments naming the
+ * source file and the columns; a file with several tables separates them by two blank lines (gnuplot
  *   "index").  Numbers are copied from the JSON exactly (shortest text that
  *   reads back to the same double); JSON null is written as NaN.  The script
  *   refers to its data by name relative to its own directory and is run there,
