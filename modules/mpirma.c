@@ -74,8 +74,12 @@
  * several milliseconds on few cores (RDMA-NOTES.md).
  *
  * Memory: window memory is MPI's (MPI_Win_allocate); alloc() is the mpi
- * module's.  Windows left at close() are left to MPI (MPI_Win_free is
- * collective, close() is not); their bookkeeping is freed.
+ * module's.  Windows left at close() are freed there with MPI_Win_free,
+ * which is collective: with windows left, close() is collective too (the
+ * driver closes on every rank after a run; after a failure it aborts the
+ * job instead), where core/module.h promises it is not; leaving them to
+ * MPI_Finalize is worse (MPICH over UCX aborts there over a window never
+ * freed).
  */
 #include "config.h"
 
@@ -242,6 +246,9 @@ static void *mr_watch_main(void *arg)
 	double period = wd->timeout_s / 4 < 1.0 ? wd->timeout_s / 4 : 1.0;
 	uint64_t seen = 0;
 	struct timespec since = {0}, now, until;
+
+	if (period < 0.01)
+		period = 0.01;
 
 	pthread_mutex_lock(&wd->mu);
 	while (!wd->stop) {
@@ -783,14 +790,18 @@ static void mr_close(struct ng_comm *c)
 	struct mpirma *m = mr_of(c);
 	int finalized = 0;
 
-	mr_watch_stop(&m->wd);
 	MPI_Finalized(&finalized);
 	while (m->wins) {
 		struct ng_win *w = m->wins;
 
+		if (!finalized) {
+			mr_win_free(c, w);
+			continue;
+		}
 		m->wins = w->next;
 		mr_win_release(w);
 	}
+	mr_watch_stop(&m->wd);
 	for (int i = 0; i < m->ngrps; i++) {
 		if (!finalized && m->grps[i].g != MPI_GROUP_EMPTY)
 			MPI_Group_free(&m->grps[i].g);
