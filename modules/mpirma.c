@@ -396,7 +396,8 @@ mr_group_build(struct mpirma *m, const int *group, int n, const char *call, cons
 	e->ranks = malloc((size_t)(n ? n : 1) * sizeof(int));
 	if (!e->ranks)
 		return NG_OK; /* used once, like a group past the cache's room */
-	memcpy(e->ranks, group, (size_t)n * sizeof(int));
+	if (n)
+		memcpy(e->ranks, group, (size_t)n * sizeof(int));
 	e->n = n;
 	e->g = *g_p;
 	mr_group_desc(e->desc, sizeof(e->desc), group, n);
@@ -413,7 +414,7 @@ static inline ng_status mr_group(struct mpirma *m, const int *group, int n, cons
 	for (int i = 0; i < m->ngrps; i++) {
 		const struct mr_group *e = &m->grps[i];
 
-		if (e->n == n && memcmp(e->ranks, group, (size_t)n * sizeof(int)) == 0) {
+		if (e->n == n && (n == 0 || memcmp(e->ranks, group, (size_t)n * sizeof(int)) == 0)) {
 			*grp_p = e;
 			*g_p = e->g;
 			return NG_OK;
@@ -624,7 +625,8 @@ static ng_status mr_start(struct ng_comm *c, struct ng_win *w, const int *group,
 		return mr_fail("MPI_Win_start", -1, rc);
 	for (int i = 0; i < n; i++)
 		w->ingrp[group[i]] = true;
-	memcpy(w->acc, group, (size_t)n * sizeof(*group));
+	if (n)
+		memcpy(w->acc, group, (size_t)n * sizeof(*group));
 	w->nacc = n;
 	w->acc_grp = grp;
 	w->in_access = true;
