@@ -49,19 +49,21 @@
  * the group), MPI_Win_complete and MPI_Win_unlock block until the target
  * has taken part, MPI_Win_lock until it is granted (MPICH blocks at the
  * call), and no MPI call is interruptible.  Only the exposure side has a
- * non-blocking test (MPI_Win_test for MPI_Win_wait).  So instead of polling
- * a test in the hot path, every synchronisation and window call arms a
- * watchdog (three relaxed stores into the instance, no system call): a
+ * non-blocking test (MPI_Win_test for MPI_Win_wait); it is not used, so
+ * that wait is MPICH's own MPI_Win_wait as for the other calls.  Instead of
+ * polling in the measured path, every synchronisation and window call arms
+ * a watchdog (three relaxed stores into the instance, no system call): a
  * thread of the instance that sleeps, looks every timeout/4 (at most 1 s)
  * and, when one call has not returned for --timeout seconds, prints one
- * line naming the call, its group or target and the likely cause ("MPI_Win_
- * start to ranks 1: no matching post within 8 s ...") and ends the process
- * with exit status 1 (the launcher then ends the others; result files keep
- * what was measured).  A call is ended between --timeout and --timeout plus
- * a quarter of it (at most 1 s more) after it began.  The thread never
- * calls MPI: the MPI bootstrap asks for MPI_THREAD_FUNNELED; with less the
- * watchdog is off (a warning says so).  Cancellation (SIGINT) is the
- * driver's: it ends the process 3 s after the signal.
+ * line naming the call, its group or target and the likely cause
+ * ("MPI_Win_start to rank 1 has not returned within 8 s: no matching post
+ * ...") and ends the process with exit status 1 (the launcher then ends the
+ * others; result files keep what was measured).  A call is ended between
+ * --timeout and --timeout plus a quarter of it (at most 1 s more) after it
+ * began.  The thread never calls MPI: the MPI bootstrap asks for
+ * MPI_THREAD_FUNNELED; with less the watchdog is off (a warning says so).
+ * Cancellation (SIGINT) is the driver's: it ends the process 3 s after the
+ * signal.
  *
  * Progress.  MPICH 4.0.2 (ch4, intra-node through its active-message path)
  * has no passive-target progress: a lock, put or unlock to a target makes
