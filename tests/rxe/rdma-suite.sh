@@ -6,7 +6,7 @@
 # 1. The layer's conformance test (tests/modules/test_rdma_layer.c) over verbs with 3 ranks: writes and
 #    reads of 1 B .. 4 MiB at odd offsets, notified writes, 30,000 fetch-adds and 3,000 compare-and-swap
 #    increments of one word to the exact count, out-of-bounds accesses refused, heap memory registered.
-# 2. The rma module's correctness test (tests/modules/test_rma_local.c) over verbs for every design and
+# 2. The rma module's correctness test (tests/modules/test_rma_conform.c) over verbs for every design and
 #    scheduling: PSCW, fence, accumulate totals, exclusive and shared locks, bad calls.
 # 3. The rdma module over verbs (tests/integration/rdma_module.sh): --verify over pingpong (2 and 4 ranks),
 #    1n, n1, loggp with a 4-slot ring, plogp, mpbibw and alltoall; bad input; a killed peer. Low counts and
@@ -54,7 +54,7 @@ step layer-verbs "$B/tests/test_rdma_layer" verbs 3
 export NGAUGE_RMA_TEST_TIMEOUT=15
 for d in "direct none" "direct reorder" "direct aggregate" "sendrecv none"; do
     # shellcheck disable=SC2086
-    step "rma-${d// /-}" "$B/tests/test_rma_local" $d verbs
+    step "rma-${d// /-}" "$B/tests/test_rma_conform" rma $d verbs
 done
 step rdma-module env NGAUGE="$N" NGAUGE_RDMA_BACKENDS=verbs NGAUGE_RDMA_COUNT=10 NGAUGE_RDMA_KILL_COUNT=20000 \
     NGAUGE_RDMA_OPTS="--rdma-poll yield" bash "$src/tests/integration/rdma_module.sh"
