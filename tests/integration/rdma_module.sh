@@ -56,6 +56,8 @@ assert "'$be'" in r["env"]["device"] and "'$prov'" in r["env"]["device"]
 	run 0 "$NGAUGE" -x rdma "$@" -p plogp -s 1,4K,64K -c "$(cnt 20)" -w 2 --verify -o "$T/pl.json" &&
 		pycheck "$T/pl.json" "$spec: plogp --verify" 'assert r["complete"] and "plogp" in r'
 	run 0 "$NGAUGE" -x rdma "$@" -p mpbibw -s 1K,1M -c "$(cnt 10)" -w "$(cnt 10)" --verify && pass "$spec: mpbibw --verify"
+	# Four ranks on one emulated device are slow: NGAUGE_RDMA_A2A=0 leaves alltoall out.
+	[ "${NGAUGE_RDMA_A2A:-1}" = 1 ] || continue
 	run 0 "$NGAUGE" -x rdma "$@" --rdma-poll yield -p alltoall --np 4 -s 1,3K,17K -c "$(cnt 5)" -w "$(cnt 5)" --verify -o "$T/a2a.json" &&
 		pycheck "$T/a2a.json" "$spec: alltoall with 4 ranks, every algorithm --verify" 'assert r["complete"] and len(r["results"]) >= 3'
 done
