@@ -42,9 +42,10 @@
  *
  * N is --rma-origins (default: every rank but one).  Passive-target epochs
  * need the target inside a one-sided call on modules that are not truly
- * one-sided (the rma module's sendrecv design, MPICH): in the lock modes
- * every rank that is not an origin waits in a fence, which the origins join
- * after their last epoch.
+ * one-sided (the rma module's sendrecv design, MPICH; core/module.h): in
+ * the lock modes every rank that is not an origin waits in a fence of a
+ * second, small window, which the origins join after their last epoch (and
+ * in which all start together).
  *
  * Memory.  Each test allocates one window (win_allocate, every rank the
  * same length) laid out as [puts, iterations of even number | puts, odd |
@@ -179,6 +180,7 @@ struct rp {
 	json_t *skipped; /* reporter: test -> why */
 	/* the current test's window */
 	struct ng_win *w;
+	struct ng_win *meet; /* lock modes: the window the ranks meet in (fence) */
 	unsigned char *base;
 	size_t stride; /* between slots */
 	size_t half;   /* bytes of one parity half of the put area */
@@ -544,6 +546,7 @@ static ng_status rp_win_open(struct rp *rp, size_t first, size_t last)
 {
 	size_t smax = 0, nput = 0, nget = 0, ndst = 0, len;
 	bool twoside = false;
+	void *meet;
 	ng_status st;
 
 	for (size_t i = first; i < last; i++) {
@@ -564,6 +567,8 @@ static ng_status rp_win_open(struct rp *rp, size_t first, size_t last)
 	rp->dst_off = rp->src_off + rp->stride;
 	len = rp->dst_off + ndst * rp->stride;
 	st = rp->o->win_allocate(rp->c, len, (void **)&rp->base, &rp->w);
+	if (st == NG_OK)
+		st = rp->o->win_allocate(rp->c, 64, &meet, &rp->meet);
 	if (st != NG_OK)
 		return st;
 	if (twoside)
@@ -574,9 +579,11 @@ static ng_status rp_win_open(struct rp *rp, size_t first, size_t last)
 static void rp_win_close(struct rp *rp)
 {
 	ng_bufs_free(rp->c, &rp->bufs);
+	if (rp->meet)
+		rp->o->win_free(rp->c, rp->meet);
 	if (rp->w)
 		rp->o->win_free(rp->c, rp->w);
-	rp->w = NULL;
+	rp->w = rp->meet = NULL;
 	rp->base = NULL;
 }
 
@@ -936,9 +943,10 @@ static ng_status rp_fan(struct rp *rp, const struct rp_meas *m)
 	target = m->fan_in ? me == 0 : me >= 1 && me <= n;
 	timer = lock ? origin : me == 0;
 
-	/* fence: opens the first epoch; lock: the origins start together */
+	/* fence: opens the first epoch; lock: the origins start together, in a
+	 * fence of the other window (no active-target epoch on the locked one) */
 	if (m->sync == RP_FENCE || lock)
-		st = o->fence(c, w);
+		st = o->fence(c, lock ? rp->meet : w);
 	for (uint64_t it = 0; it < total && st == NG_OK && (origin || target || m->sync == RP_FENCE); it++) {
 		size_t off = rp_put_off(rp, m, it & 1, k);
 
@@ -992,7 +1000,7 @@ static ng_status rp_fan(struct rp *rp, const struct rp_meas *m)
 			break; /* into the fence */
 	}
 	if (lock && st == NG_OK)
-		st = o->fence(c, w);
+		st = o->fence(c, rp->meet);
 	return st;
 }
 
