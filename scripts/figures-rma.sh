@@ -5,7 +5,9 @@
 # the rma module's direct and sendrecv designs over --rdma-backend shm and mpirma (MPICH's own one-sided
 # operations, under mpiexec), PSCW put ping-pong (time per epoch) and put bandwidth (16 puts per epoch),
 # and draws doc/figures/rma-put-pingpong.png and doc/figures/rma-put-bw.png.  The result files stay in
-# RESULTS-DIR (default results/rma-figures).
+# RESULTS-DIR (default results/rma-figures).  The ranks run at real-time priority (chrt -f 10) where that is
+# permitted, so other work on a shared host does not take their cores in the middle of an epoch
+# (NGAUGE_RT=0: normal priority).
 set -eu
 cd "$(dirname "$0")/.."
 NG=${NGAUGE:-build/ngauge}
@@ -17,6 +19,10 @@ fi
 mkdir -p "$OUT" doc/figures
 
 common="-p rma --rma-sync pscw --pin 0,1 -s 1-1M:x4"
+prio=""
+if [ "${NGAUGE_RT:-1}" = 1 ] && chrt -f 10 true 2>/dev/null; then
+	prio="chrt -f 10"
+fi
 files_pp=""
 files_bw=""
 labels=""
@@ -26,9 +32,9 @@ measure() {
 	shift 2
 	echo "== $label: put-pingpong and put-bw"
 	# shellcheck disable=SC2086
-	"$@" $common --rma-test put-pingpong -c 2000 -w 200 -o "$OUT/pp-$name.json"
+	$prio "$@" $common --rma-test put-pingpong -c 2000 -w 200 -o "$OUT/pp-$name.json"
 	# shellcheck disable=SC2086
-	"$@" $common --rma-test put-bw --rma-burst 16 -c 200 -w 20 -o "$OUT/bw-$name.json"
+	$prio "$@" $common --rma-test put-bw --rma-burst 16 -c 200 -w 20 -o "$OUT/bw-$name.json"
 	files_pp="$files_pp $OUT/pp-$name.json"
 	files_bw="$files_bw $OUT/bw-$name.json"
 	labels="$labels|$label"
