@@ -43,9 +43,9 @@
  * N is --rma-origins (default: every rank but one).  Passive-target epochs
  * need the target inside a one-sided call on modules that are not truly
  * one-sided (the rma module's sendrecv design, MPICH; core/module.h): in
- * the lock modes every rank that is not an origin waits in a fence of a
- * second, small window, which the origins join after their last epoch (and
- * in which all start together).
+ * the lock modes every rank meets the others after each iteration in a
+ * fence of a second, small window, where the targets wait (and serve)
+ * while the origins hold their epochs.
  *
  * Memory.  Each test allocates one window (win_allocate, every rank the
  * same length) laid out as [puts, iterations of even number | puts, odd |
@@ -69,7 +69,9 @@
  * back by the origin in an untimed lock/get/unlock epoch after each timed
  * one.  Puts carry the payload of (test, size, origin, iteration), get
  * areas that of (test, size, target, slot), and every destination holds the
- * complement of what is expected before its epoch, so stale or missing data
+ * complement of what is expected before its epoch (a target spoils a put
+ * slot for the iteration after next once it has checked it; a passive
+ * origin does so with one more untimed epoch), so stale or missing data
  * cannot pass; accumulate targets are reset to a known base after each
  * check and must hold base + contribution per int64 element.  The checks
  * are outside the timer of the rank doing them, but a peer may wait for
@@ -189,7 +191,9 @@ struct rp {
 	struct ng_req reqs[2];
 	int *ogrp, *tgrp;     /* [P] groups of the current measurement */
 	double *samples;      /* [count] */
+	double *starts;       /* [count] when each sample began (microseconds of the timer) */
 	double *all;          /* [P * count] pooled (lock) */
+	double *all_starts;   /* [P * count] their starts */
 	double *pool;         /* [P * count] */
 	double *scratch;      /* [P * count] */
 	uint64_t first, last; /* start of the first timed sample, end of the last */
@@ -638,17 +642,42 @@ static uint64_t rp_acc_base(const struct rp_meas *m, int target)
 
 /* Before a measurement, outside every epoch: the get area's content and
  * the accumulate base of this rank as a target. */
+/* The put slots of origin @from (its @k-th) for iteration @it, at this
+ * rank: the complement of what that iteration will bring. */
+static void rp_spoil_puts(struct rp *rp, const struct rp_meas *m, uint64_t it, int from, int k)
+{
+	size_t at = rp_put_off(rp, m, it & 1, k);
+
+	for (size_t j = 0; j < m->nput; j++)
+		ng_rma_spoil(rp->base + at + j * rp->stride, m->size, rp_put_tag(m, from, it), false);
+}
+
+/* Before a measurement, outside every epoch, on this rank as a target: the
+ * get area's content, the accumulate base, the put slots spoiled for the
+ * first two iterations (each check spoils them for the iteration after
+ * next). */
 static void rp_verify_setup(struct rp *rp, const struct rp_meas *m)
 {
+	int me = rp->me;
+
 	if (!rp->run->verify)
 		return;
 	for (size_t j = 0; j < m->nget; j++)
-		ng_rma_fill(rp->base + rp->get_off + j * rp->stride, m->size, rp_get_tag(m, rp->me, j),
-		            false);
+		ng_rma_fill(rp->base + rp->get_off + j * rp->stride, m->size, rp_get_tag(m, me, j), false);
 	if (rp_tests[m->test].acc)
 		for (size_t par = 0; par < 2; par++)
-			ng_rma_fill(rp->base + rp_put_off(rp, m, par, 0), m->size, rp_acc_base(m, rp->me),
-			            true);
+			ng_rma_fill(rp->base + rp_put_off(rp, m, par, 0), m->size, rp_acc_base(m, me), true);
+	if (rp_tests[m->test].acc || !m->nput)
+		return;
+	for (uint64_t it = 0; it < 2; it++) {
+		if (rp_tests[m->test].shape != RP_FAN && me < 2)
+			rp_spoil_puts(rp, m, it, me == 0 ? 1 : 0, 0);
+		else if (rp_tests[m->test].shape == RP_FAN && m->fan_in && me == 0)
+			for (int o = 1; o <= m->n; o++)
+				rp_spoil_puts(rp, m, it, o, o - 1);
+		else if (rp_tests[m->test].shape == RP_FAN && !m->fan_in && me >= 1 && me <= m->n)
+			rp_spoil_puts(rp, m, it, 0, 0);
+	}
 }
 
 /* Origin side before iteration @it: the data its puts carry, and its get
@@ -686,6 +715,7 @@ static void rp_verify_puts(struct rp *rp, const struct rp_meas *m, uint64_t it, 
 	} else {
 		for (size_t j = 0; j < m->nput; j++)
 			rp_check(rp, m, "put", from, it, rp->base + at + j * rp->stride, tag, false);
+		rp_spoil_puts(rp, m, it + 2, from, k);
 	}
 	rp->checked++;
 }
@@ -722,6 +752,15 @@ static ng_status rp_verify_readback(struct rp *rp, const struct rp_meas *m, uint
 		st = rp->o->unlock(rp->c, rp->w, target);
 	for (size_t j = 0; j < m->nput && st == NG_OK; j++)
 		rp_check(rp, m, "put (read back)", rp->me, it, dst + j * rp->stride, tag, false);
+	/* the slots spoiled for the iteration after next, in one more epoch */
+	for (size_t j = 0; j < m->nput; j++)
+		ng_rma_spoil(dst + j * rp->stride, m->size, rp_put_tag(m, rp->me, it + 2), false);
+	if (st == NG_OK)
+		st = rp->o->lock(rp->c, rp->w, target, m->sync == RP_LOCK_EXCL);
+	for (size_t j = 0; j < m->nput && st == NG_OK; j++)
+		st = rp->o->put(rp->c, rp->w, target, at + j * rp->stride, dst + j * rp->stride, m->size);
+	if (st == NG_OK)
+		st = rp->o->unlock(rp->c, rp->w, target);
 	rp->checked++;
 	return st;
 }
@@ -771,6 +810,7 @@ static void rp_sample(struct rp *rp, const struct rp_meas *m, uint64_t it, uint6
 		rp->first = t0;
 	rp->last = t1;
 	rp->samples[it - rp->run->warmup] = m->half ? us / 2.0 : us;
+	rp->starts[it - rp->run->warmup] = ng_timer_us(rp->tm, t0);
 }
 
 /*
@@ -916,8 +956,11 @@ static ng_status rp_both(struct rp *rp, const struct rp_meas *m)
  *          the origin).
  *   fence  origins' ops, fence; rank 0 times fence to fence.
  *   lock   origins: lock every target, ops to each, unlock each; every
- *          origin times its own epochs.  Everyone else waits in a fence,
- *          which the origins join after their last epoch.
+ *          origin times its own epochs.  Then every rank meets in a fence of
+ *          the second window, in which the others wait meanwhile (and serve,
+ *          where the module needs them to): one iteration at a time, so no
+ *          rank waits there longer than an iteration takes (a module may
+ *          end a call that waits beyond --timeout).
  */
 static ng_status rp_fan(struct rp *rp, const struct rp_meas *m)
 {
@@ -947,7 +990,8 @@ static ng_status rp_fan(struct rp *rp, const struct rp_meas *m)
 	 * fence of the other window (no active-target epoch on the locked one) */
 	if (m->sync == RP_FENCE || lock)
 		st = o->fence(c, lock ? rp->meet : w);
-	for (uint64_t it = 0; it < total && st == NG_OK && (origin || target || m->sync == RP_FENCE); it++) {
+	for (uint64_t it = 0; it < total && st == NG_OK && (origin || target || m->sync == RP_FENCE || lock);
+	     it++) {
 		size_t off = rp_put_off(rp, m, it & 1, k);
 
 		if (origin)
@@ -973,7 +1017,7 @@ static ng_status rp_fan(struct rp *rp, const struct rp_meas *m)
 			break;
 		default:
 			if (!origin)
-				break;
+				break; /* to the meeting (a target serves there) */
 			t0 = ng_timer_now(tm);
 			for (int i = 0; i < ntg && st == NG_OK; i++)
 				st = o->lock(c, w, tg[i], excl);
@@ -996,15 +1040,38 @@ static ng_status rp_fan(struct rp *rp, const struct rp_meas *m)
 			for (int i = 0; lock && i < ntg && st == NG_OK; i++)
 				st = rp_verify_readback(rp, m, it, tg[i], k);
 		}
-		if (lock && !origin)
-			break; /* into the fence */
+		/* every rank meets the others after each lock iteration (the
+		 * read-back included), never waiting longer than one of them */
+		if (lock && st == NG_OK)
+			st = o->fence(c, rp->meet);
 	}
-	if (lock && st == NG_OK)
-		st = o->fence(c, rp->meet);
 	return st;
 }
 
 /* ---- reporting ---------------------------------------------------------- */
+
+/* The time in which the origins of a lock measurement held epochs: the
+ * ranks meet between iterations, so per iteration from the first start to
+ * the last end (one host: one clock), else the longest epoch; summed. */
+static double rp_lock_span(const struct rp *rp, const struct rp_meas *m, int first)
+{
+	size_t count = rp->run->count;
+	double span = 0.0;
+
+	for (size_t i = 0; i < count; i++) {
+		double lo = 1e300, hi = -1e300, longest = 0.0;
+
+		for (int r = first; r < first + m->origins; r++) {
+			double s = rp->all_starts[(size_t)r * count + i], d = rp->all[(size_t)r * count + i];
+
+			lo = s < lo ? s : lo;
+			hi = s + d > hi ? s + d : hi;
+			longest = d > longest ? d : longest;
+		}
+		span += rp->one_host ? hi - lo : longest;
+	}
+	return span;
+}
 
 /* After a measurement, collective: agrees on --verify, gathers pooled
  * samples, and commits the row. */
@@ -1038,6 +1105,8 @@ static ng_status rp_report(struct rp *rp, const struct rp_meas *m)
 		span[2] = span[0] + span[1];
 	if (pooled) {
 		st = ng_samples_gather(run->boot, rp->samples, count, rp->all);
+		if (st == NG_OK)
+			st = ng_samples_gather(run->boot, rp->starts, count, rp->all_starts);
 		if (st != NG_OK)
 			return st;
 	}
@@ -1052,6 +1121,7 @@ static ng_status rp_report(struct rp *rp, const struct rp_meas *m)
 			       count * sizeof(*rp->pool));
 		x = rp->pool;
 		n = (size_t)m->origins * count;
+		span[2] = rp_lock_span(rp, m, first);
 	}
 	ng_samples_stats(x, n, rp->scratch, &t);
 	ng_samples_bw(x, n, m->bytes, rp->scratch, &bw);
@@ -1069,7 +1139,7 @@ static ng_status rp_report(struct rp *rp, const struct rp_meas *m)
 	ng_row_number(row, "verified", agree[1]);
 	/* every access epoch of the timed iterations over their span: on one
 	 * host from the first start to the last end of any timing rank, else
-	 * the longest of their own spans (the origins start together) */
+	 * the longest of their own spans; lock: per iteration (rp_lock_span) */
 	ng_row_number(row, "aggregate_epochs_per_s",
 	              span[2] > 0.0 ? m->epochs * (m->half ? 2.0 : 1.0) * (double)count * 1e6 / span[2]
 	                            : 0.0);
@@ -1190,8 +1260,10 @@ static ng_status rp_setup(struct rp *rp)
 	rp->ogrp = calloc(P, sizeof(*rp->ogrp));
 	rp->tgrp = calloc(P, sizeof(*rp->tgrp));
 	rp->samples = calloc(count + 1, sizeof(*rp->samples));
+	rp->starts = calloc(count + 1, sizeof(*rp->starts));
 	rp->all = calloc(P * count + 1, sizeof(*rp->all));
-	if (!rp->ogrp || !rp->tgrp || !rp->samples || !rp->all)
+	rp->all_starts = calloc(P * count + 1, sizeof(*rp->all_starts));
+	if (!rp->ogrp || !rp->tgrp || !rp->samples || !rp->starts || !rp->all || !rp->all_starts)
 		goto err_nomem;
 	if (ng_results_active(rp->run->results)) {
 		rp->pool = calloc(P * count + 1, sizeof(*rp->pool));
@@ -1220,7 +1292,9 @@ static void rp_teardown(struct rp *rp, ng_status st)
 	free(rp->ogrp);
 	free(rp->tgrp);
 	free(rp->samples);
+	free(rp->starts);
 	free(rp->all);
+	free(rp->all_starts);
 	free(rp->pool);
 	free(rp->scratch);
 	free(rp->med);
