@@ -44,18 +44,26 @@ assert all(x["sync"] in ("fence", "two-sided") for x in r["results"])
 '
 fi
 
-# Every wait of this run is short, together they last well over --timeout 1: progress, not silence.  (The
-# count doubles until the timed epochs add up to 1.5 s at least.)
-for c in 300 600 1200 2400 4800; do
-	run 0 "$NGAUGE" -x rma --rdma-backend shm -p rma --rma-test put-pingpong -s 512K -c $c -w 0 --verify \
-		--timeout 1 -o "$T/long.json" || break
-	if python3 -c 'import json, sys; x = json.load(open(sys.argv[1]))["results"][0]
-sys.exit(0 if x["time_us"]["mean"] * 2 * x["count"] > 1.5e6 else 1)' "$T/long.json"; then
-		pycheck "$T/long.json" "a run longer than --timeout made of short waits ($c iterations)" "
+# Every wait of these runs is short, together they last well over --timeout 2: progress, not silence; in
+# the lock modes no rank waits for the others' whole loop in one call.  (The count doubles until a run lasts
+# 5 s at least.)
+long_run() { # TEST SIZE EPOCHS-CHECKED-PER-ITERATION
+	local c t0 took
+	for c in 250 500 1000 2000 4000; do
+		t0=$(date +%s.%N)
+		run 0 "$NGAUGE" -x rma --rdma-backend shm -p rma --rma-test "$1" -s "$2" -c $c -w 0 --verify \
+			--timeout 2 -o "$T/long.json" || return
+		took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+		if awk -v s="$took" 'BEGIN { exit !(s > 5) }'; then
+			pycheck "$T/long.json" "$1: a run of ${took%.*} s, longer than --timeout, made of short waits" "
 x = r['results'][0]
-assert r['complete'] and x['verified'] == 2 * $c, x
+assert r['complete'] and x['verified'] == $3 * $c, x
 "
-		break
-	fi
-done
+			return
+		fi
+	done
+	fail "$1: no run lasted 5 s"
+}
+long_run put-pingpong 512K 2
+long_run lock 2M 1
 finish
