@@ -33,11 +33,11 @@ trap 'rm -rf "$W"' EXIT
 fails=0
 T0=$EPOCHREALTIME
 
-# step NAME CMD...: runs CMD (400 s at most); its output is shown when it fails.
+# step NAME CMD...: runs CMD (600 s at most); its output is shown when it fails.
 step() {
     local name=$1 rc start=$EPOCHREALTIME us
     shift
-    timeout -k 5 400 "$@" >"$W/$name.out" 2>&1
+    timeout -k 5 600 "$@" >"$W/$name.out" 2>&1
     rc=$?
     us=$((${EPOCHREALTIME/./} - ${start/./}))
     if [ "$rc" = 0 ]; then
