@@ -43,29 +43,31 @@
 enum { EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
 
 static const struct ng_option core_options[] = {
-    {"module", NG_OPT_STRING, "tcp", "communication module (-x); see --list", NULL, "NAME"},
-    {"pattern", NG_OPT_STRING, "pingpong", "benchmark pattern (-p); see --list", NULL, "NAME"},
-    {"list", NG_OPT_FLAG, NULL, "list modules, patterns and their options (-l)", NULL, NULL},
-    {"sizes", NG_OPT_STRING, NULL, "message sizes (-s): 1-1M, 1-64K:x1.5, 1,8,4K, 1K-64K:+1K", NULL, "SPEC"},
-    {"count", NG_OPT_INT, "1000", "timed repetitions per size (-c)", NULL, "N"},
-    {"warmup", NG_OPT_INT, "100", "untimed repetitions before them (-w)", NULL, "N"},
-    {"output", NG_OPT_STRING, NULL, "results file (-o); .json or .csv picks the format", NULL, "FILE"},
-    {"np", NG_OPT_INT, "2", "number of local ranks when not launched by MPI", NULL, "N"},
-    {"timer", NG_OPT_CHOICE, NULL, "timer (default: tsc where invariant, else clock)", "tsc|clock|mpi", NULL},
-    {"timer-info", NG_OPT_FLAG, NULL, "print the timer's resolution and overhead and exit", NULL, NULL},
-    {"verify", NG_OPT_FLAG, NULL, "check every received payload byte", NULL, NULL},
-    {"raw", NG_OPT_FLAG, NULL, "keep raw samples in the results file", NULL, NULL},
-    {"seed", NG_OPT_INT, "1", "seed for random pairings and server choice", NULL, "N"},
-    {"server", NG_OPT_FLAG, NULL, "wait for one --client (two hosts, no MPI)", NULL, NULL},
-    {"client", NG_OPT_STRING, NULL, "connect to a --server on HOST", NULL, "HOST"},
-    {"port", NG_OPT_INT, "5217", "bootstrap port of --server/--client", NULL, "PORT"},
-    {"bind", NG_OPT_STRING, NULL, "bootstrap address --server listens on (default: all)", NULL, "ADDR"},
+    {"module", NG_OPT_STRING, "tcp", "communication module (-x); see --list", NULL, "NAME", NULL},
+    {"pattern", NG_OPT_STRING, "pingpong", "benchmark pattern (-p); see --list", NULL, "NAME", NULL},
+    {"list", NG_OPT_FLAG, NULL, "list modules, patterns and their options (-l)", NULL, NULL, NULL},
+    {"sizes", NG_OPT_STRING, NULL, "message sizes (-s): 1-1M, 1-64K:x1.5, 1,8,4K, 1K-64K:+1K", NULL, "SPEC",
+     NULL},
+    {"count", NG_OPT_INT, "1000", "timed repetitions per size (-c)", NULL, "N", NULL},
+    {"warmup", NG_OPT_INT, "100", "untimed repetitions before them (-w)", NULL, "N", NULL},
+    {"output", NG_OPT_STRING, NULL, "results file (-o); .json or .csv picks the format", NULL, "FILE", NULL},
+    {"np", NG_OPT_INT, "2", "number of local ranks when not launched by MPI", NULL, "N", NULL},
+    {"timer", NG_OPT_CHOICE, NULL, "timer (default: tsc where invariant, else clock)", "tsc|clock|mpi", NULL,
+     NULL},
+    {"timer-info", NG_OPT_FLAG, NULL, "print the timer's resolution and overhead and exit", NULL, NULL, NULL},
+    {"verify", NG_OPT_FLAG, NULL, "check every received payload byte", NULL, NULL, NULL},
+    {"raw", NG_OPT_FLAG, NULL, "keep raw samples in the results file", NULL, NULL, NULL},
+    {"seed", NG_OPT_INT, "1", "seed for random pairings and server choice", NULL, "N", NULL},
+    {"server", NG_OPT_FLAG, NULL, "wait for one --client (two hosts, no MPI)", NULL, NULL, NULL},
+    {"client", NG_OPT_STRING, NULL, "connect to a --server on HOST", NULL, "HOST", NULL},
+    {"port", NG_OPT_INT, "5217", "bootstrap port of --server/--client", NULL, "PORT", NULL},
+    {"bind", NG_OPT_STRING, NULL, "bootstrap address --server listens on (default: all)", NULL, "ADDR", NULL},
     {"pin", NG_OPT_STRING, NULL, "run rank r on CPU LIST[r mod length], e.g. 0,1 (default: unpinned)", NULL,
-     "LIST"},
-    {"timeout", NG_OPT_DOUBLE, "8", "seconds after which a silent peer counts as lost", NULL, "SEC"},
-    {"help", NG_OPT_FLAG, NULL, "this help (-h)", NULL, NULL},
-    {"version", NG_OPT_FLAG, NULL, "print the version (-V)", NULL, NULL},
-    {NULL, 0, NULL, NULL, NULL, NULL},
+     "LIST", NULL},
+    {"timeout", NG_OPT_DOUBLE, "8", "seconds after which a silent peer counts as lost", NULL, "SEC", NULL},
+    {"help", NG_OPT_FLAG, NULL, "this help (-h)", NULL, NULL, NULL},
+    {"version", NG_OPT_FLAG, NULL, "print the version (-V)", NULL, NULL, NULL},
+    {NULL, 0, NULL, NULL, NULL, NULL, NULL},
 };
 
 static const struct {
@@ -144,10 +146,13 @@ static char short_of(const char *name)
 	return 0;
 }
 
-static void print_options(FILE *f, const struct ng_option *t, bool core)
+/* The options of table @t; @module: only those it reads (a shared table). */
+static void print_options(FILE *f, const struct ng_option *t, bool core, const char *module)
 {
 	for (; t && t->name; t++) {
 		char left[96], sc = core ? short_of(t->name) : 0;
+		if (module && !ng_option_read_by(t, module))
+			continue;
 		int n = sc ? snprintf(left, sizeof(left), "-%c, --%s", sc, t->name)
 		           : snprintf(left, sizeof(left), "    --%s", t->name);
 		if (t->type != NG_OPT_FLAG && n > 0 && (size_t)n < sizeof(left))
@@ -181,7 +186,7 @@ static void print_help(void)
 	       "       ngauge report FILE... [-o OUT.html]\n\n"
 	       "options:\n",
 	       NG_VERSION);
-	print_options(stdout, core_options, true);
+	print_options(stdout, core_options, true, NULL);
 	printf("\nModule and pattern options are listed by --list.\n");
 }
 
@@ -197,7 +202,7 @@ static void print_list(void)
 		if (m->max_msg)
 			printf("; max message %zu bytes", m->max_msg);
 		printf(")\n");
-		print_options(stdout, m->options, false);
+		print_options(stdout, m->options, false, m->name);
 	}
 	for (size_t i = 0; ng_missing_modules[i].name; i++)
 		printf("  %-10s not available: %s\n", ng_missing_modules[i].name, ng_missing_modules[i].why);
@@ -208,7 +213,7 @@ static void print_list(void)
 		printf("  %-10s %s\n  %-10s (needs: %s; ranks >= %d%s; default sizes %s)\n", p->name, p->desc,
 		       "", caps[0] ? caps : "nothing special", p->min_ranks, p->even_ranks ? ", even" : "",
 		       p->default_sizes ? p->default_sizes : "1-1M");
-		print_options(stdout, p->options, false);
+		print_options(stdout, p->options, false, NULL);
 	}
 }
 
@@ -511,6 +516,9 @@ static json_t *doc_head(const struct plan *p, const struct ng_args *a, struct ng
 	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
 		json_object_del(params, drop[i]);
 	json_object_set_new(params, "sizes", json_string(p->sizes_spec));
+	for (const struct ng_option *o = p->mod->options; o && o->name; o++)
+		if (!ng_option_read_by(o, p->mod->name))
+			json_object_del(mod, o->name);
 	json_object_foreach_safe(mod, tmp, key, v) json_object_set(params, key, v);
 	json_object_foreach_safe(pat, tmp, key, v) json_object_set(params, key, v);
 	json_decref(mod);
