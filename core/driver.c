@@ -167,7 +167,7 @@ static void print_options(FILE *f, const struct ng_option *t, bool core, const c
 static void caps_string(unsigned caps, char *buf, size_t len)
 {
 	buf[0] = '\0';
-	for (unsigned bit = 1; bit <= NG_CAP_MULTIRANK; bit <<= 1) {
+	for (unsigned bit = 1; bit && bit <= caps; bit <<= 1) {
 		if (!(caps & bit))
 			continue;
 		if (buf[0])
@@ -868,8 +868,10 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 	unsigned missing = p.pat->needs & ~p.mod->caps;
 	if (missing) {
 		unsigned bit = missing & -missing;
-		ng_error("pattern '%s' needs %s, which module '%s' does not offer", p.pat->name,
-		         ng_cap_name(bit), p.mod->name);
+		ng_modules_offering(p.pat->needs, names, sizeof(names));
+		ng_error("pattern '%s' needs %s, which module '%s' does not offer (%s%s)", p.pat->name,
+		         ng_cap_name(bit), p.mod->name,
+		         names[0] ? "modules that do: " : "no module of this build does", names);
 		goto out;
 	}
 	p.sizes_spec = ng_args_given(&a, "sizes") ? ng_args_str(&a, "sizes")

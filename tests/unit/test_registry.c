@@ -95,6 +95,8 @@ int main(void)
 		      "module '%s': non-blocking flag and operations disagree", m->name);
 		CHECK(!(m->caps & NG_CAP_ONESIDED) == !m->rma, "module '%s': one-sided flag and rma disagree",
 		      m->name);
+		CHECK(!(m->caps & NG_CAP_ALLTOALL) == !m->alltoall,
+		      "module '%s': alltoall flag and operation disagree", m->name);
 		for (size_t j = 0; j < i; j++)
 			CHECK(strcmp(ng_modules[j]->name, m->name) != 0, "module name '%s' twice", m->name);
 		bool shared_seen = false;
