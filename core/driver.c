@@ -24,6 +24,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -337,6 +338,8 @@ struct plan {
 	size_t *sizes;
 	size_t nsizes;
 	const char *sizes_spec;
+	bool sizes_default; /* no -s: the pattern's list, cut to the module's largest message */
+	char *sizes_cut;    /* the spec of that cut list (owned) */
 	long long count, warmup, np, seed;
 	const char *output;
 	double timeout;
@@ -413,6 +416,35 @@ static int check_instance(const struct plan *p, const struct ng_comm *comm, stru
 	if ((double)(boot->size - boot->rank) == first)
 		ng_error("%s", why);
 	return EXIT_USAGE;
+}
+
+/*
+ * Without -s the sizes stop at the instance's largest message.  Every rank
+ * has its own limit (devices may differ between nodes); all take the
+ * smallest, and rank 0 notes the cut once.  Returns 0, or 1 when a peer was
+ * lost while agreeing.
+ */
+static int fit_default_sizes(struct plan *p, const struct ng_comm *comm, struct ng_boot *boot)
+{
+	double lim = comm->max_msg ? -(double)comm->max_msg : -HUGE_VAL;
+	size_t max, last = p->sizes[p->nsizes - 1];
+
+	if (ng_boot_max(boot, &lim, 1))
+		return 1;
+	if (lim == -HUGE_VAL)
+		return 0;
+	max = (size_t)-lim;
+	if (!ng_sizes_cap(p->sizes, &p->nsizes, max))
+		return 0;
+	p->sizes_cut = ng_sizes_format(p->sizes, p->nsizes);
+	if (p->sizes_cut)
+		p->sizes_spec = p->sizes_cut;
+	if (boot->rank == 0)
+		fprintf(stderr,
+		        "ngauge: note: sizes stop at %zu bytes, the largest message of module '%s'%s (the "
+		        "default list goes on to %zu; -s chooses the sizes)\n",
+		        max, p->mod->name, max != p->mod->max_msg ? " here" : "", last);
+	return 0;
 }
 
 static int status_exit(ng_status st)
@@ -615,6 +647,10 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct 
 		goto out_boot;
 	}
 	comm->cancel = &cancel_flag;
+	if (p->sizes_default && fit_default_sizes(p, comm, boot)) {
+		code = 1;
+		goto out_close;
+	}
 	/* An instance may offer less than its descriptor (a wrapper over a base
 	 * module, a device without some feature). */
 	code = check_instance(p, comm, boot, &agreed);
@@ -874,13 +910,16 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 		         names[0] ? "modules that do: " : "no module of this build does", names);
 		goto out;
 	}
-	p.sizes_spec = ng_args_given(&a, "sizes") ? ng_args_str(&a, "sizes")
-	                                          : (p.pat->default_sizes ? p.pat->default_sizes : "1-1M");
+	p.sizes_default = !ng_args_given(&a, "sizes");
+	p.sizes_spec = !p.sizes_default ? ng_args_str(&a, "sizes")
+	                                : (p.pat->default_sizes ? p.pat->default_sizes : "1-1M");
 	if (ng_sizes_parse(p.sizes_spec, &p.sizes, &p.nsizes, err, sizeof(err))) {
 		ng_error("%s", err);
 		goto out;
 	}
-	if (max_size_why(&p, p.mod->max_msg, "", err, sizeof(err))) {
+	/* Sizes given with -s must fit; the default list is cut once the
+	 * instance's own limit is known (fit_default_sizes). */
+	if (!p.sizes_default && max_size_why(&p, p.mod->max_msg, "", err, sizeof(err))) {
 		ng_error("%s", err);
 		goto out;
 	}
@@ -923,6 +962,7 @@ out:
 	if (preboot)
 		preboot->ops->fini(preboot);
 	free(p.sizes);
+	free(p.sizes_cut);
 	ng_args_release(&a);
 	return code;
 }
