@@ -4,7 +4,8 @@
  * pattern's needs against the module, launches the ranks, opens the module,
  * runs the pattern and writes the results.
  *
- * Exit status: 0 success, 1 failed run, 2 usage error, 130 interrupted.
+ * Exit status: 0 success, 1 failed run, 2 usage error, 128 + the signal when
+ * interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
  *
  * Decisions:
  * - Options may come in any order; module and pattern options of every
@@ -16,9 +17,10 @@
  * - The results file is rewritten after every measured size with
  *   "complete": false, and once more at the end; nothing measured is lost if
  *   a rank dies or the run is interrupted.
- * - On SIGINT/SIGTERM the ranks stop at the next interruptible point; a rank
- *   stuck in a call that cannot be interrupted exits 3 s later (its results
- *   file already holds every completed size).
+ * - On SIGINT/SIGTERM/SIGHUP the ranks stop at the next interruptible point;
+ *   a rank stuck in a call that cannot be interrupted exits 3 s later (its
+ *   results file already holds every completed size).  The local launcher
+ *   and --server pass the signals they get on to their ranks.
  */
 #include "config.h"
 
@@ -30,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../plots/plot.h"
@@ -41,7 +44,7 @@
 #include "results_priv.h"
 #include "sizes.h"
 
-enum { EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
+enum { EXIT_USAGE = 2 };
 
 static const struct ng_option core_options[] = {
     {"module", NG_OPT_STRING, "tcp", "communication module (-x); see --list", NULL, "NAME", NULL},
@@ -59,7 +62,10 @@ static const struct ng_option core_options[] = {
     {"verify", NG_OPT_FLAG, NULL, "check every received payload byte", NULL, NULL, NULL},
     {"raw", NG_OPT_FLAG, NULL, "keep raw samples in the results file", NULL, NULL, NULL},
     {"seed", NG_OPT_INT, "1", "seed for random pairings and server choice", NULL, "N", NULL},
-    {"server", NG_OPT_FLAG, NULL, "wait for one --client (two hosts, no MPI)", NULL, NULL, NULL},
+    {"server", NG_OPT_FLAG, NULL, "serve --client runs, one after another, until stopped (two hosts, no MPI)",
+     NULL, NULL, NULL},
+    {"once", NG_OPT_FLAG, NULL, "with --server: serve one client, then exit with its run's status", NULL,
+     NULL, NULL},
     {"client", NG_OPT_STRING, NULL, "connect to a --server on HOST", NULL, "HOST", NULL},
     {"port", NG_OPT_INT, "5217", "bootstrap port of --server/--client", NULL, "PORT", NULL},
     {"bind", NG_OPT_STRING, NULL, "bootstrap address --server listens on (default: all)", NULL, "ADDR", NULL},
@@ -82,6 +88,7 @@ static const struct {
 /* ---- signals: process state of the driver (not of modules/patterns) ---- */
 
 static volatile sig_atomic_t cancel_flag;
+static struct timespec cancel_time; /* written by the handler only, with the stop signals blocked */
 
 const volatile sig_atomic_t *ng_driver_cancel_flag(void)
 {
@@ -92,28 +99,67 @@ bool ng_driver_cancelled(void)
 	return cancel_flag != 0;
 }
 
+void ng_stop_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+}
+
+const char *ng_stop_signal_name(int sig)
+{
+	switch (sig) {
+	case SIGINT:
+		return "SIGINT";
+	case SIGTERM:
+		return "SIGTERM";
+	case SIGHUP:
+		return "SIGHUP";
+	default:
+		return "a signal";
+	}
+}
+
 static void on_alarm(int sig)
 {
 	(void)sig;
-	_exit(EXIT_INTERRUPTED);
+	_exit(128 + (cancel_flag ? cancel_flag : SIGINT));
 }
 
+/*
+ * The first stop signal sets the flag; the ranks stop at their next
+ * interruptible point and write what they measured.  One request may arrive
+ * by several paths (the local hub and --server pass it on, `timeout` and a
+ * terminal signal the whole group): a repeat within a second is the same
+ * request.  A later one ends the rank at once, and so does the alarm for a
+ * rank busy-polling inside a library call that never sees the flag.
+ */
 static void on_signal(int sig)
 {
-	if (cancel_flag)
-		_exit(EXIT_INTERRUPTED);
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (cancel_flag) {
+		double since = (double)(now.tv_sec - cancel_time.tv_sec) +
+		               (double)(now.tv_nsec - cancel_time.tv_nsec) * 1e-9;
+		if (since >= 1.0)
+			_exit(128 + cancel_flag);
+		return;
+	}
+	cancel_time = now;
 	cancel_flag = sig;
-	/* A rank busy-polling inside a library call may never see the flag. */
 	alarm(3);
 }
 
 static void install_signals(void)
 {
 	struct sigaction sa = {.sa_handler = on_signal};
-	sigemptyset(&sa.sa_mask);
+	ng_stop_signals(&sa.sa_mask);
 	sa.sa_flags = 0; /* no SA_RESTART: blocking calls return EINTR */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	sa.sa_handler = on_alarm;
 	sigaction(SIGALRM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
@@ -455,7 +501,7 @@ static int status_exit(ng_status st)
 	case NG_ERR_USAGE:
 		return EXIT_USAGE;
 	case NG_ERR_CANCELLED:
-		return EXIT_INTERRUPTED;
+		return 128 + (cancel_flag ? cancel_flag : SIGINT);
 	default:
 		return 1;
 	}
@@ -690,7 +736,9 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct 
 	st = ng_boot_barrier(boot);
 	if (st == NG_OK)
 		st = p->pat->run(p->pat, &r);
-	if (st == NG_OK && cancel_flag)
+	/* Once stopped by a signal, a failure that follows (a peer that left
+	 * first) is the interruption's. */
+	if (cancel_flag && st != NG_ERR_USAGE)
 		st = NG_ERR_CANCELLED;
 	if (st == NG_ERR_CANCELLED && !cancel_flag)
 		st = NG_ERR_PEER_LOST;
@@ -709,7 +757,7 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct 
 		ng_results_free(res);
 	}
 	if (st == NG_ERR_CANCELLED)
-		ng_error("interrupted");
+		ng_error("interrupted (%s)", ng_stop_signal_name(cancel_flag));
 	code = status_exit(st);
 	if (st == NG_OK)
 		(void)ng_boot_barrier(boot);
@@ -746,6 +794,18 @@ out_boot:
 static int serve(int argc, char **argv, struct ng_boot *boot);
 static int main_with(int argc, char **argv, struct ng_boot *preboot);
 
+/* The server's command line, for each client it serves. */
+struct serve_args {
+	int argc;
+	char **argv;
+};
+
+static int serve_client(struct ng_boot *boot, void *arg)
+{
+	const struct serve_args *sa = arg;
+	return serve(sa->argc, sa->argv, boot);
+}
+
 static int pair_up(struct ng_args *a, int argc, char **argv)
 {
 	struct ng_boot *boot;
@@ -757,14 +817,15 @@ static int pair_up(struct ng_args *a, int argc, char **argv)
 		ng_error("--server and --client exclude each other");
 		return EXIT_USAGE;
 	}
-	st = server
-	         ? ng_boot_tcp_server(ng_args_str(a, "bind"), (int)ng_args_int(a, "port"), 0, &boot)
-	         : ng_boot_tcp_client(ng_args_str(a, "client"), (int)ng_args_int(a, "port"),
-	                              ng_args_given(a, "timeout") ? ng_args_double(a, "timeout") : 60, &boot);
+	if (server) {
+		struct serve_args sa = {argc, argv};
+		return ng_server_run(ng_args_str(a, "bind"), (int)ng_args_int(a, "port"),
+		                     ng_args_flag(a, "once"), serve_client, &sa);
+	}
+	st = ng_boot_tcp_client(ng_args_str(a, "client"), (int)ng_args_int(a, "port"),
+	                        ng_args_given(a, "timeout") ? ng_args_double(a, "timeout") : 60, &boot);
 	if (st)
 		return status_exit(st);
-	if (server)
-		return serve(argc, argv, boot);
 
 	/* Client: send the arguments, then run with them. */
 	size_t len = 0;
@@ -819,7 +880,6 @@ static int serve(int argc, char **argv, struct ng_boot *boot)
 	for (int i = 1; i < argc; i++)
 		nargv[nargc++] = argv[i];
 	nargv[nargc] = NULL;
-	fprintf(stderr, "ngauge: serving a client\n");
 	code = main_with(nargc, nargv, boot);
 	boot = NULL;
 out:
@@ -948,6 +1008,10 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 	p.output = ng_args_str(&a, "output");
 	if (p.output && !(preboot && preboot->rank != 0) && ng_results_probe(p.output, err, sizeof(err))) {
 		ng_error("%s", err);
+		goto out;
+	}
+	if (ng_args_flag(&a, "once") && !ng_args_flag(&a, "server")) {
+		ng_error("--once applies to --server only");
 		goto out;
 	}
 	if (!preboot && (ng_args_flag(&a, "server") || ng_args_given(&a, "client"))) {
