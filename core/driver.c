@@ -578,8 +578,9 @@ static int relaunch_mpi(const struct plan *p, int argc, char **argv)
 
 static json_t *doc_head(const struct plan *p, const struct ng_args *a, struct ng_boot *boot,
                         const struct ng_timer *t, const struct ng_comm *c, const char *cmd,
-                        const char *mpi_version)
+                        const char *mpi_version, const struct ng_oversub *over)
 {
+	json_t *env = ng_env_json(c->device, mpi_version);
 	char started[64];
 	json_t *params = ng_args_json(a, "");
 	json_t *mod = ng_args_json(a, p->mod->options_owner ? p->mod->options_owner : p->mod->name);
@@ -602,13 +603,18 @@ static json_t *doc_head(const struct plan *p, const struct ng_args *a, struct ng
 	json_decref(mod);
 	json_decref(pat);
 
+	json_object_set_new(env, "oversubscribed", json_boolean(over->over));
+	if (over->over)
+		json_object_set_new(env, "oversubscription",
+		                    json_pack("{s:s,s:i,s:i}", "host", over->host, "spinning_ranks",
+		                              over->ranks, "cores", over->cores));
 	ng_iso_time(started, sizeof(started));
 	return json_pack("{s:s,s:b,s:s,s:s,s:i,s:s,s:s,s:s,s:o,s:{s:s,s:f,s:f,s:b,s:f},s:o}", "schema",
 	                 "ngauge-result/1", "complete", 0, "module", p->mod->name, "pattern", p->pat->name,
 	                 "ranks", boot->size, "command", cmd, "started", started, "launch", boot->ops->name,
-	                 "env", ng_env_json(c->device, mpi_version), "timer", "name", t->name,
-	                 "resolution_ns", t->resolution_ns, "overhead_ns", t->overhead_ns, "invariant_tsc",
-	                 t->invariant_tsc, "tsc_ghz", t->tsc_ghz, "parameters", params);
+	                 "env", env, "timer", "name", t->name, "resolution_ns", t->resolution_ns,
+	                 "overhead_ns", t->overhead_ns, "invariant_tsc", t->invariant_tsc, "tsc_ghz",
+	                 t->tsc_ghz, "parameters", params);
 }
 
 static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct ng_boot *preboot)
@@ -617,6 +623,7 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct 
 	struct ng_comm *comm = NULL;
 	struct ng_results *res = NULL;
 	struct ng_timer timer;
+	struct ng_oversub over;
 	const char *how = "--np";
 	char mpi_version[256] = "", *mpi_ver = NULL, cmd[4096];
 	double (*wtime)(void) = NULL;
@@ -702,18 +709,31 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct 
 	code = check_instance(p, comm, boot, &agreed);
 	if (code)
 		goto out_close;
+	if (ng_env_oversub(boot, comm->spins, &over)) {
+		code = 1;
+		goto out_close;
+	}
 
 	if (boot->rank == 0) {
-		char label[128];
+		char label[128], mark[128] = "";
 		command_line(argc, argv, cmd, sizeof(cmd));
 		snprintf(label, sizeof(label), "%s over %s", p->pat->name, p->mod->name);
-		res = ng_results_new(doc_head(p, a, boot, &timer, comm, cmd, mpi_ver), p->output,
+		res = ng_results_new(doc_head(p, a, boot, &timer, comm, cmd, mpi_ver, &over), p->output,
 		                     ng_args_flag(a, "raw"), p->pat->name);
+		if (over.over) {
+			snprintf(mark, sizeof(mark), "OVERSUBSCRIBED: %d busy-polling ranks on %d core%s",
+			         over.ranks, over.cores, over.cores == 1 ? "" : "s");
+			ng_warn("%d busy-polling ranks share %d core%s of host %s: the times include waiting "
+			        "for the CPU (results marked \"oversubscribed\"; use fewer ranks, or a "
+			        "module's sleep/yield mode)",
+			        over.ranks, over.cores, over.cores == 1 ? "" : "s", over.host);
+			ng_results_mark(res, mark);
+		}
 		printf("# ngauge %s: pattern %s, module %s (%s), %d ranks (%s launch), timer %s (resolution "
 		       "%.1f "
-		       "ns, overhead %.1f ns)\n",
+		       "ns, overhead %.1f ns)%s%s\n",
 		       NG_VERSION, p->pat->name, p->mod->name, comm->device, boot->size, boot->ops->name,
-		       timer.name, timer.resolution_ns, timer.overhead_ns);
+		       timer.name, timer.resolution_ns, timer.overhead_ns, mark[0] ? "; " : "", mark);
 		fflush(stdout);
 	}
 

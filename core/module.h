@@ -78,6 +78,14 @@ struct ng_comm {
 	int size;
 	unsigned caps;  /* effective capabilities of this instance */
 	size_t max_msg; /* effective maximum message size, 0 = unlimited */
+	/* Waits by polling (busy-waiting, sched_yield() aside never asleep in
+	 * the kernel), so that a rank needs a core of its own: the driver warns
+	 * and marks the results "oversubscribed" when such ranks outnumber the
+	 * cores of their host.  Set by open(): tcp --tcp-poll spin, the verbs
+	 * modules and the RDMA layer's unless they yield (--ib-poll/--rdma-poll
+	 * yield), emu always; ng_comm_init presets it for modules with an MPI
+	 * launch (MPI libraries poll in their blocking calls). */
+	bool spins;
 	/* Set (non-zero) by the driver on SIGINT/SIGTERM.  Modules that busy-poll
 	 * check it in their poll loops and return NG_ERR_CANCELLED; modules that
 	 * block in system calls see EINTR and check it then. */
@@ -239,6 +247,7 @@ static inline void ng_comm_init(struct ng_comm *c, const struct ng_module *m, in
 	c->size = size;
 	c->caps = m->caps;
 	c->max_msg = m->max_msg;
+	c->spins = (m->caps & NG_CAP_MPI) != 0;
 	c->cancel = cancel;
 }
 

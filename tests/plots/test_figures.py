@@ -9,6 +9,7 @@ naming of outputs with several files and several patterns; --kind; the
 default output name; labels that need quoting in gnuplot, SVG and LaTeX.
 Skipped (77) without gnuplot.
 """
+import json
 import os
 import shutil
 import sys
@@ -107,6 +108,22 @@ def body(exe, tmp):
     pc.expect_run([exe, "plot", pc.fixture("pingpong-2.json"), pc.fixture("pingpong-4.json"), "-o", out], 0)
     text = svg_text(out)
     pc.expect("(2 ranks)" in text and "(4 ranks)" in text, "default labels not made unique: %r" % text[:300])
+
+    # an oversubscribed run says so in the legend, with a label of its own or the default one
+    over = pc.load("n1.json")
+    over["env"]["oversubscribed"] = True
+    over["env"]["oversubscription"] = {"host": "h", "spinning_ranks": 3, "cores": 2}
+    over_path = os.path.join(tmp, "over.json")
+    with open(over_path, "w", encoding="utf-8") as f:
+        json.dump(over, f)
+    out = os.path.join(tmp, "over.svg")
+    pc.expect_run([exe, "plot", over_path, pc.fixture("n1.json"), "-o", out], 0)
+    text = svg_text(out)
+    pc.expect(text.count("(oversubscribed)") >= 1, "no oversubscription mark in the legend: %r" % text[:300])
+    pc.expect_run([exe, "plot", over_path, "--label", "mine", "-o", out], 0)
+    pc.expect("mine (oversubscribed)" in svg_text(out), "user label of an oversubscribed run not marked")
+    with open(os.path.join(tmp, "over.gp"), encoding="utf-8") as f:
+        pc.expect("mine (oversubscribed)" in f.read(), "the script's legend is not marked")
 
     # several patterns: one figure each, OUT-PATTERN.EXT
     out = os.path.join(tmp, "mix.png")

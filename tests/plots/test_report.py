@@ -11,6 +11,7 @@ no temporary files are left.  Skipped (77) without gnuplot.
 """
 import html
 import html.parser
+import json
 import os
 import re
 import sys
@@ -138,6 +139,21 @@ def body(exe, tmp):
     pc.expect(fmt(g["value"]) in text, "pLogP g(m) missing")
     for alg in pc.load("alltoall.json")["alltoall"]["algorithms"]:
         pc.expect(alg in text, "alltoall algorithm %s missing" % alg)
+
+    # an oversubscribed run is marked in its section and its label
+    over = pc.load("n1.json")
+    over["env"]["oversubscribed"] = True
+    over["env"]["oversubscription"] = {"host": "h", "spinning_ranks": 3, "cores": 2}
+    over_path = os.path.join(tmp, "over.json")
+    with open(over_path, "w", encoding="utf-8") as f:
+        json.dump(over, f)
+    out = os.path.join(tmp, "over.html")
+    pc.expect_run([exe, "report", over_path, pc.fixture("n1.json"), "-o", out], 0, env=env)
+    with open(out, encoding="utf-8") as f:
+        page = f.read()
+    pc.expect(page.count("Oversubscribed: 3 busy-polling ranks shared 2 cores") == 1,
+              "the oversubscribed run is not marked once")
+    pc.expect("(oversubscribed)" in page, "the oversubscribed run's label is not marked")
 
     # one file: one figure, no comparison; default output beside the file
     local = os.path.join(tmp, "local")
