@@ -4,14 +4,6 @@
 # listening port.
 . "$(dirname "$0")/lib.sh"
 
-# Waits (at most 30 s) until FILE exists and holds at least one row.
-wait_rows() {
-	for _ in $(seq 300); do
-		[ -s "$1" ] && python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["results"] else 1)' "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 # 1-2 with both ways of waiting in the tcp module.
 for mode in sleep spin; do

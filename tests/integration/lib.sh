@@ -20,6 +20,15 @@ run() {
 	return 0
 }
 
+# wait_rows FILE: waits (at most 30 s) until the result FILE exists and holds at least one row.
+wait_rows() {
+	for _ in $(seq 300); do
+		[ -s "$1" ] && python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["results"] else 1)' "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # pycheck FILE WHAT CODE : runs python CODE with r = the parsed JSON of FILE
 pycheck() {
 	local file=$1 what=$2 code=$3

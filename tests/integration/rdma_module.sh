@@ -56,13 +56,6 @@ if "$NGAUGE" --list 2>/dev/null | grep -q "ofi"; then
 fi
 
 # A peer killed mid-run: the survivor names it within --timeout and keeps what was measured.
-wait_rows() {
-	for _ in $(seq 300); do
-		[ -s "$1" ] && python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["results"] else 1)' "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
 setsid "$NGAUGE" -x rdma --rdma-backend shm -p pingpong -s 1-64 -c 2000000 -w 10 --timeout 3 -o "$T/k.json" >"$T/out" 2>"$T/err" &
 pid=$!
 if wait_rows "$T/k.json"; then

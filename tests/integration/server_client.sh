@@ -5,14 +5,6 @@
 # signal on to the run it serves; a signal to a client stops its run with the partial results kept.
 . "$(dirname "$0")/lib.sh"
 
-# Waits (at most 30 s) until FILE exists and holds at least one row.
-wait_rows() {
-	for _ in $(seq 300); do
-		[ -s "$1" ] && python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["results"] else 1)' "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
 # ends_within PID SECONDS: waits for PID (a child of this shell); fails the check when it takes longer.
 # Sets rc to its exit status.
 ends_within() {

@@ -9,7 +9,6 @@ naming of outputs with several files and several patterns; --kind; the
 default output name; labels that need quoting in gnuplot, SVG and LaTeX.
 Skipped (77) without gnuplot.
 """
-import json
 import os
 import shutil
 import sys
@@ -110,12 +109,7 @@ def body(exe, tmp):
     pc.expect("(2 ranks)" in text and "(4 ranks)" in text, "default labels not made unique: %r" % text[:300])
 
     # an oversubscribed run says so in the legend, with a label of its own or the default one
-    over = pc.load("n1.json")
-    over["env"]["oversubscribed"] = True
-    over["env"]["oversubscription"] = {"host": "h", "spinning_ranks": 3, "cores": 2}
-    over_path = os.path.join(tmp, "over.json")
-    with open(over_path, "w", encoding="utf-8") as f:
-        json.dump(over, f)
+    over_path = pc.oversubscribed("n1.json", tmp)
     out = os.path.join(tmp, "over.svg")
     pc.expect_run([exe, "plot", over_path, pc.fixture("n1.json"), "-o", out], 0)
     text = svg_text(out)

@@ -11,7 +11,6 @@ no temporary files are left.  Skipped (77) without gnuplot.
 """
 import html
 import html.parser
-import json
 import os
 import re
 import sys
@@ -141,12 +140,7 @@ def body(exe, tmp):
         pc.expect(alg in text, "alltoall algorithm %s missing" % alg)
 
     # an oversubscribed run is marked in its section and its label
-    over = pc.load("n1.json")
-    over["env"]["oversubscribed"] = True
-    over["env"]["oversubscription"] = {"host": "h", "spinning_ranks": 3, "cores": 2}
-    over_path = os.path.join(tmp, "over.json")
-    with open(over_path, "w", encoding="utf-8") as f:
-        json.dump(over, f)
+    over_path = pc.oversubscribed("n1.json", tmp)
     out = os.path.join(tmp, "over.html")
     pc.expect_run([exe, "report", over_path, pc.fixture("n1.json"), "-o", out], 0, env=env)
     with open(out, encoding="utf-8") as f:
