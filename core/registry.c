@@ -2,6 +2,7 @@
 /* The one list of modules and patterns.  One line each. */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "registry.h"
@@ -77,4 +78,18 @@ const struct ng_pattern *ng_pattern_find(const char *name)
 		if (strcmp(ng_patterns[i]->name, name) == 0)
 			return ng_patterns[i];
 	return NULL;
+}
+
+void ng_modules_offering(unsigned caps, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (size_t i = 0; ng_modules[i] && used < len; i++) {
+		if ((ng_modules[i]->caps & caps) != caps)
+			continue;
+		int n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", ng_modules[i]->name);
+		used += n > 0 ? (size_t)n : 0;
+	}
 }

@@ -201,6 +201,7 @@ ng_status ng_plot_file_load(const char *path, struct ng_plot_file *f_p)
 	v = json_object_get(f.doc, "ranks");
 	f.ranks = json_is_integer(v) ? (long long)json_integer_value(v) : 0;
 	f.complete = !json_is_false(json_object_get(f.doc, "complete"));
+	f.oversubscribed = json_is_true(json_object_get(json_object_get(f.doc, "env"), "oversubscribed"));
 
 	f.rows = json_object_get(f.doc, "results");
 	if (!json_is_array(f.rows)) {
@@ -279,6 +280,17 @@ ng_status ng_plot_labels(struct ng_plot_file *files, size_t n, const char *const
 				files[i].label = ng_xasprintf("%s %s (%s)", files[i].module, files[i].pattern,
 				                              ng_basename(files[i].path));
 		}
+	}
+	/* Times of ranks that waited for a core are no figures of the network:
+	 * the legend says so, whatever the label. */
+	for (i = 0; i < n; i++) {
+		char *marked;
+
+		if (!files[i].oversubscribed)
+			continue;
+		marked = ng_xasprintf("%s (oversubscribed)", files[i].label);
+		free(files[i].label);
+		files[i].label = marked;
 	}
 	free(clash);
 	return NG_OK;

@@ -510,6 +510,16 @@ static ng_status ng_report_file(struct ng_report *r, const struct ng_plot_file *
 		fputs("<p class=\"warn\">Incomplete run: the file holds the sizes measured before the run "
 		      "stopped.</p>\n",
 		      f);
+	if (pf->oversubscribed) {
+		json_t *o = json_object_get(json_object_get(pf->doc, "env"), "oversubscription");
+
+		fprintf(f,
+		        "<p class=\"warn\">Oversubscribed: %lld busy-polling ranks shared %lld cores of one "
+		        "host, so the times include waiting for a core (they measure the scheduler's time "
+		        "slices as much as the network).</p>\n",
+		        (long long)json_integer_value(json_object_get(o, "spinning_ranks")),
+		        (long long)json_integer_value(json_object_get(o, "cores")));
+	}
 	fputs("<h3>Run</h3>\n<table class=\"kv\"><tbody>\n", f);
 	for (i = 0; run_keys[i]; i++) {
 		fprintf(f, "<tr><th>%s</th><td>", run_keys[i]);

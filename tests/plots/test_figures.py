@@ -108,6 +108,17 @@ def body(exe, tmp):
     text = svg_text(out)
     pc.expect("(2 ranks)" in text and "(4 ranks)" in text, "default labels not made unique: %r" % text[:300])
 
+    # an oversubscribed run says so in the legend, with a label of its own or the default one
+    over_path = pc.oversubscribed("n1.json", tmp)
+    out = os.path.join(tmp, "over.svg")
+    pc.expect_run([exe, "plot", over_path, pc.fixture("n1.json"), "-o", out], 0)
+    text = svg_text(out)
+    pc.expect(text.count("(oversubscribed)") >= 1, "no oversubscription mark in the legend: %r" % text[:300])
+    pc.expect_run([exe, "plot", over_path, "--label", "mine", "-o", out], 0)
+    pc.expect("mine (oversubscribed)" in svg_text(out), "user label of an oversubscribed run not marked")
+    with open(os.path.join(tmp, "over.gp"), encoding="utf-8") as f:
+        pc.expect("mine (oversubscribed)" in f.read(), "the script's legend is not marked")
+
     # several patterns: one figure each, OUT-PATTERN.EXT
     out = os.path.join(tmp, "mix.png")
     stdout, _ = pc.expect_run([exe, "plot", pc.fixture("loggp.json"), pc.fixture("pingpong-2.json"),
