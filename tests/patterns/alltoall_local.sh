@@ -65,7 +65,7 @@ run 2 "$NGAUGE" --np 2 -x tcp -p alltoall --a2a-algo bruck,nosuch -s 8 -c 1 &&
 # The module's own alltoall (--a2a-algo mpi) is a capability tcp lacks: refused, naming the modules that
 # offer it (the registry's, so none in a build without MPI).
 offering="no module of this build does"
-"$NGAUGE" --list | grep -q "^  mpi " && offering="modules that do: mpi"
+"$NGAUGE" --list | grep -q "^  mpi " && offering="modules that do: mpi, mpirma"
 run 2 "$NGAUGE" --np 2 -x tcp -p alltoall --a2a-algo mpi -s 8 -c 1 &&
 	grep -q "alltoall collective, which module 'tcp' does not offer ($offering)" "$T/err" &&
 	pass "mpi algorithm over tcp refused, naming the modules that offer it" || fail "mpi over tcp: $(cat "$T/err")"
