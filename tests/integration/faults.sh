@@ -9,7 +9,7 @@
 for mode in sleep spin; do
 	rm -f "$T/k.json" "$T/i.json"
 	# 1. Kill rank 1 (the echoing side) with SIGKILL in the middle of a long run.
-	setsid "$NGAUGE" -x tcp --tcp-poll $mode -p pingpong -s 1-64 -c 200000 -w 10 -o "$T/k.json" >"$T/out" 2>"$T/err" &
+	setsid "$NGAUGE" -x tcp --tcp-poll $mode -p pingpong -s 1-4M -c 20000 -w 10 -o "$T/k.json" >"$T/out" 2>"$T/err" &
 	pid=$!
 	if wait_rows "$T/k.json"; then
 		ranks=($(pgrep -P $pid))
@@ -29,7 +29,7 @@ for row in r["results"]: assert stats_ok(row["latency_us"])
 	fi
 
 	# 2. SIGINT to the whole process group (as a terminal's Ctrl-C): exit 130.
-	setsid "$NGAUGE" -x tcp --tcp-poll $mode -p pingpong -s 1-64 -c 200000 -w 10 -o "$T/i.json" >"$T/out" 2>"$T/err" &
+	setsid "$NGAUGE" -x tcp --tcp-poll $mode -p pingpong -s 1-4M -c 20000 -w 10 -o "$T/i.json" >"$T/out" 2>"$T/err" &
 	pid=$!
 	if wait_rows "$T/i.json"; then
 		kill -INT -- -$pid

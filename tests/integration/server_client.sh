@@ -51,7 +51,7 @@ for c in 1 2; do
 assert r["complete"] and r["launch"] == "tcp" and [x["size"] for x in r["results"]] == [1, 65536]
 '
 done
-long=(-x tcp -p pingpong -s 1-64 -c 200000 -w 10)
+long=(-x tcp -p pingpong -s 1-4M -c 20000 -w 10)
 "$NGAUGE" --client 127.0.0.1 --port $port "${long[@]}" -o "$T/long.json" >/dev/null 2>"$T/long.err" &
 cl=$!
 if wait_rows "$T/long.json"; then
