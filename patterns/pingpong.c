@@ -230,12 +230,7 @@ static ng_status ng_pp_setup(struct ng_pp *pp)
 			goto err_nomem;
 	}
 
-	if (pp->nranks == 2) {
-		pp->pairs[0].client = 0;
-		pp->pairs[0].server = 1;
-	} else {
-		ng_pairs_random(run->seed, pp->nranks, pp->pairs);
-	}
+	ng_pairs_choose(run->seed, pp->nranks, pp->pairs);
 	ng_pairs_find(pp->pairs, pp->npairs, pp->me, &pp->peer, &pp->client);
 
 	/* With --pp-echo same the server never sends from its send buffer. */
