@@ -26,7 +26,9 @@
 # script exits 1 when a ratio is outside.
 #
 # Environment: NGAUGE (the binary), OSU_DIR, OSU_MPICC (default mpicc),
-# OSU_BIND (mpiexec placement options, default "-bind-to core").
+# OSU_BIND (mpiexec placement options, default "-bind-to core"), OSU_PREFIX
+# (a command both tools' mpiexec runs under, e.g. "chrt -f 10" on a host that
+# others share: the ranks then wait for no one, and neither tool is favoured).
 . "$(dirname "$0")/lib.sh" osu
 set -u
 rounds=${1:-3}
@@ -34,6 +36,7 @@ bench_need_mpi
 [ -n "${OSU_DIR:-}" ] || { echo "OSU_DIR is not set (an OSU Micro-Benchmarks source tree): skipped"; exit 77; }
 mpicc=${OSU_MPICC:-mpicc}
 read -r -a bind <<<"${OSU_BIND:--bind-to core}"
+read -r -a prefix <<<"${OSU_PREFIX:-}"
 
 # ---- build osu_latency and osu_bw ----------------------------------------
 src= util=
@@ -55,7 +58,7 @@ for prog in osu_latency osu_bw; do
 done
 osu_version=$(sed -n 's/^AC_INIT(\[[^]]*\], *\[\([^]]*\)\].*/\1/p' "$OSU_DIR/configure.ac" 2>/dev/null)
 echo "OSU Micro-Benchmarks ${osu_version:-?} from $OSU_DIR, built with $("$mpicc" -v 2>&1 | head -n 1)"
-echo "ngauge: $("$NGAUGE" --version); placement: mpiexec ${bind[*]}; $rounds interleaved rounds; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "ngauge: $("$NGAUGE" --version); launch: ${prefix[*]:+${prefix[*]} }mpiexec ${bind[*]}; $rounds interleaved rounds; load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ---- the rounds ----------------------------------------------------------
 lat_sizes="1 16384 65536 1048576"
@@ -82,19 +85,19 @@ osufig() { awk -v s="$2" '$1 == s && NF >= 2 { print $2 }' "$1"; }
 for r in $(seq "$rounds"); do
 	for s in $lat_sizes; do
 		read -r c w <<<"$(lat_counts "$s")"
-		mpiexec "${bind[@]}" -n 2 "$NGAUGE" -x mpi -p pingpong -s "$s" -c "$c" -w "$w" -o "$T/ng.json" \
+		"${prefix[@]}" mpiexec "${bind[@]}" -n 2 "$NGAUGE" -x mpi -p pingpong -s "$s" -c "$c" -w "$w" -o "$T/ng.json" \
 			>/dev/null || { echo "ngauge pingpong failed"; exit 1; }
 		echo "$(ngfig "$T/ng.json" lat)" >>"$T/ng-lat-$s"
-		mpiexec "${bind[@]}" -n 2 "$T/osu_latency" -m "$s:$s" -i "$c" -x "$w" >"$T/osu.out" ||
+		"${prefix[@]}" mpiexec "${bind[@]}" -n 2 "$T/osu_latency" -m "$s:$s" -i "$c" -x "$w" >"$T/osu.out" ||
 			{ echo "osu_latency failed"; exit 1; }
 		osufig "$T/osu.out" "$s" >>"$T/osu-lat-$s"
 	done
 	for s in $bw_sizes; do
 		read -r c w <<<"$(bw_counts "$s")"
-		mpiexec "${bind[@]}" -n 2 "$NGAUGE" -x mpi -p bw -s "$s" -c "$c" -w "$w" -o "$T/ng.json" >/dev/null ||
+		"${prefix[@]}" mpiexec "${bind[@]}" -n 2 "$NGAUGE" -x mpi -p bw -s "$s" -c "$c" -w "$w" -o "$T/ng.json" >/dev/null ||
 			{ echo "ngauge bw failed"; exit 1; }
 		echo "$(ngfig "$T/ng.json" bw)" >>"$T/ng-bw-$s"
-		mpiexec "${bind[@]}" -n 2 "$T/osu_bw" -m "$s:$s" -i "$c" -x "$w" >"$T/osu.out" ||
+		"${prefix[@]}" mpiexec "${bind[@]}" -n 2 "$T/osu_bw" -m "$s:$s" -i "$c" -x "$w" >"$T/osu.out" ||
 			{ echo "osu_bw failed"; exit 1; }
 		osufig "$T/osu.out" "$s" >>"$T/osu-bw-$s"
 	done
