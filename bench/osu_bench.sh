@@ -15,7 +15,8 @@
 # - the same launcher and placement for both: mpiexec -bind-to core;
 # - the same counts per size: osu_latency's and osu_bw's own defaults (latency
 #   10000 iterations after 100 up to 8 KiB, 1000 after 10 above; bandwidth
-#   100 windows after 10 up to 8 KiB, 20 after 2 above), given to both;
+#   100 windows after 10 up to 8 KiB, 20 after 2 above), times OSU_SCALE,
+#   given to both;
 # - the same estimator: osu_latency averages the half round trips, so
 #   ngauge's "mean" is compared (its median is printed beside it); osu_bw
 #   divides all bytes by all the time, so ngauge's figure is window x size
@@ -28,7 +29,9 @@
 # Environment: NGAUGE (the binary), OSU_DIR, OSU_MPICC (default mpicc),
 # OSU_BIND (mpiexec placement options, default "-bind-to core"), OSU_PREFIX
 # (a command both tools' mpiexec runs under, e.g. "chrt -f 10" on a host that
-# others share: the ranks then wait for no one, and neither tool is favoured).
+# others share: the ranks then wait for no one, and neither tool is favoured),
+# OSU_SCALE (1: every count times this; longer runs average out more of what
+# other processes do to a shared host).
 . "$(dirname "$0")/lib.sh" osu
 set -u
 rounds=${1:-3}
@@ -37,6 +40,8 @@ bench_need_mpi
 mpicc=${OSU_MPICC:-mpicc}
 read -r -a bind <<<"${OSU_BIND:--bind-to core}"
 read -r -a prefix <<<"${OSU_PREFIX:-}"
+scale=${OSU_SCALE:-1}
+case $scale in '' | *[!0-9]* | 0) echo "OSU_SCALE must be a positive whole number"; exit 2 ;; esac
 
 # ---- build osu_latency and osu_bw ----------------------------------------
 src= util=
@@ -58,14 +63,14 @@ for prog in osu_latency osu_bw; do
 done
 osu_version=$(sed -n 's/^AC_INIT(\[[^]]*\], *\[\([^]]*\)\].*/\1/p' "$OSU_DIR/configure.ac" 2>/dev/null)
 echo "OSU Micro-Benchmarks ${osu_version:-?} from $OSU_DIR, built with $("$mpicc" -v 2>&1 | head -n 1)"
-echo "ngauge: $("$NGAUGE" --version); launch: ${prefix[*]:+${prefix[*]} }mpiexec ${bind[*]}; $rounds interleaved rounds; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "ngauge: $("$NGAUGE" --version); launch: ${prefix[*]:+${prefix[*]} }mpiexec ${bind[*]}; $rounds interleaved rounds; counts x $scale; load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ---- the rounds ----------------------------------------------------------
 lat_sizes="1 16384 65536 1048576"
 bw_sizes="65536 1048576"
 # osu_latency's and osu_bw's own counts
-lat_counts() { [ "$1" -gt 8192 ] && echo "1000 10" || echo "10000 100"; }
-bw_counts() { [ "$1" -gt 8192 ] && echo "20 2" || echo "100 10"; }
+lat_counts() { [ "$1" -gt 8192 ] && echo "$((1000 * scale)) $((10 * scale))" || echo "$((10000 * scale)) $((100 * scale))"; }
+bw_counts() { [ "$1" -gt 8192 ] && echo "$((20 * scale)) $((2 * scale))" || echo "$((100 * scale)) $((10 * scale))"; }
 
 # ngfig FILE KIND: "VALUE MEDIAN" of the first row (KIND lat: mean and median
 # half round trip; bw: window x size / mean time and the median bandwidth).
