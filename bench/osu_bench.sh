@@ -58,7 +58,8 @@ for f in osu_util.c osu_util_mpi.c osu_util_graph.c osu_util_papi.c osu_util_val
 	[ -f "$util/$f" ] && utils+=("$util/$f")
 done
 for prog in osu_latency osu_bw; do
-	"$mpicc" -O2 -I"$util" -o "$T/$prog" "$src/$prog.c" "${utils[@]}" -lm 2>"$T/$prog.cc" ||
+	# Four decimals instead of two (print precision only): at 1 B, 0.01 us is 2.5%.
+	"$mpicc" -O2 -DFLOAT_PRECISION=4 -I"$util" -o "$T/$prog" "$src/$prog.c" "${utils[@]}" -lm 2>"$T/$prog.cc" ||
 		{ echo "building $prog failed:"; tail -5 "$T/$prog.cc"; exit 1; }
 done
 osu_version=$(sed -n 's/^AC_INIT(\[[^]]*\], *\[\([^]]*\)\].*/\1/p' "$OSU_DIR/configure.ac" 2>/dev/null)
