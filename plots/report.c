@@ -29,7 +29,7 @@
  * "Other data". */
 static const char *const ng_report_known[] = {
     "schema", "complete", "module",     "pattern", "ranks", "command", "started",  "finished", "launch",
-    "env",    "timer",    "parameters", "results", "loggp", "plogp",   "alltoall", NULL,
+    "env",    "timer",    "parameters", "results", "loggp", "plogp",   "alltoall", "bw",       NULL,
 };
 
 static const char ng_report_css[] =
@@ -472,6 +472,15 @@ static void ng_report_pattern_blocks(FILE *f, const struct ng_plot_file *pf)
 	b = json_object_get(pf->doc, "alltoall");
 	if (json_is_object(b)) {
 		fputs("<h3>Alltoall</h3>\n", f);
+		ng_report_kv(f, b);
+	}
+	b = json_object_get(pf->doc, "bw");
+	if (json_is_object(b)) {
+		fputs(
+		    "<h3>Streaming bandwidth</h3>\n<p class=\"note\">Each repetition is a window of "
+		    "non-blocking messages (both ways for bibw) closed by one acknowledgement; bandwidth and "
+		    "message rate are per window, MB = 10<sup>6</sup> bytes.</p>\n",
+		    f);
 		ng_report_kv(f, b);
 	}
 	json_object_foreach(pf->doc, key, v)

@@ -24,6 +24,8 @@ FIXTURES = {
     "loggp.json": "loggp",
     "plogp.json": "plogp",
     "alltoall.json": "alltoall",
+    "bw.json": "bw",
+    "bibw-4.json": "bibw",
     "rma.json": "rma",
 }
 

@@ -138,6 +138,8 @@ def body(exe, tmp):
     pc.expect(fmt(g["value"]) in text, "pLogP g(m) missing")
     for alg in pc.load("alltoall.json")["alltoall"]["algorithms"]:
         pc.expect(alg in text, "alltoall algorithm %s missing" % alg)
+    st = pc.load("bibw-4.json")["results"][4]["messages_per_s"]
+    pc.expect("Streaming bandwidth" in text and fmt(st["median"]) in text, "bibw section or message rate missing")
 
     # an oversubscribed run is marked in its section and its label
     over_path = pc.oversubscribed("n1.json", tmp)

@@ -13,13 +13,14 @@
 #include "tests/check.h"
 
 /* Names fixed by their issue's contract: the alltoall pattern's options use
- * the short prefix "a2a", and --ranks-per-node groups ranks for any pattern
- * that knows nodes. */
+ * the short prefix "a2a", pingpong's "pp", and --ranks-per-node groups
+ * ranks for any pattern that knows nodes. */
 static const struct {
 	const char *owner, *prefix;
 } short_prefixes[] = {{"alltoall", "a2a"},
                       {"alltoall", "ranks-per-node"},
                       {"mpbibw", "ranks-per-node"},
+                      {"pingpong", "pp"},
                       {"rdma", "ofi"},
                       {"rdma", "rma"}};
 
