@@ -3,8 +3,8 @@
 # `tests/rxe/vm-run.sh bw-suite.sh` (meson test --suite rxe does that). Exits 0 when every check passed, 1
 # otherwise, 77 outside the VM.
 #
-# bw and bibw with --verify over ibrc and ibuc (--ib-mode send, and write where the build's RDMA layer has
-# its verbs backend) and ibud (sizes up to its datagram limit), all ranks on the one device rxe0: eager and
+# bw and bibw with --verify over ibrc and ibuc (--ib-mode send and write) and ibud (sizes up to its
+# datagram limit), all ranks on the one device rxe0: eager and
 # rendezvous sizes, a window of 64 (more messages than the 32-slot rings: credits and unexpected messages)
 # and pairs with 4 ranks. The JSON results are checked
 # on content: every message of every window counted and verified by the receivers, the bytes, one row per
@@ -55,19 +55,9 @@ bwrun() {
     echo "$W/$name.json $pat $np $win $sizes $*" >>"$W/expect.txt"
 }
 
-# --ib-mode write is the rdma module's channel on the RDMA layer's verbs backend; a build whose layer
-# lacks that backend says so (exit 2), and the write mode is then left out here, saying so.
-modes="send write"
-if ! "$N" --np 2 -x ibrc --ib-mode write -p pingpong -s 1 -c 1 -w 0 >"$W/probe.out" 2>"$W/probe.err" &&
-    grep -q "unknown RDMA backend 'verbs'" "$W/probe.err"; then
-    echo "note --ib-mode write not tested: $(head -n 1 "$W/probe.err")"
-    modes="send"
-fi
-
 mid=1,17,4097,8193,65537
 for cfg in "ibrc send" "ibrc write" "ibuc send" "ibuc write" "ibud send"; do
     set -- $cfg
-    case " $modes " in *" $2 "*) ;; *) continue ;; esac
     sizes=$mid win=64
     [ "$1" = ibud ] && sizes=1,17,255,$((ud_max - 1)),$ud_max
     # UC and UD drop what finds no room; 16 in flight keep this short under emulation
