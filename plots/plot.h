@@ -41,6 +41,8 @@
  *               over them and the breakpoints as vertical dotted lines
  *     plogp     g(m), o_s(m), o_r(m) in one panel, with their CIs
  *     alltoall  time per alltoall, one series per algorithm (and per file)
+ *     bw, bibw  bandwidth and message rate, two panels, CIs; with more than
+ *               two ranks the aggregates are extra series
  *     rma       per test, one series per file and synchronisation mode (the
  *               papers' figures, modules side by side): time per epoch or
  *               iteration (ping-pongs, bidir, sched-2, sync), bandwidth
@@ -51,8 +53,9 @@
  *     other     the row's first statistics key against size
  *   --kind latency keeps the time panels (latency, time, T(s), plogp, the
  *   alltoall time, rma's time figures), --kind bandwidth the bandwidth panels
- *   (pingpong, 1n/n1, alltoall algbw, rma's bandwidth figures and lock
- *   throughput), --kind overhead the loggp o_s/o_r panel; --kind auto
+ *   (pingpong, 1n/n1, alltoall algbw, bw/bibw bandwidth and message rate,
+ *   rma's bandwidth figures and lock throughput), --kind overhead the loggp
+ *   o_s/o_r panel; --kind auto
  *   (the default) draws every panel of the pattern.  A kind that selects no
  *   panel of some group is a usage error.  Legends use the --label values in
  *   the order of the files, else "MODULE PATTERN" (made unique by the rank

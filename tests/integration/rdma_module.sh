@@ -20,7 +20,7 @@ fi
 
 # Repetitions: NGAUGE_RDMA_COUNT for the two-rank ping-pong (default 100), the others in proportion
 # (an emulated device takes a lower count); NGAUGE_RDMA_KILL_COUNT for the run whose peer is killed (long
-# enough to be killed in its second size); NGAUGE_RDMA_OPTS are added to every run's options.
+# enough to be killed before it ends); NGAUGE_RDMA_OPTS are added to every run's options.
 C=${NGAUGE_RDMA_COUNT:-100}
 cnt() {
 	local v=$((C * $1 / 100))
@@ -73,16 +73,9 @@ if "$NGAUGE" --list 2>/dev/null | grep -q "ofi"; then
 fi
 
 # A peer killed mid-run: the survivor names it within --timeout and keeps what was measured.
-wait_rows() {
-	for _ in $(seq 300); do
-		[ -s "$1" ] && python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["results"] else 1)' "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
 kb=${backends%% *}
 # shellcheck disable=SC2086
-setsid "$NGAUGE" -x rdma --rdma-backend "${kb%%:*}" ${NGAUGE_RDMA_OPTS:-} -p pingpong -s 1-64 -c "${NGAUGE_RDMA_KILL_COUNT:-2000000}" -w 10 --timeout 3 -o "$T/k.json" >"$T/out" 2>"$T/err" &
+setsid "$NGAUGE" -x rdma --rdma-backend "${kb%%:*}" ${NGAUGE_RDMA_OPTS:-} -p pingpong -s 1-4M -c "${NGAUGE_RDMA_KILL_COUNT:-20000}" -w 10 --timeout 3 -o "$T/k.json" >"$T/out" 2>"$T/err" &
 pid=$!
 if wait_rows "$T/k.json"; then
 	ranks=($(pgrep -P $pid))

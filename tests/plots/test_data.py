@@ -25,6 +25,10 @@ MUST = {
     "plogp": ["size", "g_us_value", "g_us_ci95_lo", "g_us_ci95_hi", "o_s_us_value", "o_r_us_value",
               "L_us_value", "L_us_ci95_lo", "L_us_ci95_hi"],
     "alltoall": ["size", "time_us_median", "time_us_ci95_lo", "time_us_ci95_hi", "algbw_MBps_median"],
+    "bw": ["size", "count", "bandwidth_MBps_median", "bandwidth_MBps_ci95_lo", "bandwidth_MBps_ci95_hi",
+           "messages_per_s_median", "messages_per_s_ci95_lo", "messages_per_s_ci95_hi"],
+    "bibw": ["size", "bandwidth_MBps_median", "messages_per_s_median", "aggregate_bandwidth_MBps",
+             "aggregate_messages_per_s"],
     "custom": ["size", "put_latency_us_median", "put_latency_us_ci95_lo", "put_latency_us_ci95_hi"],
 }
 
