@@ -23,8 +23,8 @@ refused "needs one-sided operations, which module 'tcp' does not offer" -x tcp -
 [ ! -s "$T/out" ] && [ ! -e "$T/tcp.json" ] && pass "tcp: nothing ran" || fail "tcp: something ran: $(cat "$T/out")"
 refused "multi-origin needs at least 3 ranks" -x rma --rdma-backend shm -p rma --rma-test multi-origin
 refused "multi-origin needs at least 3 ranks" -x rma --rdma-backend shm -p rma --rma-test put-bw,multi-origin
-refused "--rma-origins 3 needs 4 ranks, the run has 3" -x rma --rdma-backend shm --np 3 -p rma --rma-test sync \
-	--rma-origins 3
+refused "--rma-origins 3 needs 4 ranks, the run has 3" -x rma --rdma-backend shm --rdma-poll yield --np 3 -p rma \
+	--rma-test sync --rma-origins 3
 refused "needs at least 2 ranks" -x rma --rdma-backend shm --np 1 -p rma --rma-test sync
 refused "unknown test 'put'" -x rma --rdma-backend shm -p rma --rma-test put
 refused "unknown mode 'post'" -x rma --rdma-backend shm -p rma --rma-sync post
