@@ -12,17 +12,20 @@
  * is what an application's computation is to the network: CPU time during
  * which the program makes no communication call.
  *
- * Calibration (ng_compute_calibrate) against the run's timer: the iteration
- * count is doubled until one run of the kernel takes at least half a window,
- * then NG_COMPUTE_WINDOWS runs of about NG_COMPUTE_WINDOW_US each are timed
- * and the rate (iterations per microsecond) is the median of their rates.
- * The windows are short and many so that the windows a preemption or an
- * interrupt disturbs (which only makes them slower; on a shared host that
- * is many of them when windows are milliseconds long) stay a minority that
- * cannot move the median.  About 13 ms in all.  ng_compute_recheck()
- * measures the rate again the same way at the end of a run; both rates go
- * into the result, so a CPU whose clock changed during the run shows (the
- * patterns also time every computation they run, which shows it directly).
+ * Calibration (ng_compute_calibrate) against the run's timer: the kernel is
+ * run in windows of about NG_COMPUTE_WINDOW_US, each timed by the timer and
+ * by the thread's CPU time (CLOCK_THREAD_CPUTIME_ID, outside any timed
+ * region), and only the windows during which the thread kept the CPU count
+ * (CPU time at least NG_COMPUTE_CPU_SHARE of the window): on a shared host
+ * most windows can lose the CPU for a while, which would make the kernel
+ * look slower than it is.  The rate (iterations per microsecond of the
+ * timer) is the median over NG_COMPUTE_WINDOWS undisturbed windows (the
+ * last windows count whatever they are when NG_COMPUTE_TRIES windows
+ * would not give enough): a few milliseconds on a quiet host.
+ * ng_compute_recheck() measures the rate again the same way at the end of
+ * a run; both go into the result, so a CPU whose clock changed during the
+ * run shows.  The patterns also time every computation they run, which
+ * shows what it really took (a preempted computation takes longer).
  *
  * Lengths (SPEC of --overlap-compute and --skew-compute): a comma-separated
  * list of items, each
@@ -49,8 +52,10 @@
 
 #include "../timers/timer.h"
 
-#define NG_COMPUTE_WINDOWS   63
+#define NG_COMPUTE_WINDOWS   31 /* undisturbed windows per calibration */
 #define NG_COMPUTE_WINDOW_US 200.0
+#define NG_COMPUTE_TRIES     2000 /* windows at most (0.4 s) */
+#define NG_COMPUTE_CPU_SHARE 0.98 /* a window is undisturbed when the thread ran this share of it */
 
 struct ng_compute {
 	double iters_per_us;     /* calibrated at start */

@@ -27,6 +27,17 @@ static const char *ng_pg_opt(const struct ng_pg *pg, const char *what, char *buf
 }
 
 /*
+ * A usage error every rank found (and one rank reported): all ranks leave
+ * together, after the report is out, so that a launcher that aborts the run
+ * on a failing rank (MPI) cannot cut the report short.
+ */
+static ng_status ng_pg_usage(struct ng_pg *pg)
+{
+	(void)ng_boot_barrier(pg->run->boot);
+	return NG_ERR_USAGE;
+}
+
+/*
  * Every rank decides the same way from its own instance; the ranks agree, and
  * the lowest rank that refuses says why (one line).  NG_ERR_USAGE when any
  * rank refuses.
@@ -43,7 +54,7 @@ static ng_status ng_pg_agree(struct ng_pg *pg, const char *why)
 		return NG_OK;
 	if (why && (double)(b->size - b->rank) == first)
 		ng_error("%s", why);
-	return NG_ERR_USAGE;
+	return ng_pg_usage(pg);
 }
 
 /* Options and capabilities, before anything is allocated. */
@@ -82,7 +93,7 @@ static ng_status ng_pg_settings(struct ng_pg *pg)
 		if (b < 1 || b > NG_PG_BURST_MAX) {
 			if (pg->run->boot->rank == 0)
 				ng_error("--%s must be between 1 and %d, got %lld", opt, NG_PG_BURST_MAX, b);
-			return NG_ERR_USAGE;
+			return ng_pg_usage(pg);
 		}
 		pg->burst = (size_t)b;
 	} else {
@@ -92,9 +103,10 @@ static ng_status ng_pg_settings(struct ng_pg *pg)
 	if (ng_xspec_parse(pg->spec_text, &pg->spec, why, sizeof(why))) {
 		if (pg->run->boot->rank == 0)
 			ng_error("--%s: %s", opt, why);
-		return NG_ERR_USAGE;
+		return ng_pg_usage(pg);
 	}
-	return ng_sizes_check(pg->run);
+	st = ng_sizes_check(pg->run);
+	return st == NG_ERR_USAGE ? ng_pg_usage(pg) : st;
 }
 
 /* Buffers (or the window), requests, calibration. */
@@ -110,7 +122,7 @@ static ng_status ng_pg_setup(struct ng_pg *pg)
 	if (pg->stride > ((size_t)1 << 40) / pg->burst) {
 		if (run->boot->rank == 0)
 			ng_error("%s: %zu slots of %zu bytes are too many", pg->ops->name, pg->burst, max);
-		return NG_ERR_USAGE;
+		return ng_pg_usage(pg);
 	}
 	if (pg->rma) {
 		const struct ng_rma_ops *rma = ng_rma(c);
@@ -363,7 +375,7 @@ static ng_status ng_pg_lengths(struct ng_pg *pg, size_t size)
 		if (run->boot->rank == 0)
 			ng_error("--%s-compute '%s' at %zu bytes (T(0) = %.4g us): %s", pg->ops->name,
 			         pg->spec_text, size, pg->t_ref, why);
-		return NG_ERR_USAGE;
+		return ng_pg_usage(pg);
 	}
 	for (size_t k = 0; k < pg->npts; k++)
 		pg->iters[k] = ng_compute_iters(&pg->cp, pg->xs[k]);

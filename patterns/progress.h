@@ -59,7 +59,7 @@
 #include "common.h"
 #include "compute.h"
 
-#define NG_PG_PROBE 16 /* timed iterations of the probe */
+#define NG_PG_PROBE 32 /* timed iterations of the probe */
 
 /* What the patterns ask of the driver: two ranks, reliable delivery; the
  * rest (non-blocking or one-sided operations) depends on NAME-rma and is
