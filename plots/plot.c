@@ -1204,6 +1204,20 @@ static int ng_series_points(struct ng_fig *g, size_t i, size_t k, const struct n
 	return (int)((size_t)(g->style - 1) % NG_NSTYLES) + 1;
 }
 
+/* Tics of the linear x axis from 0 to @xmax: a step of 1, 2 or 5 times a
+ * power of ten, about 5 tics (gnuplot's own choice crowds the labels of a
+ * panel this narrow). */
+static void ng_linear_xtics(struct ng_fig *g, double xmax)
+{
+	double raw = xmax / 5, mag, step;
+
+	if (!(raw > 0) || !isfinite(raw))
+		return;
+	mag = pow(10, floor(log10(raw)));
+	step = raw <= mag ? mag : raw <= 2 * mag ? 2 * mag : raw <= 5 * mag ? 5 * mag : 10 * mag;
+	fprintf(g->gp, "set xtics %g\n", step);
+}
+
 /* A key entry for the lines drawn with dash type @dt. */
 static void ng_key_line(struct ng_fig *g, const char *dt, const char *title)
 {
@@ -1221,6 +1235,7 @@ static void ng_fig_overlap(struct ng_fig *g)
 {
 	char t0[40];
 	size_t i, k, n;
+	double xmax = 0;
 	bool any = false;
 
 	ng_gp_panel(g, "Time per iteration", NG_UNIT_US);
@@ -1229,6 +1244,8 @@ static void ng_fig_overlap(struct ng_fig *g)
 
 		for (k = 0; k < n; k++) {
 			int style = ng_series_points(g, i, k, se, n, ng_cols_overlap);
+
+			xmax = fmax(xmax, se[k].xmax);
 			const char *color = ng_styles[(size_t)(style - 1) % NG_NSTYLES].color;
 
 			if (!isfinite(se[k].t0))
@@ -1249,6 +1266,7 @@ static void ng_fig_overlap(struct ng_fig *g)
 		ng_key_line(g, "2", "no overlap: T(0) + X");
 		ng_key_line(g, "3", "perfect overlap: max(T(0), X)");
 	}
+	ng_linear_xtics(g, xmax);
 	ng_gp_panel_end(g);
 }
 
@@ -1272,6 +1290,7 @@ static void ng_fig_skew(struct ng_fig *g)
 {
 	char a[40], b[40], hi[40];
 	size_t i, k, n;
+	double xmax = 0;
 
 	ng_gp_panel(g, "Origin's time per operation", NG_UNIT_US);
 	for (i = 0; i < g->n; i++) {
@@ -1285,6 +1304,7 @@ static void ng_fig_skew(struct ng_fig *g)
 			double vb = ng_plot_num(slope, "value"), lo, up;
 			char *title;
 
+			xmax = fmax(xmax, se[k].xmax);
 			if (!isfinite(va) || !isfinite(vb))
 				continue;
 			ng_plot_ci(slope, &lo, &up);
@@ -1301,6 +1321,7 @@ static void ng_fig_skew(struct ng_fig *g)
 		}
 		free(se);
 	}
+	ng_linear_xtics(g, xmax);
 	ng_gp_panel_end(g);
 }
 
