@@ -25,6 +25,8 @@ FIXTURES = {
     "plogp.json": "plogp",
     "alltoall.json": "alltoall",
     "rma.json": "rma",
+    "overlap.json": "overlap",
+    "skew.json": "skew",
 }
 
 
