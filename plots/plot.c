@@ -1315,7 +1315,7 @@ static void ng_fig_skew(struct ng_fig *g)
 			fprintf(g->plot,
 			        "(x >= 0 && x <= %s ? %s + %s * x : NaN) with lines ls %d dt solid lw 1", hi,
 			        a, b, style);
-			title = ng_xasprintf("fit: slope %.2f [%.2f, %.2f]", vb, lo, up);
+			title = ng_xasprintf("slope %.2f [%.2f, %.2f]", vb, lo, up);
 			ng_gp_title(g, g->files[i]->label, title, NULL);
 			free(title);
 		}
