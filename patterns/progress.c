@@ -160,11 +160,14 @@ static ng_status ng_pg_setup(struct ng_pg *pg)
 	return ng_samples_gather(run->boot, mine, 3, &pg->cal[0][0]);
 }
 
-static void ng_pg_teardown(struct ng_pg *pg)
+/* Frees what ng_pg_setup allocated.  The window is freed collectively only
+ * after a run every rank finished (@st NG_OK); after an error a peer may be
+ * gone, and closing the instance frees it. */
+static void ng_pg_teardown(struct ng_pg *pg, ng_status st)
 {
 	struct ng_comm *c = pg->c;
 
-	if (pg->win)
+	if (pg->win && st == NG_OK)
 		ng_rma(c)->win_free(c, pg->win);
 	ng_free(c, pg->src);
 	ng_free(c, pg->ctl);
@@ -498,6 +501,6 @@ ng_status ng_pg_run(struct ng_pg *pg, const struct ng_pg_ops *ops, struct ng_run
 	}
 	if (st == NG_OK && ng_results_active(run->results) && ops->finish)
 		st = ops->finish(pg);
-	ng_pg_teardown(pg);
+	ng_pg_teardown(pg, st);
 	return st;
 }
