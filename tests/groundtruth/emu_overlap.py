@@ -72,4 +72,4 @@ def measure():
 
 if __name__ == "__main__":
     gtlib.need_ngauge()
-    sys.exit(gtlib.attempts(measure, budget=150.0))
+    sys.exit(gtlib.attempts(measure, budget=60.0))

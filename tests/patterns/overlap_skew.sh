@@ -61,6 +61,17 @@ r = json.load(open(sys.argv[1]))
 print([e["overlap_ratio"]["value"] for e in r["overlap"]["sizes"] if e["side"] == sys.argv[2]][-1])' "$1" "$2"
 }
 
+# ratio_min FILE SIDE: the ratio of the fastest iterations, 1 - min(exposed at
+# the largest length) / min(T(0)): what the transport does, without the time a
+# busy host adds to some iterations (waiting for a peer that lost its CPU is
+# time a computation can hide, and makes the median ratio of the origin grow)
+ratio_min() {
+	python3 -c '
+import json, sys
+rows = [x for x in json.load(open(sys.argv[1]))["results"] if x["side"] == sys.argv[2]]
+print(1 - rows[-1]["exposed_us"]["min"] / rows[0]["time_us"]["min"])' "$1" "$2"
+}
+
 # slope FILE: the skew slope of the last size
 slope() {
 	python3 -c '
@@ -85,17 +96,17 @@ within_or_retry() {
 }
 
 # --- overlap over rma on shm: the truth of a copy made at post time --------
-ov_rma() { # SIDE
+ov_rma() { # SIDE HOW
 	local out="$T/ov-rma-$1.json"
 	run 0 "$NGAUGE" -x rma --rdma-backend shm -p overlap --overlap-rma --overlap-side "$1" \
 		--overlap-compute 0,150,600 -c 40 -w 5 $PIN -o "$out" || return 1
-	val=$(ratio "$out" "$1")
+	val=$($2 "$out" "$1")
 }
 within_or_retry "rma shm, the target computes: its epoch completes in the background (ratio > 0.9)" \
-	"v > 0.9" ov_rma receiver
+	"v > 0.9" ov_rma receiver ratio
 contract_overlap "$T/ov-rma-receiver.json" "overlap --overlap-rma: rows, ratios, block"
-within_or_retry "rma shm, the origin computes: the puts were copied at post time (ratio < 0.25)" \
-	"v < 0.25" ov_rma sender
+within_or_retry "rma shm, the origin computes: the puts were copied at post time (fastest iterations' ratio < 0.2)" \
+	"v < 0.2" ov_rma sender ratio_min
 grep -q "^# overlap 65536 B, sender computes: T(0) .* overlap ratio " "$T/out" &&
 	pass "overlap summary line on stdout" || fail "overlap summary line: $(tail -n 2 "$T/out")"
 
