@@ -182,9 +182,28 @@ struct ng_module {
  * Errors, reported once with one line naming the problem: NG_ERR_USAGE for a
  * range outside the target's window, a rank outside the epoch's group or
  * outside 0..size-1, an operation outside an epoch, unlock without lock,
- * complete without start, wait without post; NG_ERR_PEER_LOST when a peer
- * stays silent for the run's timeout (start without a matching post);
- * NG_ERR_CANCELLED on SIGINT/SIGTERM.
+ * complete without start, wait without post; NG_ERR_TIMEOUT (the rma
+ * module) when a peer stays silent for the run's timeout (start without a
+ * matching post); NG_ERR_CANCELLED on SIGINT/SIGTERM.
+ *
+ * Bounds.  Where a module cannot return from a call that waits for a peer,
+ * it ends the process instead once the run's timeout has passed, with one
+ * line naming the call and the peers, exit status 1.  mpirma does so: MPI
+ * has no timed or cancellable MPI_Win_start/complete/wait/fence/lock/
+ * unlock (MPICH's MPI_Win_start waits for every post of its group), so a
+ * watchdog thread of the instance ends it.  Patterns must not count on
+ * getting NG_ERR_TIMEOUT back.
+ *
+ * Progress.  A passive-target epoch (lock, operations, unlock) may progress
+ * only while its target is inside a call of the module: mpirma over MPICH
+ * 4.0.2 (no passive-target progress) and rma --rma-design sendrecv.  A
+ * pattern keeps a rank that others lock inside a call of the module
+ * meanwhile (waiting in a fence of another window, say), never computing
+ * outside it for longer than it means to delay them.
+ *
+ * mpirma needed no operation beyond these: MPI-2's calls map one to one
+ * (assert arguments 0; groups as lists of ranks, which mpirma turns into
+ * MPI groups once and keeps).
  *
  * Hot path: put/get/accumulate and the synchronisation calls do no
  * allocation, logging or option lookup on success.

@@ -12,6 +12,7 @@ extern const struct ng_module ng_module_rdma;
 extern const struct ng_module ng_module_rma;
 #if NG_HAVE_MPI
 extern const struct ng_module ng_module_mpi;
+extern const struct ng_module ng_module_mpirma;
 #endif
 #if NG_HAVE_VERBS
 extern const struct ng_module ng_module_ibrc;
@@ -36,6 +37,7 @@ const struct ng_module *const ng_modules[] = {
     &ng_module_rma,
 #if NG_HAVE_MPI
     &ng_module_mpi,
+    &ng_module_mpirma,
 #endif
 #if NG_HAVE_VERBS
     &ng_module_ibrc,
@@ -48,6 +50,7 @@ const struct ng_module *const ng_modules[] = {
 const struct ng_missing ng_missing_modules[] = {
 #if !NG_HAVE_MPI
     {"mpi", "built without MPI (install mpich libmpich-dev and rebuild)"},
+    {"mpirma", "built without MPI (install mpich libmpich-dev and rebuild)"},
 #endif
 #if !NG_HAVE_VERBS
     {"ibrc", "built without libibverbs (install libibverbs-dev and rebuild)"},

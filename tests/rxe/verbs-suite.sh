@@ -135,7 +135,9 @@ for line in open(sys.argv[1]):
         if r["parameters"].get("ib-mode") != mode: problems.append("ib-mode %r" % r["parameters"].get("ib-mode"))
         if [row["size"] for row in rows] != want: problems.append("sizes %s" % [row["size"] for row in rows])
         if any(row["count"] != 2 for row in rows): problems.append("counts")
-        if not r["env"]["device"].startswith("rxe0 port 1 gid"): problems.append("device %r" % r["env"]["device"])
+        # Write mode is the rdma module's channel: its device names the RDMA layer's backend first.
+        dev_prefix = "verbs rxe0 port 1 gid" if mode == "write" else "rxe0 port 1 gid"
+        if not r["env"]["device"].startswith(dev_prefix): problems.append("device %r" % r["env"]["device"])
         for row in rows:
             lat = row.get("latency_us") or row.get("time_us")
             if not lat or not lat["min"] > 0: problems.append("no timing for size %d" % row["size"])
