@@ -46,6 +46,7 @@ enum {
 	NG_CAP_ONESIDED = 1u << 4,  /* .rma operations */
 	NG_CAP_MPI = 1u << 5,       /* needs an MPI launch (mpiexec/srun) */
 	NG_CAP_MULTIRANK = 1u << 6, /* more than two ranks at once */
+	NG_CAP_ALLTOALL = 1u << 7,  /* .alltoall: the network's own all-to-all collective */
 };
 
 /* Name of one capability bit ("non-blocking"), for error messages. */
@@ -77,6 +78,14 @@ struct ng_comm {
 	int size;
 	unsigned caps;  /* effective capabilities of this instance */
 	size_t max_msg; /* effective maximum message size, 0 = unlimited */
+	/* Waits by polling (busy-waiting, sched_yield() aside never asleep in
+	 * the kernel), so that a rank needs a core of its own: the driver warns
+	 * and marks the results "oversubscribed" when such ranks outnumber the
+	 * cores of their host.  Set by open(): tcp --tcp-poll spin, the verbs
+	 * modules and the RDMA layer's unless they yield (--ib-poll/--rdma-poll
+	 * yield), emu always; ng_comm_init presets it for modules with an MPI
+	 * launch (MPI libraries poll in their blocking calls). */
+	bool spins;
 	/* Set (non-zero) by the driver on SIGINT/SIGTERM.  Modules that busy-poll
 	 * check it in their poll loops and return NG_ERR_CANCELLED; modules that
 	 * block in system calls see EINTR and check it then. */
@@ -146,6 +155,17 @@ struct ng_module {
 
 	/* Optional (NG_CAP_ONESIDED): MPI-2 style one-sided operations. */
 	const struct ng_rma_ops *rma;
+
+	/* Optional (NG_CAP_ALLTOALL): the module's own personalised all-to-all,
+	 * a native collective (the mpi module: MPI_Alltoall), for patterns that
+	 * compare their algorithms with it.  Collective over all ranks, blocking.
+	 * @sbuf holds size blocks of @block bytes, block j for rank j; on return
+	 * block j of @rbuf holds the block rank j sent for this rank (the layout
+	 * of MPI_Alltoall with a contiguous type); the own block is copied.
+	 * Both buffers come from alloc(), hold size * @block bytes and do not
+	 * overlap.  @block is at most max_msg.  Errors as send/recv, reported
+	 * once.  Hot path rules apply. */
+	ng_status (*alltoall)(struct ng_comm *c, const void *sbuf, void *rbuf, size_t block);
 };
 
 /*
@@ -246,6 +266,7 @@ static inline void ng_comm_init(struct ng_comm *c, const struct ng_module *m, in
 	c->size = size;
 	c->caps = m->caps;
 	c->max_msg = m->max_msg;
+	c->spins = (m->caps & NG_CAP_MPI) != 0;
 	c->cancel = cancel;
 }
 
@@ -282,6 +303,11 @@ static inline void ng_free(struct ng_comm *c, void *buf)
 {
 	if (buf)
 		c->ops->free(c, buf);
+}
+
+static inline ng_status ng_alltoall(struct ng_comm *c, const void *sbuf, void *rbuf, size_t block)
+{
+	return c->ops->alltoall(c, sbuf, rbuf, block);
 }
 
 /* Waits for @n requests in order; returns the first error. */

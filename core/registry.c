@@ -2,6 +2,7 @@
 /* The one list of modules and patterns.  One line each. */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "registry.h"
@@ -27,6 +28,8 @@ extern const struct ng_pattern ng_pattern_loggp;
 extern const struct ng_pattern ng_pattern_plogp;
 extern const struct ng_pattern ng_pattern_alltoall;
 extern const struct ng_pattern ng_pattern_mpbibw;
+extern const struct ng_pattern ng_pattern_bw;
+extern const struct ng_pattern ng_pattern_bibw;
 extern const struct ng_pattern ng_pattern_overlap;
 extern const struct ng_pattern ng_pattern_skew;
 
@@ -61,8 +64,9 @@ const struct ng_missing ng_missing_modules[] = {
 };
 
 const struct ng_pattern *const ng_patterns[] = {
-    &ng_pattern_pingpong, &ng_pattern_1n,     &ng_pattern_n1,      &ng_pattern_loggp, &ng_pattern_plogp,
-    &ng_pattern_alltoall, &ng_pattern_mpbibw, &ng_pattern_overlap, &ng_pattern_skew,  NULL,
+    &ng_pattern_pingpong, &ng_pattern_1n,       &ng_pattern_n1,     &ng_pattern_loggp,
+    &ng_pattern_plogp,    &ng_pattern_alltoall, &ng_pattern_mpbibw, &ng_pattern_bw,
+    &ng_pattern_bibw,     &ng_pattern_overlap,  &ng_pattern_skew,   NULL,
 };
 
 const struct ng_module *ng_module_find(const char *name)
@@ -79,4 +83,18 @@ const struct ng_pattern *ng_pattern_find(const char *name)
 		if (strcmp(ng_patterns[i]->name, name) == 0)
 			return ng_patterns[i];
 	return NULL;
+}
+
+void ng_modules_offering(unsigned caps, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (size_t i = 0; ng_modules[i] && used < len; i++) {
+		if ((ng_modules[i]->caps & caps) != caps)
+			continue;
+		int n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", ng_modules[i]->name);
+		used += n > 0 ? (size_t)n : 0;
+	}
 }

@@ -24,6 +24,9 @@ int ng_results_probe(const char *path, char *err, size_t errlen);
  * only).  @label names the run in progress lines. */
 struct ng_results *ng_results_new(json_t *doc, const char *path, bool raw, const char *label);
 
+/* Ends every table header line with @mark ("OVERSUBSCRIBED: ..."), copied. */
+void ng_results_mark(struct ng_results *r, const char *mark);
+
 /* Writes the final document with "complete": @complete and "finished". */
 ng_status ng_results_finish(struct ng_results *r, bool complete);
 void ng_results_free(struct ng_results *r);

@@ -7,7 +7,8 @@
  * MPI_Isend/MPI_Irecv/MPI_Test.  Every message uses tag 0 on the instance's
  * own duplicate of MPI_COMM_WORLD, so MPI's non-overtaking rule between two
  * ranks is exactly ngauge's "message order is the match".  Ranks are
- * MPI_COMM_WORLD ranks.
+ * MPI_COMM_WORLD ranks.  The native collective (NG_CAP_ALLTOALL) is
+ * MPI_Alltoall of bytes on the same communicator.
  *
  * MPI is initialised by the MPI bootstrap (core/boot_mpi.c): NG_CAP_MPI makes
  * the driver use the MPI launch, and open() refuses to run without it.
@@ -175,6 +176,22 @@ ng_status ng_mpi_recv(struct ng_comm *c, int peer, void *buf, size_t len)
 	if (rc != MPI_SUCCESS)
 		return ng_mpi_fail("MPI_Recv", peer, rc);
 	return ng_mpi_check_count(&st, peer, len);
+}
+
+ng_status ng_mpi_alltoall(struct ng_comm *c, const void *sbuf, void *rbuf, size_t block)
+{
+	struct ng_mpi *m = ng_mpi_of(c);
+	int rc;
+
+#if NG_MPI_LARGE_COUNT
+	if (__builtin_expect(block > INT_MAX, 0)) {
+		rc = MPI_Alltoall_c(sbuf, (MPI_Count)block, MPI_BYTE, rbuf, (MPI_Count)block, MPI_BYTE,
+		                    m->comm);
+		return rc == MPI_SUCCESS ? NG_OK : ng_mpi_fail("MPI_Alltoall_c", -1, rc);
+	}
+#endif
+	rc = MPI_Alltoall(sbuf, (int)block, MPI_BYTE, rbuf, (int)block, MPI_BYTE, m->comm);
+	return rc == MPI_SUCCESS ? NG_OK : ng_mpi_fail("MPI_Alltoall", -1, rc);
 }
 
 ng_status ng_mpi_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *r)
@@ -413,9 +430,11 @@ const struct ng_option ng_mpi_options[] = {
 
 const struct ng_module ng_module_mpi = {
     .name = "mpi",
-    .desc = "MPI point-to-point (MPI_Send/MPI_Recv, MPI_Isend/MPI_Irecv)",
+    .desc =
+        "MPI point-to-point (MPI_Send/MPI_Recv, MPI_Isend/MPI_Irecv) and MPI_Alltoall as its native alltoall",
     .options = ng_mpi_options,
-    .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MPI | NG_CAP_MULTIRANK,
+    .caps =
+        NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MPI | NG_CAP_MULTIRANK | NG_CAP_ALLTOALL,
     .max_msg = NG_MPI_MAX_MSG,
     .hdr_bytes = 0,
     .open = ng_mpi_open,
@@ -429,4 +448,5 @@ const struct ng_module ng_module_mpi = {
     .test = ng_mpi_test,
     .wait = ng_mpi_wait,
     .rma = NULL,
+    .alltoall = ng_mpi_alltoall,
 };

@@ -63,6 +63,7 @@ ng_status ng_mpi_isend(struct ng_comm *c, int peer, const void *buf, size_t len,
 ng_status ng_mpi_irecv(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *r);
 ng_status ng_mpi_test(struct ng_comm *c, struct ng_req *r, bool *done_p);
 ng_status ng_mpi_wait(struct ng_comm *c, struct ng_req *r);
+ng_status ng_mpi_alltoall(struct ng_comm *c, const void *sbuf, void *rbuf, size_t block);
 ng_status ng_mpi_alloc(struct ng_comm *c, size_t len, void **buf_p);
 void ng_mpi_free(struct ng_comm *c, void *buf);
 

@@ -875,12 +875,13 @@ static const struct ng_rma_ops mr_ops = {
 
 const struct ng_module ng_module_mpirma = {
     .name = "mpirma",
-    .desc = "the MPI library's one-sided operations (MPI_Win_allocate, MPI_Put/Get/Accumulate, fence, "
-            "post/start/complete/wait, lock/unlock), and MPI point-to-point (the mpi module's)",
+    .desc =
+        "the MPI library's one-sided operations (MPI_Win_allocate, MPI_Put/Get/Accumulate, fence, "
+        "post/start/complete/wait, lock/unlock), and MPI point-to-point and MPI_Alltoall (the mpi module's)",
     .options = ng_mpi_options,
     .options_owner = "mpi",
-    .caps =
-        NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MPI | NG_CAP_MULTIRANK | NG_CAP_ONESIDED,
+    .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MPI | NG_CAP_MULTIRANK |
+            NG_CAP_ONESIDED | NG_CAP_ALLTOALL,
     .max_msg = NG_MPI_MAX_MSG,
     .hdr_bytes = 0,
     .open = mr_open,
@@ -893,5 +894,6 @@ const struct ng_module ng_module_mpirma = {
     .irecv = ng_mpi_irecv,
     .test = ng_mpi_test,
     .wait = ng_mpi_wait,
+    .alltoall = ng_mpi_alltoall,
     .rma = &mr_ops,
 };

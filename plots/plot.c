@@ -201,6 +201,7 @@ ng_status ng_plot_file_load(const char *path, struct ng_plot_file *f_p)
 	v = json_object_get(f.doc, "ranks");
 	f.ranks = json_is_integer(v) ? (long long)json_integer_value(v) : 0;
 	f.complete = !json_is_false(json_object_get(f.doc, "complete"));
+	f.oversubscribed = json_is_true(json_object_get(json_object_get(f.doc, "env"), "oversubscribed"));
 
 	f.rows = json_object_get(f.doc, "results");
 	if (!json_is_array(f.rows)) {
@@ -280,6 +281,17 @@ ng_status ng_plot_labels(struct ng_plot_file *files, size_t n, const char *const
 				                              ng_basename(files[i].path));
 		}
 	}
+	/* Times of ranks that waited for a core are no figures of the network:
+	 * the legend says so, whatever the label. */
+	for (i = 0; i < n; i++) {
+		char *marked;
+
+		if (!files[i].oversubscribed)
+			continue;
+		marked = ng_xasprintf("%s (oversubscribed)", files[i].label);
+		free(files[i].label);
+		files[i].label = marked;
+	}
 	free(clash);
 	return NG_OK;
 }
@@ -340,6 +352,7 @@ enum ng_unit { NG_UNIT_NONE, NG_UNIT_US, NG_UNIT_MBPS };
 #define NG_PANEL_LAT (1u << 0)
 #define NG_PANEL_BW  (1u << 1)
 #define NG_PANEL_OVH (1u << 2)
+#define NG_PANEL_MSG (1u << 3) /* message rate: with --kind bandwidth */
 
 /* One figure (one pattern group) being written. */
 struct ng_fig {
@@ -739,6 +752,16 @@ static const struct ng_col ng_cols_1n[] = {
     {NULL, NG_COL_NUM},
 };
 
+static const struct ng_col ng_cols_bw[] = {
+    {"size", NG_COL_NUM},
+    {"count", NG_COL_NUM},
+    {"bandwidth_MBps", NG_COL_STATS},
+    {"messages_per_s", NG_COL_STATS},
+    {"aggregate_bandwidth_MBps", NG_COL_NUM},
+    {"aggregate_messages_per_s", NG_COL_NUM},
+    {NULL, NG_COL_NUM},
+};
+
 static const struct ng_col ng_cols_alltoall[] = {
     {"size", NG_COL_NUM},         {"count", NG_COL_NUM}, {"time_us", NG_COL_STATS},
     {"algbw_MBps", NG_COL_STATS}, {NULL, NG_COL_NUM},
@@ -779,6 +802,11 @@ static void ng_dat_pingpong(FILE *f, const struct ng_plot_file *pf)
 static void ng_dat_1n(FILE *f, const struct ng_plot_file *pf)
 {
 	ng_dat_rows(f, pf, ng_cols_1n);
+}
+
+static void ng_dat_bw(FILE *f, const struct ng_plot_file *pf)
+{
+	ng_dat_rows(f, pf, ng_cols_bw);
 }
 
 static void ng_dat_generic(FILE *f, const struct ng_plot_file *pf)
@@ -871,11 +899,28 @@ static void ng_row_panel(struct ng_fig *g, const struct ng_col *cols, const char
 		ng_gp_ci_series(g, i, 0, ng_col_of(cols, key), NULL, NULL);
 }
 
+/* The plain series "LABEL aggregate" of number @key of the rows, for each
+ * file whose rows have it (pairs of ranks: the sum over the pairs). */
+static void ng_aggregate_series(struct ng_fig *g, const struct ng_col *cols, const char *key)
+{
+	size_t i, j;
+	json_t *row;
+
+	for (i = 0; i < g->n; i++) {
+		json_array_foreach(g->files[i]->rows, j, row)
+		{
+			if (isfinite(ng_plot_num(row, key)))
+				break;
+		}
+		if (j < json_array_size(g->files[i]->rows))
+			ng_gp_plain_series(g, i, 0, ng_col_of(cols, key), true, ng_gp_style(g), "aggregate",
+			                   NULL);
+	}
+}
+
 static void ng_fig_pingpong(struct ng_fig *g)
 {
 	const struct ng_col *cols = ng_cols_pingpong;
-	size_t i, j;
-	json_t *row;
 
 	if (g->panels & NG_PANEL_LAT) {
 		ng_row_panel(g, cols, "latency_us", "Latency", NG_UNIT_US);
@@ -884,16 +929,24 @@ static void ng_fig_pingpong(struct ng_fig *g)
 	if (g->panels & NG_PANEL_BW) {
 		ng_row_panel(g, cols, "bandwidth_MBps", "Bandwidth", NG_UNIT_MBPS);
 		/* more than two ranks: the sum over the pairs as well */
-		for (i = 0; i < g->n; i++) {
-			json_array_foreach(g->files[i]->rows, j, row)
-			{
-				if (isfinite(ng_plot_num(row, "aggregate_bandwidth_MBps")))
-					break;
-			}
-			if (j < json_array_size(g->files[i]->rows))
-				ng_gp_plain_series(g, i, 0, ng_col_of(cols, "aggregate_bandwidth_MBps"), true,
-				                   ng_gp_style(g), "aggregate", NULL);
-		}
+		ng_aggregate_series(g, cols, "aggregate_bandwidth_MBps");
+		ng_gp_panel_end(g);
+	}
+}
+
+/* bw, bibw: bandwidth and message rate (--kind bandwidth keeps both). */
+static void ng_fig_bw(struct ng_fig *g)
+{
+	const struct ng_col *cols = ng_cols_bw;
+
+	if (g->panels & NG_PANEL_BW) {
+		ng_row_panel(g, cols, "bandwidth_MBps", "Bandwidth", NG_UNIT_MBPS);
+		ng_aggregate_series(g, cols, "aggregate_bandwidth_MBps");
+		ng_gp_panel_end(g);
+	}
+	if (g->panels & NG_PANEL_MSG) {
+		ng_row_panel(g, cols, "messages_per_s", "Message rate (messages/s)", NG_UNIT_NONE);
+		ng_aggregate_series(g, cols, "aggregate_messages_per_s");
 		ng_gp_panel_end(g);
 	}
 }
@@ -1347,6 +1400,8 @@ static const struct ng_figure ng_figures[] = {
     {"loggp", NG_PANEL_OVH | NG_PANEL_LAT, "loggp", ng_dat_loggp, ng_fig_loggp, NULL},
     {"plogp", NG_PANEL_LAT, "plogp", ng_dat_plogp, ng_fig_plogp, NULL},
     {"alltoall", NG_PANEL_LAT | NG_PANEL_BW, NULL, ng_dat_alltoall, ng_fig_alltoall, NULL},
+    {"bw", NG_PANEL_BW | NG_PANEL_MSG, NULL, ng_dat_bw, ng_fig_bw, NULL},
+    {"bibw", NG_PANEL_BW | NG_PANEL_MSG, NULL, ng_dat_bw, ng_fig_bw, NULL},
     {"overlap", NG_PANEL_LAT, "overlap", ng_dat_overlap, ng_fig_overlap, "Computation"},
     {"skew", NG_PANEL_LAT, "skew", ng_dat_skew, ng_fig_skew, "Computation at the target (skew)"},
     {NULL, NG_PANEL_LAT, NULL, ng_dat_generic, ng_fig_generic, NULL},
@@ -1379,7 +1434,7 @@ static unsigned ng_kind_panels(enum ng_plot_kind kind)
 	case NG_PLOT_KIND_LATENCY:
 		return NG_PANEL_LAT;
 	case NG_PLOT_KIND_BANDWIDTH:
-		return NG_PANEL_BW;
+		return NG_PANEL_BW | NG_PANEL_MSG;
 	case NG_PLOT_KIND_OVERHEAD:
 		return NG_PANEL_OVH;
 	case NG_PLOT_KIND_AUTO:

@@ -29,7 +29,7 @@
  * "Other data". */
 static const char *const ng_report_known[] = {
     "schema", "complete",   "module",  "pattern", "ranks", "command",  "started", "finished", "launch", "env",
-    "timer",  "parameters", "results", "loggp",   "plogp", "alltoall", "overlap", "skew",     NULL,
+    "timer",  "parameters", "results", "loggp",   "plogp", "alltoall", "bw",      "overlap",  "skew",   NULL,
 };
 
 static const char ng_report_css[] =
@@ -516,6 +516,15 @@ static void ng_report_pattern_blocks(FILE *f, const struct ng_plot_file *pf)
 		fputs("<h3>Alltoall</h3>\n", f);
 		ng_report_kv(f, b);
 	}
+	b = json_object_get(pf->doc, "bw");
+	if (json_is_object(b)) {
+		fputs(
+		    "<h3>Streaming bandwidth</h3>\n<p class=\"note\">Each repetition is a window of "
+		    "non-blocking messages (both ways for bibw) closed by one acknowledgement; bandwidth and "
+		    "message rate are per window, MB = 10<sup>6</sup> bytes.</p>\n",
+		    f);
+		ng_report_kv(f, b);
+	}
 	ng_report_progress(f, pf, "overlap", "Overlap of communication and computation",
 	                   "Per size and computing side: the transfer time T(0) without computation and the "
 	                   "overlap ratio (T(0) + X &minus; T(X)) / T(0) at the largest computation X, with "
@@ -561,6 +570,16 @@ static ng_status ng_report_file(struct ng_report *r, const struct ng_plot_file *
 		fputs("<p class=\"warn\">Incomplete run: the file holds the sizes measured before the run "
 		      "stopped.</p>\n",
 		      f);
+	if (pf->oversubscribed) {
+		json_t *o = json_object_get(json_object_get(pf->doc, "env"), "oversubscription");
+
+		fprintf(f,
+		        "<p class=\"warn\">Oversubscribed: %lld busy-polling ranks shared %lld cores of one "
+		        "host, so the times include waiting for a core (they measure the scheduler's time "
+		        "slices as much as the network).</p>\n",
+		        (long long)json_integer_value(json_object_get(o, "spinning_ranks")),
+		        (long long)json_integer_value(json_object_get(o, "cores")));
+	}
 	fputs("<h3>Run</h3>\n<table class=\"kv\"><tbody>\n", f);
 	for (i = 0; run_keys[i]; i++) {
 		fprintf(f, "<tr><th>%s</th><td>", run_keys[i]);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The options of the modules on the RDMA layer (rdma, rma): one table, owner
  * "rdma", declared once.  The layer's and the channel's options (--rdma-*,
- * --ofi-provider) apply to both modules; --rma-* to the rma module only. */
+ * --ofi-provider) apply to both modules; --rma-* to the rma module only (.modules). */
 #include <stddef.h>
 
 #include "options.h"
@@ -23,12 +23,15 @@ const struct ng_option ng_rdma_options[] = {
 	  .help = "waiting: spin, or yield the CPU after every empty poll (more ranks than cores)" },
 	{ .name = "rma-design", .type = NG_OPT_CHOICE, .def = "direct", .choices = "direct|sendrecv",
 	  .help = "rma: direct (put = RDMA write, get = RDMA read, flags by RDMA; no target involvement), or "
-	          "sendrecv (operations shipped as messages, applied by the target in its synchronisation calls)" },
+	          "sendrecv (operations shipped as messages, applied by the target in its synchronisation calls)",
+	  .modules = "rma" },
 	{ .name = "rma-sched", .type = NG_OPT_CHOICE, .def = "none", .choices = "none|reorder|aggregate|all",
 	  .help = "rma direct: scheduling within an epoch: reorder (gets first, reads and writes interleaved), "
-	          "aggregate (small operations travel with the epoch's completion message), all (both)" },
+	          "aggregate (small operations travel with the epoch's completion message), all (both)",
+	  .modules = "rma" },
 	{ .name = "rma-aggregate", .type = NG_OPT_SIZE, .def = "256",
-	  .help = "rma: operations up to this many bytes are aggregated (--rma-sched aggregate|all)" },
+	  .help = "rma: operations up to this many bytes are aggregated (--rma-sched aggregate|all)",
+	  .modules = "rma" },
 	{ .name = NULL },
 };
 /* clang-format on */

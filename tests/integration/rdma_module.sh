@@ -20,7 +20,7 @@ fi
 
 # Repetitions: NGAUGE_RDMA_COUNT for the two-rank ping-pong (default 100), the others in proportion
 # (an emulated device takes a lower count); NGAUGE_RDMA_KILL_COUNT for the run whose peer is killed (long
-# enough to be killed in its second size); NGAUGE_RDMA_OPTS are added to every run's options.
+# enough to be killed before it ends); NGAUGE_RDMA_OPTS are added to every run's options.
 C=${NGAUGE_RDMA_COUNT:-100}
 cnt() {
 	local v=$((C * $1 / 100))
@@ -56,6 +56,8 @@ assert "'$be'" in r["env"]["device"] and "'$prov'" in r["env"]["device"]
 	run 0 "$NGAUGE" -x rdma "$@" -p plogp -s 1,4K,64K -c "$(cnt 20)" -w 2 --verify -o "$T/pl.json" &&
 		pycheck "$T/pl.json" "$spec: plogp --verify" 'assert r["complete"] and "plogp" in r'
 	run 0 "$NGAUGE" -x rdma "$@" -p mpbibw -s 1K,1M -c "$(cnt 10)" -w "$(cnt 10)" --verify && pass "$spec: mpbibw --verify"
+	# Four ranks on one emulated device are slow: NGAUGE_RDMA_A2A=0 leaves alltoall out.
+	[ "${NGAUGE_RDMA_A2A:-1}" = 1 ] || continue
 	run 0 "$NGAUGE" -x rdma "$@" --rdma-poll yield -p alltoall --np 4 -s 1,3K,17K -c "$(cnt 5)" -w "$(cnt 5)" --verify -o "$T/a2a.json" &&
 		pycheck "$T/a2a.json" "$spec: alltoall with 4 ranks, every algorithm --verify" 'assert r["complete"] and len(r["results"]) >= 3'
 done
@@ -71,23 +73,16 @@ if "$NGAUGE" --list 2>/dev/null | grep -q "ofi"; then
 fi
 
 # A peer killed mid-run: the survivor names it within --timeout and keeps what was measured.
-wait_rows() {
-	for _ in $(seq 300); do
-		[ -s "$1" ] && python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["results"] else 1)' "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
 kb=${backends%% *}
 # shellcheck disable=SC2086
-setsid "$NGAUGE" -x rdma --rdma-backend "${kb%%:*}" ${NGAUGE_RDMA_OPTS:-} -p pingpong -s 1-64 -c "${NGAUGE_RDMA_KILL_COUNT:-2000000}" -w 10 --timeout 3 -o "$T/k.json" >"$T/out" 2>"$T/err" &
+setsid "$NGAUGE" -x rdma --rdma-backend "${kb%%:*}" ${NGAUGE_RDMA_OPTS:-} -p pingpong -s 1-4M -c "${NGAUGE_RDMA_KILL_COUNT:-20000}" -w 10 --timeout 3 -o "$T/k.json" >"$T/out" 2>"$T/err" &
 pid=$!
 if wait_rows "$T/k.json"; then
 	ranks=($(pgrep -P $pid))
-	start=$(date +%s.%N)
+	start=$EPOCHREALTIME
 	kill -9 "${ranks[1]}"
 	wait $pid; rc=$?
-	took=$(python3 -c "import time; print(time.time() - $start)")
+	took=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')
 	[ "$rc" -ne 0 ] && pass "killed rank: exit $rc" || fail "killed rank: exit 0"
 	python3 -c "import sys; sys.exit(0 if $took < 10 else 1)" && pass "survivor ended in ${took%.*}s" || fail "took $took s"
 	grep -q "rank 1" "$T/err" && pass "the lost rank is named" || fail "lost rank not named: $(cat "$T/err")"

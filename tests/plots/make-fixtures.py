@@ -142,6 +142,29 @@ def alltoall():
     return d
 
 
+def bw(pattern, ranks):
+    """Streaming bandwidth: windows of 64 messages, one acknowledgement each."""
+    d = head(pattern, "mpi", ranks, {"bw-window": 64} if pattern == "bw" else None)
+    dirs = 2 if pattern == "bibw" else 1
+    pairs = ranks // 2
+    for s in SIZES:
+        t = 64 * (0.31 + s / 9871.0) + 0.6  # window time (us)
+        count = 100 if s <= 8192 else 20
+        row = {"size": s, "count": count, "bandwidth_MBps": stats(dirs * 64 * s / t, count * pairs),
+               "messages_per_s": stats(dirs * 64e6 / t, count * pairs), "time_us": stats(t, count * pairs),
+               "window": 64, "warmup": 10 if s <= 8192 else 2, "messages": pairs * dirs * 64 * (count + 10),
+               "bytes": pairs * dirs * 64 * (count + 10) * s, "verified": 0}
+        if pairs > 1:
+            row["pairs"] = [{"client": c, "server": c + 1, "bandwidth_MBps": stats(dirs * 64 * s / t, count),
+                             "messages_per_s": stats(dirs * 64e6 / t, count)} for c in range(0, ranks, 2)]
+            row["aggregate_bandwidth_MBps"] = pairs * dirs * 64 * s / t
+            row["aggregate_messages_per_s"] = pairs * dirs * 64e6 / t
+        d["results"].append(row)
+    d["bw"] = {"direction": "bi" if dirs == 2 else "uni", "window": 64, "ack_bytes": 1, "pairs": pairs,
+               "buffers": "single"}
+    return d
+
+
 def rma():
     """A pattern without a figure of its own: the plotter's fallback."""
     d = head("rma", "tcp", 2)
@@ -210,6 +233,8 @@ def main():
         "loggp.json": loggp(),
         "plogp.json": plogp(),
         "alltoall.json": alltoall(),
+        "bw.json": bw("bw", 2),
+        "bibw-4.json": bw("bibw", 4),
         "rma.json": rma(),
         "overlap.json": overlap(),
         "skew.json": skew(),

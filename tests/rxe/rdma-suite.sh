@@ -9,7 +9,8 @@
 # 2. The rma module's correctness test (tests/modules/test_rma_conform.c) over verbs for every design and
 #    scheduling: PSCW, fence, accumulate totals, exclusive and shared locks, bad calls.
 # 3. The rdma module over verbs (tests/integration/rdma_module.sh): --verify over pingpong (2 and 4 ranks),
-#    1n, n1, loggp with a 4-slot ring, plogp, mpbibw and alltoall; bad input; a killed peer. Low counts and
+#    1n, n1, loggp with a 4-slot ring, plogp and mpbibw (alltoall is left to the host: four ranks on one
+#    emulated device take minutes); bad input; a killed peer. Low counts and
 #    --rdma-poll yield: Soft-RoCE does its work in kernel threads that spinning ranks would starve.
 #
 # NGAUGE or NGAUGE_BUILD come from meson's test environment, NGAUGE_SRC is the source tree.
@@ -32,11 +33,11 @@ trap 'rm -rf "$W"' EXIT
 fails=0
 T0=$EPOCHREALTIME
 
-# step NAME CMD...: runs CMD (5 minutes at most); its output is shown when it fails.
+# step NAME CMD...: runs CMD (600 s at most); its output is shown when it fails.
 step() {
     local name=$1 rc start=$EPOCHREALTIME us
     shift
-    timeout -k 5 300 "$@" >"$W/$name.out" 2>&1
+    timeout -k 5 600 "$@" >"$W/$name.out" 2>&1
     rc=$?
     us=$((${EPOCHREALTIME/./} - ${start/./}))
     if [ "$rc" = 0 ]; then
@@ -56,7 +57,7 @@ for d in "direct none" "direct reorder" "direct aggregate" "sendrecv none"; do
     # shellcheck disable=SC2086
     step "rma-${d// /-}" "$B/tests/test_rma_conform" rma $d verbs
 done
-step rdma-module env NGAUGE="$N" NGAUGE_RDMA_BACKENDS=verbs NGAUGE_RDMA_COUNT=10 NGAUGE_RDMA_KILL_COUNT=20000 \
+step rdma-module env NGAUGE="$N" NGAUGE_RDMA_BACKENDS=verbs NGAUGE_RDMA_COUNT=10 NGAUGE_RDMA_KILL_COUNT=2000 NGAUGE_RDMA_A2A=0 \
     NGAUGE_RDMA_OPTS="--rdma-poll yield" bash "$src/tests/integration/rdma_module.sh"
 
 us=$((${EPOCHREALTIME/./} - ${T0/./}))
