@@ -741,8 +741,14 @@ static ng_status mr_win_allocate(struct ng_comm *c, size_t len, void **base_p, s
 		return NG_ERR_NOMEM;
 	}
 	mr_arm(m, MR_ALLOCATE, NULL, 0);
-	/* An 8-byte window for 0 bytes: the base is a real address. */
-	rc = MPI_Win_allocate((MPI_Aint)(len ? len : 8), 1, MPI_INFO_NULL, m->mpi.comm, &base, &w->win);
+	/* A window of at least 8 bytes (for 0 bytes too: the base is a real
+	 * address), in whole multiples of 64 bytes: MPICH 4.0.2 (ch4:ucx, ranks
+	 * on one host) misplaces puts to a rank whose lower ranks' windows are
+	 * not multiples of 16 bytes (they land short of the target's base by
+	 * the missing padding; the last bytes of a put never arrive).  The
+	 * length offered and checked stays @len. */
+	rc = MPI_Win_allocate((MPI_Aint)(((len ? len : 8) + 63) & ~(size_t)63), 1, MPI_INFO_NULL, m->mpi.comm,
+	                      &base, &w->win);
 	if (rc != MPI_SUCCESS) {
 		mr_disarm(m);
 		mr_win_release(w);

@@ -30,6 +30,16 @@ expect_usage "--count must be between" -x tcp -p pingpong -c 0
 # Options after -x are honoured (the order does not matter).
 expect_usage "--tcp-port expects an integer" -x tcp --tcp-port abc -p pingpong
 
+# overlap and skew: computation lengths, bursts, the operations they need.
+expect_usage "--overlap-compute: computation lengths must not be negative in '-5'" -x tcp -p overlap \
+	--overlap-compute -5
+expect_usage "--skew-compute: expected a number of microseconds at 'abc' in '10,abc'" -x tcp -p skew \
+	--skew-compute 10,abc
+expect_usage "--overlap-compute: the range 100-10 ends below its start" -x tcp -p overlap --overlap-compute 100-10
+expect_usage "--skew-burst must be between 1 and 1024, got 0" -x tcp -p skew --skew-burst 0
+expect_usage "pattern 'overlap' with --overlap-rma needs one-sided operations, which module 'tcp' does not offer" \
+	-x tcp -p overlap --overlap-rma
+
 # Nothing was measured for an unwritable output: no stray file.
 [ ! -e /nonexistent/dir/r.json.tmp ] && pass "no temporary file left" || fail "temporary file left"
 

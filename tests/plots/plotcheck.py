@@ -27,6 +27,8 @@ FIXTURES = {
     "bw.json": "bw",
     "bibw-4.json": "bibw",
     "custom.json": "custom",
+    "overlap.json": "overlap",
+    "skew.json": "skew",
 }
 
 # the rma suite: a figure per test (test_rma.py)

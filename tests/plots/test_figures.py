@@ -81,6 +81,13 @@ def body(exe, tmp):
     text = svg_text(os.path.join(tmp, "plogp.svg"))
     for word in ("g(m)", "o_s(m)", "o_r(m)", "L(m)"):
         pc.expect(word in text, "plogp: %s missing from the figure" % word)
+    text = svg_text(os.path.join(tmp, "overlap.svg"))
+    for word in ("no overlap", "perfect overlap", "sender computes, 16 KiB", "receiver computes, 64 KiB",
+                 "Computation (\u00b5s)", "Time per iteration (\u00b5s)"):
+        pc.expect(word in text, "overlap: %s missing from the figure" % word)
+    text = svg_text(os.path.join(tmp, "skew.svg"))
+    for word in ("slope 0.87 [0.80, 0.94]", "Computation at the target (skew) (\u00b5s)"):
+        pc.expect(word in text, "skew: %s missing from the figure" % word)
     text = svg_text(os.path.join(tmp, "pingpong-4.svg"))
     pc.expect("aggregate" in text, "pingpong with 4 ranks: no aggregate bandwidth series")
     for unit in ("(\u00b5s)", "(MB/s)", "(bytes)"):
