@@ -24,6 +24,11 @@ int ng_results_probe(const char *path, char *err, size_t errlen);
  * only).  @label names the run in progress lines. */
 struct ng_results *ng_results_new(json_t *doc, const char *path, bool raw, const char *label);
 
+/* Calls @fn(@ctx, size, row) on every row before it is committed: the
+ * keys a module adds to the rows (core/module.h, report_row). */
+void ng_results_row_hook(struct ng_results *r, void (*fn)(void *ctx, size_t size, struct ng_row *row),
+                         void *ctx);
+
 /* Writes the final document with "complete": @complete and "finished". */
 ng_status ng_results_finish(struct ng_results *r, bool complete);
 void ng_results_free(struct ng_results *r);

@@ -37,7 +37,9 @@
  * was copied; tcp;ofi_rxm: one write on the peer's ordered byte stream,
  * applied in order by the target.  Other providers: the body with
  * FI_DELIVERY_COMPLETE, waited for, then the last 8 bytes as a write of
- * their own.
+ * their own.  A write of blocks (NG_RDMA_BLOCKS) is one write where the
+ * provider places in order (shm, tcp;ofi_rxm), else one notified write per
+ * piece.
  *
  * flush(peer): every operation to the peer completes; then, where completion
  * does not mean visibility (every provider but shm), an 8-byte read from the
@@ -249,6 +251,8 @@ static ng_status ofi_write(struct ng_rdma *r, int peer, const struct ng_rdma_iov
 	st = ng_rdma_bounds(r, peer, rm, off, total);
 	if (st != NG_OK)
 		return st;
+	if ((flags & NG_RDMA_F_BLOCKS) && !o->inorder)
+		return ng_rdma_write_pieces(r, peer, &iov[0], rm, off, NG_RDMA_BLOCK_SHIFT(flags), t_p);
 	split = (flags & NG_RDMA_NOTIFY) && !o->inorder;
 	if (split) {
 		/* The body, delivered, then the notice word on its own. */
