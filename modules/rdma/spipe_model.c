@@ -52,8 +52,9 @@ void ng_spipe_plan_init(struct ng_spipe_plan *pl, const struct ng_spipe_model *m
 	*pl = (struct ng_spipe_plan){.len = len, .unit = 8, .cmax = len, .q = 1.0};
 	switch (p->mode) {
 	case NG_SPIPE_PIPELINE:
-		/* eq. 3: the optimal fixed chunk */
-		pl->c = sqrt((double)len * m->g_us * bc / 2.0);
+		/* eq. 3: the optimal fixed chunk, at least a sub-block (a gap
+		 * measured near 0 would cut messages into a flood of tiny chunks) */
+		pl->c = fmax(sqrt((double)len * m->g_us * bc / 2.0), (double)p->block);
 		pl->cmax = p->slot - 16;
 		break;
 	case NG_SPIPE_SUPER:

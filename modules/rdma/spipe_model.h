@@ -20,8 +20,8 @@
  *   rcache    T_net(L) on a hit; a miss costs as reg (--spipe-fresh)
  *   copy      2 L / B_copy(L) + T_net(L)                  (section 2)
  *   pipeline  eq. 1: 2 C / B_copy(L) + n g + lambda_net + L / B_net, with
- *             C = C_opt(L) = sqrt(L g B_copy(L) / 2) (eq. 3), bounded by
- *             the buffer size, and n the number of chunks
+ *             C = C_opt(L) = sqrt(L g B_copy(L) / 2) (eq. 3), at least one
+ *             sub-block and at most the buffer, and n the number of chunks
  *   super     eq. 8: (C_0 + C_last) / B_copy(L) + n g + lambda_net + L/B_net
  *             (geometric chunks C_i = C_0 q^i, eqs. 5-7, without the
  *             sub-blocks and the rendezvous overlap);

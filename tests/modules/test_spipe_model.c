@@ -125,6 +125,11 @@ static void t_pipeline(void)
 		CHECK(NEAR(pr.mode[NG_SPIPE_PIPELINE], eq1, 1e-12), "eq. 1: %g, expected %g",
 		      pr.mode[NG_SPIPE_PIPELINE], eq1);
 	}
+	/* a gap of 0 would give chunks of 8 bytes: a sub-block at least */
+	m.g_us = 0;
+	ng_spipe_plan_shape(&m, &p, L, &s);
+	CHECK(s.c0 == 4096 && s.n == L / 4096, "g = 0: chunk %zu, %zu chunks", s.c0, s.n);
+	m.g_us = 0.5;
 	/* a buffer smaller than C_opt caps the chunk */
 	p.slot = 8192;
 	ng_spipe_plan_shape(&m, &p, L, &s);

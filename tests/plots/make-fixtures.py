@@ -151,6 +151,18 @@ def rma():
     return d
 
 
+def spipe():
+    """Ping-pong over a module whose rows carry a model's prediction (spipe)."""
+    d = head("pingpong", "spipe", 2, {"spipe-mode": "super"})
+    for s in SIZES[10:]:
+        m = lat(s, 5.0, 1 / 3000.0)
+        d["results"].append({"size": s, "count": 100, "latency_us": stats(m, 100), "bandwidth_MBps": stats(s / m, 100),
+                             "predicted_us": m * 1.0625,
+                             "predicted_us_by_mode": {"super": m * 1.0625, "reg": m * 3.0}})
+    d["spipe"] = {"mode": "super", "memory": "reused", "model": {"lambda_net_us": 5.0, "B_net_MBps": 3000.0}}
+    return d
+
+
 def main():
     os.makedirs(DATA, exist_ok=True)
     files = {
@@ -162,6 +174,7 @@ def main():
         "plogp.json": plogp(),
         "alltoall.json": alltoall(),
         "rma.json": rma(),
+        "spipe.json": spipe(),
     }
     # a label that needs escaping in HTML, LaTeX and gnuplot strings
     files["pingpong-2.json"]["env"]["device"] = "lo <127.0.0.1> & 'quotes' \"too\" 50% $_^~#{}\\"

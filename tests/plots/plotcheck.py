@@ -25,6 +25,7 @@ FIXTURES = {
     "plogp.json": "plogp",
     "alltoall.json": "alltoall",
     "rma.json": "rma",
+    "spipe.json": "pingpong",
 }
 
 
