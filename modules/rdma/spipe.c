@@ -720,35 +720,49 @@ static ng_status sp_measure_local(struct spipe *sp)
 	return NG_OK;
 }
 
-/* The network between ranks 0 and 1: a ping-pong of notified writes. */
+/*
+ * The network between ranks 0 and 1: a ping-pong of notified writes.  Rank 0
+ * decides how long each size runs (a time budget, at least 3 timed rounds)
+ * and tells rank 1 in band: the word of a size's last round carries
+ * SP_LAST, and before every size a control word says whether it runs at
+ * all (sizes whose one-way time would exceed what the budget allows are
+ * left out: an emulated device moves a few MB/s).
+ */
 struct sp_net {
 	struct spipe *sp;
-	struct ng_rdma_mr *mr; /* [0, NET_MAX) arrivals, [NET_MAX, 2 NET_MAX) sources */
+	struct ng_rdma_mr *mr; /* [0, NET_MAX) arrivals, [NET_MAX, 2 NET_MAX) sources, then control */
 	struct ng_rdma_rmr peer_rm;
 	int peer;
-	uint64_t seq;
+	uint64_t seq, cseq;
 };
 
-#define NET_MAX ((size_t)4 << 20)
+#define NET_MAX      ((size_t)4 << 20)
+#define NET_CTL      (2 * NET_MAX)
+#define SP_LAST      ((uint64_t)1 << 62)
+#define NET_BUDGET   0.1 /* seconds of timed rounds per size */
+#define NET_TOO_MUCH 2e4 /* us one way: larger sizes are not measured */
 
-/* One round trip (rank 0) or echo (rank 1) of @n writes of @len bytes, the
- * last notified; rank 0 gets the time. */
-static ng_status sp_net_round(struct sp_net *nt, size_t len, size_t n, bool first, double *us_p)
+/* One round trip (rank 0, timed into *@us_p) or echo (rank 1) of @n writes
+ * of @len bytes, the last notified; *@last_p: rank 0 says it is the last. */
+static ng_status sp_net_round(struct sp_net *nt, size_t len, size_t n, bool *last_p, double *us_p)
 {
 	struct ng_rdma *r = nt->sp->cm.r;
 	unsigned char *in = nt->mr->base, *out = in + NET_MAX;
-	uint64_t seq = ++nt->seq, t0 = 0, tk;
+	const volatile uint64_t *w = (const volatile uint64_t *)(void *)(in + len * n - 8);
+	uint64_t seq = ++nt->seq, word = seq, t0 = 0, tk;
+	bool first = r->rank == 0;
 	ng_status st;
 
 	if (!first) {
-		st = ng_rdma_wait_word(r, (const volatile uint64_t *)(void *)(in + len * n - 8), seq,
-		                       nt->peer);
+		st = ng_rdma_wait_word(r, w, seq, nt->peer);
 		if (st != NG_OK)
 			return st;
+		*last_p = (ng_rdma_load64(w) & SP_LAST) != 0;
 	} else {
+		word |= *last_p ? SP_LAST : 0;
 		t0 = ng_watch_now_ns();
 	}
-	memcpy(out + len * n - 8, &seq, 8);
+	memcpy(out + len * n - 8, &word, 8);
 	for (size_t i = 0; i < n; i++) {
 		st = ng_rdma_write(r, nt->peer, out + i * len, nt->mr, len, &nt->peer_rm, i * len,
 		                   i + 1 == n ? NG_RDMA_NOTIFY : 0, &tk);
@@ -756,8 +770,7 @@ static ng_status sp_net_round(struct sp_net *nt, size_t len, size_t n, bool firs
 			return st;
 	}
 	if (first) {
-		st = ng_rdma_wait_word(r, (const volatile uint64_t *)(void *)(in + len * n - 8), seq,
-		                       nt->peer);
+		st = ng_rdma_wait_word(r, w, seq, nt->peer);
 		if (st != NG_OK)
 			return st;
 		*us_p = sp_us_since(t0) / 2.0;
@@ -765,28 +778,60 @@ static ng_status sp_net_round(struct sp_net *nt, size_t len, size_t n, bool firs
 	return ng_rdma_wait_all(r, nt->peer);
 }
 
-/* @reps rounds after 2 untimed ones; the median on rank 0. */
-static ng_status sp_net_median(struct sp_net *nt, size_t len, size_t n, size_t reps, double *us_p)
+/* Whether the next size runs: rank 0 says (@go), rank 1 learns it. */
+static ng_status sp_net_go(struct sp_net *nt, bool *go_p)
 {
-	double t[256];
-	bool first = nt->sp->cm.base.rank == 0;
-	ng_status st = NG_OK;
+	struct ng_rdma *r = nt->sp->cm.r;
+	const volatile uint64_t *w =
+	    (const volatile uint64_t *)(void *)((unsigned char *)nt->mr->base + NET_CTL);
+	uint64_t v = ++nt->cseq * 2, tk;
+	ng_status st;
 
-	for (size_t k = 0; k < reps + 2 && st == NG_OK; k++)
-		st = sp_net_round(nt, len, n, first, &t[k < 2 ? 0 : k - 2]);
-	if (st == NG_OK && first)
-		*us_p = sp_median(t, reps);
+	if (r->rank != 0) {
+		st = ng_rdma_wait_word(r, w, v, nt->peer);
+		*go_p = ng_rdma_load64(w) & 1;
+		return st;
+	}
+	v |= *go_p;
+	st = ng_rdma_write(r, nt->peer, &v, NULL, 8, &nt->peer_rm, NET_CTL, NG_RDMA_NOTIFY, &tk);
+	return st == NG_OK ? ng_rdma_wait_all(r, nt->peer) : st;
+}
+
+/* One untimed round, then timed ones for NET_BUDGET seconds (3 to 64);
+ * rank 0 gets their median. */
+static ng_status sp_net_median(struct sp_net *nt, size_t len, size_t n, double *us_p)
+{
+	double t[64], dummy;
+	uint64_t t0 = 0;
+	size_t k = 0;
+	bool last = false;
+	ng_status st = sp_net_round(nt, len, n, &last, &dummy);
+
+	while (st == NG_OK && !(nt->sp->cm.base.rank != 0 && last)) {
+		if (nt->sp->cm.base.rank == 0) {
+			if (!k)
+				t0 = ng_watch_now_ns();
+			last = k + 1 == 64 ||
+			       (k + 1 >= 3 && (double)(ng_watch_now_ns() - t0) / 1e9 > NET_BUDGET);
+		}
+		st = sp_net_round(nt, len, n, &last, &t[k < 64 ? k : 63]);
+		k++;
+		if (nt->sp->cm.base.rank == 0 && last)
+			break;
+	}
+	if (st == NG_OK && nt->sp->cm.base.rank == 0)
+		*us_p = sp_median(t, k);
 	return st;
 }
 
 static ng_status sp_measure_net(struct spipe *sp, struct ng_boot *b)
 {
 	static const size_t sizes[] = {8, 65536, 262144, 1 << 20, 4 << 20};
-	static const size_t reps[] = {60, 20, 12, 8, 5};
 	struct ng_spipe_model *m = &sp->model;
 	struct sp_samples *sa = &sp->samples;
 	struct sp_net nt = {.sp = sp, .peer = b->rank == 0 ? 1 : 0};
 	struct ng_rdma_rmr *all = calloc((size_t)b->size, sizeof(*all));
+	size_t nsz = 0;
 	double intercept;
 	ng_status st;
 
@@ -794,19 +839,27 @@ static ng_status sp_measure_net(struct spipe *sp, struct ng_boot *b)
 		ng_error("spipe: out of memory");
 		return NG_ERR_NOMEM;
 	}
-	st = ng_rdma_mem_alloc(sp->cm.r, 2 * NET_MAX, &nt.mr);
+	st = ng_rdma_mem_alloc(sp->cm.r, 2 * NET_MAX + 64, &nt.mr);
 	if (st == NG_OK)
 		st = ng_boot_allgather(b, &nt.mr->remote, sizeof(nt.mr->remote), all);
 	if (st == NG_OK && b->rank < 2) {
 		nt.peer_rm = all[nt.peer];
 		for (size_t i = 0; i < 5 && st == NG_OK; i++) {
+			/* the next size would take four times as long */
+			bool go = i < 2 ||
+			          sa->net_us[i - 1] * (double)sizes[i] / (double)sizes[i - 1] < NET_TOO_MUCH;
+
+			st = sp_net_go(&nt, &go);
+			if (st != NG_OK || !go)
+				break;
 			sa->net_size[i] = (double)sizes[i];
-			st = sp_net_median(&nt, sizes[i], 1, reps[i], &sa->net_us[i]);
+			st = sp_net_median(&nt, sizes[i], 1, &sa->net_us[i]);
+			nsz = i + 1;
 		}
 		if (st == NG_OK)
-			st = sp_net_median(&nt, 64, 1, 40, &sa->train1_us);
+			st = sp_net_median(&nt, 64, 1, &sa->train1_us);
 		if (st == NG_OK)
-			st = sp_net_median(&nt, 64, 16, 40, &sa->train16_us);
+			st = sp_net_median(&nt, 64, 16, &sa->train16_us);
 	}
 	if (st == NG_OK)
 		st = ng_boot_barrier(b);
@@ -815,10 +868,11 @@ static ng_status sp_measure_net(struct spipe *sp, struct ng_boot *b)
 	if (st != NG_OK || b->rank != 0)
 		return st;
 	m->lambda_net_us = sa->net_us[0];
-	sp_line(sa->net_size + 1, sa->net_us + 1, 4, &intercept, &m->net_us_per_byte);
+	sp_line(sa->net_size + 1, sa->net_us + 1, nsz - 1, &intercept, &m->net_us_per_byte);
 	/* A noisy host can flatten the slope: then the largest write alone. */
 	if (!(m->net_us_per_byte > 0))
-		m->net_us_per_byte = fmax(sa->net_us[4] - sa->net_us[0], sa->net_us[4] / 2) / sa->net_size[4];
+		m->net_us_per_byte = fmax(sa->net_us[nsz - 1] - sa->net_us[0], sa->net_us[nsz - 1] / 2) /
+		                     sa->net_size[nsz - 1];
 	m->g_us = (sa->train16_us - sa->train1_us) / 15.0;
 	if (!(m->g_us > 0))
 		m->g_us = 0;
@@ -888,7 +942,7 @@ static json_t *sp_report(struct ng_comm *c)
 		json_array_append_new(reg,
 		                      json_pack("{s:f,s:o,s:o}", "size", sa->reg_size[i], "reg_us",
 		                                sp_num(sa->reg_us[i]), "dereg_us", sp_num(sa->dereg_us[i])));
-	for (size_t i = 0; c->size > 1 && i < 5; i++)
+	for (size_t i = 0; c->size > 1 && i < 5 && sa->net_size[i] > 0; i++)
 		json_array_append_new(
 		    net, json_pack("{s:f,s:o}", "size", sa->net_size[i], "T_us", sp_num(sa->net_us[i])));
 	for (unsigned i = 0; i < NG_SPIPE_NMODES; i++)
