@@ -879,13 +879,15 @@ static bool ng_rows_have(const struct ng_fig *g, size_t i, const char *key)
 /*
  * A pingpong panel of @key, one series per file; where the rows carry a
  * module's prediction of the one-way time ("predicted_us", e.g. spipe's
- * model), it is drawn as a line of the same style beside the measurement:
- * the time itself, or size / time on a bandwidth panel.
+ * model), it is drawn as a dotted line in the colour of the measurement:
+ * the time itself, or size / time on a bandwidth panel; one key entry,
+ * "model (dotted)", stands for all of them.
  */
 static void ng_pp_panel(struct ng_fig *g, const char *key, const char *name, enum ng_unit u, bool bandwidth)
 {
 	const struct ng_col *cols = ng_cols_pingpong;
 	int pcol = ng_col_of(cols, "predicted_us");
+	bool titled = false;
 	size_t i;
 
 	ng_gp_panel(g, name, u);
@@ -903,7 +905,14 @@ static void ng_pp_panel(struct ng_fig *g, const char *key, const char *name, enu
 			fprintf(g->plot, " index 0 using 1:%d with lines ls %d dt 3", pcol, style);
 		if (!bandwidth)
 			ng_gp_range(g, i, 0, pcol, 1);
-		ng_gp_title(g, g->files[i]->label, "model", NULL);
+		/* one key entry for all of them: the colour says whose */
+		if (titled) {
+			fputs(" notitle", g->plot);
+		} else {
+			g->ntitled++;
+			fputs(" title 'model (dotted)'", g->plot);
+			titled = true;
+		}
 	}
 }
 

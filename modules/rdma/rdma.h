@@ -143,6 +143,11 @@ enum {
 	                                 * target, or by the layer at the origin);
 	                                 * without it (libfabric's shm provider)
 	                                 * only bounds are checked */
+	NG_RDMA_CAP_BLOCKS = 1u << 6,   /* a write of blocks (NG_RDMA_BLOCKS) is one
+	                                 * operation (verbs: one RDMA write; shm);
+	                                 * without it every piece is a notified
+	                                 * write of its own (ofi), which costs an
+	                                 * operation or two per piece */
 };
 
 /* Flags of write(). */

@@ -682,7 +682,8 @@ static ng_status shm_be_open(const struct ng_rdma_backend *be, const struct ng_r
 		return st;
 	}
 	s->page = (size_t)sysconf(_SC_PAGESIZE);
-	s->base.caps = NG_RDMA_CAP_READ | NG_RDMA_CAP_ATOMIC | NG_RDMA_CAP_PROGRESS | NG_RDMA_CAP_KEYS;
+	s->base.caps = NG_RDMA_CAP_READ | NG_RDMA_CAP_ATOMIC | NG_RDMA_CAP_PROGRESS | NG_RDMA_CAP_KEYS |
+	               NG_RDMA_CAP_BLOCKS;
 	s->base.stage_max = SIZE_MAX;
 	s->peers = calloc((size_t)boot->size, sizeof(*s->peers));
 	s->free_reg = malloc(SHM_NREG * sizeof(*s->free_reg));

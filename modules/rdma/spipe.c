@@ -925,7 +925,8 @@ static const char *const sp_equations[] = {
     "copy: 2 L/B_copy(L) + lambda_net + L/B_net",
     "pipeline: eq. 1, 2 C/B_copy(L) + n g + lambda_net + L/B_net, C = C_opt(L) (eq. 3) within the buffer",
     "super: eq. 9 + C_0/B_copy(L), eq. 9 = b/B_copy(L) + n g + lambda_net + L/B_net (the CTS of a receive "
-    "posted first leaves no round trip to hide the first chunk's copy)",
+    "posted first leaves no round trip to hide the first chunk's copy); without sub-blocks eq. 8, "
+    "(C_0 + C_n)/B_copy(L) + n g + lambda_net + L/B_net",
 };
 
 static json_t *sp_report(struct ng_comm *c)
@@ -949,7 +950,7 @@ static json_t *sp_report(struct ng_comm *c)
 		json_object_set_new(eqs, ng_spipe_mode_name((enum ng_spipe_mode)i),
 		                    json_string(sp_equations[i]));
 	return json_pack(
-	    "{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:o,s:o,"
+	    "{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:b,s:o,s:o,"
 	    "s:{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:f,s:f,s:s},"
 	    "s:o,s:{s:I,s:I,s:I,s:I,s:I}}",
 	    "mode", ng_spipe_mode_name(sp->proto.mode), "memory", sp->fresh ? "fresh" : "reused",
@@ -960,7 +961,8 @@ static json_t *sp_report(struct ng_comm *c)
 	          "(first use; the registration cache misses every time)"
 	        : "the same buffers again and again (steady state: a registration cache hits)",
 	    "eager_bytes", (json_int_t)sp->S, "buffers", (json_int_t)sp->proto.nbuf, "buffer_bytes",
-	    (json_int_t)sp->proto.slot, "block_bytes", (json_int_t)sp->proto.block, "c0_bytes",
+	    (json_int_t)sp->proto.slot, "block_bytes", (json_int_t)sp->proto.block, "sub_blocks",
+	    sp->proto.subblocks, "c0_bytes",
 	    sp->c0_given ? json_integer((json_int_t)sp->proto.c0)
 	                 : json_string("model: B_copy(L) 2 lambda_net"),
 	    "q", sp->q_given ? json_real(sp->proto.q) : json_string("model: B_copy(L) / B_net"), "model",
@@ -1086,11 +1088,8 @@ static ng_status sp_conf(struct spipe *sp, const struct ng_module_env *env)
 	sp->proto.slot = slot;
 	sp->proto.block = block;
 	sp->fresh = ng_args_flag(a, "spipe-fresh");
-	if (sp->proto.mode == NG_SPIPE_SUPER) {
-		sp->piece = ng_spipe_payload(block);
-		while (((size_t)1 << sp->shift) < block)
-			sp->shift++;
-	}
+	while (((size_t)1 << sp->shift) < block)
+		sp->shift++;
 	return NG_OK;
 }
 
@@ -1134,6 +1133,9 @@ static ng_status sp_open(const struct ng_module *m, const struct ng_module_env *
 		st = NG_ERR_USAGE;
 		goto err;
 	}
+	/* Sub-blocks where the layer writes a chunk of them as one operation. */
+	sp->proto.subblocks = sp->proto.mode == NG_SPIPE_SUPER && (sp->cm.r->caps & NG_RDMA_CAP_BLOCKS);
+	sp->piece = sp->proto.subblocks ? ng_spipe_payload(sp->proto.block) : 0;
 	st = ng_chan_set_rndv(sp->cm.ch, &sp_rndv, sp);
 	if (st != NG_OK)
 		goto err;

@@ -132,6 +132,6 @@ void ng_spipe_predict(const struct ng_spipe_model *m, const struct ng_spipe_prot
 	ng_spipe_plan_shape(m, &q, len, &s);
 	out->super_eq8 = (double)(s.c0 + s.largest) / bc + (double)s.n * m->g_us + net;
 	out->super_eq9 = (double)p->block / bc + (double)s.n * m->g_us + net;
-	out->mode[NG_SPIPE_SUPER] = out->super_eq9 + (double)s.c0 / bc;
+	out->mode[NG_SPIPE_SUPER] = p->subblocks ? out->super_eq9 + (double)s.c0 / bc : out->super_eq8;
 	out->eager = net + L / bc;
 }

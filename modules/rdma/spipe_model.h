@@ -31,6 +31,9 @@
  *             rendezvous is driven by the receiver, whose CTS is already
  *             there when the receive was posted before the send (every
  *             ping-pong after the first), so nothing hides that copy.
+ *             Without sub-blocks (a layer that would need an operation per
+ *             block), the receiver copies a chunk once it is complete:
+ *             predicted = eq. 8.
  *   eager     lambda_net + L / B_net + L / B_copy(L) (one write into the
  *             ring, copied out)
  * n counts the chunks the schedule really cuts (folded onto buffers of
@@ -71,11 +74,13 @@ double ng_spipe_bnet(const struct ng_spipe_model *m);
 /* How the protocol cuts messages. */
 struct ng_spipe_proto {
 	enum ng_spipe_mode mode;
-	size_t nbuf;  /* buffers a message is folded onto */
-	size_t slot;  /* bytes per buffer (pipeline, super) */
-	size_t block; /* sub-block bytes, payload + 8-byte flag (super) */
-	size_t c0;    /* first chunk (super); 0: B_copy(L) 2 lambda_net */
-	double q;     /* growth (super); 0: B_copy(L) / B_net, at least 1 */
+	size_t nbuf;    /* buffers a message is folded onto */
+	size_t slot;    /* bytes per buffer (pipeline, super) */
+	size_t block;   /* sub-block bytes, payload + 8-byte flag (super) */
+	bool subblocks; /* super: the layer writes a chunk of sub-blocks as one
+	                 * operation (NG_RDMA_CAP_BLOCKS); else one flag a chunk */
+	size_t c0;      /* first chunk (super); 0: B_copy(L) 2 lambda_net */
+	double q;       /* growth (super); 0: B_copy(L) / B_net, at least 1 */
 };
 
 /* The chunk plan of one message: sizes C_i = min(cmax, unit-rounded c q^i),

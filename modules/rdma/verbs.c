@@ -414,7 +414,7 @@ static ng_status vb_open(const struct ng_rdma_backend *be, const struct ng_rdma_
 	b->access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 	            (cf->unreliable ? 0 : IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
 	b->base.caps = NG_RDMA_CAP_PROGRESS | NG_RDMA_CAP_HWKEY | NG_RDMA_CAP_ANYMEM | NG_RDMA_CAP_KEYS |
-	               (cf->unreliable ? 0 : NG_RDMA_CAP_READ | NG_RDMA_CAP_ATOMIC);
+	               NG_RDMA_CAP_BLOCKS | (cf->unreliable ? 0 : NG_RDMA_CAP_READ | NG_RDMA_CAP_ATOMIC);
 	b->base.stage_max = VB_STAGE;
 	b->base.max_write = b->v.pattr.max_msg_sz ? b->v.pattr.max_msg_sz : 0;
 	b->peers = calloc((size_t)boot->size, sizeof(*b->peers));

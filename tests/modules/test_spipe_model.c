@@ -140,8 +140,13 @@ static void t_pipeline(void)
 static void t_predict(void)
 {
 	struct ng_spipe_model m = graphene();
-	struct ng_spipe_proto p = {
-	    .mode = NG_SPIPE_SUPER, .nbuf = 3, .slot = (size_t)1 << 20, .block = 4096, .c0 = 12264, .q = 1.5};
+	struct ng_spipe_proto p = {.mode = NG_SPIPE_SUPER,
+	                           .nbuf = 3,
+	                           .slot = (size_t)1 << 20,
+	                           .block = 4096,
+	                           .subblocks = true,
+	                           .c0 = 12264,
+	                           .q = 1.5};
 	size_t L = 65536 * 4;
 	double net = 2.0 + (double)L / 1500.0, reg = 68.0 + (double)L * 0.2 / 4096 + 10.0;
 	struct ng_spipe_pred pr, fresh;
@@ -161,6 +166,16 @@ static void t_predict(void)
 	      "eq. 8 %g", pr.super_eq8);
 	CHECK(NEAR(pr.mode[NG_SPIPE_SUPER], pr.super_eq9 + 12264.0 / 6000.0, 1e-12), "super %g",
 	      pr.mode[NG_SPIPE_SUPER]);
+	/* without sub-blocks the receiver copies whole chunks: eq. 8 */
+	p.subblocks = false;
+	{
+		struct ng_spipe_pred nb;
+
+		ng_spipe_predict(&m, &p, L, false, &nb);
+		CHECK(NEAR(nb.mode[NG_SPIPE_SUPER], pr.super_eq8, 1e-12), "super without sub-blocks %g",
+		      nb.mode[NG_SPIPE_SUPER]);
+	}
+	p.subblocks = true;
 	/* the paper's point: with B_copy > B_net the superpipeline is far closer to the network than copy */
 	CHECK(pr.mode[NG_SPIPE_SUPER] < pr.mode[NG_SPIPE_COPY] &&
 	          pr.mode[NG_SPIPE_SUPER] < pr.mode[NG_SPIPE_REG],

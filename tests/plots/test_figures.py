@@ -88,7 +88,7 @@ def body(exe, tmp):
 
     # a module's prediction beside the measurement (spipe's model), as time and as bandwidth
     text = svg_text(os.path.join(tmp, "spipe.svg"))
-    pc.expect(text.count("spipe pingpong model") == 2, "spipe: no model line in both panels: %r" % text[:300])
+    pc.expect(text.count("model (dotted)") == 2, "spipe: no model line in both panels: %r" % text[:300])
     with open(os.path.join(tmp, "spipe.gp"), encoding="utf-8") as f:
         gp = f.read()
     pc.expect("using 1:($1 / $" in gp, "spipe: the bandwidth panel does not draw size / predicted time")
