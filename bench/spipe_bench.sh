@@ -14,6 +14,9 @@
 #   bench/spipe_bench.sh [ROUNDS]     SPIPE_BENCH_RXE=0: without the guest; SPIPE_BENCH_ARGS: more options
 # Inside the guest (NGAUGE_RXE=1, run by vm-run.sh) it measures the verbs part only.
 set -u
+# the guest gets NGAUGE_* variables, not NGAUGE itself
+: "${NGAUGE:=${NGAUGE_BUILD:+$NGAUGE_BUILD/ngauge}}"
+export NGAUGE_BUILD=${NGAUGE_BUILD:-$(dirname "${NGAUGE:-.}")}
 . "$(dirname "$0")/lib.sh" spipe
 rounds=${1:-3}
 extra=${SPIPE_BENCH_ARGS:-}
@@ -64,9 +67,11 @@ if kind in ("bw", "all"):
         if med(errs) > 0.15:
             bad.append("the model misses super at %d B by %.0f%% (target 15%%)" % (s, 100 * med(errs)))
     m = json.load(open("%s/super-0.json" % T))["spipe"]["model"]
-    print("  model (round 1): lambda_net %.2f us, B_net %s MB/s, g %.3f us, B_copy(1M) %s MB/s, lambda_reg %.2f us" % (
+    print("  model (round 1): lambda_net %.2f us, B_net %s MB/s, g %.3f us, B_copy(1M) %s MB/s, lambda_reg %.2f us, "
+          "B_reg %s MB/s" % (
         m["lambda_net_us"], "%.0f" % m["B_net_MBps"] if m["B_net_MBps"] else "inf", m["g_us"],
-        "%.0f" % [x["MBps"] for x in m["B_copy_MBps"] if x["size"] == 1048576][0], m["lambda_reg_us"]))
+        "%.0f" % [x["MBps"] for x in m["B_copy_MBps"] if x["size"] == 1048576][0], m["lambda_reg_us"],
+        "%.0f" % m["B_reg_MBps"] if m["B_reg_MBps"] else "inf"))
 if kind in ("fresh", "all"):
     reg = [load("reg", r) for r in range(rounds)]
     fr = [load("fresh", r) for r in range(rounds)]
@@ -101,8 +106,8 @@ if [ "${NGAUGE_RXE:-0}" = 1 ]; then
 	# The verbs part, in the guest (emulated: only ratios within this boot mean anything).
 	V="--rdma-backend verbs --rdma-poll yield --timer clock"
 	for r in $(seq 0 $((rounds - 1))); do
-		run "$T/reg-$r.json" -x spipe $V --spipe-mode reg --spipe-fresh -s 64K,256K,1M -c 5 -w 1
-		run "$T/fresh-$r.json" -x spipe $V --spipe-mode super --spipe-fresh $extra -s 64K,256K,1M -c 5 -w 1
+		run "$T/reg-$r.json" -x spipe $V --spipe-mode reg --spipe-fresh -s 64K,256K,1M -c 15 -w 2
+		run "$T/fresh-$r.json" -x spipe $V --spipe-mode super --spipe-fresh $extra -s 64K,256K,1M -c 15 -w 2
 		run "$T/raw-$r.json" -x rdma $V -s 1M,4M -c 3 -w 1
 		run "$T/super-$r.json" -x spipe $V --spipe-mode super $extra -s 256K,1M,4M -c 3 -w 1
 	done

@@ -69,12 +69,13 @@
  *
  * The model (spipe_model.h).  open() measures, on the backend in use:
  * lambda_reg, B_reg and their dereg counterparts (registering and
- * deregistering touched memory of 4 KiB to 4 MiB, rank 0), B_copy(L)
- * (memcpy of 4 KiB to 16 MiB, rank 0), lambda_net and B_net (ping-pong of
- * notified writes between registered buffers of ranks 0 and 1, 8 B to
- * 4 MiB: lambda_net the half round trip of 8 B, 1/B_net the slope from
- * 64 KiB on) and g (a train of 16 writes of 64 B against one, per extra
- * write).  Rank 0 broadcasts the result; it fixes the schedules (C_0 =
+ * deregistering touched memory of 4 KiB to 4 MiB, rank 0; medians),
+ * B_copy(L) (memcpy of 4 KiB to 16 MiB, rank 0; medians), lambda_net and
+ * B_net (ping-pong of notified writes between registered buffers of ranks
+ * 0 and 1, 8 B to 1 MiB, the first quartile of each size's rounds:
+ * lambda_net the half round trip of 8 B, 1/B_net the median of the slopes
+ * between the sizes from 64 KiB on) and g (a train of 16 writes of 64 B
+ * against one, per extra write).  Rank 0 broadcasts the result; it fixes the schedules (C_0 =
  * B_copy(L) 2 lambda_net and q = B_copy(L) / B_net unless --spipe-c0 and
  * --spipe-q say otherwise) and the predictions.  The result file gets the
  * parameters under "spipe" and each row the predicted one-way time of its
@@ -97,6 +98,7 @@
 #include <unistd.h>
 
 #include "analysis/loggp.h"
+#include "analysis/stats.h"
 #include "chan.h"
 #include "module.h"
 #include "options.h"
@@ -632,17 +634,13 @@ static double sp_us_since(uint64_t t0)
 	return (double)(ng_watch_now_ns() - t0) / 1e3;
 }
 
-static int sp_cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
+/* The median of @x[0..n) (sorted in place; analysis/stats.h). */
 static double sp_median(double *x, size_t n)
 {
-	qsort(x, n, sizeof(*x), sp_cmp_double);
-	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2.0;
+	struct ng_stats st;
+
+	ng_stats_compute(x, n, &st);
+	return st.median;
 }
 
 /* A line through the samples: intercept (>= 0) and slope (>= 0). */
@@ -736,7 +734,7 @@ struct sp_net {
 	uint64_t seq, cseq;
 };
 
-#define NET_MAX      ((size_t)4 << 20)
+#define NET_MAX      ((size_t)1 << 20)
 #define NET_CTL      (2 * NET_MAX)
 #define SP_LAST      ((uint64_t)1 << 62)
 #define NET_BUDGET   0.1 /* seconds of timed rounds per size */
@@ -798,7 +796,7 @@ static ng_status sp_net_go(struct sp_net *nt, bool *go_p)
 }
 
 /* One untimed round, then timed ones for NET_BUDGET seconds (3 to 64);
- * rank 0 gets their median. */
+ * rank 0 gets their first quartile. */
 static ng_status sp_net_median(struct sp_net *nt, size_t len, size_t n, double *us_p)
 {
 	double t[64], dummy;
@@ -819,20 +817,23 @@ static ng_status sp_net_median(struct sp_net *nt, size_t len, size_t n, double *
 		if (nt->sp->cm.base.rank == 0 && last)
 			break;
 	}
-	if (st == NG_OK && nt->sp->cm.base.rank == 0)
-		*us_p = sp_median(t, k);
+	/* the first quartile: a busy host adds milliseconds to some rounds */
+	if (st == NG_OK && nt->sp->cm.base.rank == 0) {
+		k = k < 64 ? k : 64;
+		(void)sp_median(t, k); /* sorts */
+		*us_p = t[(k - 1) / 4];
+	}
 	return st;
 }
 
 static ng_status sp_measure_net(struct spipe *sp, struct ng_boot *b)
 {
-	static const size_t sizes[] = {8, 65536, 262144, 1 << 20, 4 << 20};
+	static const size_t sizes[] = {8, 65536, 262144, 1 << 20};
 	struct ng_spipe_model *m = &sp->model;
 	struct sp_samples *sa = &sp->samples;
 	struct sp_net nt = {.sp = sp, .peer = b->rank == 0 ? 1 : 0};
 	struct ng_rdma_rmr *all = calloc((size_t)b->size, sizeof(*all));
 	size_t nsz = 0;
-	double intercept;
 	ng_status st;
 
 	if (!all) {
@@ -844,7 +845,7 @@ static ng_status sp_measure_net(struct spipe *sp, struct ng_boot *b)
 		st = ng_boot_allgather(b, &nt.mr->remote, sizeof(nt.mr->remote), all);
 	if (st == NG_OK && b->rank < 2) {
 		nt.peer_rm = all[nt.peer];
-		for (size_t i = 0; i < 5 && st == NG_OK; i++) {
+		for (size_t i = 0; i < 4 && st == NG_OK; i++) {
 			/* the next size would take four times as long */
 			bool go = i < 2 ||
 			          sa->net_us[i - 1] * (double)sizes[i] / (double)sizes[i - 1] < NET_TOO_MUCH;
@@ -868,7 +869,18 @@ static ng_status sp_measure_net(struct spipe *sp, struct ng_boot *b)
 	if (st != NG_OK || b->rank != 0)
 		return st;
 	m->lambda_net_us = sa->net_us[0];
-	sp_line(sa->net_size + 1, sa->net_us + 1, nsz - 1, &intercept, &m->net_us_per_byte);
+	/* the median of the slopes between pairs of sizes (Theil-Sen): one size
+	 * that a busy host slowed does not tilt it */
+	{
+		double sl[10];
+		size_t ns = 0;
+
+		for (size_t i = 1; i < nsz; i++)
+			for (size_t j = i + 1; j < nsz; j++)
+				sl[ns++] =
+				    (sa->net_us[j] - sa->net_us[i]) / (sa->net_size[j] - sa->net_size[i]);
+		m->net_us_per_byte = ns ? sp_median(sl, ns) : 0.0;
+	}
 	/* A noisy host can flatten the slope: then the largest write alone. */
 	if (!(m->net_us_per_byte > 0))
 		m->net_us_per_byte = fmax(sa->net_us[nsz - 1] - sa->net_us[0], sa->net_us[nsz - 1] / 2) /
@@ -943,7 +955,7 @@ static json_t *sp_report(struct ng_comm *c)
 		json_array_append_new(reg,
 		                      json_pack("{s:f,s:o,s:o}", "size", sa->reg_size[i], "reg_us",
 		                                sp_num(sa->reg_us[i]), "dereg_us", sp_num(sa->dereg_us[i])));
-	for (size_t i = 0; c->size > 1 && i < 5 && sa->net_size[i] > 0; i++)
+	for (size_t i = 0; c->size > 1 && i < 4 && sa->net_size[i] > 0; i++)
 		json_array_append_new(
 		    net, json_pack("{s:f,s:o}", "size", sa->net_size[i], "T_us", sp_num(sa->net_us[i])));
 	for (unsigned i = 0; i < NG_SPIPE_NMODES; i++)

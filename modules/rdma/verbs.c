@@ -111,27 +111,16 @@ static ng_status vb_progress(struct ng_rdma *r)
 	return NG_OK;
 }
 
-/* Room for one more operation to @peer: progress until its ticket's slot
- * and the send queue are free. */
+/* Room for one more operation to @peer: its ticket's staging slot, and the
+ * send queue (as deep as the slots), are free once the operation VB_DEPTH
+ * back has completed. */
 static ng_status vb_room(struct vb *b, int peer)
 {
 	struct ng_rdma *r = &b->base;
-	struct vb_peer *pe = &b->peers[peer];
-	ng_status st;
 
-	while (r->issued[peer] + 1 - r->completed[peer] > VB_DEPTH || !ng_ibv_qp_room(&pe->q, 1)) {
-		st = vb_progress(r);
-		if (st == NG_OK)
-			st = ng_watch_idle(&r->watch);
-		if (st == NG_ERR_TIMEOUT) {
-			ng_error("%s: verbs: rank %d lost (no completion for %.0f s)", r->who, peer,
-			         (double)r->watch.timeout_ns / 1e9);
-			return NG_ERR_PEER_LOST;
-		}
-		if (st != NG_OK)
-			return st;
-	}
-	return NG_OK;
+	if (r->issued[peer] + 1 <= VB_DEPTH)
+		return NG_OK;
+	return ng_rdma_wait(r, peer, r->issued[peer] + 1 - VB_DEPTH);
 }
 
 /* Posts @wr (wr_id and flags set here) as the next operation to @peer. */

@@ -31,30 +31,6 @@ trap 'rm -rf "$W"' EXIT
 fails=0
 T0=$EPOCHREALTIME
 
-fail() {
-	echo "FAIL: $*"
-	fails=$((fails + 1))
-}
-usecs() { echo $((${EPOCHREALTIME/./} - ${1/./})); }
-
-# run NAME WANT CMD...: CMD's exit status must be WANT ("nz": not 0); output in $W/NAME.out/.err
-run() {
-	local name=$1 want=$2 rc start=$EPOCHREALTIME us
-	shift 2
-	timeout -k 5 100 "$@" >"$W/$name.out" 2>"$W/$name.err"
-	rc=$?
-	us=$(usecs "$start")
-	if [ "$want" = nz ] && [ "$rc" != 0 ] || [ "$rc" = "$want" ]; then
-		printf 'ok   %-30s exit %-3s %5d.%d s   (at %d s)\n' "$name" "$rc" $((us / 1000000)) \
-			$((us % 1000000 / 100000)) $(($(usecs "$T0") / 1000000))
-		return 0
-	fi
-	fail "$name: exit $rc, expected $want: $*"
-	sed 's/^/  out| /' "$W/$name.out" | tail -n 5
-	sed 's/^/  err| /' "$W/$name.err" | tail -n 10
-	return 1
-}
-
 V="--rdma-backend verbs --rdma-poll yield"
 
 # 1. the layer over verbs
