@@ -43,7 +43,7 @@ const struct ng_option ng_rdma_options[] = {
 	{ .name = "spipe-c0", .type = NG_OPT_SIZE, .metavar = "BYTES",
 	  .help = "spipe super: first chunk (default from the model: B_copy x 2 lambda_net)" },
 	{ .name = "spipe-q", .type = NG_OPT_DOUBLE, .metavar = "Q",
-	  .help = "spipe super: chunk growth factor (default from the model: B_copy / B_net)" },
+	  .help = "spipe super: chunk growth factor (default from the model: B_copy / B_net, at least 1.5)" },
 	{ .name = "spipe-fresh", .type = NG_OPT_FLAG,
 	  .help = "spipe: every message on memory the protocol has never seen (the registration cache forgets "
 	          "the buffers before each message, as when they were freed and allocated anew)" },

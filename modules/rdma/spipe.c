@@ -76,8 +76,8 @@
  * lambda_net the half round trip of 8 B, 1/B_net the median of the slopes
  * between the sizes from 64 KiB on) and g (a train of 16 writes of 64 B
  * against one, per extra write).  Rank 0 broadcasts the result; it fixes the schedules (C_0 =
- * B_copy(L) 2 lambda_net and q = B_copy(L) / B_net unless --spipe-c0 and
- * --spipe-q say otherwise) and the predictions.  The result file gets the
+ * B_copy(L) 2 lambda_net and q = B_copy(L) / B_net, at least 1.5, unless
+ * --spipe-c0 and --spipe-q say otherwise) and the predictions.  The result file gets the
  * parameters under "spipe" and each row the predicted one-way time of its
  * size ("predicted_us", to read against pingpong's latency_us) and that of
  * every mode.
@@ -977,8 +977,8 @@ static json_t *sp_report(struct ng_comm *c)
 	    sp->proto.subblocks, "c0_bytes",
 	    sp->c0_given ? json_integer((json_int_t)sp->proto.c0)
 	                 : json_string("model: B_copy(L) 2 lambda_net"),
-	    "q", sp->q_given ? json_real(sp->proto.q) : json_string("model: B_copy(L) / B_net"), "model",
-	    "lambda_reg_us", sp_num(m->lambda_reg_us), "B_reg_MBps", sp_bw(m->reg_us_per_byte),
+	    "q", sp->q_given ? json_real(sp->proto.q) : json_string("model: B_copy(L) / B_net, at least 1.5"),
+	    "model", "lambda_reg_us", sp_num(m->lambda_reg_us), "B_reg_MBps", sp_bw(m->reg_us_per_byte),
 	    "lambda_dereg_us", sp_num(m->lambda_dereg_us), "B_dereg_MBps", sp_bw(m->dereg_us_per_byte),
 	    "B_copy_MBps", copy, "lambda_net_us", c->size > 1 ? sp_num(m->lambda_net_us) : json_null(),
 	    "B_net_MBps", c->size > 1 ? sp_bw(m->net_us_per_byte) : json_null(), "g_us",

@@ -61,10 +61,16 @@ void ng_spipe_plan_init(struct ng_spipe_plan *pl, const struct ng_spipe_model *m
 		pl->unit = ng_spipe_payload(p->block);
 		/* C_0 = B_copy 2 lambda_net: its copy fits in the rendezvous round trip */
 		pl->c = p->c0 ? (double)p->c0 : bc * 2.0 * m->lambda_net_us;
-		/* eq. 5: q = B_copy(L) / B_net; a chunk's copy as long as the previous one's write */
-		pl->q = p->q > 0 ? p->q : (isfinite(bn) ? bc / bn : 1.0);
-		if (!(pl->q >= 1.0))
-			pl->q = 1.0;
+		/* eq. 5: q = B_copy(L) / B_net, a chunk's copy as long as the
+		 * previous one's write; at least the paper's hardwired 1.5 (its
+		 * section 4): where the copy is barely faster than the network
+		 * (shm, where the write is a copy) eq. 5 leaves every chunk at C_0,
+		 * and each chunk costs a hand-over between the ranks (its
+		 * acknowledgement) that eq. 4's g does not count */
+		if (p->q > 0)
+			pl->q = p->q;
+		else
+			pl->q = fmax(isfinite(bn) ? bc / bn : 1.0, NG_SPIPE_QMIN);
 		/* whole sub-blocks in a buffer */
 		pl->cmax = p->slot / p->block * pl->unit;
 		break;

@@ -45,7 +45,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define NG_SPIPE_NCOPY 8 /* sizes of the B_copy(L) table */
+#define NG_SPIPE_NCOPY 8   /* sizes of the B_copy(L) table */
+#define NG_SPIPE_QMIN  1.5 /* the least growth of the model's q (the paper's hardwired q) */
 
 enum ng_spipe_mode { NG_SPIPE_REG, NG_SPIPE_RCACHE, NG_SPIPE_COPY, NG_SPIPE_PIPELINE, NG_SPIPE_SUPER };
 
@@ -80,7 +81,7 @@ struct ng_spipe_proto {
 	bool subblocks; /* super: the layer writes a chunk of sub-blocks as one
 	                 * operation (NG_RDMA_CAP_BLOCKS); else one flag a chunk */
 	size_t c0;      /* first chunk (super); 0: B_copy(L) 2 lambda_net */
-	double q;       /* growth (super); 0: B_copy(L) / B_net, at least 1 */
+	double q;       /* growth (super); 0: B_copy(L) / B_net, at least NG_SPIPE_QMIN */
 };
 
 /* The chunk plan of one message: sizes C_i = min(cmax, unit-rounded c q^i),

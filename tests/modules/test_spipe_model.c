@@ -98,8 +98,12 @@ static void t_defaults(void)
 	/* 6000 B/us x 4 us = 24000 B, rounded up to whole payloads: 6 x 4088 */
 	CHECK(s.c0 == 6 * 4088, "C0 %zu", s.c0);
 	CHECK(NEAR(s.q, 4.0, 1e-12), "q %g (6000 / 1500)", s.q);
-	/* q below 1 (copy slower than the network) keeps chunks constant */
+	/* a copy barely faster than the network (or slower) still grows chunks by 1.5 */
 	m.copy_MBps[0] = m.copy_MBps[1] = 1000;
+	ng_spipe_plan_shape(&m, &p, (size_t)4 << 20, &s);
+	CHECK(s.q == 1.5 && s.largest > s.c0, "q %g, largest %zu, first %zu", s.q, s.largest, s.c0);
+	/* --spipe-q is taken as given */
+	p.q = 1.0;
 	ng_spipe_plan_shape(&m, &p, (size_t)4 << 20, &s);
 	CHECK(s.q == 1.0 && s.largest == s.c0, "q %g, largest %zu, first %zu", s.q, s.largest, s.c0);
 }
