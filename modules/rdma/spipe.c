@@ -502,13 +502,12 @@ static ng_status sp_tx_room(struct spipe *sp, int peer, struct sp_peer *p, size_
 	if (p->pend_n >= sp->proto.nbuf || !ng_rdma_done(r, peer, p->tx_ticket[slot]))
 		return NG_OK;
 	if (!p->tx_mr || p->tx_slot < need) {
-		size_t pow = 4096;
+		/* copy mode: powers of two, so that growing messages rarely grow it */
+		size_t pow = sp->proto.mode == NG_SPIPE_COPY ? 4096 : need;
 		ng_status st;
 
 		while (pow < need)
 			pow *= 2;
-		if (sp->proto.mode != NG_SPIPE_COPY)
-			pow = need;
 		for (unsigned i = 0; i < sp->proto.nbuf; i++)
 			if (!ng_rdma_done(r, peer, p->tx_ticket[i]))
 				return NG_OK;
@@ -534,7 +533,7 @@ static ng_status sp_tx_step(void *ctx, int peer, const void *buf, size_t len, co
 	*done_p = false;
 	if (sp->proto.mode <= NG_SPIPE_RCACHE) {
 		const struct ng_rdma_mr *mr;
-		uint64_t at = 0, ticket = 0;
+		uint64_t at, ticket = 0;
 		size_t max;
 
 		/* Registered as soon as the send is posted, written once the CTS came. */
@@ -545,14 +544,7 @@ static ng_status sp_tx_step(void *ctx, int peer, const void *buf, size_t len, co
 		}
 		if (!rm)
 			return NG_OK;
-		if (sp->proto.mode == NG_SPIPE_REG) {
-			mr = *h_p;
-		} else {
-			const struct ng_rcache_ent *e = *h_p;
-
-			mr = e->mr;
-			at = (uint64_t)((const unsigned char *)buf - e->base);
-		}
+		mr = sp->proto.mode == NG_SPIPE_REG ? *h_p : ((const struct ng_rcache_ent *)*h_p)->mr;
 		max = r->max_write ? r->max_write : len;
 		for (size_t done = 0; done < len; done += max) {
 			size_t n = len - done < max ? len - done : max;
@@ -562,7 +554,6 @@ static ng_status sp_tx_step(void *ctx, int peer, const void *buf, size_t len, co
 			if (st != NG_OK)
 				return st;
 		}
-		(void)at;
 		*ticket_p = ticket;
 		*done_p = true;
 		return NG_OK;

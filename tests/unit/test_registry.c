@@ -21,7 +21,8 @@ static const struct {
                       {"alltoall", "ranks-per-node"},
                       {"mpbibw", "ranks-per-node"},
                       {"rdma", "ofi"},
-                      {"rdma", "rma"}};
+                      {"rdma", "rma"},
+                      {"rdma", "spipe"}};
 
 static bool namespaced(const char *owner, const char *name)
 {
