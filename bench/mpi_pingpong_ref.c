@@ -7,13 +7,15 @@
  *
  * SIZE accepts K/M suffixes (binary).  Rank 0 sends SIZE bytes from its send
  * buffer with MPI_Send and receives the answer into a separate receive buffer;
- * rank 1 receives into one buffer and echoes it from there.  That is exactly
- * the buffer use of ngauge's pingpong pattern, and it matters: on this
- * machine's shared-memory path, receiving 64 KiB into the buffer just sent
- * from costs about 25% more than using two.  WARMUP untimed round trips (default COUNT/10,
- * at least 10) are followed by a barrier and COUNT timed ones.  Each round trip
- * is timed on its own with clock_gettime(CLOCK_MONOTONIC_RAW) (vDSO, the clock
- * ngauge's "clock" timer uses).  Rank 0 prints one line,
+ * rank 1 receives into its receive buffer and answers from its own send
+ * buffer, or with REF_ECHO=same from the receive buffer (ngauge's
+ * --pp-echo same).  The buffer use must be the pattern's, and it matters: on
+ * this machine's shared-memory path, answering 64 KiB from the buffer just
+ * received into costs 5-45% more than answering from another one.  WARMUP
+ * untimed round trips (default COUNT/10, at least 10) are followed by a
+ * barrier and COUNT timed ones.  Each round trip is timed on its own with
+ * clock_gettime(CLOCK_MONOTONIC_RAW) (vDSO, the clock ngauge's "clock"
+ * timer uses).  Rank 0 prints one line,
  *
  *   median_us X
  *
@@ -38,8 +40,8 @@ int main(int argc, char **argv)
 {
 	size_t size, count, warmup, i;
 	double *samples = NULL;
-	char *sbuf, *rbuf;
-	int rank, nranks, peer;
+	char *sbuf, *rbuf, *echo;
+	int rank, nranks, peer, same = ref_echo_same();
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -48,9 +50,11 @@ int main(int argc, char **argv)
 
 	if (argc < 3 || argc > 4 || ref_parse_size(argv[1], INT32_MAX, &size) ||
 	    ref_parse_size(argv[2], INT32_MAX, &count) || count == 0 ||
-	    (argc == 4 && ref_parse_size(argv[3], INT32_MAX, &warmup)) || nranks != 2) {
+	    (argc == 4 && ref_parse_size(argv[3], INT32_MAX, &warmup)) || nranks != 2 || same < 0) {
 		if (rank == 0)
-			fprintf(stderr, "usage: mpiexec -n 2 %s SIZE COUNT [WARMUP]\n", argv[0]);
+			fprintf(stderr,
+			        "usage: [REF_ECHO=separate|same] mpiexec -n 2 %s SIZE COUNT [WARMUP]\n",
+			        argv[0]);
 		MPI_Finalize();
 		return 2;
 	}
@@ -68,6 +72,7 @@ int main(int argc, char **argv)
 	memset(sbuf, 0, size);
 	memset(rbuf, 0, size);
 	peer = 1 - rank;
+	echo = same ? rbuf : sbuf;
 
 	for (i = 0; i < warmup; i++) {
 		if (rank == 0) {
@@ -75,7 +80,7 @@ int main(int argc, char **argv)
 			MPI_Recv(rbuf, (int)size, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 		} else {
 			MPI_Recv(rbuf, (int)size, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-			MPI_Send(rbuf, (int)size, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+			MPI_Send(echo, (int)size, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
 		}
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
@@ -91,7 +96,7 @@ int main(int argc, char **argv)
 	} else {
 		for (i = 0; i < count; i++) {
 			MPI_Recv(rbuf, (int)size, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-			MPI_Send(rbuf, (int)size, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+			MPI_Send(echo, (int)size, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
 		}
 	}
 

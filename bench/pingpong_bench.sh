@@ -5,6 +5,11 @@
 # both ways of waiting (--tcp-poll sleep and spin; the reference with
 # REF_SPIN=1 for spin).  Also NetPIPE where installed.
 #
+# Both buffer uses are compared like with like: ngauge --pp-echo separate
+# (the default: the echoing rank answers from its own send buffer) against
+# the reference with REF_ECHO=separate, and --pp-echo same (it answers from
+# the buffer it received into, as Netgauge) against REF_ECHO=same.
+#
 # Both sides are pinned the same way (ngauge --pin, REF_PIN for the
 # references): where the two processes run decides more of a loopback
 # latency than anything else (a wake-up across cores costs microseconds), so
@@ -45,6 +50,7 @@ placements="0,1 0,0"
 # spinning processes on one core measure the scheduler, as for mpi.
 waits="sleep"
 [ "$transport" = tcp ] && waits="sleep spin"
+for echo in separate same; do
 for wait_mode in $waits; do
 for pin in $placements; do
 	[ "$wait_mode" = spin ] && [ "$pin" = 0,0 ] && continue
@@ -54,21 +60,22 @@ for pin in $placements; do
 for size in 1 65536; do
 	: >"$T/ng.$size"; : >"$T/ref.$size"
 	for r in $(seq "$rounds"); do
-		"${launch[@]}" "$ngauge" -x "$transport" "${extra[@]}" -p pingpong --timer clock --pin $pin -s $size \
+		"${launch[@]}" "$ngauge" -x "$transport" "${extra[@]}" -p pingpong --pp-echo $echo --timer clock --pin $pin -s $size \
 			-c "$count" -w 1000 -o "$T/r.json" >/dev/null || { echo "ngauge failed"; exit 1; }
 		python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["latency_us"]["median"])' \
 			"$T/r.json" >>"$T/ng.$size"
-		REF_SPIN=$ref_spin REF_PIN=$pin "${launch[@]}" "$ref" $size "$count" 1000 | awk '/median_us/ {print $2}' \
+		REF_ECHO=$echo REF_SPIN=$ref_spin REF_PIN=$pin "${launch[@]}" "$ref" $size "$count" 1000 | awk '/median_us/ {print $2}' \
 			>>"$T/ref.$size"
 	done
 	ng=$(median <"$T/ng.$size"); rf=$(median <"$T/ref.$size")
 	ratio=$(awk -v a="$ng" -v b="$rf" 'BEGIN {printf "%.4f", a / b}')
 	label=$transport; [ "$transport" = tcp ] && label="tcp ($wait_mode)"
-	printf "%-12s cpus %s size %6d: ngauge median %8.3f us, reference %8.3f us, ratio %s (%d alternating rounds)\n" \
-		"$label" "$pin" "$size" "$ng" "$rf" "$ratio" "$rounds"
+	printf "%-12s echo %-8s cpus %s size %6d: ngauge median %8.3f us, reference %8.3f us, ratio %s (%d alternating rounds)\n" \
+		"$label" "$echo" "$pin" "$size" "$ng" "$rf" "$ratio" "$rounds"
 	echo "$transport $size $ratio" >>"$T/ratios"
 	tr '\n' ' ' <"$T/ng.$size" | sed 's/^/    ngauge per round: /'; echo
 	tr '\n' ' ' <"$T/ref.$size" | sed 's/^/    reference per round: /'; echo
+done
 done
 done
 done

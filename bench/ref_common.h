@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* "4096", "64K", "1M", "1G" (binary) up to @max; 0 on success. */
@@ -71,6 +72,23 @@ static inline uint64_t ref_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Which buffers the references use, as ngauge's --pp-echo: both processes
+ * send from a send buffer and receive into a separate receive buffer
+ * (REF_ECHO unset or "separate"), or the echoing process answers from the
+ * buffer it has just received into (REF_ECHO=same).  Returns 1 for "same",
+ * 0 for "separate", -1 (reported) for anything else. */
+static int ref_echo_same(void)
+{
+	const char *s = getenv("REF_ECHO");
+
+	if (!s || !*s || strcmp(s, "separate") == 0)
+		return 0;
+	if (strcmp(s, "same") == 0)
+		return 1;
+	fprintf(stderr, "REF_ECHO must be 'separate' or 'same', got '%s'\n", s);
+	return -1;
 }
 
 /* REF_PIN="A,B": the process of role r (0: timing side, 1: echo side) runs

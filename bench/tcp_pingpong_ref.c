@@ -10,7 +10,10 @@
  * (the reference of `--tcp-poll spin`).
  *
  * SIZE accepts K/M/G suffixes (binary).  The process listens on an ephemeral
- * port of 127.0.0.1 and forks; the child connects and echoes.  Both sockets
+ * port of 127.0.0.1 and forks; the child connects and echoes.  Buffers as in
+ * ngauge's pingpong: the parent sends from a send buffer and receives into a
+ * separate receive buffer; the child answers from its own send buffer, or
+ * with REF_ECHO=same from the buffer it received into (--pp-echo same).  Both sockets
  * have TCP_NODELAY and stay in blocking mode; a message is one send() loop
  * and one recv(MSG_WAITALL) loop, nothing else (the calls a TCP program that
  * knows the message length makes).  WARMUP untimed round trips (default
@@ -80,8 +83,10 @@ static int ref_nodelay(int fd)
 	return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
-/* The child: connect, echo every message, exit. */
-static int ref_echo(const struct sockaddr_in *sin, char *buf, size_t size, size_t total, int dw)
+/* The child: connect, answer every message (received into @rbuf) from
+ * @sbuf, exit. */
+static int ref_echo(const struct sockaddr_in *sin, char *rbuf, const char *sbuf, size_t size, size_t total,
+                    int dw)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	size_t i;
@@ -91,7 +96,7 @@ static int ref_echo(const struct sockaddr_in *sin, char *buf, size_t size, size_
 		return 1;
 	}
 	for (i = 0; i < total; i++) {
-		if (ref_read(fd, buf, size, dw) || ref_write(fd, buf, size, dw)) {
+		if (ref_read(fd, rbuf, size, dw) || ref_write(fd, sbuf, size, dw)) {
 			perror("tcp_pingpong_ref: child: echo");
 			return 1;
 		}
@@ -106,28 +111,31 @@ int main(int argc, char **argv)
 	socklen_t slen = sizeof(sin);
 	size_t size, count, warmup, i;
 	double *samples, median;
-	int lfd, fd, status, rc = 1, dw;
+	int lfd, fd, status, rc = 1, dw, same = ref_echo_same();
 	const char *spin = getenv("REF_SPIN");
-	char *buf;
+	char *sbuf, *rbuf;
 	pid_t pid;
 
 	if (argc < 3 || argc > 4 || ref_parse_size(argv[1], SIZE_MAX / 2, &size) ||
 	    ref_parse_size(argv[2], SIZE_MAX / 2, &count) || count == 0 ||
-	    (argc == 4 && ref_parse_size(argv[3], SIZE_MAX / 2, &warmup))) {
-		fprintf(stderr, "usage: %s SIZE COUNT [WARMUP]\n", argv[0]);
+	    (argc == 4 && ref_parse_size(argv[3], SIZE_MAX / 2, &warmup)) || same < 0) {
+		fprintf(stderr, "usage: [REF_ECHO=separate|same] [REF_SPIN=1] %s SIZE COUNT [WARMUP]\n",
+		        argv[0]);
 		return 2;
 	}
 	dw = spin && strcmp(spin, "1") == 0 ? MSG_DONTWAIT : 0;
 	if (argc < 4)
 		warmup = count / 10 < 10 ? 10 : count / 10;
 
-	buf = aligned_alloc(4096, (size + 4095) / 4096 * 4096 + 4096);
+	sbuf = aligned_alloc(4096, (size + 4095) / 4096 * 4096 + 4096);
+	rbuf = aligned_alloc(4096, (size + 4095) / 4096 * 4096 + 4096);
 	samples = malloc(count * sizeof(*samples));
-	if (!buf || !samples) {
+	if (!sbuf || !rbuf || !samples) {
 		fprintf(stderr, "tcp_pingpong_ref: out of memory\n");
 		return 1;
 	}
-	memset(buf, 0x5a, size);
+	memset(sbuf, 0x5a, size);
+	memset(rbuf, 0, size);
 	signal(SIGPIPE, SIG_IGN);
 
 	lfd = socket(AF_INET, SOCK_STREAM, 0);
@@ -145,7 +153,7 @@ int main(int argc, char **argv)
 	if (pid == 0) {
 		ref_pin(1);
 		close(lfd);
-		_exit(ref_echo(&sin, buf, size, warmup + count, dw));
+		_exit(ref_echo(&sin, rbuf, same ? rbuf : sbuf, size, warmup + count, dw));
 	}
 	ref_pin(0);
 	fd = accept(lfd, NULL, NULL);
@@ -156,13 +164,13 @@ int main(int argc, char **argv)
 	}
 
 	for (i = 0; i < warmup; i++) {
-		if (ref_write(fd, buf, size, dw) || ref_read(fd, buf, size, dw))
+		if (ref_write(fd, sbuf, size, dw) || ref_read(fd, rbuf, size, dw))
 			goto out_io;
 	}
 	for (i = 0; i < count; i++) {
 		uint64_t t0 = ref_now_ns();
 
-		if (ref_write(fd, buf, size, dw) || ref_read(fd, buf, size, dw))
+		if (ref_write(fd, sbuf, size, dw) || ref_read(fd, rbuf, size, dw))
 			goto out_io;
 		samples[i] = (double)(ref_now_ns() - t0) * 1e-3 / 2;
 	}
@@ -179,6 +187,7 @@ out_wait:
 	if (waitpid(pid, &status, 0) == pid && (!WIFEXITED(status) || WEXITSTATUS(status)))
 		rc = 1;
 	free(samples);
-	free(buf);
+	free(rbuf);
+	free(sbuf);
 	return rc;
 }

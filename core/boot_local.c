@@ -6,6 +6,13 @@
  * request {u32 len} + len bytes from every rank; the parent answers each rank
  * with {u32 status, u32 len} + the concatenation.  status 0 is success;
  * status 1 + R means rank R was lost before the collective completed.
+ *
+ * The parent is what schedulers, `timeout` and scripts signal: it blocks
+ * SIGINT, SIGTERM and SIGHUP before forking, reads them from a signalfd in
+ * its poll loop, passes each on to every rank still running (the ranks stop
+ * at their next interruptible point and write what they measured; the
+ * driver takes a repeat within a second as the same request), and exits
+ * 128 + the first one's number.
  */
 #include <errno.h>
 #include <poll.h>
@@ -15,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -174,40 +182,57 @@ static void hub_fail(struct child *ch, int np, int lost)
 	}
 }
 
-static void describe_exit(int rank, pid_t pid, int status)
-{
-	if (WIFSIGNALED(status) && WTERMSIG(status) != SIGINT && WTERMSIG(status) != SIGTERM)
-		ng_error("rank %d (pid %d) was killed by signal %d (%s)", rank, (int)pid, WTERMSIG(status),
-		         strsignal(WTERMSIG(status)));
-}
-
 static int exit_code_of(int status)
 {
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGINT)
-		return 130;
+	if (WIFSIGNALED(status) &&
+	    (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGHUP))
+		return 128 + WTERMSIG(status);
 	return 1;
 }
 
-static void noop_handler(int sig)
+/* The exit status of a rank stopped by a signal (130, 143, 129). */
+static bool interrupted(int code)
 {
-	(void)sig;
+	return code == 128 + SIGINT || code == 128 + SIGTERM || code == 128 + SIGHUP;
 }
 
-static _Noreturn void hub_run(struct child *ch, int np, double grace_s)
+static void describe_exit(int rank, pid_t pid, int status)
 {
-	struct pollfd *pfd = calloc((size_t)np, sizeof(*pfd));
-	int alive = np, code = 0, failed = 0, hub_open = 1;
-	double fail_at = 0, term_at = 0;
-	struct sigaction sa = {.sa_handler = noop_handler};
+	if (WIFSIGNALED(status) && !interrupted(128 + WTERMSIG(status)))
+		ng_error("rank %d (pid %d) was killed by signal %d (%s)", rank, (int)pid, WTERMSIG(status),
+		         strsignal(WTERMSIG(status)));
+}
 
-	/* The terminal's SIGINT reaches the ranks too; the hub only waits for
-	 * them (and ends them if they do not stop). */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+/* Passes the stop signals waiting on @sfd on to every rank still running;
+ * returns the number of the first signal ever received (@got once set). */
+static int hub_relay(int sfd, const struct child *ch, int np, int got)
+{
+	struct signalfd_siginfo si;
+
+	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		for (int r = 0; r < np; r++)
+			if (!ch[r].exited)
+				kill(ch[r].pid, (int)si.ssi_signo);
+		if (!got)
+			got = (int)si.ssi_signo;
+	}
+	return got;
+}
+
+static _Noreturn void hub_run(struct child *ch, int np, double grace_s, const sigset_t *stop)
+{
+	struct pollfd *pfd = calloc((size_t)np + 1, sizeof(*pfd));
+	int alive = np, code = 0, failed = 0, hub_open = 1, got = 0;
+	int sfd = signalfd(-1, stop, SFD_NONBLOCK | SFD_CLOEXEC);
+	double fail_at = 0, term_at = 0, got_at = 0;
+
 	if (!pfd)
 		abort();
+	if (sfd < 0)
+		ng_error("launcher: signalfd: %s (signals to this process are not passed on)",
+		         strerror(errno));
 
 	while (alive > 0) {
 		int n = 0;
@@ -217,7 +242,20 @@ static _Noreturn void hub_run(struct child *ch, int np, double grace_s)
 			pfd[r].revents = 0;
 			n += ch[r].fd >= 0;
 		}
-		int pr = poll(pfd, (nfds_t)np, 100);
+		pfd[np] = (struct pollfd){.fd = sfd, .events = POLLIN};
+		int pr = poll(pfd, (nfds_t)np + 1, 100);
+		if (pr > 0 && (pfd[np].revents & POLLIN)) {
+			int first = !got;
+			got = hub_relay(sfd, ch, np, got);
+			if (first && got)
+				got_at = mono_s();
+		}
+		/* Ranks that do not stop after a signal (they end themselves 3 s
+		 * after it) are killed. */
+		if (got && mono_s() - got_at > 5.0)
+			for (int r = 0; r < np; r++)
+				if (!ch[r].exited)
+					kill(ch[r].pid, SIGKILL);
 		if (pr > 0) {
 			for (int r = 0; r < np; r++) {
 				if (ch[r].fd < 0 || !(pfd[r].revents & (POLLIN | POLLHUP | POLLERR)))
@@ -261,7 +299,8 @@ static _Noreturn void hub_run(struct child *ch, int np, double grace_s)
 				int c = exit_code_of(status);
 				if (c != 0) {
 					describe_exit(r, pid, status);
-					if (!failed || (code == 130 && c != 130))
+					/* A real failure outweighs an interruption. */
+					if (!failed || (interrupted(code) && !interrupted(c)))
 						code = c;
 					if (!failed)
 						fail_at = mono_s();
@@ -289,7 +328,7 @@ static _Noreturn void hub_run(struct child *ch, int np, double grace_s)
 		(void)n;
 	}
 	free(pfd);
-	exit(code);
+	exit(got ? 128 + got : code);
 }
 
 ng_status ng_boot_local(int np, double grace_s, struct ng_boot **b_p)
@@ -312,17 +351,24 @@ ng_status ng_boot_local(int np, double grace_s, struct ng_boot **b_p)
 		}
 	}
 	pid_t parent = getpid();
+	/* Stop signals wait for the hub's signalfd from here on; the ranks get
+	 * the mask back (and the driver's handlers, installed before). */
+	sigset_t stop, old;
+	ng_stop_signals(&stop);
+	sigprocmask(SIG_BLOCK, &stop, &old);
 	for (int r = 0; r < np; r++) {
 		pid_t pid = fork();
 		if (pid < 0) {
 			ng_error("fork: %s", strerror(errno));
 			for (int k = 0; k < r; k++)
 				kill(ch[k].pid, SIGKILL);
+			sigprocmask(SIG_SETMASK, &old, NULL);
 			return NG_ERR_SYS;
 		}
 		if (pid == 0) {
 			struct boot_local *l = calloc(1, sizeof(*l));
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			sigprocmask(SIG_SETMASK, &old, NULL);
 			if (getppid() != parent)
 				_exit(1);
 			for (int k = 0; k < np; k++) {
@@ -348,5 +394,5 @@ ng_status ng_boot_local(int np, double grace_s, struct ng_boot **b_p)
 		close(sv[r][1]);
 	}
 	free(sv);
-	hub_run(ch, np, grace_s);
+	hub_run(ch, np, grace_s, &stop);
 }

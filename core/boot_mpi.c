@@ -4,9 +4,11 @@
  * of MPI_COMM_WORLD, for runs launched by mpiexec/srun.
  *
  * This is the only place in ngauge that initialises MPI (MPI_Init_thread with
- * MPI_THREAD_SINGLE: ngauge never calls MPI from two threads) and, in fini(),
- * the only place that finalises it.  The mpi module relies on this: its
- * NG_CAP_MPI flag makes the driver choose this launch.
+ * MPI_THREAD_FUNNELED: ngauge calls MPI from the main thread only, but a
+ * module may run a thread of its own that never calls MPI, as mpirma's
+ * watchdog does) and, in fini(), the only place that finalises it.  The mpi
+ * module relies on this: its NG_CAP_MPI flag makes the driver choose this
+ * launch.
  *
  * Errors on the bootstrap's communicator return (MPI_ERRORS_RETURN) and are
  * reported once here: a failed process (MPIX_ERR_PROC_FAILED, where the MPI
@@ -191,7 +193,7 @@ ng_status ng_boot_mpi(int *argc, char ***argv, struct ng_boot **b_p)
 
 	MPI_Initialized(&initialized);
 	if (!initialized) {
-		rc = MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided);
+		rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
 		if (rc != MPI_SUCCESS) {
 			st = ng_boot_mpi_fail("MPI_Init_thread", rc);
 			goto err_free;

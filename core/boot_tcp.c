@@ -2,7 +2,9 @@
 /*
  * Two-host bootstrap without MPI: --server on one host, --client HOST on the
  * other.  One TCP connection carries the collectives; it opens with a
- * handshake (magic, version) so that a stray connection is turned away.
+ * handshake (magic, version) so that a stray connection is turned away, and
+ * the server answers with its magic, or "busy" while it serves another
+ * client (core/server.c).
  * Allgather with two ranks: each side sends its part, then reads the other's.
  */
 #include <arpa/inet.h>
@@ -25,6 +27,7 @@
 #include "launch.h"
 
 #define BOOT_MAGIC "NGBOOT01"
+#define BUSY_MAGIC "NGBUSY01" /* the server's answer while it serves another client */
 
 struct boot_tcp {
 	struct ng_boot base;
@@ -103,13 +106,12 @@ static ng_status finish(int fd, int rank, struct ng_boot **b_p)
 	return NG_OK;
 }
 
-ng_status ng_boot_tcp_server(const char *bind_addr, int port, double timeout_s, struct ng_boot **b_p)
+ng_status ng_boot_tcp_listen(const char *bind_addr, int port, int *lfd_p)
 {
 	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE},
 	                *ai = NULL;
 	char portstr[16];
 	int lfd, one = 1, rc;
-	struct timespec t0;
 
 	snprintf(portstr, sizeof(portstr), "%d", port);
 	rc = getaddrinfo(bind_addr, portstr, &hints, &ai);
@@ -118,67 +120,60 @@ ng_status ng_boot_tcp_server(const char *bind_addr, int port, double timeout_s, 
 		return NG_ERR_USAGE;
 	}
 	lfd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (lfd < 0)
-		goto err_sys;
+	if (lfd < 0) {
+		ng_error("--server: socket: %s", strerror(errno));
+		freeaddrinfo(ai);
+		return NG_ERR_SYS;
+	}
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(lfd, ai->ai_addr, ai->ai_addrlen) || listen(lfd, 8)) {
 		ng_error("--server: cannot listen on port %d: %s", port, strerror(errno));
-		goto err_close;
-	}
-	freeaddrinfo(ai);
-	ai = NULL;
-	fprintf(stderr, "ngauge: server waiting for a client on port %d\n", port);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		struct pollfd p = {.fd = lfd, .events = POLLIN};
-		struct timespec now;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		double left = timeout_s - (double)(now.tv_sec - t0.tv_sec);
-		if (timeout_s > 0 && left <= 0) {
-			ng_error("--server: no client connected within %.0f s", timeout_s);
-			close(lfd);
-			return NG_ERR_TIMEOUT;
-		}
-		rc = poll(&p, 1, 1000);
-		if (rc < 0 && errno == EINTR && ng_driver_cancelled()) {
-			close(lfd);
-			return NG_ERR_CANCELLED;
-		}
-		if (rc <= 0)
-			continue;
-		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0)
-			continue;
-		char magic[8];
-		uint32_t ver;
-		if (ng_fd_read_all_timeout(fd, magic, sizeof(magic), 2000) ||
-		    memcmp(magic, BOOT_MAGIC, 8) != 0 || ng_fd_read_all_timeout(fd, &ver, 4, 2000) ||
-		    ver != 1) {
-			ng_warn("--server: turned away a connection that is not an ngauge client");
-			close(fd);
-			continue;
-		}
-		if (ng_fd_write_all(fd, BOOT_MAGIC, 8)) {
-			close(fd);
-			continue;
-		}
 		close(lfd);
-		return finish(fd, 1, b_p);
+		freeaddrinfo(ai);
+		return NG_ERR_SYS;
 	}
-err_sys:
-	ng_error("--server: socket: %s", strerror(errno));
 	freeaddrinfo(ai);
-	return NG_ERR_SYS;
-err_close:
-	close(lfd);
-	freeaddrinfo(ai);
-	return NG_ERR_SYS;
+	*lfd_p = lfd;
+	return NG_OK;
+}
+
+int ng_boot_tcp_accept(int lfd)
+{
+	char magic[8];
+	uint32_t ver;
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (ng_fd_read_all_timeout(fd, magic, sizeof(magic), 2000) || memcmp(magic, BOOT_MAGIC, 8) != 0 ||
+	    ng_fd_read_all_timeout(fd, &ver, 4, 2000) || ver != 1) {
+		ng_warn("--server: turned away a connection that is not an ngauge client");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+ng_status ng_boot_tcp_welcome(int fd, struct ng_boot **b_p)
+{
+	if (ng_fd_write_all(fd, BOOT_MAGIC, 8)) {
+		ng_error("--server: the client went away during the handshake");
+		close(fd);
+		return NG_ERR_PEER_LOST;
+	}
+	return finish(fd, 1, b_p);
+}
+
+void ng_boot_tcp_busy(int fd)
+{
+	(void)ng_fd_write_all(fd, BUSY_MAGIC, 8);
+	close(fd);
 }
 
 ng_status ng_boot_tcp_client(const char *host, int port, double timeout_s, struct ng_boot **b_p)
 {
 	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *ai = NULL;
-	char portstr[16], magic[8];
+	char portstr[16], magic[8] = "";
 	uint32_t ver = 1;
 	int fd = -1, rc;
 	struct timespec t0;
@@ -217,7 +212,11 @@ ng_status ng_boot_tcp_client(const char *host, int port, double timeout_s, struc
 	}
 	if (ng_fd_write_all(fd, BOOT_MAGIC, 8) || ng_fd_write_all(fd, &ver, 4) ||
 	    ng_fd_read_all_timeout(fd, magic, 8, (int)(timeout_s * 1000)) || memcmp(magic, BOOT_MAGIC, 8)) {
-		ng_error("--client: %s:%d did not answer as an ngauge server", host, port);
+		/* A server busy with another client says so at once. */
+		if (memcmp(magic, BUSY_MAGIC, 8) == 0)
+			ng_error("--client: the server at %s:%d is busy with another client", host, port);
+		else
+			ng_error("--client: %s:%d did not answer as an ngauge server", host, port);
 		close(fd);
 		return NG_ERR_PROTO;
 	}

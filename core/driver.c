@@ -4,7 +4,8 @@
  * pattern's needs against the module, launches the ranks, opens the module,
  * runs the pattern and writes the results.
  *
- * Exit status: 0 success, 1 failed run, 2 usage error, 130 interrupted.
+ * Exit status: 0 success, 1 failed run, 2 usage error, 128 + the signal when
+ * interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
  *
  * Decisions:
  * - Options may come in any order; module and pattern options of every
@@ -16,19 +17,22 @@
  * - The results file is rewritten after every measured size with
  *   "complete": false, and once more at the end; nothing measured is lost if
  *   a rank dies or the run is interrupted.
- * - On SIGINT/SIGTERM the ranks stop at the next interruptible point; a rank
- *   stuck in a call that cannot be interrupted exits 3 s later (its results
- *   file already holds every completed size).
+ * - On SIGINT/SIGTERM/SIGHUP the ranks stop at the next interruptible point;
+ *   a rank stuck in a call that cannot be interrupted exits 3 s later (its
+ *   results file already holds every completed size).  The local launcher
+ *   and --server pass the signals they get on to their ranks.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../plots/plot.h"
@@ -40,32 +44,37 @@
 #include "results_priv.h"
 #include "sizes.h"
 
-enum { EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
+enum { EXIT_USAGE = 2 };
 
 static const struct ng_option core_options[] = {
-    {"module", NG_OPT_STRING, "tcp", "communication module (-x); see --list", NULL, "NAME"},
-    {"pattern", NG_OPT_STRING, "pingpong", "benchmark pattern (-p); see --list", NULL, "NAME"},
-    {"list", NG_OPT_FLAG, NULL, "list modules, patterns and their options (-l)", NULL, NULL},
-    {"sizes", NG_OPT_STRING, NULL, "message sizes (-s): 1-1M, 1-64K:x1.5, 1,8,4K, 1K-64K:+1K", NULL, "SPEC"},
-    {"count", NG_OPT_INT, "1000", "timed repetitions per size (-c)", NULL, "N"},
-    {"warmup", NG_OPT_INT, "100", "untimed repetitions before them (-w)", NULL, "N"},
-    {"output", NG_OPT_STRING, NULL, "results file (-o); .json or .csv picks the format", NULL, "FILE"},
-    {"np", NG_OPT_INT, "2", "number of local ranks when not launched by MPI", NULL, "N"},
-    {"timer", NG_OPT_CHOICE, NULL, "timer (default: tsc where invariant, else clock)", "tsc|clock|mpi", NULL},
-    {"timer-info", NG_OPT_FLAG, NULL, "print the timer's resolution and overhead and exit", NULL, NULL},
-    {"verify", NG_OPT_FLAG, NULL, "check every received payload byte", NULL, NULL},
-    {"raw", NG_OPT_FLAG, NULL, "keep raw samples in the results file", NULL, NULL},
-    {"seed", NG_OPT_INT, "1", "seed for random pairings and server choice", NULL, "N"},
-    {"server", NG_OPT_FLAG, NULL, "wait for one --client (two hosts, no MPI)", NULL, NULL},
-    {"client", NG_OPT_STRING, NULL, "connect to a --server on HOST", NULL, "HOST"},
-    {"port", NG_OPT_INT, "5217", "bootstrap port of --server/--client", NULL, "PORT"},
-    {"bind", NG_OPT_STRING, NULL, "bootstrap address --server listens on (default: all)", NULL, "ADDR"},
+    {"module", NG_OPT_STRING, "tcp", "communication module (-x); see --list", NULL, "NAME", NULL},
+    {"pattern", NG_OPT_STRING, "pingpong", "benchmark pattern (-p); see --list", NULL, "NAME", NULL},
+    {"list", NG_OPT_FLAG, NULL, "list modules, patterns and their options (-l)", NULL, NULL, NULL},
+    {"sizes", NG_OPT_STRING, NULL, "message sizes (-s): 1-1M, 1-64K:x1.5, 1,8,4K, 1K-64K:+1K", NULL, "SPEC",
+     NULL},
+    {"count", NG_OPT_INT, "1000", "timed repetitions per size (-c)", NULL, "N", NULL},
+    {"warmup", NG_OPT_INT, "100", "untimed repetitions before them (-w)", NULL, "N", NULL},
+    {"output", NG_OPT_STRING, NULL, "results file (-o); .json or .csv picks the format", NULL, "FILE", NULL},
+    {"np", NG_OPT_INT, "2", "number of local ranks when not launched by MPI", NULL, "N", NULL},
+    {"timer", NG_OPT_CHOICE, NULL, "timer (default: tsc where invariant, else clock)", "tsc|clock|mpi", NULL,
+     NULL},
+    {"timer-info", NG_OPT_FLAG, NULL, "print the timer's resolution and overhead and exit", NULL, NULL, NULL},
+    {"verify", NG_OPT_FLAG, NULL, "check every received payload byte", NULL, NULL, NULL},
+    {"raw", NG_OPT_FLAG, NULL, "keep raw samples in the results file", NULL, NULL, NULL},
+    {"seed", NG_OPT_INT, "1", "seed for random pairings and server choice", NULL, "N", NULL},
+    {"server", NG_OPT_FLAG, NULL, "serve --client runs, one after another, until stopped (two hosts, no MPI)",
+     NULL, NULL, NULL},
+    {"once", NG_OPT_FLAG, NULL, "with --server: serve one client, then exit with its run's status", NULL,
+     NULL, NULL},
+    {"client", NG_OPT_STRING, NULL, "connect to a --server on HOST", NULL, "HOST", NULL},
+    {"port", NG_OPT_INT, "5217", "bootstrap port of --server/--client", NULL, "PORT", NULL},
+    {"bind", NG_OPT_STRING, NULL, "bootstrap address --server listens on (default: all)", NULL, "ADDR", NULL},
     {"pin", NG_OPT_STRING, NULL, "run rank r on CPU LIST[r mod length], e.g. 0,1 (default: unpinned)", NULL,
-     "LIST"},
-    {"timeout", NG_OPT_DOUBLE, "8", "seconds after which a silent peer counts as lost", NULL, "SEC"},
-    {"help", NG_OPT_FLAG, NULL, "this help (-h)", NULL, NULL},
-    {"version", NG_OPT_FLAG, NULL, "print the version (-V)", NULL, NULL},
-    {NULL, 0, NULL, NULL, NULL, NULL},
+     "LIST", NULL},
+    {"timeout", NG_OPT_DOUBLE, "8", "seconds after which a silent peer counts as lost", NULL, "SEC", NULL},
+    {"help", NG_OPT_FLAG, NULL, "this help (-h)", NULL, NULL, NULL},
+    {"version", NG_OPT_FLAG, NULL, "print the version (-V)", NULL, NULL, NULL},
+    {NULL, 0, NULL, NULL, NULL, NULL, NULL},
 };
 
 static const struct {
@@ -79,6 +88,7 @@ static const struct {
 /* ---- signals: process state of the driver (not of modules/patterns) ---- */
 
 static volatile sig_atomic_t cancel_flag;
+static struct timespec cancel_time; /* written by the handler only, with the stop signals blocked */
 
 const volatile sig_atomic_t *ng_driver_cancel_flag(void)
 {
@@ -89,28 +99,67 @@ bool ng_driver_cancelled(void)
 	return cancel_flag != 0;
 }
 
+void ng_stop_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+}
+
+const char *ng_stop_signal_name(int sig)
+{
+	switch (sig) {
+	case SIGINT:
+		return "SIGINT";
+	case SIGTERM:
+		return "SIGTERM";
+	case SIGHUP:
+		return "SIGHUP";
+	default:
+		return "a signal";
+	}
+}
+
 static void on_alarm(int sig)
 {
 	(void)sig;
-	_exit(EXIT_INTERRUPTED);
+	_exit(128 + (cancel_flag ? cancel_flag : SIGINT));
 }
 
+/*
+ * The first stop signal sets the flag; the ranks stop at their next
+ * interruptible point and write what they measured.  One request may arrive
+ * by several paths (the local hub and --server pass it on, `timeout` and a
+ * terminal signal the whole group): a repeat within a second is the same
+ * request.  A later one ends the rank at once, and so does the alarm for a
+ * rank busy-polling inside a library call that never sees the flag.
+ */
 static void on_signal(int sig)
 {
-	if (cancel_flag)
-		_exit(EXIT_INTERRUPTED);
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (cancel_flag) {
+		double since = (double)(now.tv_sec - cancel_time.tv_sec) +
+		               (double)(now.tv_nsec - cancel_time.tv_nsec) * 1e-9;
+		if (since >= 1.0)
+			_exit(128 + cancel_flag);
+		return;
+	}
+	cancel_time = now;
 	cancel_flag = sig;
-	/* A rank busy-polling inside a library call may never see the flag. */
 	alarm(3);
 }
 
 static void install_signals(void)
 {
 	struct sigaction sa = {.sa_handler = on_signal};
-	sigemptyset(&sa.sa_mask);
+	ng_stop_signals(&sa.sa_mask);
 	sa.sa_flags = 0; /* no SA_RESTART: blocking calls return EINTR */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	sa.sa_handler = on_alarm;
 	sigaction(SIGALRM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
@@ -144,10 +193,13 @@ static char short_of(const char *name)
 	return 0;
 }
 
-static void print_options(FILE *f, const struct ng_option *t, bool core)
+/* The options of table @t; @module: only those it reads (a shared table). */
+static void print_options(FILE *f, const struct ng_option *t, bool core, const char *module)
 {
 	for (; t && t->name; t++) {
 		char left[96], sc = core ? short_of(t->name) : 0;
+		if (module && !ng_option_read_by(t, module))
+			continue;
 		int n = sc ? snprintf(left, sizeof(left), "-%c, --%s", sc, t->name)
 		           : snprintf(left, sizeof(left), "    --%s", t->name);
 		if (t->type != NG_OPT_FLAG && n > 0 && (size_t)n < sizeof(left))
@@ -162,7 +214,7 @@ static void print_options(FILE *f, const struct ng_option *t, bool core)
 static void caps_string(unsigned caps, char *buf, size_t len)
 {
 	buf[0] = '\0';
-	for (unsigned bit = 1; bit <= NG_CAP_MULTIRANK; bit <<= 1) {
+	for (unsigned bit = 1; bit && bit <= caps; bit <<= 1) {
 		if (!(caps & bit))
 			continue;
 		if (buf[0])
@@ -181,7 +233,7 @@ static void print_help(void)
 	       "       ngauge report FILE... [-o OUT.html]\n\n"
 	       "options:\n",
 	       NG_VERSION);
-	print_options(stdout, core_options, true);
+	print_options(stdout, core_options, true, NULL);
 	printf("\nModule and pattern options are listed by --list.\n");
 }
 
@@ -197,7 +249,7 @@ static void print_list(void)
 		if (m->max_msg)
 			printf("; max message %zu bytes", m->max_msg);
 		printf(")\n");
-		print_options(stdout, m->options, false);
+		print_options(stdout, m->options, false, m->name);
 	}
 	for (size_t i = 0; ng_missing_modules[i].name; i++)
 		printf("  %-10s not available: %s\n", ng_missing_modules[i].name, ng_missing_modules[i].why);
@@ -208,7 +260,7 @@ static void print_list(void)
 		printf("  %-10s %s\n  %-10s (needs: %s; ranks >= %d%s; default sizes %s)\n", p->name, p->desc,
 		       "", caps[0] ? caps : "nothing special", p->min_ranks, p->even_ranks ? ", even" : "",
 		       p->default_sizes ? p->default_sizes : "1-1M");
-		print_options(stdout, p->options, false);
+		print_options(stdout, p->options, false, NULL);
 	}
 }
 
@@ -332,6 +384,8 @@ struct plan {
 	size_t *sizes;
 	size_t nsizes;
 	const char *sizes_spec;
+	bool sizes_default; /* no -s: the pattern's list, cut to the module's largest message */
+	char *sizes_cut;    /* the spec of that cut list (owned) */
 	long long count, warmup, np, seed;
 	const char *output;
 	double timeout;
@@ -410,6 +464,35 @@ static int check_instance(const struct plan *p, const struct ng_comm *comm, stru
 	return EXIT_USAGE;
 }
 
+/*
+ * Without -s the sizes stop at the instance's largest message.  Every rank
+ * has its own limit (devices may differ between nodes); all take the
+ * smallest, and rank 0 notes the cut once.  Returns 0, or 1 when a peer was
+ * lost while agreeing.
+ */
+static int fit_default_sizes(struct plan *p, const struct ng_comm *comm, struct ng_boot *boot)
+{
+	double lim = comm->max_msg ? -(double)comm->max_msg : -HUGE_VAL;
+	size_t max, last = p->sizes[p->nsizes - 1];
+
+	if (ng_boot_max(boot, &lim, 1))
+		return 1;
+	if (lim == -HUGE_VAL)
+		return 0;
+	max = (size_t)-lim;
+	if (!ng_sizes_cap(p->sizes, &p->nsizes, max))
+		return 0;
+	p->sizes_cut = ng_sizes_format(p->sizes, p->nsizes);
+	if (p->sizes_cut)
+		p->sizes_spec = p->sizes_cut;
+	if (boot->rank == 0)
+		fprintf(stderr,
+		        "ngauge: note: sizes stop at %zu bytes, the largest message of module '%s'%s (the "
+		        "default list goes on to %zu; -s chooses the sizes)\n",
+		        max, p->mod->name, max != p->mod->max_msg ? " here" : "", last);
+	return 0;
+}
+
 static int status_exit(ng_status st)
 {
 	switch (st) {
@@ -418,7 +501,7 @@ static int status_exit(ng_status st)
 	case NG_ERR_USAGE:
 		return EXIT_USAGE;
 	case NG_ERR_CANCELLED:
-		return EXIT_INTERRUPTED;
+		return 128 + (cancel_flag ? cancel_flag : SIGINT);
 	default:
 		return 1;
 	}
@@ -495,8 +578,9 @@ static int relaunch_mpi(const struct plan *p, int argc, char **argv)
 
 static json_t *doc_head(const struct plan *p, const struct ng_args *a, struct ng_boot *boot,
                         const struct ng_timer *t, const struct ng_comm *c, const char *cmd,
-                        const char *mpi_version)
+                        const char *mpi_version, const struct ng_oversub *over)
 {
+	json_t *env = ng_env_json(c->device, mpi_version);
 	char started[64];
 	json_t *params = ng_args_json(a, "");
 	json_t *mod = ng_args_json(a, p->mod->options_owner ? p->mod->options_owner : p->mod->name);
@@ -511,18 +595,26 @@ static json_t *doc_head(const struct plan *p, const struct ng_args *a, struct ng
 	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
 		json_object_del(params, drop[i]);
 	json_object_set_new(params, "sizes", json_string(p->sizes_spec));
+	for (const struct ng_option *o = p->mod->options; o && o->name; o++)
+		if (!ng_option_read_by(o, p->mod->name))
+			json_object_del(mod, o->name);
 	json_object_foreach_safe(mod, tmp, key, v) json_object_set(params, key, v);
 	json_object_foreach_safe(pat, tmp, key, v) json_object_set(params, key, v);
 	json_decref(mod);
 	json_decref(pat);
 
+	json_object_set_new(env, "oversubscribed", json_boolean(over->over));
+	if (over->over)
+		json_object_set_new(env, "oversubscription",
+		                    json_pack("{s:s,s:i,s:i}", "host", over->host, "spinning_ranks",
+		                              over->ranks, "cores", over->cores));
 	ng_iso_time(started, sizeof(started));
 	return json_pack("{s:s,s:b,s:s,s:s,s:i,s:s,s:s,s:s,s:o,s:{s:s,s:f,s:f,s:b,s:f},s:o}", "schema",
 	                 "ngauge-result/1", "complete", 0, "module", p->mod->name, "pattern", p->pat->name,
 	                 "ranks", boot->size, "command", cmd, "started", started, "launch", boot->ops->name,
-	                 "env", ng_env_json(c->device, mpi_version), "timer", "name", t->name,
-	                 "resolution_ns", t->resolution_ns, "overhead_ns", t->overhead_ns, "invariant_tsc",
-	                 t->invariant_tsc, "tsc_ghz", t->tsc_ghz, "parameters", params);
+	                 "env", env, "timer", "name", t->name, "resolution_ns", t->resolution_ns,
+	                 "overhead_ns", t->overhead_ns, "invariant_tsc", t->invariant_tsc, "tsc_ghz",
+	                 t->tsc_ghz, "parameters", params);
 }
 
 /* The module's own keys in the result file (core/module.h, report). */
@@ -547,6 +639,7 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct 
 	struct ng_comm *comm = NULL;
 	struct ng_results *res = NULL;
 	struct ng_timer timer;
+	struct ng_oversub over;
 	const char *how = "--np";
 	char mpi_version[256] = "", *mpi_ver = NULL, cmd[4096];
 	double (*wtime)(void) = NULL;
@@ -623,26 +716,43 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct 
 		goto out_boot;
 	}
 	comm->cancel = &cancel_flag;
+	if (p->sizes_default && fit_default_sizes(p, comm, boot)) {
+		code = 1;
+		goto out_close;
+	}
 	/* An instance may offer less than its descriptor (a wrapper over a base
 	 * module, a device without some feature). */
 	code = check_instance(p, comm, boot, &agreed);
 	if (code)
 		goto out_close;
+	if (ng_env_oversub(boot, comm->spins, &over)) {
+		code = 1;
+		goto out_close;
+	}
 
 	if (boot->rank == 0) {
-		char label[128];
+		char label[128], mark[128] = "";
 		command_line(argc, argv, cmd, sizeof(cmd));
 		snprintf(label, sizeof(label), "%s over %s", p->pat->name, p->mod->name);
-		res = ng_results_new(doc_head(p, a, boot, &timer, comm, cmd, mpi_ver), p->output,
+		res = ng_results_new(doc_head(p, a, boot, &timer, comm, cmd, mpi_ver, &over), p->output,
 		                     ng_args_flag(a, "raw"), p->pat->name);
 		module_block(res, comm);
 		if (comm->ops->report_row)
 			ng_results_row_hook(res, module_row, comm);
+		if (over.over) {
+			snprintf(mark, sizeof(mark), "OVERSUBSCRIBED: %d busy-polling ranks on %d core%s",
+			         over.ranks, over.cores, over.cores == 1 ? "" : "s");
+			ng_warn("%d busy-polling ranks share %d core%s of host %s: the times include waiting "
+			        "for the CPU (results marked \"oversubscribed\"; use fewer ranks, or a "
+			        "module's sleep/yield mode)",
+			        over.ranks, over.cores, over.cores == 1 ? "" : "s", over.host);
+			ng_results_mark(res, mark);
+		}
 		printf("# ngauge %s: pattern %s, module %s (%s), %d ranks (%s launch), timer %s (resolution "
 		       "%.1f "
-		       "ns, overhead %.1f ns)\n",
+		       "ns, overhead %.1f ns)%s%s\n",
 		       NG_VERSION, p->pat->name, p->mod->name, comm->device, boot->size, boot->ops->name,
-		       timer.name, timer.resolution_ns, timer.overhead_ns);
+		       timer.name, timer.resolution_ns, timer.overhead_ns, mark[0] ? "; " : "", mark);
 		fflush(stdout);
 	}
 
@@ -665,7 +775,9 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct 
 	st = ng_boot_barrier(boot);
 	if (st == NG_OK)
 		st = p->pat->run(p->pat, &r);
-	if (st == NG_OK && cancel_flag)
+	/* Once stopped by a signal, a failure that follows (a peer that left
+	 * first) is the interruption's. */
+	if (cancel_flag && st != NG_ERR_USAGE)
 		st = NG_ERR_CANCELLED;
 	if (st == NG_ERR_CANCELLED && !cancel_flag)
 		st = NG_ERR_PEER_LOST;
@@ -685,7 +797,7 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct 
 		ng_results_free(res);
 	}
 	if (st == NG_ERR_CANCELLED)
-		ng_error("interrupted");
+		ng_error("interrupted (%s)", ng_stop_signal_name(cancel_flag));
 	code = status_exit(st);
 	if (st == NG_OK)
 		(void)ng_boot_barrier(boot);
@@ -722,6 +834,18 @@ out_boot:
 static int serve(int argc, char **argv, struct ng_boot *boot);
 static int main_with(int argc, char **argv, struct ng_boot *preboot);
 
+/* The server's command line, for each client it serves. */
+struct serve_args {
+	int argc;
+	char **argv;
+};
+
+static int serve_client(struct ng_boot *boot, void *arg)
+{
+	const struct serve_args *sa = arg;
+	return serve(sa->argc, sa->argv, boot);
+}
+
 static int pair_up(struct ng_args *a, int argc, char **argv)
 {
 	struct ng_boot *boot;
@@ -733,14 +857,15 @@ static int pair_up(struct ng_args *a, int argc, char **argv)
 		ng_error("--server and --client exclude each other");
 		return EXIT_USAGE;
 	}
-	st = server
-	         ? ng_boot_tcp_server(ng_args_str(a, "bind"), (int)ng_args_int(a, "port"), 0, &boot)
-	         : ng_boot_tcp_client(ng_args_str(a, "client"), (int)ng_args_int(a, "port"),
-	                              ng_args_given(a, "timeout") ? ng_args_double(a, "timeout") : 60, &boot);
+	if (server) {
+		struct serve_args sa = {argc, argv};
+		return ng_server_run(ng_args_str(a, "bind"), (int)ng_args_int(a, "port"),
+		                     ng_args_flag(a, "once"), serve_client, &sa);
+	}
+	st = ng_boot_tcp_client(ng_args_str(a, "client"), (int)ng_args_int(a, "port"),
+	                        ng_args_given(a, "timeout") ? ng_args_double(a, "timeout") : 60, &boot);
 	if (st)
 		return status_exit(st);
-	if (server)
-		return serve(argc, argv, boot);
 
 	/* Client: send the arguments, then run with them. */
 	size_t len = 0;
@@ -795,7 +920,6 @@ static int serve(int argc, char **argv, struct ng_boot *boot)
 	for (int i = 1; i < argc; i++)
 		nargv[nargc++] = argv[i];
 	nargv[nargc] = NULL;
-	fprintf(stderr, "ngauge: serving a client\n");
 	code = main_with(nargc, nargv, boot);
 	boot = NULL;
 out:
@@ -880,17 +1004,22 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 	unsigned missing = p.pat->needs & ~p.mod->caps;
 	if (missing) {
 		unsigned bit = missing & -missing;
-		ng_error("pattern '%s' needs %s, which module '%s' does not offer", p.pat->name,
-		         ng_cap_name(bit), p.mod->name);
+		ng_modules_offering(p.pat->needs, names, sizeof(names));
+		ng_error("pattern '%s' needs %s, which module '%s' does not offer (%s%s)", p.pat->name,
+		         ng_cap_name(bit), p.mod->name,
+		         names[0] ? "modules that do: " : "no module of this build does", names);
 		goto out;
 	}
-	p.sizes_spec = ng_args_given(&a, "sizes") ? ng_args_str(&a, "sizes")
-	                                          : (p.pat->default_sizes ? p.pat->default_sizes : "1-1M");
+	p.sizes_default = !ng_args_given(&a, "sizes");
+	p.sizes_spec = !p.sizes_default ? ng_args_str(&a, "sizes")
+	                                : (p.pat->default_sizes ? p.pat->default_sizes : "1-1M");
 	if (ng_sizes_parse(p.sizes_spec, &p.sizes, &p.nsizes, err, sizeof(err))) {
 		ng_error("%s", err);
 		goto out;
 	}
-	if (max_size_why(&p, p.mod->max_msg, "", err, sizeof(err))) {
+	/* Sizes given with -s must fit; the default list is cut once the
+	 * instance's own limit is known (fit_default_sizes). */
+	if (!p.sizes_default && max_size_why(&p, p.mod->max_msg, "", err, sizeof(err))) {
 		ng_error("%s", err);
 		goto out;
 	}
@@ -921,6 +1050,10 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 		ng_error("%s", err);
 		goto out;
 	}
+	if (ng_args_flag(&a, "once") && !ng_args_flag(&a, "server")) {
+		ng_error("--once applies to --server only");
+		goto out;
+	}
 	if (!preboot && (ng_args_flag(&a, "server") || ng_args_given(&a, "client"))) {
 		if (check_ranks(&p, 2, -1, "--server/--client"))
 			goto out;
@@ -933,6 +1066,7 @@ out:
 	if (preboot)
 		preboot->ops->fini(preboot);
 	free(p.sizes);
+	free(p.sizes_cut);
 	ng_args_release(&a);
 	return code;
 }

@@ -2,7 +2,10 @@
 /* The "env" block of a result: where and with what it was measured. */
 #include "config.h"
 
+#include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -45,4 +48,58 @@ json_t *ng_env_json(const char *device, const char *mpi)
 	return json_pack("{s:s,s:s,s:s,s:s?,s:s?,s:s,s:i}", "host", host, "kernel", kernel, "cpu", cpu, "mpi",
 	                 mpi, "device", device, "ngauge", NG_VERSION, "cores",
 	                 (int)sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+/* What each rank contributes to ng_env_oversub. */
+struct ng_env_rank {
+	char host[64];
+	int32_t spins;
+	cpu_set_t cpus;
+};
+
+ng_status ng_env_oversub(struct ng_boot *boot, bool spins, struct ng_oversub *o_p)
+{
+	struct ng_env_rank mine = {.spins = spins}, *all;
+	size_t n = (size_t)boot->size;
+	ng_status st;
+
+	memset(o_p, 0, sizeof(*o_p));
+	snprintf(mine.host, sizeof(mine.host), "%.63s", boot->host);
+	if (sched_getaffinity(0, sizeof(mine.cpus), &mine.cpus)) {
+		CPU_ZERO(&mine.cpus);
+		for (long c = 0; c < sysconf(_SC_NPROCESSORS_ONLN) && c < CPU_SETSIZE; c++)
+			CPU_SET((int)c, &mine.cpus);
+	}
+	all = calloc(n, sizeof(*all));
+	if (!all) {
+		ng_error("out of memory");
+		return NG_ERR_NOMEM;
+	}
+	st = ng_boot_allgather(boot, &mine, sizeof(mine), all);
+	for (size_t i = 0; st == NG_OK && i < n; i++) {
+		cpu_set_t cpus;
+		int ranks = 0, cores;
+		bool seen = false;
+
+		for (size_t j = 0; j < i; j++)
+			seen |= all[j].spins && strcmp(all[j].host, all[i].host) == 0;
+		if (!all[i].spins || seen)
+			continue;
+		CPU_ZERO(&cpus);
+		for (size_t j = i; j < n; j++) {
+			if (!all[j].spins || strcmp(all[j].host, all[i].host) != 0)
+				continue;
+			ranks++;
+			CPU_OR(&cpus, &cpus, &all[j].cpus);
+		}
+		cores = CPU_COUNT(&cpus);
+		if (ranks > cores && (!o_p->over || ranks - cores > o_p->ranks - o_p->cores)) {
+			o_p->over = true;
+			o_p->ranks = ranks;
+			o_p->cores = cores;
+			snprintf(o_p->host, sizeof(o_p->host), "%s", all[i].host);
+		}
+	}
+	free(all);
+	return st;
 }

@@ -18,26 +18,48 @@
  * its bootstrap (rank 0..np-1).  The parent never returns: it serves as the
  * ranks' hub for barrier/allgather, supervises them, and exits with
  *   0   all ranks exited 0,
- *   130 a rank was interrupted (SIGINT) and none failed otherwise,
- *   the first non-zero exit status otherwise (1 when a rank was killed).
+ *   128 + the signal, when SIGINT, SIGTERM or SIGHUP reached it: it passes
+ *       them on to the ranks (130, 143, 129),
+ *   the first non-zero exit status otherwise (1 when a rank was killed; a
+ *   failure outweighs an interruption of a rank alone).
  * When one rank dies, the survivors get @grace_s seconds to notice and write
  * what they measured, then the parent terminates them.
  */
 ng_status ng_boot_local(int np, double grace_s, struct ng_boot **b_p);
 
 /*
- * Two hosts without MPI.  The server listens on @bind:@port and becomes rank
- * 1; the client connects to @host:@port and becomes rank 0 (it measures and
- * reports).  The connection starts with a magic/version handshake.
- * @timeout_s bounds the wait for the peer.
+ * Two hosts without MPI.  The server listens on @bind:@port
+ * (ng_boot_tcp_listen), takes a connection whose handshake (magic, version)
+ * is an ngauge client's (ng_boot_tcp_accept: the connection, or -1 after
+ * turning away a stray one, warned), and either welcomes it, becoming rank 1
+ * (ng_boot_tcp_welcome), or tells it that it is busy and closes it
+ * (ng_boot_tcp_busy).  The client connects to @host:@port, retrying for
+ * @timeout_s, and becomes rank 0 (it measures and reports); a busy server
+ * makes it fail with one line saying so.
  */
-ng_status ng_boot_tcp_server(const char *bind, int port, double timeout_s, struct ng_boot **b_p);
+ng_status ng_boot_tcp_listen(const char *bind, int port, int *lfd_p);
+int ng_boot_tcp_accept(int lfd);
+ng_status ng_boot_tcp_welcome(int fd, struct ng_boot **b_p);
+void ng_boot_tcp_busy(int fd);
 ng_status ng_boot_tcp_client(const char *host, int port, double timeout_s, struct ng_boot **b_p);
 
 /* True when the environment says we were started by mpiexec/srun
  * (PMI_RANK, PMI_SIZE, PMIX_RANK, OMPI_COMM_WORLD_SIZE, SLURM_PROCID with
  * SLURM_NTASKS > 1). */
 bool ng_launched_by_mpi(void);
+
+/*
+ * --server: listens on @bind:@port and serves ngauge clients one after
+ * another, each in a process of its own (forked) that runs
+ * @serve(boot, @arg) as rank 1 and exits with what it returns.  A client that
+ * arrives while another is served is told the server is busy.  @once: only
+ * the first client; returns its exit status.  Otherwise serves until
+ * SIGINT, SIGTERM or SIGHUP, which it passes on to the client being served,
+ * and returns 128 + the signal's number once that client has ended.
+ * Returns 1 or 2 (reported) when it cannot listen.
+ */
+int ng_server_run(const char *bind, int port, bool once, int (*serve)(struct ng_boot *b, void *arg),
+                  void *arg);
 
 #if NG_HAVE_MPI
 /* MPI launch: MPI_Init_thread and the bootstrap over MPI_COMM_WORLD. */

@@ -46,6 +46,7 @@ enum {
 	NG_CAP_ONESIDED = 1u << 4,  /* .rma operations */
 	NG_CAP_MPI = 1u << 5,       /* needs an MPI launch (mpiexec/srun) */
 	NG_CAP_MULTIRANK = 1u << 6, /* more than two ranks at once */
+	NG_CAP_ALLTOALL = 1u << 7,  /* .alltoall: the network's own all-to-all collective */
 };
 
 /* Name of one capability bit ("non-blocking"), for error messages. */
@@ -79,6 +80,14 @@ struct ng_comm {
 	int size;
 	unsigned caps;  /* effective capabilities of this instance */
 	size_t max_msg; /* effective maximum message size, 0 = unlimited */
+	/* Waits by polling (busy-waiting, sched_yield() aside never asleep in
+	 * the kernel), so that a rank needs a core of its own: the driver warns
+	 * and marks the results "oversubscribed" when such ranks outnumber the
+	 * cores of their host.  Set by open(): tcp --tcp-poll spin, the verbs
+	 * modules and the RDMA layer's unless they yield (--ib-poll/--rdma-poll
+	 * yield), emu always; ng_comm_init presets it for modules with an MPI
+	 * launch (MPI libraries poll in their blocking calls). */
+	bool spins;
 	/* Set (non-zero) by the driver on SIGINT/SIGTERM.  Modules that busy-poll
 	 * check it in their poll loops and return NG_ERR_CANCELLED; modules that
 	 * block in system calls see EINTR and check it then. */
@@ -160,6 +169,16 @@ struct ng_module {
 	 * what the pattern measured. */
 	struct json_t *(*report)(struct ng_comm *c);
 	void (*report_row)(struct ng_comm *c, size_t size, struct ng_row *row);
+	/* Optional (NG_CAP_ALLTOALL): the module's own personalised all-to-all,
+	 * a native collective (the mpi module: MPI_Alltoall), for patterns that
+	 * compare their algorithms with it.  Collective over all ranks, blocking.
+	 * @sbuf holds size blocks of @block bytes, block j for rank j; on return
+	 * block j of @rbuf holds the block rank j sent for this rank (the layout
+	 * of MPI_Alltoall with a contiguous type); the own block is copied.
+	 * Both buffers come from alloc(), hold size * @block bytes and do not
+	 * overlap.  @block is at most max_msg.  Errors as send/recv, reported
+	 * once.  Hot path rules apply. */
+	ng_status (*alltoall)(struct ng_comm *c, const void *sbuf, void *rbuf, size_t block);
 };
 
 /*
@@ -196,9 +215,28 @@ struct ng_module {
  * Errors, reported once with one line naming the problem: NG_ERR_USAGE for a
  * range outside the target's window, a rank outside the epoch's group or
  * outside 0..size-1, an operation outside an epoch, unlock without lock,
- * complete without start, wait without post; NG_ERR_PEER_LOST when a peer
- * stays silent for the run's timeout (start without a matching post);
- * NG_ERR_CANCELLED on SIGINT/SIGTERM.
+ * complete without start, wait without post; NG_ERR_TIMEOUT (the rma
+ * module) when a peer stays silent for the run's timeout (start without a
+ * matching post); NG_ERR_CANCELLED on SIGINT/SIGTERM.
+ *
+ * Bounds.  Where a module cannot return from a call that waits for a peer,
+ * it ends the process instead once the run's timeout has passed, with one
+ * line naming the call and the peers, exit status 1.  mpirma does so: MPI
+ * has no timed or cancellable MPI_Win_start/complete/wait/fence/lock/
+ * unlock (MPICH's MPI_Win_start waits for every post of its group), so a
+ * watchdog thread of the instance ends it.  Patterns must not count on
+ * getting NG_ERR_TIMEOUT back.
+ *
+ * Progress.  A passive-target epoch (lock, operations, unlock) may progress
+ * only while its target is inside a call of the module: mpirma over MPICH
+ * 4.0.2 (no passive-target progress) and rma --rma-design sendrecv.  A
+ * pattern keeps a rank that others lock inside a call of the module
+ * meanwhile (waiting in a fence of another window, say), never computing
+ * outside it for longer than it means to delay them.
+ *
+ * mpirma needed no operation beyond these: MPI-2's calls map one to one
+ * (assert arguments 0; groups as lists of ranks, which mpirma turns into
+ * MPI groups once and keeps).
  *
  * Hot path: put/get/accumulate and the synchronisation calls do no
  * allocation, logging or option lookup on success.
@@ -241,6 +279,7 @@ static inline void ng_comm_init(struct ng_comm *c, const struct ng_module *m, in
 	c->size = size;
 	c->caps = m->caps;
 	c->max_msg = m->max_msg;
+	c->spins = (m->caps & NG_CAP_MPI) != 0;
 	c->cancel = cancel;
 }
 
@@ -277,6 +316,11 @@ static inline void ng_free(struct ng_comm *c, void *buf)
 {
 	if (buf)
 		c->ops->free(c, buf);
+}
+
+static inline ng_status ng_alltoall(struct ng_comm *c, const void *sbuf, void *rbuf, size_t block)
+{
+	return c->ops->alltoall(c, sbuf, rbuf, block);
 }
 
 /* Waits for @n requests in order; returns the first error. */

@@ -57,6 +57,21 @@ int ng_parse_size(const char *s, size_t *out_p)
 	return 0;
 }
 
+bool ng_option_read_by(const struct ng_option *o, const char *module)
+{
+	size_t n = strlen(module);
+
+	if (!o->modules)
+		return true;
+	for (const char *p = o->modules; *p;) {
+		size_t len = strcspn(p, "|");
+		if (len == n && strncmp(p, module, n) == 0)
+			return true;
+		p += len + (p[len] == '|');
+	}
+	return false;
+}
+
 int ng_args_declare(struct ng_args *a, const struct ng_option *table, const char *owner)
 {
 	for (const struct ng_option *o = table; o && o->name; o++) {

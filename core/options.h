@@ -34,7 +34,15 @@ struct ng_option {
 	const char *help;    /* one line */
 	const char *choices; /* NG_OPT_CHOICE: "send|write" */
 	const char *metavar; /* shown in --help, e.g. "PORT"; NULL = from type */
+	/* A table shared by several modules (ng_module.options_owner): the
+	 * modules that read this entry, '|'-separated ("ibrc|ibuc"); NULL: every
+	 * module sharing the table.  --list shows a module only the entries it
+	 * reads, and a result's parameters block holds only those. */
+	const char *modules;
 };
+
+/* True when module @module reads entry @o of its table (see .modules). */
+bool ng_option_read_by(const struct ng_option *o, const char *module);
 
 /* Parsed option values: name -> text; opaque, owned by the driver. */
 struct ng_args;

@@ -2,6 +2,7 @@
 /* The one list of modules and patterns.  One line each. */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "registry.h"
@@ -13,6 +14,7 @@ extern const struct ng_module ng_module_rma;
 extern const struct ng_module ng_module_spipe;
 #if NG_HAVE_MPI
 extern const struct ng_module ng_module_mpi;
+extern const struct ng_module ng_module_mpirma;
 #endif
 #if NG_HAVE_VERBS
 extern const struct ng_module ng_module_ibrc;
@@ -27,6 +29,10 @@ extern const struct ng_pattern ng_pattern_loggp;
 extern const struct ng_pattern ng_pattern_plogp;
 extern const struct ng_pattern ng_pattern_alltoall;
 extern const struct ng_pattern ng_pattern_mpbibw;
+extern const struct ng_pattern ng_pattern_bw;
+extern const struct ng_pattern ng_pattern_bibw;
+extern const struct ng_pattern ng_pattern_overlap;
+extern const struct ng_pattern ng_pattern_skew;
 
 const struct ng_module *const ng_modules[] = {
     &ng_module_tcp,
@@ -36,6 +42,7 @@ const struct ng_module *const ng_modules[] = {
     &ng_module_spipe,
 #if NG_HAVE_MPI
     &ng_module_mpi,
+    &ng_module_mpirma,
 #endif
 #if NG_HAVE_VERBS
     &ng_module_ibrc,
@@ -48,6 +55,7 @@ const struct ng_module *const ng_modules[] = {
 const struct ng_missing ng_missing_modules[] = {
 #if !NG_HAVE_MPI
     {"mpi", "built without MPI (install mpich libmpich-dev and rebuild)"},
+    {"mpirma", "built without MPI (install mpich libmpich-dev and rebuild)"},
 #endif
 #if !NG_HAVE_VERBS
     {"ibrc", "built without libibverbs (install libibverbs-dev and rebuild)"},
@@ -59,7 +67,8 @@ const struct ng_missing ng_missing_modules[] = {
 
 const struct ng_pattern *const ng_patterns[] = {
     &ng_pattern_pingpong, &ng_pattern_1n,       &ng_pattern_n1,     &ng_pattern_loggp,
-    &ng_pattern_plogp,    &ng_pattern_alltoall, &ng_pattern_mpbibw, NULL,
+    &ng_pattern_plogp,    &ng_pattern_alltoall, &ng_pattern_mpbibw, &ng_pattern_bw,
+    &ng_pattern_bibw,     &ng_pattern_overlap,  &ng_pattern_skew,   NULL,
 };
 
 const struct ng_module *ng_module_find(const char *name)
@@ -76,4 +85,18 @@ const struct ng_pattern *ng_pattern_find(const char *name)
 		if (strcmp(ng_patterns[i]->name, name) == 0)
 			return ng_patterns[i];
 	return NULL;
+}
+
+void ng_modules_offering(unsigned caps, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (size_t i = 0; ng_modules[i] && used < len; i++) {
+		if ((ng_modules[i]->caps & caps) != caps)
+			continue;
+		int n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", ng_modules[i]->name);
+		used += n > 0 ? (size_t)n : 0;
+	}
 }

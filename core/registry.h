@@ -24,4 +24,9 @@ extern const struct ng_missing ng_missing_modules[];
 const struct ng_module *ng_module_find(const char *name);
 const struct ng_pattern *ng_pattern_find(const char *name);
 
+/* The names of this build's modules that offer every capability of @caps,
+ * comma-separated, into @buf ("" when none does), for messages that say
+ * where a missing capability is found. */
+void ng_modules_offering(unsigned caps, char *buf, size_t len);
+
 #endif

@@ -31,6 +31,7 @@ struct ng_results {
 	bool raw;
 	const char *label;
 	char header_sig[512]; /* keys of the last table header printed */
+	char mark[128];       /* ends every table header line (ng_results_mark) */
 	double progress_t0;
 	struct ng_row row; /* the one row under construction */
 	void (*row_hook)(void *ctx, size_t size, struct ng_row *row);
@@ -103,6 +104,11 @@ struct ng_results *ng_results_new(json_t *doc, const char *path, bool raw, const
 	r->raw = raw;
 	r->label = label;
 	return r;
+}
+
+void ng_results_mark(struct ng_results *r, const char *mark)
+{
+	snprintf(r->mark, sizeof(r->mark), "%s", mark);
 }
 
 bool ng_results_active(const struct ng_results *r)
@@ -297,6 +303,8 @@ static void print_row(struct ng_results *r, json_t *row)
 		}
 		json_object_foreach(row, key, v) if (json_is_number(v) && strcmp(key, "size") &&
 		                                     strcmp(key, "count")) printf(" %s", key);
+		if (r->mark[0])
+			printf("   [%s]", r->mark);
 		putchar('\n');
 		main_done = 0;
 	}

@@ -28,6 +28,8 @@ struct ng_results *ng_results_new(json_t *doc, const char *path, bool raw, const
  * keys a module adds to the rows (core/module.h, report_row). */
 void ng_results_row_hook(struct ng_results *r, void (*fn)(void *ctx, size_t size, struct ng_row *row),
                          void *ctx);
+/* Ends every table header line with @mark ("OVERSUBSCRIBED: ..."), copied. */
+void ng_results_mark(struct ng_results *r, const char *mark);
 
 /* Writes the final document with "complete": @complete and "finished". */
 ng_status ng_results_finish(struct ng_results *r, bool complete);

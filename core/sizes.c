@@ -162,3 +162,40 @@ err_free:
 	free(l.v);
 	return -1;
 }
+
+bool ng_sizes_cap(size_t *sizes, size_t *n_p, size_t max)
+{
+	size_t k = 0;
+
+	if (max == 0 || *n_p == 0 || sizes[*n_p - 1] <= max)
+		return false;
+	while (k < *n_p && sizes[k] < max)
+		k++;
+	sizes[k++] = max;
+	*n_p = k;
+	return true;
+}
+
+char *ng_sizes_format(const size_t *sizes, size_t n)
+{
+	size_t len = 1 + 24 * n, used = 0;
+	char *buf = malloc(len);
+
+	if (!buf)
+		return NULL;
+	buf[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		size_t s = sizes[i];
+		const char *sep = i ? "," : "";
+		int w;
+
+		if (s >= (1u << 20) && s % (1u << 20) == 0)
+			w = snprintf(buf + used, len - used, "%s%zuM", sep, s >> 20);
+		else if (s >= 1024 && s % 1024 == 0)
+			w = snprintf(buf + used, len - used, "%s%zuK", sep, s >> 10);
+		else
+			w = snprintf(buf + used, len - used, "%s%zu", sep, s);
+		used += (size_t)w;
+	}
+	return buf;
+}

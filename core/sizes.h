@@ -14,11 +14,21 @@
 #ifndef NG_SIZES_H
 #define NG_SIZES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Parses @spec into a new array (*sizes_p, free() it) of *n_p sizes.
  * On error returns -1 and writes a one-line message naming the bad token to
  * @err. At most 100000 sizes. */
 int ng_sizes_parse(const char *spec, size_t **sizes_p, size_t *n_p, char *err, size_t errlen);
+
+/* Caps the ascending list @sizes (*n_p of them) at @max (0: no cap): drops
+ * the sizes above it and, when any was dropped, ends the list with @max
+ * itself.  Returns true when the list changed. */
+bool ng_sizes_cap(size_t *sizes, size_t *n_p, size_t max);
+
+/* The list as a specification that parses back to it ("1,2,4K,4056"), in a
+ * new string (free() it); NULL when out of memory. */
+char *ng_sizes_format(const size_t *sizes, size_t n);
 
 #endif

@@ -93,6 +93,8 @@ const char *ng_cap_name(unsigned cap)
 		return "MPI launch";
 	case NG_CAP_MULTIRANK:
 		return "more than two ranks";
+	case NG_CAP_ALLTOALL:
+		return "a native alltoall collective";
 	default:
 		return "unknown capability";
 	}

@@ -82,6 +82,10 @@
  * declares the union that a typical base gives.  An emu over mpi must be
  * started with mpiexec (the driver only sees emu's descriptor).
  *
+ * --emu-max BYTES: the emulated network carries messages of at most BYTES
+ * (as a datagram network's MTU): the instance's max_msg, and a longer send
+ * fails (NG_ERR_USAGE).
+ *
  * --emu-corrupt N: every N-th message a rank receives (all peers counted,
  * empty ones skipped for the flip) has one payload byte XORed with 0x5a at
  * offset (s / 2 + 7919 k) mod s, k = 0, 1, ... - after the base delivered it
@@ -140,6 +144,7 @@ struct ng_emu {
 	size_t threshold;       /* G2 above this size; 0: never */
 	bool deadline;          /* deliver at t_inj + L + w (one host) */
 	uint64_t corrupt_every; /* 0: never */
+	size_t max;             /* --emu-max: largest message sent; 0: the base's */
 	uint64_t nrecv, ncorrupt;
 	uint64_t next_inj;       /* earliest injection of the next send */
 	uint64_t early_t;        /* spins stop this much before their target */
@@ -252,6 +257,12 @@ static void ng_emu_calibrate(struct ng_emu *e)
 
 /* ---- data path ------------------------------------------------------- */
 
+static ng_status __attribute__((noinline, cold)) ng_emu_too_long(const struct ng_emu *e, size_t len)
+{
+	ng_error("emu: a message of %zu bytes is above --emu-max %zu", len, e->max);
+	return NG_ERR_USAGE;
+}
+
 static ng_status ng_emu_send(struct ng_comm *c, int peer, const void *buf, size_t len)
 {
 	struct ng_emu *e = ng_emu_of(c);
@@ -262,6 +273,8 @@ static ng_status ng_emu_send(struct ng_comm *c, int peer, const void *buf, size_
 	bool held = t_inj < e->next_inj; /* by the gap */
 	ng_status st;
 
+	if (__builtin_expect(e->max && len > e->max, 0))
+		return ng_emu_too_long(e, len);
 	if (held)
 		t_inj = e->next_inj;
 	memcpy(save, tail, sizeof(save));
@@ -512,6 +525,7 @@ static ng_status ng_emu_conf(struct ng_emu *e, const struct ng_args *a, bool lou
 		return NG_ERR_USAGE;
 	}
 	e->corrupt_every = (uint64_t)corrupt;
+	e->max = ng_args_size(a, "emu-max");
 	return NG_OK;
 }
 
@@ -638,7 +652,11 @@ static ng_status ng_emu_open(const struct ng_module *m, const struct ng_module_e
 		e->timeout_t = (uint64_t)(env->timeout_s * 1e9 / e->clk.ns_per_tick);
 	ng_comm_init(&e->base, m, e->bc->rank, e->bc->size, env->cancel);
 	e->base.caps = (e->bc->caps & pass) | NG_CAP_NONBLOCK;
+	e->base.spins = true; /* it busy-waits the injected costs */
 	e->base.max_msg = e->bc->max_msg ? e->bc->max_msg - NG_EMU_TRAILER : 0;
+	if (e->max && (!e->base.max_msg || e->max < e->base.max_msg))
+		e->base.max_msg = e->max;
+	e->max = e->base.max_msg;
 	snprintf(e->base.device, sizeof(e->base.device),
 	         "emu over %.48s: o_s %.4g o_r %.4g g %.4g L %.4g us, G %.4g us/B%s", e->bc->device,
 	         (double)e->os_ns / 1e3, (double)e->or_ns / 1e3, (double)e->g_ns / 1e3, (double)e->L_ns / 1e3,
@@ -675,6 +693,8 @@ static const struct ng_option ng_emu_options[] = {
 	  .help = "size above which --emu-G2 applies" },
 	{ .name = "emu-corrupt", .type = NG_OPT_INT, .def = "0", .metavar = "N",
 	  .help = "flip one byte of every N-th received message (tests --verify); 0: never" },
+	{ .name = "emu-max", .type = NG_OPT_SIZE, .def = "0", .metavar = "BYTES",
+	  .help = "largest message of the emulated network, as a datagram network's MTU (0: the base's)" },
 	{ .name = NULL },
 };
 /* clang-format on */

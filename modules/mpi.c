@@ -7,7 +7,8 @@
  * MPI_Isend/MPI_Irecv/MPI_Test.  Every message uses tag 0 on the instance's
  * own duplicate of MPI_COMM_WORLD, so MPI's non-overtaking rule between two
  * ranks is exactly ngauge's "message order is the match".  Ranks are
- * MPI_COMM_WORLD ranks.
+ * MPI_COMM_WORLD ranks.  The native collective (NG_CAP_ALLTOALL) is
+ * MPI_Alltoall of bytes on the same communicator.
  *
  * MPI is initialised by the MPI bootstrap (core/boot_mpi.c): NG_CAP_MPI makes
  * the driver use the MPI launch, and open() refuses to run without it.
@@ -30,6 +31,9 @@
  *
  * Memory: alloc() is aligned_alloc (MPI needs no registration from us; UCX
  * and friends register on first use and cache it); close() frees leftovers.
+ *
+ * The instance and the operations are exported to modules/ (mpimod.h): the
+ * mpirma module's two-sided operations are these.
  */
 #include "config.h"
 
@@ -45,26 +49,11 @@
 
 #include "launch.h"
 #include "module.h"
+#include "mpimod.h"
 #include "options.h"
 #include "status.h"
 
-#if MPI_VERSION >= 4
-#define NG_MPI_LARGE_COUNT 1
-#define NG_MPI_MAX_MSG     0
-#else
-#define NG_MPI_LARGE_COUNT 0
-#define NG_MPI_MAX_MSG     ((size_t)INT_MAX)
-#endif
-
 #define NG_MPI_TAG 0
-
-struct ng_mpi {
-	struct ng_comm base; /* first: container_of */
-	MPI_Comm comm;       /* private duplicate of MPI_COMM_WORLD */
-	bool ssend;          /* --mpi-ssend: blocking sends are MPI_Ssend */
-	void **bufs;         /* live alloc() blocks, released by close() */
-	size_t nbufs, capbufs;
-};
 
 /* Per-request state kept in struct ng_req.priv. */
 struct ng_mpi_req {
@@ -89,22 +78,23 @@ static inline struct ng_mpi_req *ng_mpi_req_of(struct ng_req *r)
 	return (struct ng_mpi_req *)(void *)r->priv;
 }
 
-/*
- * Reports a failed MPI call once (cold path) and maps its error class.
- * @peer < 0: no peer involved.
- */
-static ng_status __attribute__((noinline, cold)) ng_mpi_fail(const char *call, int peer, int rc)
+ng_status ng_mpi_report(const char *who, const char *call, int peer, int rc)
 {
 	char msg[MPI_MAX_ERROR_STRING];
 	ng_status st = ng_mpi_error(rc, msg, sizeof(msg));
 
 	if (st == NG_ERR_PEER_LOST)
-		ng_error("mpi: %s: peer rank %d lost: %s", call, peer, msg);
+		ng_error("%s: %s: peer rank %d lost: %s", who, call, peer, msg);
 	else if (peer >= 0)
-		ng_error("mpi: %s with rank %d: %s", call, peer, msg);
+		ng_error("%s: %s with rank %d: %s", who, call, peer, msg);
 	else
-		ng_error("mpi: %s: %s", call, msg);
+		ng_error("%s: %s: %s", who, call, msg);
 	return st;
+}
+
+static ng_status __attribute__((noinline, cold)) ng_mpi_fail(const char *call, int peer, int rc)
+{
+	return ng_mpi_report("mpi", call, peer, rc);
 }
 
 static ng_status __attribute__((noinline, cold)) ng_mpi_short(int peer, size_t got, size_t len)
@@ -149,7 +139,7 @@ static inline ng_status ng_mpi_check_count(const MPI_Status *st, int peer, size_
 	return got == len ? NG_OK : ng_mpi_short(peer, got, len);
 }
 
-static ng_status ng_mpi_send(struct ng_comm *c, int peer, const void *buf, size_t len)
+ng_status ng_mpi_send(struct ng_comm *c, int peer, const void *buf, size_t len)
 {
 	struct ng_mpi *m = ng_mpi_of(c);
 	int rc;
@@ -168,7 +158,7 @@ static ng_status ng_mpi_send(struct ng_comm *c, int peer, const void *buf, size_
 	return rc == MPI_SUCCESS ? NG_OK : ng_mpi_fail("MPI_Send", peer, rc);
 }
 
-static ng_status ng_mpi_recv(struct ng_comm *c, int peer, void *buf, size_t len)
+ng_status ng_mpi_recv(struct ng_comm *c, int peer, void *buf, size_t len)
 {
 	struct ng_mpi *m = ng_mpi_of(c);
 	MPI_Status st;
@@ -188,7 +178,23 @@ static ng_status ng_mpi_recv(struct ng_comm *c, int peer, void *buf, size_t len)
 	return ng_mpi_check_count(&st, peer, len);
 }
 
-static ng_status ng_mpi_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *r)
+ng_status ng_mpi_alltoall(struct ng_comm *c, const void *sbuf, void *rbuf, size_t block)
+{
+	struct ng_mpi *m = ng_mpi_of(c);
+	int rc;
+
+#if NG_MPI_LARGE_COUNT
+	if (__builtin_expect(block > INT_MAX, 0)) {
+		rc = MPI_Alltoall_c(sbuf, (MPI_Count)block, MPI_BYTE, rbuf, (MPI_Count)block, MPI_BYTE,
+		                    m->comm);
+		return rc == MPI_SUCCESS ? NG_OK : ng_mpi_fail("MPI_Alltoall_c", -1, rc);
+	}
+#endif
+	rc = MPI_Alltoall(sbuf, (int)block, MPI_BYTE, rbuf, (int)block, MPI_BYTE, m->comm);
+	return rc == MPI_SUCCESS ? NG_OK : ng_mpi_fail("MPI_Alltoall", -1, rc);
+}
+
+ng_status ng_mpi_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *r)
 {
 	struct ng_mpi *m = ng_mpi_of(c);
 	struct ng_mpi_req *q = ng_mpi_req_of(r);
@@ -207,7 +213,7 @@ static ng_status ng_mpi_isend(struct ng_comm *c, int peer, const void *buf, size
 	return rc == MPI_SUCCESS ? NG_OK : ng_mpi_fail("MPI_Isend", peer, rc);
 }
 
-static ng_status ng_mpi_irecv(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *r)
+ng_status ng_mpi_irecv(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *r)
 {
 	struct ng_mpi *m = ng_mpi_of(c);
 	struct ng_mpi_req *q = ng_mpi_req_of(r);
@@ -236,7 +242,7 @@ static inline ng_status ng_mpi_done(struct ng_mpi_req *q, int rc, const MPI_Stat
 	return NG_OK;
 }
 
-static ng_status ng_mpi_test(struct ng_comm *c, struct ng_req *r, bool *done_p)
+ng_status ng_mpi_test(struct ng_comm *c, struct ng_req *r, bool *done_p)
 {
 	struct ng_mpi_req *q = ng_mpi_req_of(r);
 	MPI_Status st;
@@ -267,7 +273,7 @@ static ng_status __attribute__((noinline, cold)) ng_mpi_abandon(struct ng_mpi_re
 	return NG_ERR_CANCELLED;
 }
 
-static ng_status ng_mpi_wait(struct ng_comm *c, struct ng_req *r)
+ng_status ng_mpi_wait(struct ng_comm *c, struct ng_req *r)
 {
 	struct ng_mpi_req *q = ng_mpi_req_of(r);
 	const volatile sig_atomic_t *cancel = c->cancel;
@@ -284,7 +290,7 @@ static ng_status ng_mpi_wait(struct ng_comm *c, struct ng_req *r)
 	}
 }
 
-static ng_status ng_mpi_alloc(struct ng_comm *c, size_t len, void **buf_p)
+ng_status ng_mpi_alloc(struct ng_comm *c, size_t len, void **buf_p)
 {
 	struct ng_mpi *m = ng_mpi_of(c);
 	size_t align = len >= 4096 ? (size_t)sysconf(_SC_PAGESIZE) : 64;
@@ -321,7 +327,7 @@ static ng_status ng_mpi_alloc(struct ng_comm *c, size_t len, void **buf_p)
 	return NG_OK;
 }
 
-static void ng_mpi_free(struct ng_comm *c, void *buf)
+void ng_mpi_free(struct ng_comm *c, void *buf)
 {
 	struct ng_mpi *m = ng_mpi_of(c);
 
@@ -336,53 +342,53 @@ static void ng_mpi_free(struct ng_comm *c, void *buf)
 	assert(!"foreign buffer");
 }
 
-static void ng_mpi_close(struct ng_comm *c)
+void ng_mpi_fini(struct ng_mpi *m)
 {
-	struct ng_mpi *m = ng_mpi_of(c);
 	int finalized = 0;
 
 	for (size_t i = 0; i < m->nbufs; i++)
 		free(m->bufs[i]);
 	free(m->bufs);
+	m->bufs = NULL;
+	m->nbufs = m->capbufs = 0;
 	MPI_Finalized(&finalized);
-	if (!finalized)
+	if (!finalized && m->comm != MPI_COMM_NULL)
 		MPI_Comm_free(&m->comm);
+}
+
+static void ng_mpi_close(struct ng_comm *c)
+{
+	struct ng_mpi *m = ng_mpi_of(c);
+
+	ng_mpi_fini(m);
 	free(m);
 }
 
-static ng_status ng_mpi_open(const struct ng_module *mod, const struct ng_module_env *env,
-                             struct ng_comm **comm_p)
+ng_status ng_mpi_init(struct ng_mpi *m, const struct ng_module *mod, const struct ng_module_env *env)
 {
-	struct ng_mpi *m;
 	int initialized = 0, finalized = 0;
 	int rank, size, rc;
 	ng_status st;
 
+	m->comm = MPI_COMM_NULL;
 	MPI_Initialized(&initialized);
 	MPI_Finalized(&finalized);
 	if (!initialized || finalized) {
-		ng_error("mpi: MPI is not initialised; run under mpiexec or srun");
+		ng_error("%s: MPI is not initialised; run under mpiexec or srun", mod->name);
 		return NG_ERR_USAGE;
 	}
 
-	m = calloc(1, sizeof(*m));
-	if (!m) {
-		ng_error("mpi: out of memory");
-		return NG_ERR_NOMEM;
-	}
-	m->comm = MPI_COMM_NULL;
-
 	rc = MPI_Comm_dup(MPI_COMM_WORLD, &m->comm);
 	if (rc != MPI_SUCCESS) {
-		st = ng_mpi_fail("MPI_Comm_dup", -1, rc);
-		goto err_free;
+		m->comm = MPI_COMM_NULL;
+		return ng_mpi_fail("MPI_Comm_dup", -1, rc);
 	}
 	MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
 	MPI_Comm_rank(m->comm, &rank);
 	MPI_Comm_size(m->comm, &size);
 	if (env->boot && (env->boot->rank != rank || env->boot->size != size)) {
-		ng_error("mpi: bootstrap says rank %d of %d, MPI_COMM_WORLD says %d of %d", env->boot->rank,
-		         env->boot->size, rank, size);
+		ng_error("%s: bootstrap says rank %d of %d, MPI_COMM_WORLD says %d of %d", mod->name,
+		         env->boot->rank, env->boot->size, rank, size);
 		st = NG_ERR_INTERNAL;
 		goto err_free_comm;
 	}
@@ -391,27 +397,44 @@ static ng_status ng_mpi_open(const struct ng_module *mod, const struct ng_module
 	m->ssend = env->args && ng_args_flag(env->args, "mpi-ssend");
 	ng_comm_init(&m->base, mod, rank, size, env->cancel);
 	ng_boot_mpi_version(m->base.device, sizeof(m->base.device));
-
-	*comm_p = &m->base;
 	return NG_OK;
 
 err_free_comm:
 	MPI_Comm_free(&m->comm);
-err_free:
-	free(m);
 	return st;
 }
 
-static const struct ng_option ng_mpi_options[] = {
+static ng_status ng_mpi_open(const struct ng_module *mod, const struct ng_module_env *env,
+                             struct ng_comm **comm_p)
+{
+	struct ng_mpi *m = calloc(1, sizeof(*m));
+	ng_status st;
+
+	if (!m) {
+		ng_error("mpi: out of memory");
+		return NG_ERR_NOMEM;
+	}
+	st = ng_mpi_init(m, mod, env);
+	if (st != NG_OK) {
+		free(m);
+		return st;
+	}
+	*comm_p = &m->base;
+	return NG_OK;
+}
+
+const struct ng_option ng_mpi_options[] = {
     {.name = "mpi-ssend", .type = NG_OPT_FLAG, .help = "blocking sends use MPI_Ssend (synchronous)"},
     {.name = NULL},
 };
 
 const struct ng_module ng_module_mpi = {
     .name = "mpi",
-    .desc = "MPI point-to-point (MPI_Send/MPI_Recv, MPI_Isend/MPI_Irecv)",
+    .desc =
+        "MPI point-to-point (MPI_Send/MPI_Recv, MPI_Isend/MPI_Irecv) and MPI_Alltoall as its native alltoall",
     .options = ng_mpi_options,
-    .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MPI | NG_CAP_MULTIRANK,
+    .caps =
+        NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MPI | NG_CAP_MULTIRANK | NG_CAP_ALLTOALL,
     .max_msg = NG_MPI_MAX_MSG,
     .hdr_bytes = 0,
     .open = ng_mpi_open,
@@ -425,4 +448,5 @@ const struct ng_module ng_module_mpi = {
     .test = ng_mpi_test,
     .wait = ng_mpi_wait,
     .rma = NULL,
+    .alltoall = ng_mpi_alltoall,
 };

@@ -1328,6 +1328,7 @@ static ng_status ng_tcp_open(const struct ng_module *m, const struct ng_module_e
 	t->bufs.next = t->bufs.prev = &t->bufs;
 	t->timeout_s = env->timeout_s > 0 ? env->timeout_s : 0;
 	t->spin = cf.spin;
+	t->base.spins = cf.spin;
 	t->timeout_ms =
 	    t->timeout_s > 0 ? (t->timeout_s * 1e3 >= INT_MAX ? INT_MAX : (int)(t->timeout_s * 1e3)) : -1;
 	if (t->timeout_ms == 0 && t->timeout_s > 0)

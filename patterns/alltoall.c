@@ -30,7 +30,8 @@
  *             sends its blocks for node B in one message to the rank of B with
  *             its own local index), then the receivers distribute through
  *             shared memory.
- *   mpi       MPI_Alltoall itself, the reference line (mpi module only).
+ *   mpi       the module's own alltoall (ng_alltoall, NG_CAP_ALLTOALL; the
+ *             mpi module's is MPI_Alltoall), the reference line.
  *
  * Nodes with different rank counts are allowed: local index x of node B is
  * served by local index x mod |A| of node A (sa, rd).  Node membership comes
@@ -74,7 +75,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -85,12 +85,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#if NG_HAVE_MPI
-#include <mpi.h>
-#endif
-
 #include "common.h"
 #include "core/payload.h"
+#include "core/registry.h"
 #include "nodes.h"
 
 enum ng_a2a_algo {
@@ -162,6 +159,7 @@ struct ng_a2a {
 	int order[NG_A2A_NALGOS]; /* algorithms to run, in order */
 	size_t nalgos;
 	const char *skipped[NG_A2A_NALGOS]; /* why an algorithm of "all" did not run */
+	char native_why[256];               /* why the module's own alltoall cannot run */
 
 	size_t smax;
 	unsigned char *sbuf, *rbuf;       /* P blocks each */
@@ -188,10 +186,6 @@ struct ng_a2a {
 	double *scratch; /* [count] (reporter) */
 	double *medians; /* [NG_A2A_NALGOS * nsizes] for the summary (reporter) */
 	size_t checked;  /* iterations verified in the current measurement */
-
-#if NG_HAVE_MPI
-	MPI_Comm mpi_comm; /* MPI_COMM_NULL unless the mpi algorithm runs */
-#endif
 };
 
 static inline unsigned char *ng_a2a_blk(unsigned char *base, size_t i, size_t s)
@@ -920,32 +914,11 @@ static ng_status ng_a2a_leader(struct ng_a2a *a, size_t s)
 	return NG_OK;
 }
 
-/*
- * The reference line.  The pattern calls MPI itself here, against the rule
- * that patterns see modules only through core/module.h, because what it
- * measures is not a module operation but the MPI library's own collective:
- * the line every other algorithm is compared with.  It runs only when the
- * ranks were launched by MPI and the module is "mpi", so MPI is initialised
- * and the buffers (from the mpi module's alloc) are plain memory MPI can use.
- */
+/* The reference line: the module's own collective (MPI_Alltoall in the mpi
+ * module), the line every other algorithm is compared with. */
 static ng_status ng_a2a_mpi(struct ng_a2a *a, size_t s)
 {
-#if NG_HAVE_MPI
-	char msg[MPI_MAX_ERROR_STRING];
-	int rc, len = 0;
-
-	rc = MPI_Alltoall(a->sbuf, (int)s, MPI_BYTE, a->rbuf, (int)s, MPI_BYTE, a->mpi_comm);
-	if (rc == MPI_SUCCESS)
-		return NG_OK;
-	if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS)
-		snprintf(msg, sizeof(msg), "MPI error %d", rc);
-	ng_error("alltoall: MPI_Alltoall of %zu bytes: %s", s, msg);
-	return NG_ERR_IO;
-#else
-	(void)a;
-	(void)s;
-	return NG_ERR_UNSUPPORTED;
-#endif
+	return ng_alltoall(a->c, a->sbuf, a->rbuf, s);
 }
 
 static ng_status (*const ng_a2a_fns[NG_A2A_NALGOS])(struct ng_a2a *, size_t) = {
@@ -955,11 +928,6 @@ static ng_status (*const ng_a2a_fns[NG_A2A_NALGOS])(struct ng_a2a *, size_t) = {
 };
 
 /* ---- selection --------------------------------------------------------- */
-
-static bool ng_a2a_mpi_launch(const struct ng_a2a *a)
-{
-	return strcmp(a->run->boot->ops->name, "mpi") == 0 && strcmp(a->c->mod->name, "mpi") == 0;
-}
 
 /* Largest message of @algo in blocks on any rank (for the module's max_msg;
  * the same on every rank, so all ranks select alike). */
@@ -981,8 +949,10 @@ static size_t ng_a2a_max_blocks(const struct ng_a2a *a, int algo)
 }
 
 /* Why @algo cannot run here, or NULL. */
-static const char *ng_a2a_unavailable(const struct ng_a2a *a, int algo)
+static const char *ng_a2a_unavailable(struct ng_a2a *a, int algo)
 {
+	char offered[128];
+
 	size_t lim = a->c->max_msg;
 
 	switch (algo) {
@@ -994,13 +964,14 @@ static const char *ng_a2a_unavailable(const struct ng_a2a *a, int algo)
 			return "needs non-blocking operations (isend/irecv), which the module lacks";
 		break;
 	case NG_A2A_MPI:
-		if (!NG_HAVE_MPI)
-			return "ngauge was built without MPI";
-		if (!ng_a2a_mpi_launch(a))
-			return "needs the mpi module under an MPI launch (mpiexec ngauge -x mpi)";
-		if (a->smax > INT_MAX)
-			return "MPI_Alltoall counts blocks in int: sizes up to 2 GiB - 1";
-		break;
+		if (a->c->caps & NG_CAP_ALLTOALL)
+			break;
+		ng_modules_offering(NG_CAP_ALLTOALL, offered, sizeof(offered));
+		snprintf(a->native_why, sizeof(a->native_why),
+		         "needs %s, which module '%s' does not offer (%s%s)", ng_cap_name(NG_CAP_ALLTOALL),
+		         a->c->mod->name, offered[0] ? "modules that do: " : "no module of this build does",
+		         offered);
+		return a->native_why;
 	default:
 		break;
 	}
@@ -1171,8 +1142,7 @@ err_nomem:
 	return NG_ERR_NOMEM;
 }
 
-/* Collective: the node segments and the MPI communicator, once every rank
- * has set up its own part. */
+/* Collective: the node segments, once every rank has set up its own part. */
 static ng_status ng_a2a_setup_shared(struct ng_a2a *a)
 {
 	ng_status st;
@@ -1184,18 +1154,6 @@ static ng_status ng_a2a_setup_shared(struct ng_a2a *a)
 		if (st != NG_OK)
 			return st;
 	}
-#if NG_HAVE_MPI
-	if (ng_a2a_selected(a, NG_A2A_MPI)) {
-		int rc = MPI_Comm_dup(MPI_COMM_WORLD, &a->mpi_comm);
-
-		if (rc != MPI_SUCCESS) {
-			ng_error("alltoall: MPI_Comm_dup failed (MPI error %d)", rc);
-			a->mpi_comm = MPI_COMM_NULL;
-			return NG_ERR_IO;
-		}
-		MPI_Comm_set_errhandler(a->mpi_comm, MPI_ERRORS_RETURN);
-	}
-#endif
 	return NG_OK;
 }
 
@@ -1204,15 +1162,6 @@ static void ng_a2a_teardown(struct ng_a2a *a)
 {
 	struct ng_a2a_plan *plans[] = {&a->sa, &a->rd, &a->ld};
 
-#if NG_HAVE_MPI
-	if (a->mpi_comm != MPI_COMM_NULL) {
-		int fin = 0;
-
-		MPI_Finalized(&fin);
-		if (!fin)
-			MPI_Comm_free(&a->mpi_comm);
-	}
-#endif
 	ng_a2a_shm_unmap(&a->shm);
 	ng_free(a->c, a->sbuf);
 	ng_free(a->c, a->rbuf);
@@ -1432,14 +1381,11 @@ static void ng_a2a_summary(const struct ng_a2a *a, size_t nsizes_done)
 static ng_status ng_a2a_run(const struct ng_pattern *p, struct ng_run *run)
 {
 	struct ng_a2a a = {
-		.run = run,
-		.c = run->comm,
-		.me = run->boot->rank,
-		.P = run->boot->size,
-		.nb = (run->comm->caps & NG_CAP_NONBLOCK) != 0,
-#if NG_HAVE_MPI
-		.mpi_comm = MPI_COMM_NULL,
-#endif
+	    .run = run,
+	    .c = run->comm,
+	    .me = run->boot->rank,
+	    .P = run->boot->size,
+	    .nb = (run->comm->caps & NG_CAP_NONBLOCK) != 0,
 	};
 	size_t done = 0, nsizes_done = run->nsizes;
 	ng_status st;
@@ -1503,7 +1449,9 @@ static const struct ng_option ng_a2a_options[] = {
     {.name = "a2a-algo",
      .type = NG_OPT_STRING,
      .def = "all",
-     .help = "alltoall algorithms, comma-separated: bruck, isend, pairwise, leader, sa, rd, mpi, or all",
+     .help =
+         "alltoall algorithms, comma-separated: bruck, isend, pairwise, leader, sa, rd, mpi (the module's "
+         "own alltoall, MPI_Alltoall with -x mpi), or all",
      .metavar = "NAME[,NAME...]"},
     {.name = "a2a-blocking",
      .type = NG_OPT_FLAG,
@@ -1518,7 +1466,9 @@ static const struct ng_option ng_a2a_options[] = {
 
 const struct ng_pattern ng_pattern_alltoall = {
     .name = "alltoall",
-    .desc = "personalised all-to-all: bruck, isend, pairwise, leader, sa, rd and MPI_Alltoall side by side",
+    .desc =
+        "personalised all-to-all: bruck, isend, pairwise, leader, sa, rd and the module's own (MPI_Alltoall) "
+        "side by side",
     .options = ng_a2a_options,
     .needs = NG_CAP_CHANNEL | NG_CAP_RELIABLE,
     .min_ranks = 2,

@@ -42,6 +42,7 @@ static ng_status ng_as_client_round(struct ng_as *as, enum ng_as_kind kind, size
 	size_t nmsg = ng_as_msgs(as, kind);
 	void *sbuf = as->bufs.send, *rbuf = as->bufs.recv;
 	uint64_t tag = ng_verify_tag(size, as->me, as->round), t0 = 0, t1 = 0;
+	uint64_t reply = ng_verify_tag(size, as->peer, as->round);
 	ng_status st = NG_OK;
 
 	if (as->run->verify)
@@ -62,7 +63,7 @@ static ng_status ng_as_client_round(struct ng_as *as, enum ng_as_kind kind, size
 
 	as->round++;
 	if (as->run->verify) {
-		st = ng_verify_check(rbuf, size, tag, as->peer);
+		st = ng_verify_check(rbuf, size, reply, as->peer);
 		if (st != NG_OK)
 			return st;
 	}
@@ -111,6 +112,10 @@ static ng_status ng_as_server_round(struct ng_as *as, enum ng_as_kind kind, int 
 	unsigned bank = as->bank;
 	ng_status st = NG_OK;
 
+	/* The reply goes from the send buffer (README: the buffers of the
+	 * assessments); --verify gives it the server's own payload. */
+	if (as->run->verify)
+		ng_verify_fill(as->bufs.send, size, ng_verify_tag(size, as->me, as->round));
 	if (kind == NG_AS_OR) {
 		st = as->ops->server_or(as, size, d_ticks, timed);
 	} else if (as->prepost) {
@@ -128,7 +133,7 @@ static ng_status ng_as_server_round(struct ng_as *as, enum ng_as_kind kind, int 
 		if (st != NG_OK)
 			return st;
 	}
-	st = ng_send(c, as->peer, ng_as_slot(as, bank, nmsg - 1), size);
+	st = ng_send(c, as->peer, as->bufs.send, size);
 	if (st != NG_OK)
 		return st;
 
@@ -370,14 +375,14 @@ static ng_status ng_as_setup(struct ng_as *as)
 			return st;
 	}
 
-	/* Client: one send buffer and the reply.  Server: two banks of n slots. */
+	/* Client: one send buffer and the reply.  Server: two banks of n slots
+	 * and the send buffer it replies from. */
 	nslots = as->client ? 1 : 2 * as->n;
 	if (!as->client && nslots > SIZE_MAX / as->stride) {
 		ng_error("%s: %zu slots of %zu bytes do not fit in memory", name, nslots, as->stride);
 		return NG_ERR_NOMEM;
 	}
-	return ng_bufs_alloc(run->comm, as->client ? max : 0, as->client ? max : nslots * as->stride,
-	                     &as->bufs);
+	return ng_bufs_alloc(run->comm, max, as->client ? max : nslots * as->stride, &as->bufs);
 
 err_nomem:
 	ng_error("%s: out of memory", name);

@@ -4,7 +4,7 @@
  *
  * Two ranks: rank 0 is the client (it sends and decides), rank 1 the server.
  * Per message size the client times rounds of four kinds, each ending with
- * the server's reply (the echo of the last message), so rounds never overlap:
+ * the server's reply (a message of the same size), so rounds never overlap:
  *
  *   NG_AS_SINGLE  one message and the reply (loggp R1, plogp RTT);
  *   NG_AS_TRAIN   n messages back to back and the reply (RN, GAP);
@@ -12,6 +12,15 @@
  *                 (RND, OS): the send overhead;
  *   NG_AS_OR      n messages back to back; the server busy-waits d before
  *                 its receives (ROR, OR): the receive overhead.
+ *
+ * Buffers, decided as for pingpong's default (--pp-echo separate): the
+ * server replies from a send buffer of its own, never from the slot it has
+ * just received into, so PRTT(1,0,s) and RTT(m) are the round trip that
+ * pingpong, osu_latency and perftest measure.  Every kind of round ends
+ * with the same reply, so the choice moves only the single round trip and
+ * with it L; T, g, o_s and o_r are differences in which it cancels.  The
+ * client sends from one buffer and receives into another.  With --verify
+ * the reply carries the server's own payload.
  *
  * Shared here: settings (the options NAME-n, NAME-budget, NAME-ci,
  * NAME-delay, -c, -w), buffers (two banks of n receive slots on the server,

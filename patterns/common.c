@@ -89,6 +89,16 @@ void ng_pairs_random(uint64_t seed, int nranks, struct ng_pair *pairs)
 	}
 }
 
+void ng_pairs_choose(uint64_t seed, int nranks, struct ng_pair *pairs)
+{
+	if (nranks == 2) {
+		pairs[0].client = 0;
+		pairs[0].server = 1;
+	} else {
+		ng_pairs_random(seed, nranks, pairs);
+	}
+}
+
 int ng_pairs_find(const struct ng_pair *pairs, size_t npairs, int rank, int *peer_p, bool *client_p)
 {
 	for (size_t i = 0; i < npairs; i++) {

@@ -55,6 +55,10 @@ struct ng_pair {
  */
 void ng_pairs_random(uint64_t seed, int nranks, struct ng_pair *pairs);
 
+/* The pairs of a paired pattern (pingpong, bw, bibw): with two ranks, rank 0
+ * is the client of rank 1; with more, ng_pairs_random(). */
+void ng_pairs_choose(uint64_t seed, int nranks, struct ng_pair *pairs);
+
 /* Index of the pair holding @rank (or -1), its partner in *peer_p and whether
  * it is the client in *client_p. */
 int ng_pairs_find(const struct ng_pair *pairs, size_t npairs, int rank, int *peer_p, bool *client_p);

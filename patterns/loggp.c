@@ -5,7 +5,8 @@
  *
  * Two ranks: rank 0 is the client (it sends), rank 1 the server.  For each
  * message size s the client times rounds of four kinds; a round ends with
- * the server's reply (s bytes, the echo of the last message), so rounds never
+ * the server's reply (s bytes from its own send buffer, never from the slot a
+ * message arrived in: the buffer decision of assess.h), so rounds never
  * overlap:
  *   R1   PRTT(1,0,s): one message and the reply (a ping-pong);
  *   RN   PRTT(n,0,s): n messages back to back;
@@ -20,8 +21,8 @@
  * its measurement (the timer's overhead) is subtracted too.  All sends are
  * blocking; where the module is non-blocking the server pre-posts the
  * receives of every R1/RN/RND round before it replies to the previous one
- * (two banks of n slots alternate, so a posted receive never lands on the
- * message being echoed), and a batch starts only after the server said so
+ * (two banks of n slots alternate, so a posted receive never lands on a
+ * message still to be checked), and a batch starts only after the server said so
  * with a 1-byte "go" message, sent once its receives are posted.
  *
  * Delay policy (--loggp-delay): d must exceed g + (s-1)G so that nothing

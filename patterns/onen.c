@@ -23,6 +23,11 @@
  * passive side pre-posts its receives (one slot per peer) and replies with
  * isend.  Without it, everything is blocking and goes in rank order.
  *
+ * Buffers: every side sends from its send buffer and receives into slots of
+ * its receive buffer (one per peer); a reply never goes out of a receive
+ * slot.  This is pingpong's default (--pp-echo separate), the buffer use of
+ * osu_latency and perftest, and needed no change when pingpong's became it.
+ *
  * Reported per size (see doc/result-format.md):
  *   time_us                   the round: per iteration, the longest time any
  *                             active rank measured (n1: the slowest client's

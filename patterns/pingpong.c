@@ -4,8 +4,17 @@
  *
  * Two ranks: the classic ping-pong.  Rank 0 is the client: it sends @size
  * bytes, receives the echo, and times each round trip with ng_timer_now();
- * a sample is half the round trip.  Rank 1 echoes every message back from
- * the buffer it received it in.
+ * a sample is half the round trip.  Rank 1 echoes every message.
+ *
+ * Buffers (--pp-echo): both ranks send from a send buffer and receive into a
+ * separate receive buffer (`separate`, the default), as osu_latency, IMB
+ * PingPong and perftest do; with `same` the server echoes from the buffer it
+ * has just received into, as Netgauge does.  Which one costs more depends on
+ * the transport and on where the two cores sit: a single-copy shared-memory
+ * path reads the sender's buffer from the other core's cache, and a buffer
+ * the echoing rank has just written is dirty there (on a 2-core virtual
+ * machine, MPICH's 64 KiB round trip is 5-45% longer that way).  The choice
+ * is recorded in the result's parameters ("pp-echo").
  *
  * More ranks (an even count): the ranks are paired at random (seeded with
  * --seed, so every rank computes the same pairing) and all pairs run at the
@@ -15,10 +24,12 @@
  * "aggregate_bandwidth_MBps" is the sum over pairs of size / median.
  *
  * Each size runs --warmup untimed round trips, then --count timed ones, back
- * to back (no sleeping).  With --verify the client fills its send buffer
- * with a payload that depends on size, rank and iteration (before its timer
- * starts), the server checks what it received after it has echoed it, and
- * the client checks the echo after its timer stopped.
+ * to back (no sleeping).  With --verify every sender fills its send buffer
+ * with a payload that depends on size, rank and iteration outside the
+ * client's timed region (the client before its timer starts, the server
+ * after its echo, for the next iteration); the server checks what it
+ * received after it has echoed it, and the client checks the echo (the
+ * server's payload, or with `same` its own) after its timer stopped.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +45,7 @@ struct ng_pp {
 	size_t npairs;
 	int peer;
 	bool client;
+	bool echo_same; /* --pp-echo same: the server echoes from its receive buffer */
 	struct ng_bufs bufs;
 	double *samples; /* [count] this rank's half round trips (client) */
 	double *all;     /* [nranks * count] everyone's samples (> 2 ranks) */
@@ -71,7 +83,9 @@ static ng_status ng_pp_client(struct ng_pp *pp, size_t size)
 		if (it >= warmup)
 			pp->samples[it - warmup] = ng_timer_us(tm, t1 - t0) / 2.0;
 		if (verify) {
-			st = ng_verify_check(rbuf, size, ng_verify_tag(size, pp->me, it), peer);
+			int from = pp->echo_same ? pp->me : peer;
+
+			st = ng_verify_check(rbuf, size, ng_verify_tag(size, from, it), peer);
 			if (st != NG_OK)
 				return st;
 			if (it + 1 < total)
@@ -81,22 +95,26 @@ static ng_status ng_pp_client(struct ng_pp *pp, size_t size)
 	return NG_OK;
 }
 
-/* Server side of one size: echoes every message from its receive buffer. */
+/* Server side of one size: answers every message, from its send buffer or
+ * (--pp-echo same) from the receive buffer the message arrived in. */
 static ng_status ng_pp_server(struct ng_pp *pp, size_t size)
 {
 	const struct ng_run *run = pp->run;
 	struct ng_comm *c = run->comm;
 	size_t total = run->warmup + run->count;
 	void *rbuf = pp->bufs.recv;
-	bool verify = run->verify;
+	void *sbuf = pp->echo_same ? rbuf : pp->bufs.send;
+	bool verify = run->verify, fill = verify && !pp->echo_same;
 	int peer = pp->peer;
 	ng_status st;
 
+	if (fill)
+		ng_verify_fill(sbuf, size, ng_verify_tag(size, pp->me, 0));
 	for (size_t it = 0; it < total; it++) {
 		st = ng_recv(c, peer, rbuf, size);
 		if (st != NG_OK)
 			return st;
-		st = ng_send(c, peer, rbuf, size);
+		st = ng_send(c, peer, sbuf, size);
 		if (st != NG_OK)
 			return st;
 		/* After the echo: off the client's critical path. */
@@ -105,6 +123,8 @@ static ng_status ng_pp_server(struct ng_pp *pp, size_t size)
 			if (st != NG_OK)
 				return st;
 		}
+		if (fill && it + 1 < total)
+			ng_verify_fill(sbuf, size, ng_verify_tag(size, pp->me, it + 1));
 	}
 	return NG_OK;
 }
@@ -210,16 +230,12 @@ static ng_status ng_pp_setup(struct ng_pp *pp)
 			goto err_nomem;
 	}
 
-	if (pp->nranks == 2) {
-		pp->pairs[0].client = 0;
-		pp->pairs[0].server = 1;
-	} else {
-		ng_pairs_random(run->seed, pp->nranks, pp->pairs);
-	}
+	ng_pairs_choose(run->seed, pp->nranks, pp->pairs);
 	ng_pairs_find(pp->pairs, pp->npairs, pp->me, &pp->peer, &pp->client);
 
-	/* The server echoes from its receive buffer and never sends its own. */
-	st = ng_bufs_alloc(run->comm, pp->client ? max : 0, max, &pp->bufs);
+	/* With --pp-echo same the server never sends from its send buffer. */
+	pp->echo_same = strcmp(ng_args_str(run->args, "pp-echo"), "same") == 0;
+	st = ng_bufs_alloc(run->comm, pp->client || !pp->echo_same ? max : 0, max, &pp->bufs);
 	if (st != NG_OK)
 		return st;
 	return NG_OK;
@@ -281,10 +297,20 @@ out_teardown:
 	return st;
 }
 
+static const struct ng_option ng_pp_options[] = {
+    {.name = "pp-echo",
+     .type = NG_OPT_CHOICE,
+     .def = "separate",
+     .help = "server answers from its own send buffer (as OSU, IMB, perftest) or from the receive buffer "
+             "(as Netgauge)",
+     .choices = "separate|same"},
+    {.name = NULL},
+};
+
 const struct ng_pattern ng_pattern_pingpong = {
     .name = "pingpong",
     .desc = "round-trip latency and bandwidth; random pairs at once with more than 2 ranks",
-    .options = NULL,
+    .options = ng_pp_options,
     .needs = NG_CAP_CHANNEL,
     .min_ranks = 2,
     .max_ranks = 0,

@@ -6,7 +6,7 @@
  *
  * Two ranks: rank 0 is the client (sender), rank 1 the server.  Per size m
  * the client times rounds of four kinds, each ending with the server's reply
- * of m bytes (the echo of the last message):
+ * of m bytes (from its own send buffer, as pingpong's default; assess.h):
  *   RTT  one message and the reply: RTT(m);
  *   GAP  n messages back to back and the reply (saturation): a sample of
  *        g(m) is (t - RTT(m)) / (n - 1), RTT(m) the median of the RTTs;

@@ -201,6 +201,7 @@ ng_status ng_plot_file_load(const char *path, struct ng_plot_file *f_p)
 	v = json_object_get(f.doc, "ranks");
 	f.ranks = json_is_integer(v) ? (long long)json_integer_value(v) : 0;
 	f.complete = !json_is_false(json_object_get(f.doc, "complete"));
+	f.oversubscribed = json_is_true(json_object_get(json_object_get(f.doc, "env"), "oversubscribed"));
 
 	f.rows = json_object_get(f.doc, "results");
 	if (!json_is_array(f.rows)) {
@@ -280,6 +281,17 @@ ng_status ng_plot_labels(struct ng_plot_file *files, size_t n, const char *const
 				                              ng_basename(files[i].path));
 		}
 	}
+	/* Times of ranks that waited for a core are no figures of the network:
+	 * the legend says so, whatever the label. */
+	for (i = 0; i < n; i++) {
+		char *marked;
+
+		if (!files[i].oversubscribed)
+			continue;
+		marked = ng_xasprintf("%s (oversubscribed)", files[i].label);
+		free(files[i].label);
+		files[i].label = marked;
+	}
 	free(clash);
 	return NG_OK;
 }
@@ -340,6 +352,7 @@ enum ng_unit { NG_UNIT_NONE, NG_UNIT_US, NG_UNIT_MBPS };
 #define NG_PANEL_LAT (1u << 0)
 #define NG_PANEL_BW  (1u << 1)
 #define NG_PANEL_OVH (1u << 2)
+#define NG_PANEL_MSG (1u << 3) /* message rate: with --kind bandwidth */
 
 /* One figure (one pattern group) being written. */
 struct ng_fig {
@@ -359,6 +372,9 @@ struct ng_fig {
 	int ntitled;     /* ... of them with a key entry */
 	double ylo, yhi; /* positive data range of the panel */
 };
+
+/* True for figures with linear axes (struct ng_figure's xname). */
+static bool ng_fig_linear(const struct ng_fig *g);
 
 /* Writes @s into a single-quoted gnuplot string: quotes doubled, control
  * characters as spaces, and with @tex the LaTeX specials escaped. */
@@ -493,7 +509,7 @@ static void ng_gp_panel(struct ng_fig *g, const char *name, enum ng_unit u)
 	ng_gp_chars(g->gp, name, g->term->tex);
 	if (unit)
 		fprintf(g->gp, " (%s)", unit);
-	fputs("'\nset logscale y\n", g->gp);
+	fputs(ng_fig_linear(g) ? "'\nunset logscale y\n" : "'\nset logscale y\n", g->gp);
 	g->plot = open_memstream(&g->plot_buf, &g->plot_len);
 	if (!g->plot) {
 		ng_error("out of memory");
@@ -525,8 +541,15 @@ static void ng_gp_panel_end(struct ng_fig *g)
 		key = 0.7;
 	fclose(g->plot);
 	g->plot = NULL;
-	fprintf(g->gp, "set offsets 0, 0, graph %.2f, graph 0.04\n", key / (1 - key));
-	ng_gp_ytics(g);
+	if (ng_fig_linear(g)) {
+		/* x from 0: a margin so that no marker sits on the frame */
+		fprintf(g->gp, "set offsets graph 0.02, graph 0.02, graph %.2f, graph 0.04\n",
+		        key / (1 - key));
+		fputs("set ytics autofreq\n", g->gp);
+	} else {
+		fprintf(g->gp, "set offsets 0, 0, graph %.2f, graph 0.04\n", key / (1 - key));
+		ng_gp_ytics(g);
+	}
 	fwrite(g->plot_buf, 1, g->plot_len, g->gp);
 	if (!g->nseries)
 		fputs("plot NaN notitle", g->gp);
@@ -730,6 +753,16 @@ static const struct ng_col ng_cols_1n[] = {
     {NULL, NG_COL_NUM},
 };
 
+static const struct ng_col ng_cols_bw[] = {
+    {"size", NG_COL_NUM},
+    {"count", NG_COL_NUM},
+    {"bandwidth_MBps", NG_COL_STATS},
+    {"messages_per_s", NG_COL_STATS},
+    {"aggregate_bandwidth_MBps", NG_COL_NUM},
+    {"aggregate_messages_per_s", NG_COL_NUM},
+    {NULL, NG_COL_NUM},
+};
+
 static const struct ng_col ng_cols_alltoall[] = {
     {"size", NG_COL_NUM},         {"count", NG_COL_NUM}, {"time_us", NG_COL_STATS},
     {"algbw_MBps", NG_COL_STATS}, {NULL, NG_COL_NUM},
@@ -770,6 +803,11 @@ static void ng_dat_pingpong(FILE *f, const struct ng_plot_file *pf)
 static void ng_dat_1n(FILE *f, const struct ng_plot_file *pf)
 {
 	ng_dat_rows(f, pf, ng_cols_1n);
+}
+
+static void ng_dat_bw(FILE *f, const struct ng_plot_file *pf)
+{
+	ng_dat_rows(f, pf, ng_cols_bw);
 }
 
 static void ng_dat_generic(FILE *f, const struct ng_plot_file *pf)
@@ -916,11 +954,22 @@ static void ng_pp_panel(struct ng_fig *g, const char *key, const char *name, enu
 	}
 }
 
+/* The plain series "LABEL aggregate" of number @key of the rows, for each
+ * file whose rows have it (pairs of ranks: the sum over the pairs). */
+static void ng_aggregate_series(struct ng_fig *g, const struct ng_col *cols, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < g->n; i++) {
+		if (ng_rows_have(g, i, key))
+			ng_gp_plain_series(g, i, 0, ng_col_of(cols, key), true, ng_gp_style(g), "aggregate",
+			                   NULL);
+	}
+}
+
 static void ng_fig_pingpong(struct ng_fig *g)
 {
 	const struct ng_col *cols = ng_cols_pingpong;
-	size_t i, j;
-	json_t *row;
 
 	if (g->panels & NG_PANEL_LAT) {
 		ng_pp_panel(g, "latency_us", "Latency", NG_UNIT_US, false);
@@ -929,16 +978,24 @@ static void ng_fig_pingpong(struct ng_fig *g)
 	if (g->panels & NG_PANEL_BW) {
 		ng_pp_panel(g, "bandwidth_MBps", "Bandwidth", NG_UNIT_MBPS, true);
 		/* more than two ranks: the sum over the pairs as well */
-		for (i = 0; i < g->n; i++) {
-			json_array_foreach(g->files[i]->rows, j, row)
-			{
-				if (isfinite(ng_plot_num(row, "aggregate_bandwidth_MBps")))
-					break;
-			}
-			if (j < json_array_size(g->files[i]->rows))
-				ng_gp_plain_series(g, i, 0, ng_col_of(cols, "aggregate_bandwidth_MBps"), true,
-				                   ng_gp_style(g), "aggregate", NULL);
-		}
+		ng_aggregate_series(g, cols, "aggregate_bandwidth_MBps");
+		ng_gp_panel_end(g);
+	}
+}
+
+/* bw, bibw: bandwidth and message rate (--kind bandwidth keeps both). */
+static void ng_fig_bw(struct ng_fig *g)
+{
+	const struct ng_col *cols = ng_cols_bw;
+
+	if (g->panels & NG_PANEL_BW) {
+		ng_row_panel(g, cols, "bandwidth_MBps", "Bandwidth", NG_UNIT_MBPS);
+		ng_aggregate_series(g, cols, "aggregate_bandwidth_MBps");
+		ng_gp_panel_end(g);
+	}
+	if (g->panels & NG_PANEL_MSG) {
+		ng_row_panel(g, cols, "messages_per_s", "Message rate (messages/s)", NG_UNIT_NONE);
+		ng_aggregate_series(g, cols, "aggregate_messages_per_s");
 		ng_gp_panel_end(g);
 	}
 }
@@ -1118,6 +1175,259 @@ static void ng_fig_plogp(struct ng_fig *g)
 }
 
 /* ------------------------------------------------------------------------
+ * Overlap and skew: time against computation, one series per size (and
+ * computing side), linear axes
+ */
+
+static const struct ng_col ng_cols_overlap[] = {
+    {"compute_measured_us", NG_COL_STATS},
+    {"time_us", NG_COL_STATS},
+    {"compute_us", NG_COL_NUM},
+    {"exposed_us", NG_COL_STATS},
+    {"overlap_ratio", NG_COL_NUM},
+    {"overlap_ratio_lo", NG_COL_NUM},
+    {"overlap_ratio_hi", NG_COL_NUM},
+    {"overlap_bound", NG_COL_NUM},
+    {"size", NG_COL_NUM},
+    {NULL, NG_COL_NUM},
+};
+
+static const struct ng_col ng_cols_skew[] = {
+    {"skew_measured_us", NG_COL_STATS},
+    {"time_us", NG_COL_STATS},
+    {"skew_us", NG_COL_NUM},
+    {"size", NG_COL_NUM},
+    {NULL, NG_COL_NUM},
+};
+
+/* One series: the rows of one size and (overlap) one computing side. */
+struct ng_series {
+	double size;
+	const char *side; /* borrowed; NULL without "side" */
+	double t0;        /* median time of the first row (no computation) */
+	double xmax;      /* largest measured computation */
+};
+
+static bool ng_series_is(const struct ng_series *se, const json_t *row)
+{
+	const json_t *side = json_object_get(row, "side");
+
+	return ng_plot_num(row, "size") == se->size &&
+	       (json_is_string(side) ? se->side && strcmp(se->side, json_string_value(side)) == 0
+	                             : !se->side);
+}
+
+/* The series of file @pf in the order of its rows, with the x column
+ * @xkey; free the array. */
+static struct ng_series *ng_series_of(const struct ng_plot_file *pf, const char *xkey, size_t *n_p)
+{
+	struct ng_series *se = ng_xcalloc(json_array_size(pf->rows) + 1, sizeof(*se));
+	size_t n = 0, i, k;
+	const json_t *row;
+
+	json_array_foreach(pf->rows, i, row)
+	{
+		const json_t *side = json_object_get(row, "side");
+		double x = ng_plot_num(json_object_get(row, xkey), "median");
+
+		for (k = 0; k < n && !ng_series_is(&se[k], row); k++)
+			;
+		if (k == n) {
+			se[n].size = ng_plot_num(row, "size");
+			se[n].side = json_is_string(side) ? json_string_value(side) : NULL;
+			se[n].t0 = ng_plot_num(json_object_get(row, "time_us"), "median");
+			se[n++].xmax = 0;
+		}
+		if (x > se[k].xmax)
+			se[k].xmax = x;
+	}
+	*n_p = n;
+	return se;
+}
+
+/* Table k: the rows of series k. */
+static void ng_dat_progress(FILE *f, const struct ng_plot_file *pf, const struct ng_col *cols,
+                            const char *xkey)
+{
+	size_t n, k, i;
+	struct ng_series *se = ng_series_of(pf, xkey, &n);
+	const json_t *row;
+
+	for (k = 0; k < n; k++) {
+		json_t *arr = json_array();
+		char *name = ng_xasprintf("size %.17g%s%s", se[k].size, se[k].side ? ", side " : "",
+		                          se[k].side ? se[k].side : "");
+
+		json_array_foreach(pf->rows, i, row)
+		{
+			if (ng_series_is(&se[k], row))
+				json_array_append((json_t *)arr, (json_t *)row);
+		}
+		ng_dat_table(f, (int)k, name, arr, cols, NULL);
+		json_decref(arr);
+		free(name);
+	}
+	free(se);
+}
+
+static void ng_dat_overlap(FILE *f, const struct ng_plot_file *pf)
+{
+	ng_dat_progress(f, pf, ng_cols_overlap, "compute_measured_us");
+}
+
+static void ng_dat_skew(FILE *f, const struct ng_plot_file *pf)
+{
+	ng_dat_progress(f, pf, ng_cols_skew, "skew_measured_us");
+}
+
+/* The points of series @k of file @i with their CIs, titled with the file's
+ * label and, where the file has several series, the size and side. */
+static int ng_series_points(struct ng_fig *g, size_t i, size_t k, const struct ng_series *se, size_t n,
+                            const struct ng_col *cols)
+{
+	char size[64] = "", *suffix;
+
+	if (n > 1) {
+		double s = se[k].size;
+
+		if (s >= 1048576 && fmod(s, 1048576) == 0)
+			snprintf(size, sizeof(size), "%.0f MiB", s / 1048576);
+		else if (s >= 1024 && fmod(s, 1024) == 0)
+			snprintf(size, sizeof(size), "%.0f KiB", s / 1024);
+		else
+			snprintf(size, sizeof(size), "%.0f B", s);
+	}
+	suffix = se[k].side ? ng_xasprintf("(%s computes%s%s)", se[k].side, size[0] ? ", " : "", size)
+	                    : ng_xasprintf("%s", size);
+	ng_gp_ci_using(g, i, (int)k, ng_col_of(cols, "time_us"));
+	ng_gp_title(g, g->files[i]->label, suffix[0] ? suffix : NULL, NULL);
+	free(suffix);
+	/* the style ng_gp_ci_using took (1-based) */
+	return (int)((size_t)(g->style - 1) % NG_NSTYLES) + 1;
+}
+
+/* Tics of the linear x axis from 0 to @xmax: a step of 1, 2 or 5 times a
+ * power of ten, about 5 tics (gnuplot's own choice crowds the labels of a
+ * panel this narrow). */
+static void ng_linear_xtics(struct ng_fig *g, double xmax)
+{
+	double raw = xmax / 5, mag, step;
+
+	if (!(raw > 0) || !isfinite(raw))
+		return;
+	mag = pow(10, floor(log10(raw)));
+	step = raw <= mag ? mag : raw <= 2 * mag ? 2 * mag : raw <= 5 * mag ? 5 * mag : 10 * mag;
+	fprintf(g->gp, "set xtics %g\n", step);
+}
+
+/* A key entry for the lines drawn with dash type @dt. */
+static void ng_key_line(struct ng_fig *g, const char *dt, const char *title)
+{
+	ng_gp_next(g);
+	fprintf(g->plot, "NaN with lines lw 1 dt %s lc rgb '#666666'", dt);
+	g->ntitled++;
+	fputs(" title '", g->plot);
+	ng_gp_chars(g->plot, title, g->term->tex);
+	fputc('\'', g->plot);
+}
+
+/* Time per iteration against computation; per series the no-overlap line
+ * T(0) + X (dashed) and the perfect-overlap line max(T(0), X) (dotted). */
+static void ng_fig_overlap(struct ng_fig *g)
+{
+	char t0[40];
+	size_t i, k, n;
+	double xmax = 0;
+	bool any = false;
+
+	ng_gp_panel(g, "Time per iteration", NG_UNIT_US);
+	for (i = 0; i < g->n; i++) {
+		struct ng_series *se = ng_series_of(g->files[i], "compute_measured_us", &n);
+
+		for (k = 0; k < n; k++) {
+			int style = ng_series_points(g, i, k, se, n, ng_cols_overlap);
+
+			xmax = fmax(xmax, se[k].xmax);
+			const char *color = ng_styles[(size_t)(style - 1) % NG_NSTYLES].color;
+
+			if (!isfinite(se[k].t0))
+				continue;
+			ng_plot_fmt_exact(t0, sizeof(t0), se[k].t0);
+			ng_gp_next(g);
+			fprintf(g->plot, "(x >= 0 ? %s + x : NaN) with lines lw 1 dt 2 lc rgb '%s' notitle",
+			        t0, color);
+			ng_gp_next(g);
+			fprintf(g->plot,
+			        "(x >= 0 ? (x < %s ? %s : x) : NaN) with lines lw 1 dt 3 lc rgb '%s' notitle",
+			        t0, t0, color);
+			any = true;
+		}
+		free(se);
+	}
+	if (any) {
+		ng_key_line(g, "2", "no overlap: T(0) + X");
+		ng_key_line(g, "3", "perfect overlap: max(T(0), X)");
+	}
+	ng_linear_xtics(g, xmax);
+	ng_gp_panel_end(g);
+}
+
+/* The block entry of @size in @pf's "skew" block, or NULL. */
+static const json_t *ng_skew_entry(const struct ng_plot_file *pf, double size)
+{
+	const json_t *e;
+	size_t j;
+
+	json_array_foreach(json_object_get(json_object_get(pf->doc, "skew"), "sizes"), j, e)
+	{
+		if (ng_plot_num(e, "size") == size)
+			return e;
+	}
+	return NULL;
+}
+
+/* The origin's time against the target's computation, with the fitted line
+ * and its slope in the key. */
+static void ng_fig_skew(struct ng_fig *g)
+{
+	char a[40], b[40], hi[40];
+	size_t i, k, n;
+	double xmax = 0;
+
+	ng_gp_panel(g, "Origin's time per operation", NG_UNIT_US);
+	for (i = 0; i < g->n; i++) {
+		struct ng_series *se = ng_series_of(g->files[i], "skew_measured_us", &n);
+
+		for (k = 0; k < n; k++) {
+			int style = ng_series_points(g, i, k, se, n, ng_cols_skew);
+			const json_t *e = ng_skew_entry(g->files[i], se[k].size);
+			const json_t *slope = json_object_get(e, "slope");
+			double va = ng_plot_num(json_object_get(e, "intercept_us"), "value");
+			double vb = ng_plot_num(slope, "value"), lo, up;
+			char *title;
+
+			xmax = fmax(xmax, se[k].xmax);
+			if (!isfinite(va) || !isfinite(vb))
+				continue;
+			ng_plot_ci(slope, &lo, &up);
+			ng_plot_fmt_exact(a, sizeof(a), va);
+			ng_plot_fmt_exact(b, sizeof(b), vb);
+			ng_plot_fmt_exact(hi, sizeof(hi), se[k].xmax);
+			ng_gp_next(g);
+			fprintf(g->plot,
+			        "(x >= 0 && x <= %s ? %s + %s * x : NaN) with lines ls %d dt solid lw 1", hi,
+			        a, b, style);
+			title = ng_xasprintf("slope %.2f [%.2f, %.2f]", vb, lo, up);
+			ng_gp_title(g, g->files[i]->label, title, NULL);
+			free(title);
+		}
+		free(se);
+	}
+	ng_linear_xtics(g, xmax);
+	ng_gp_panel_end(g);
+}
+
+/* ------------------------------------------------------------------------
  * The figure catalogue
  */
 
@@ -1127,17 +1437,29 @@ struct ng_figure {
 	const char *block;   /* top-level object with a "sizes" array it needs, or NULL */
 	void (*data)(FILE *f, const struct ng_plot_file *pf);
 	void (*script)(struct ng_fig *g);
+	/* NULL: x is the message size (log2 axis, log y); else linear x and y
+	 * axes, x labelled "XNAME (us)" */
+	const char *xname;
 };
 
 static const struct ng_figure ng_figures[] = {
-    {"pingpong", NG_PANEL_LAT | NG_PANEL_BW, NULL, ng_dat_pingpong, ng_fig_pingpong},
-    {"1n", NG_PANEL_LAT | NG_PANEL_BW, NULL, ng_dat_1n, ng_fig_1n},
-    {"n1", NG_PANEL_LAT | NG_PANEL_BW, NULL, ng_dat_1n, ng_fig_1n},
-    {"loggp", NG_PANEL_OVH | NG_PANEL_LAT, "loggp", ng_dat_loggp, ng_fig_loggp},
-    {"plogp", NG_PANEL_LAT, "plogp", ng_dat_plogp, ng_fig_plogp},
-    {"alltoall", NG_PANEL_LAT | NG_PANEL_BW, NULL, ng_dat_alltoall, ng_fig_alltoall},
-    {NULL, NG_PANEL_LAT, NULL, ng_dat_generic, ng_fig_generic},
+    {"pingpong", NG_PANEL_LAT | NG_PANEL_BW, NULL, ng_dat_pingpong, ng_fig_pingpong, NULL},
+    {"1n", NG_PANEL_LAT | NG_PANEL_BW, NULL, ng_dat_1n, ng_fig_1n, NULL},
+    {"n1", NG_PANEL_LAT | NG_PANEL_BW, NULL, ng_dat_1n, ng_fig_1n, NULL},
+    {"loggp", NG_PANEL_OVH | NG_PANEL_LAT, "loggp", ng_dat_loggp, ng_fig_loggp, NULL},
+    {"plogp", NG_PANEL_LAT, "plogp", ng_dat_plogp, ng_fig_plogp, NULL},
+    {"alltoall", NG_PANEL_LAT | NG_PANEL_BW, NULL, ng_dat_alltoall, ng_fig_alltoall, NULL},
+    {"bw", NG_PANEL_BW | NG_PANEL_MSG, NULL, ng_dat_bw, ng_fig_bw, NULL},
+    {"bibw", NG_PANEL_BW | NG_PANEL_MSG, NULL, ng_dat_bw, ng_fig_bw, NULL},
+    {"overlap", NG_PANEL_LAT, "overlap", ng_dat_overlap, ng_fig_overlap, "Computation"},
+    {"skew", NG_PANEL_LAT, "skew", ng_dat_skew, ng_fig_skew, "Computation at the target (skew)"},
+    {NULL, NG_PANEL_LAT, NULL, ng_dat_generic, ng_fig_generic, NULL},
 };
+
+static bool ng_fig_linear(const struct ng_fig *g)
+{
+	return g->desc->xname != NULL;
+}
 
 static const struct ng_figure *ng_figure_of(const char *pattern)
 {
@@ -1161,7 +1483,7 @@ static unsigned ng_kind_panels(enum ng_plot_kind kind)
 	case NG_PLOT_KIND_LATENCY:
 		return NG_PANEL_LAT;
 	case NG_PLOT_KIND_BANDWIDTH:
-		return NG_PANEL_BW;
+		return NG_PANEL_BW | NG_PANEL_MSG;
 	case NG_PLOT_KIND_OVERHEAD:
 		return NG_PANEL_OVH;
 	case NG_PLOT_KIND_AUTO:
@@ -1311,16 +1633,26 @@ static void ng_fig_preamble(struct ng_fig *g, int npanels)
 	for (i = 0; i < NG_NSTYLES; i++)
 		fprintf(f, "set style line %zu lc rgb '%s' dt %s pt %d ps 0.8 lw 1.5\n", i + 1,
 		        ng_styles[i].color, ng_styles[i].dash, ng_styles[i].point);
-	fputs("\nset logscale x 2\n", f);
-	ng_fig_xtics(g);
+	if (ng_fig_linear(g)) {
+		fputs("\nset autoscale xfix\n", f);
+	} else {
+		fputs("\nset logscale x 2\n", f);
+		ng_fig_xtics(g);
+	}
 	fputs("set format y '%g'\n"
 	      "set grid xtics ytics lc rgb '#dddddd' lw 0.5 dt 1\n"
 	      "set key top left Left reverse noautotitle\n"
 	      "set autoscale yfix\n"
 	      "set bars small\n"
-	      "set samples 1000\n"
-	      "set xlabel 'Message size (bytes)'\n\n",
+	      "set samples 1000\n",
 	      f);
+	if (ng_fig_linear(g)) {
+		fputs("set xlabel '", f);
+		ng_gp_chars(f, g->desc->xname, g->term->tex);
+		fprintf(f, " (%s)'\n\n", ng_unit_text(g, NG_UNIT_US));
+	} else {
+		fputs("set xlabel 'Message size (bytes)'\n\n", f);
+	}
 	if (npanels > 1)
 		fprintf(f, "set multiplot layout 1,%d\n\n", npanels);
 }

@@ -43,10 +43,20 @@
  *               over them and the breakpoints as vertical dotted lines
  *     plogp     g(m), o_s(m), o_r(m) in one panel, with their CIs
  *     alltoall  time per alltoall, one series per algorithm (and per file)
+ *     bw, bibw  bandwidth and message rate, two panels, CIs; with more than
+ *               two ranks the aggregates are extra series
+ *     overlap   linear axes: time per iteration against the computation as
+ *               measured, one series per size and computing side, with the
+ *               lines of no overlap T(0) + X (dashed) and of perfect overlap
+ *               max(T(0), X) (dotted) in the series' colour
+ *     skew      linear axes: the origin's time against the target's
+ *               computation, one series per size, the fitted line with its
+ *               slope and 95% CI in the key
  *     other     the row's first statistics key against size
  *   --kind latency keeps the time panels (latency, time, T(s), plogp, the
- *   alltoall time), --kind bandwidth the bandwidth panels (pingpong, 1n/n1,
- *   alltoall algbw), --kind overhead the loggp o_s/o_r panel; --kind auto
+ *   alltoall time, overlap, skew), --kind bandwidth the bandwidth panels
+ *   (pingpong, 1n/n1, alltoall algbw, bw/bibw bandwidth and message rate),
+ *   --kind overhead the loggp o_s/o_r panel; --kind auto
  *   (the default) draws every panel of the pattern.  A kind that selects no
  *   panel of some group is a usage error.  Legends use the --label values in
  *   the order of the files, else "MODULE PATTERN" (made unique by the rank

@@ -34,6 +34,7 @@ struct ng_plot_file {
 	const char *pattern; /* always a string */
 	long long ranks;     /* 0 when absent */
 	bool complete;       /* "complete": true, or no "complete" key */
+	bool oversubscribed; /* env "oversubscribed": true (busy-polling ranks outnumbered the cores) */
 	json_t *rows;        /* "results", a non-empty array of objects with a numeric "size" */
 	char *label;         /* owned; legend text, NULL until ng_plot_labels() */
 };
@@ -49,7 +50,8 @@ void ng_plot_file_release(struct ng_plot_file *f);
 
 /*
  * Gives each file a label: user[i] for i < nuser (copied), else the default
- * "MODULE PATTERN", made unique within its pattern as plot.h says.  Returns
+ * "MODULE PATTERN", made unique within its pattern as plot.h says; the
+ * label of an oversubscribed run ends with " (oversubscribed)".  Returns
  * NG_OK or NG_ERR_NOMEM (reported).
  */
 ng_status ng_plot_labels(struct ng_plot_file *files, size_t n, const char *const *user, size_t nuser);

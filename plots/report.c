@@ -28,8 +28,8 @@
 /* Top-level keys shown in their own sections; any other key is listed under
  * "Other data". */
 static const char *const ng_report_known[] = {
-    "schema", "complete", "module",     "pattern", "ranks", "command", "started",  "finished", "launch",
-    "env",    "timer",    "parameters", "results", "loggp", "plogp",   "alltoall", NULL,
+    "schema", "complete",   "module",  "pattern", "ranks", "command",  "started", "finished", "launch", "env",
+    "timer",  "parameters", "results", "loggp",   "plogp", "alltoall", "bw",      "overlap",  "skew",   NULL,
 };
 
 static const char ng_report_css[] =
@@ -166,6 +166,7 @@ static void ng_html_key(FILE *f, const char *key, const char *what)
 		const char *suffix, *unit;
 	} units[] = {
 	    {"_us_per_byte", NG_MICRO "s/byte"},
+	    {"_per_us", "per " NG_MICRO "s"},
 	    {"_us", NG_MICRO "s"},
 	    {"_ns", "ns"},
 	    {"_MBps", "MB/s"},
@@ -414,6 +415,47 @@ static void ng_report_rmtmp(const char *dir)
  * Sections
  */
 
+/*
+ * The overlap and skew blocks: their settings (the block's plain entries),
+ * the figures of every size with their CIs, and the calibration of the
+ * computation on each rank.
+ */
+static void ng_report_progress(FILE *f, const struct ng_plot_file *pf, const char *key, const char *title,
+                               const char *note)
+{
+	const json_t *b = json_object_get(pf->doc, key), *compute;
+	json_t *plain, *v;
+	const char *k;
+
+	if (!json_is_object(b))
+		return;
+	fprintf(f, "<h3>%s</h3>\n<p class=\"note\">%s</p>\n", title, note);
+	plain = json_object();
+	if (!plain) {
+		ng_error("out of memory");
+		abort();
+	}
+	json_object_foreach((json_t *)b, k, v)
+	{
+		if (!json_is_array(v) && !json_is_object(v))
+			json_object_set(plain, k, v);
+	}
+	ng_report_kv(f, plain);
+	json_decref(plain);
+	if (json_is_array(json_object_get(b, "sizes")))
+		ng_report_rows(f, json_object_get(b, "sizes"));
+	compute = json_object_get(b, "compute");
+	if (json_is_object(compute)) {
+		fputs("<p class=\"note\">Calibrated computation (", f);
+		ng_html_value(f, json_object_get(compute, "kernel"));
+		fputs("): iterations per " NG_MICRO
+		      "s at the start and at the end of the run, per rank.</p>\n",
+		      f);
+		if (json_is_array(json_object_get(compute, "ranks")))
+			ng_report_rows(f, json_object_get(compute, "ranks"));
+	}
+}
+
 static void ng_report_pattern_blocks(FILE *f, const struct ng_plot_file *pf)
 {
 	const json_t *b;
@@ -474,6 +516,24 @@ static void ng_report_pattern_blocks(FILE *f, const struct ng_plot_file *pf)
 		fputs("<h3>Alltoall</h3>\n", f);
 		ng_report_kv(f, b);
 	}
+	b = json_object_get(pf->doc, "bw");
+	if (json_is_object(b)) {
+		fputs(
+		    "<h3>Streaming bandwidth</h3>\n<p class=\"note\">Each repetition is a window of "
+		    "non-blocking messages (both ways for bibw) closed by one acknowledgement; bandwidth and "
+		    "message rate are per window, MB = 10<sup>6</sup> bytes.</p>\n",
+		    f);
+		ng_report_kv(f, b);
+	}
+	ng_report_progress(f, pf, "overlap", "Overlap of communication and computation",
+	                   "Per size and computing side: the transfer time T(0) without computation and the "
+	                   "overlap ratio (T(0) + X &minus; T(X)) / T(0) at the largest computation X, with "
+	                   "95% confidence intervals (the ratio's from a bootstrap); 0: the computation adds "
+	                   "to the transfer, 1: the transfer is hidden.");
+	ng_report_progress(f, pf, "skew", "Process skew",
+	                   "Per size: the origin's time without skew T(0) and the slope of its time against "
+	                   "the target's computation (least squares, 95% confidence intervals); 0: the "
+	                   "transfer progresses without the target, 1: the origin waits for all of it.");
 	json_object_foreach(pf->doc, key, v)
 	{
 		for (i = 0; ng_report_known[i] && strcmp(ng_report_known[i], key) != 0; i++)
@@ -510,6 +570,16 @@ static ng_status ng_report_file(struct ng_report *r, const struct ng_plot_file *
 		fputs("<p class=\"warn\">Incomplete run: the file holds the sizes measured before the run "
 		      "stopped.</p>\n",
 		      f);
+	if (pf->oversubscribed) {
+		json_t *o = json_object_get(json_object_get(pf->doc, "env"), "oversubscription");
+
+		fprintf(f,
+		        "<p class=\"warn\">Oversubscribed: %lld busy-polling ranks shared %lld cores of one "
+		        "host, so the times include waiting for a core (they measure the scheduler's time "
+		        "slices as much as the network).</p>\n",
+		        (long long)json_integer_value(json_object_get(o, "spinning_ranks")),
+		        (long long)json_integer_value(json_object_get(o, "cores")));
+	}
 	fputs("<h3>Run</h3>\n<table class=\"kv\"><tbody>\n", f);
 	for (i = 0; run_keys[i]; i++) {
 		fprintf(f, "<tr><th>%s</th><td>", run_keys[i]);

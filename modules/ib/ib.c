@@ -13,12 +13,14 @@ const struct ng_option ng_ib_options[] = {
 	{ .name = "ib-gid", .type = NG_OPT_INT, .metavar = "INDEX",
 	  .help = "GID table index (default: RoCE: the IPv4-mapped RoCE v2 GID; InfiniBand: none, LID routing)" },
 	{ .name = "ib-mode", .type = NG_OPT_CHOICE, .def = "send", .choices = "send|write",
-	  .help = "ibrc/ibuc data path: send/receive, or RDMA write + sequence counter" },
+	  .help = "ibrc/ibuc data path: send/receive, or RDMA write + sequence counter",
+	  .modules = "ibrc|ibuc" },
 	{ .name = "ib-ring", .type = NG_OPT_INT, .def = "32", .metavar = "N",
 	  .help = "pre-posted receive slots per peer (4-4096)" },
 	{ .name = "ib-eager", .type = NG_OPT_SIZE, .def = "8K",
 	  .help = "ibrc/ibuc: largest message copied through the ring; larger ones are RDMA-written into the "
-	          "receive buffer (64-1M)" },
+	          "receive buffer (64-1M)",
+	  .modules = "ibrc|ibuc" },
 	{ .name = "ib-poll", .type = NG_OPT_CHOICE, .def = "spin", .choices = "spin|yield",
 	  .help = "waiting: spin (busy-poll; for measurements), or yield the CPU after every empty poll (more "
 	          "ranks than cores, Soft-RoCE VMs)" },

@@ -1042,6 +1042,7 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 		return NG_ERR_NOMEM;
 	}
 	ng_comm_init(&t->base, m, b->rank, b->size, env->cancel);
+	t->base.spins = !cf.yield;
 	t->type = m == &ng_module_ibuc ? IBV_QPT_UC : IBV_QPT_RC;
 	ng_watch_init(&t->watch, env->cancel, env->timeout_s, cf.yield);
 

@@ -654,6 +654,7 @@ static ng_status ng_ud_open(const struct ng_module *m, const struct ng_module_en
 		return NG_ERR_NOMEM;
 	}
 	ng_comm_init(&u->base, m, b->rank, b->size, env->cancel);
+	u->base.spins = !cf.yield;
 	ng_watch_init(&u->watch, env->cancel, env->timeout_s, cf.yield);
 
 	st = ng_ibv_open(&u->v, &cf.dev, b);

@@ -318,7 +318,7 @@ ng_status ng_ibv_open(struct ng_ibv *v, const struct ng_ibv_conf *cf, struct ng_
 		for (j = 0; j < i; j++)
 			if (all[j].status && strncmp(all[j].msg, mine.msg, sizeof(mine.msg)) == 0)
 				break;
-		if (j == i)
+		if (j == i && !cf->quiet)
 			ng_error("%.*s", (int)sizeof(mine.msg), mine.msg);
 	}
 	free(all);
@@ -375,7 +375,7 @@ void ng_ibv_ep_get(const struct ng_ibv *v, struct ng_ibv_ep *ep)
 
 /* ---- memory ----------------------------------------------------------- */
 
-static void ng_ibv_reg_error(const struct ng_ibv *v, size_t len, const char *what, int err)
+void ng_ibv_reg_error(const struct ng_ibv *v, size_t len, const char *what, int err)
 {
 	if (err == ENOMEM || err == EPERM || err == EAGAIN)
 		ng_error("%s: cannot register %zu bytes (%s) with %s: %s (raise the locked-memory limit: "
@@ -511,7 +511,7 @@ ng_status ng_ibv_qp_create(struct ng_ibv *v, enum ibv_qp_type type, struct ibv_c
 		ia.qp_type = type;
 		ia.cap.max_send_wr = sq_depth;
 		ia.cap.max_recv_wr = rq_depth;
-		ia.cap.max_send_sge = 2;
+		ia.cap.max_send_sge = 4;
 		ia.cap.max_recv_sge = 1;
 		ia.cap.max_inline_data = want;
 		q->qp = ibv_create_qp(v->pd, &ia);

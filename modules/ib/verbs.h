@@ -52,6 +52,7 @@ struct ng_ibv_conf {
 	const char *dev; /* device name, NULL or "": automatic */
 	int port;        /* 0: automatic */
 	int gid_index;   /* -1: automatic */
+	bool quiet;      /* report nothing (a caller probing whether verbs opens) */
 };
 
 /* One registered block handed out by ng_ibv_mem_alloc. */
@@ -170,6 +171,10 @@ static inline const struct ng_ibv_mem *ng_ibv_mem_find(struct ng_ibv *v, const v
 	return NULL;
 }
 
+/* Reports a failed registration of @len bytes (@what) with the cause @err
+ * (an errno; the locked-memory limit is named when pinning failed). */
+void ng_ibv_reg_error(const struct ng_ibv *v, size_t len, const char *what, int err);
+
 /* A zeroed, page-aligned internal area of @len bytes registered with
  * @access.  Reports its errors. */
 ng_status ng_ibv_area_alloc(struct ng_ibv *v, size_t len, int access, const char *what,
@@ -181,7 +186,8 @@ void ng_ibv_area_free(struct ng_ibv_area *a);
 
 /*
  * Creates a QP of @type on @scq/@rcq with room for @sq_depth sends and
- * @rq_depth receives, 2 scatter/gather entries each way, and the largest
+ * @rq_depth receives, 4 scatter/gather entries per send (the RDMA layer's
+ * NG_RDMA_IOV_MAX) and 1 per receive, and the largest
  * inline size up to *@inline_p the device accepts (tried downwards; the
  * result is written back so that later QPs ask for it at once).  Reports
  * its errors.

@@ -945,6 +945,7 @@ ng_status ng_chan_mod_init(struct ng_chan_mod *cm, const struct ng_module *m, co
 
 	ng_comm_init(&cm->base, m, b->rank, b->size, env->cancel);
 	cm->base.ops = ops;
+	cm->base.spins = !cf->yield;
 	st = ng_rdma_open(cf->backend, &rc, b, &cm->r);
 	if (st != NG_OK)
 		return st;

@@ -19,7 +19,7 @@ extern const struct ng_rdma_backend ng_rdma_ofi;
 #endif
 
 const struct ng_rdma_backend *const ng_rdma_backends[] = {
-#if NG_HAVE_VERBS && NG_HAVE_RDMA_VERBS
+#if NG_HAVE_VERBS
     &ng_rdma_verbs,
 #endif
     &ng_rdma_shm,
@@ -32,7 +32,7 @@ const struct ng_rdma_backend *const ng_rdma_backends[] = {
 const char *ng_rdma_backend_names(void)
 {
 	return ""
-#if NG_HAVE_VERBS && NG_HAVE_RDMA_VERBS
+#if NG_HAVE_VERBS
 	       "verbs|"
 #endif
 	       "shm"

@@ -547,7 +547,9 @@ static ng_status rma_msg_send_raw(struct rma *m, int peer, const void *buf, size
 }
 
 /* Serves until *@word >= @v (a counter in this process's memory that
- * messages or remote writes advance), or the state @flag becomes non-zero. */
+ * messages or remote writes advance).  Reaching it is progress for the
+ * watchdog: a remote write that ends the wait is an event like a message
+ * (else the silence of many satisfied waits adds up to a false timeout). */
 static ng_status rma_until(struct rma *m, const volatile uint64_t *word, uint64_t v, int peer,
                            const char *what)
 {
@@ -562,6 +564,7 @@ static ng_status rma_until(struct rma *m, const volatile uint64_t *word, uint64_
 		if (seen)
 			m->cm.r->watch.events++;
 	}
+	m->cm.r->watch.events++;
 	return NG_OK;
 }
 
@@ -658,6 +661,8 @@ static ng_status rma_wait_ready(struct rma *m, struct ng_win *w, int t)
 		if (st != NG_OK)
 			return st;
 	}
+	/* A post seen is progress for the watchdog (rma_until). */
+	m->cm.r->watch.events++;
 	return NG_OK;
 }
 

@@ -1,44 +1,55 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The "verbs" backend of the RDMA layer (rdma.h), on the verbs core
- * (modules/ib/verbs.h): any HCA (InfiniBand, RoCE) and Soft-RoCE.
+ * The "verbs" backend of the RDMA layer (rdma.h): any HCA (InfiniBand,
+ * RoCE) and Soft-RoCE, on the verbs core (modules/ib/verbs.h).
  *
- * One RC queue pair per pair of ranks (UC with cf->unreliable: writes only),
- * and one connected to itself for the rank's own memory, on one completion
- * queue.  Every work request is signaled and carries
- * (peer, ticket) in its wr_id; an RC queue pair completes in order, so a
- * peer's completed count is its QP's count of completions.
+ * Connections.  One RC queue pair per pair of ranks (UC with
+ * conf->unreliable: writes only, no reads or atomics), all on one
+ * completion queue, connected as a full mesh by ng_ibv_mesh_connect (which
+ * also makes every rank wait until all QPs are ready).  Operations on a
+ * rank's own memory go through the HCA too, on a QP connected to a second
+ * local QP (so that they are atomic with respect to everybody else's
+ * atomics on the same words).  No receive is ever posted: everything is
+ * RDMA write, read and atomics.
  *
- * Memory: mem_alloc() is a registered area of the verbs core; reg() is
- * ibv_reg_mr (which pins the pages: the registration cost the superpipeline
- * measures).  Every registration allows local write and remote write, read
- * and atomics; the remote descriptor is (address, length, rkey): the HCA
- * checks keys and bounds (a stale key is refused at the target and shows as
- * an error completion at the origin), and the layer checks the bounds
- * before posting.
+ * Tickets.  Every operation is one work request, posted signaled; the
+ * ticket of an operation to peer p is its work request number on p's QP
+ * (issued[p] = WRs posted).  A QP completes in order, so the completion of
+ * WR n sets completed[p] = n.  A write whose bytes all went inline, or were
+ * copied into the staging area, returns ticket 0: its sources may be reused
+ * at once (the WR still counts towards flush).  Room: at most conf->depth
+ * (default 128, the device's limit if lower) WRs in flight per QP; a post
+ * with the queue full polls until there is room.
  *
- * Writes: the pieces of a write become the work request's scatter list
- * (at most 2); pieces from unregistered memory are copied into a staging
- * slot of the operation (stage_max bytes, reused when that operation's
- * ticket comes round again and has completed), and so is the whole write
- * when it has more pieces than the list takes.  A staged write of at most
- * the QP's inline size goes inline.  Notices (NG_RDMA_NOTIFY) and writes of
- * blocks (NG_RDMA_BLOCKS) are one RDMA write: an HCA places the bytes of a
- * write in order, the last ones last, which is what MPI fast paths and
- * perftest rely on too.  Atomics return the old value into their slot,
- * copied to *old_p at completion.
+ * Writes.  Up to NG_RDMA_IOV_MAX pieces become the scatter list of ONE RDMA
+ * write: inline when the whole write fits the QP's inline size (no lkey
+ * needed: any memory), else each registered piece directly and each
+ * unregistered one copied into the WR's staging slot (VB_STAGE bytes per
+ * WR).  A write with NG_RDMA_NOTIFY is the same single write: RC and UC
+ * place a write's bytes in order and execute writes of one QP in order, so
+ * its last 8 bytes become visible after everything before them (what
+ * perftest and MPI libraries' fast paths rely on).  A write of blocks
+ * (NG_RDMA_BLOCKS) is that single write as well, for the same reason: the
+ * HCA places its pieces in order, each piece's notice after its body.
  *
- * flush(peer) waits for every operation to the peer: an RC write completes
- * once the target's HCA acknowledged it, placed.  (UC has no
- * acknowledgement: flush there only means "sent".)
+ * Reads and atomics need registered local memory (the layer's contract):
+ * a read lands in @mr directly; an atomic's old value lands in the WR's
+ * staging slot and is copied to *old_p when the WR completes.
  *
- * A post with the send queue full makes progress until there is room;
- * progress polls the completion queue; an error completion names the peer
- * (ng_ibv_wc_error) and ends the instance.
+ * flush(p): waits until every WR to p has completed.  On RC a write
+ * completes when the target has acknowledged it, after it was placed in
+ * order with the writes before it: complete and visible.  On UC completion
+ * means sent (UC has no acknowledgement and no read to fence with): UC
+ * cannot promise visibility, as its name says.
+ *
+ * Keys are the HCA's: a wrong or stale rkey is refused at the target and
+ * ends the connection with an error completion at the origin (reported as a
+ * remote access error), so bounds are checked by the layer before posting.
+ * Progress: the HCA's, never the target's CPU (NG_RDMA_CAP_PROGRESS).
  */
 #include "config.h"
 
-#include <infiniband/verbs.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,29 +58,33 @@
 #include "module.h"
 #include "rdma.h"
 
-#define VB_DEPTH 128u        /* operations in flight per peer */
-#define VB_STAGE (16u << 10) /* staging bytes per operation */
-#define VB_POLL  16
-#define VB_SHIFT 48 /* wr_id: peer << VB_SHIFT | ticket */
+#define VB_DEPTH  128u  /* WRs in flight per QP */
+#define VB_STAGE  4096u /* staging bytes per WR */
+#define VB_INLINE 256u  /* inline size asked for */
+#define VB_POLL   16
+#define VB_NBITS  48 /* wr_id: peer << VB_NBITS | WR number */
+#define VB_NMASK  ((UINT64_C(1) << VB_NBITS) - 1)
 
 struct vb_mr {
 	struct ng_rdma_mr pub; /* first */
 	struct ibv_mr *mr;
-	struct ng_ibv_area area; /* mem_alloc only */
-};
-
-struct vb_peer {
-	struct ng_ibv_qp q;
-	uint64_t *old[VB_DEPTH]; /* atomic results to hand over, by ticket */
+	void *raw; /* mem_alloc: what to free */
+	struct vb_mr *prev, *next;
 };
 
 struct vb {
 	struct ng_rdma base; /* first */
 	struct ng_ibv v;
 	struct ibv_cq *cq;
-	struct vb_peer *peers;    /* [size] */
-	struct ng_ibv_area stage; /* [size][VB_DEPTH][VB_STAGE] */
-	int access;
+	struct ng_ibv_qp *qps; /* [size]; qps[rank] is connected to @loop */
+	struct ng_ibv_qp loop; /* the responder of operations on my own memory */
+	struct vb_mr *stage;   /* [size][depth][VB_STAGE] */
+	uint64_t **old;        /* [size][depth]: where an atomic's old value goes */
+	struct vb_mr *mrs;     /* every registration, for close() */
+	uint32_t depth;
+	uint32_t max_inline;
+	bool uc;
+	ng_status err; /* the first failure; then every call returns it */
 };
 
 static inline struct vb *vb_of(struct ng_rdma *r)
@@ -77,149 +92,191 @@ static inline struct vb *vb_of(struct ng_rdma *r)
 	return ng_container_of(r, struct vb, base);
 }
 
-static inline unsigned char *vb_slot(struct vb *b, int peer, uint64_t t)
+static inline unsigned char *vb_slot(const struct vb *b, int peer, uint64_t n)
 {
-	return b->stage.base + ((size_t)peer * VB_DEPTH + t % VB_DEPTH) * VB_STAGE;
+	return (unsigned char *)b->stage->pub.base + ((size_t)peer * b->depth + n % b->depth) * VB_STAGE;
 }
 
-/* ---- completions -------------------------------------------------------- */
+/* ---- completions ------------------------------------------------------ */
+
+static ng_status __attribute__((cold)) vb_wc_error(struct vb *b, const struct ibv_wc *wc, int peer)
+{
+	if (b->err == NG_OK)
+		b->err = ng_ibv_wc_error(&b->v, wc, peer, "an RDMA operation");
+	return b->err;
+}
 
 static ng_status vb_progress(struct ng_rdma *r)
 {
 	struct vb *b = vb_of(r);
 	struct ibv_wc wc[VB_POLL];
-	int n = ibv_poll_cq(b->cq, VB_POLL, wc);
+	int n;
 
+	if (b->err != NG_OK)
+		return b->err;
+	n = ibv_poll_cq(b->cq, VB_POLL, wc);
 	if (n < 0) {
 		ng_error("%s: verbs: polling the completion queue failed", r->who);
-		return NG_ERR_IO;
+		return b->err = NG_ERR_IO;
 	}
 	for (int i = 0; i < n; i++) {
-		int p = (int)(wc[i].wr_id >> VB_SHIFT);
-		uint64_t t = wc[i].wr_id & (((uint64_t)1 << VB_SHIFT) - 1);
-		struct vb_peer *pe = &b->peers[p];
+		int peer = (int)(wc[i].wr_id >> VB_NBITS);
+		uint64_t wr = wc[i].wr_id & VB_NMASK;
+		size_t slot = (size_t)peer * b->depth + wr % b->depth;
 
-		if (ng_ibv_qp_complete(&pe->q, wc[i].status))
-			return ng_ibv_wc_error(&b->v, &wc[i], p, "an RDMA operation");
-		if (pe->old[t % VB_DEPTH]) {
-			memcpy(pe->old[t % VB_DEPTH], vb_slot(b, p, t), 8);
-			pe->old[t % VB_DEPTH] = NULL;
+		if (wc[i].status != IBV_WC_SUCCESS)
+			return vb_wc_error(b, &wc[i], peer);
+		b->qps[peer].done = wr;
+		r->completed[peer] = wr;
+		if (b->old[slot]) {
+			memcpy(b->old[slot], vb_slot(b, peer, wr), 8);
+			b->old[slot] = NULL;
 		}
-		r->completed[p] = pe->q.done;
-		r->watch.events++;
 	}
+	if (n > 0)
+		r->watch.events++;
 	return NG_OK;
 }
 
-/* Room for one more operation to @peer: its ticket's staging slot, and the
- * send queue (as deep as the slots), are free once the operation VB_DEPTH
- * back has completed. */
+/* Waits until one more WR fits into @peer's send queue. */
 static ng_status vb_room(struct vb *b, int peer)
 {
 	struct ng_rdma *r = &b->base;
+	ng_status st;
 
-	if (r->issued[peer] + 1 <= VB_DEPTH)
-		return NG_OK;
-	return ng_rdma_wait(r, peer, r->issued[peer] + 1 - VB_DEPTH);
-}
+	if (b->err != NG_OK)
+		return b->err;
+	while (!ng_ibv_qp_room(&b->qps[peer], 1)) {
+		uint64_t before = r->completed[peer];
 
-/* Posts @wr (wr_id and flags set here) as the next operation to @peer. */
-static ng_status vb_post(struct vb *b, int peer, struct ibv_send_wr *wr, const char *what)
-{
-	struct ng_rdma *r = &b->base;
-	uint64_t t = r->issued[peer] + 1;
-	int rc;
-
-	wr->wr_id = (uint64_t)peer << VB_SHIFT | t;
-	wr->send_flags |= IBV_SEND_SIGNALED;
-	rc = ng_ibv_post(&b->peers[peer].q, wr, 1);
-	if (rc) {
-		ng_error("%s: verbs: posting %s to rank %d: %s", r->who, what, peer, strerror(rc));
-		return NG_ERR_IO;
+		st = vb_progress(r);
+		if (st == NG_OK && r->completed[peer] == before)
+			st = ng_watch_idle(&r->watch);
+		if (st == NG_ERR_TIMEOUT) {
+			ng_error("%s: verbs: rank %d lost (no completion for %.0f s)", r->who, peer,
+			         (double)r->watch.timeout_ns / 1e9);
+			return b->err = NG_ERR_PEER_LOST;
+		}
+		if (st != NG_OK)
+			return st;
 	}
-	r->issued[peer] = t;
 	return NG_OK;
 }
 
-/* ---- operations ----------------------------------------------------------- */
+/* Posts @wr as the next WR to @peer (room checked). */
+static ng_status vb_post(struct vb *b, int peer, struct ibv_send_wr *wr, const char *what)
+{
+	int rc = ng_ibv_post(&b->qps[peer], wr, 1);
+
+	if (rc) {
+		ng_error("%s: verbs: posting %s to rank %d: %s", b->base.who, what, peer, strerror(rc));
+		return b->err = NG_ERR_IO;
+	}
+	b->base.issued[peer] = b->qps[peer].posted;
+	return NG_OK;
+}
+
+static inline uint32_t vb_lkey(const struct ng_rdma_mr *mr)
+{
+	return ((const struct vb_mr *)(const void *)mr)->mr->lkey;
+}
+
+/* ---- operations ------------------------------------------------------- */
 
 static ng_status vb_write(struct ng_rdma *r, int peer, const struct ng_rdma_iov *iov, unsigned n,
                           const struct ng_rdma_rmr *rm, uint64_t off, unsigned flags, uint64_t *t_p)
 {
 	struct vb *b = vb_of(r);
-	struct ibv_sge sge[2];
-	struct ibv_send_wr wr = {0};
-	size_t total = 0;
-	bool staged = false;
-	unsigned ns = 0;
+	struct ibv_sge sge[NG_RDMA_IOV_MAX];
+	struct ibv_send_wr wr;
+	size_t total = 0, staged = 0;
+	unsigned char *slot;
+	bool inl, copied = true;
+	uint64_t wrn;
+	int ns = 0;
 	ng_status st;
 
-	for (unsigned i = 0; i < n; i++) {
+	(void)flags; /* one write: its last bytes land last, piece by piece (see the top) */
+	for (unsigned i = 0; i < n; i++)
 		total += iov[i].len;
-		staged = staged || (!iov[i].mr && iov[i].len);
-	}
 	st = ng_rdma_bounds(r, peer, rm, off, total);
 	if (st == NG_OK)
 		st = vb_room(b, peer);
 	if (st != NG_OK)
 		return st;
-	if ((staged || n > 2) && total <= VB_STAGE) {
-		unsigned char *s = vb_slot(b, peer, r->issued[peer] + 1);
-		size_t at = 0;
+	wrn = b->qps[peer].posted + 1;
+	slot = vb_slot(b, peer, wrn);
+	inl = total <= b->max_inline;
+	for (unsigned i = 0; i < n; i++) {
+		const struct ng_rdma_iov *p = &iov[i];
 
-		for (unsigned i = 0; i < n; i++) {
-			memcpy(s + at, iov[i].addr, iov[i].len);
-			at += iov[i].len;
+		if (!p->len)
+			continue;
+		if (inl) {
+			sge[ns++] = (struct ibv_sge){(uint64_t)(uintptr_t)p->addr, (uint32_t)p->len, 0};
+		} else if (p->mr) {
+			sge[ns++] =
+			    (struct ibv_sge){(uint64_t)(uintptr_t)p->addr, (uint32_t)p->len, vb_lkey(p->mr)};
+			copied = false;
+		} else {
+			if (staged + p->len > VB_STAGE) {
+				ng_error(
+				    "%s: verbs: a write with more than %u bytes from unregistered memory",
+				    r->who, VB_STAGE);
+				return NG_ERR_USAGE;
+			}
+			memcpy(slot + staged, p->addr, p->len);
+			/* Consecutive staged pieces share one entry. */
+			if (ns && sge[ns - 1].lkey == b->stage->mr->lkey &&
+			    sge[ns - 1].addr + sge[ns - 1].length == (uint64_t)(uintptr_t)(slot + staged))
+				sge[ns - 1].length += (uint32_t)p->len;
+			else
+				sge[ns++] = (struct ibv_sge){(uint64_t)(uintptr_t)(slot + staged),
+				                             (uint32_t)p->len, b->stage->mr->lkey};
+			staged += p->len;
 		}
-		sge[ns++] = (struct ibv_sge){(uintptr_t)s, (uint32_t)total, b->stage.mr->lkey};
-		staged = true;
-	} else if (staged || n > 2) {
-		ng_error("%s: verbs: a write of %zu bytes in %u pieces from unregistered memory (at most %u "
-		         "bytes)",
-		         r->who, total, n, VB_STAGE);
-		return NG_ERR_USAGE;
-	} else {
-		for (unsigned i = 0; i < n; i++)
-			if (iov[i].len)
-				sge[ns++] = (struct ibv_sge){
-				    (uintptr_t)iov[i].addr, (uint32_t)iov[i].len,
-				    ((const struct vb_mr *)(const void *)iov[i].mr)->mr->lkey};
 	}
-	(void)flags; /* one write: the HCA places its bytes in order (see the top) */
-	ng_ibv_wr_rdma(&wr, IBV_WR_RDMA_WRITE, 0, rm->addr + off, (uint32_t)rm->key);
-	wr.send_flags |= staged && total <= b->peers[peer].q.max_inline ? IBV_SEND_INLINE : 0;
+	memset(&wr, 0, sizeof(wr));
+	ng_ibv_wr_rdma(&wr, IBV_WR_RDMA_WRITE, (uint64_t)peer << VB_NBITS | wrn, rm->addr + off,
+	               (uint32_t)rm->key);
 	wr.sg_list = sge;
-	wr.num_sge = (int)ns;
+	wr.num_sge = ns;
+	if (inl && ns)
+		wr.send_flags |= IBV_SEND_INLINE;
 	st = vb_post(b, peer, &wr, "an RDMA write");
-	if (st == NG_OK)
-		*t_p = staged ? 0 : r->issued[peer];
-	return st;
+	if (st != NG_OK)
+		return st;
+	*t_p = inl || copied ? 0 : wrn;
+	return NG_OK;
 }
 
 static ng_status vb_read(struct ng_rdma *r, int peer, void *dst, const struct ng_rdma_mr *mr, size_t len,
                          const struct ng_rdma_rmr *rm, uint64_t off, uint64_t *t_p)
 {
 	struct vb *b = vb_of(r);
-	struct ibv_sge sge = {(uintptr_t)dst, (uint32_t)len,
-	                      ((const struct vb_mr *)(const void *)mr)->mr->lkey};
-	struct ibv_send_wr wr = {0};
+	struct ibv_sge sge = {(uint64_t)(uintptr_t)dst, (uint32_t)len, 0};
+	struct ibv_send_wr wr;
 	ng_status st;
 
-	if (!(r->caps & NG_RDMA_CAP_READ)) {
-		ng_error("%s: verbs: unreliable connections have no RDMA read", r->who);
-		return NG_ERR_UNSUPPORTED;
+	if (b->uc || !mr) {
+		ng_error("%s: verbs: %s", r->who,
+		         b->uc ? "UC queue pairs have no RDMA read" : "a read into unregistered memory");
+		return b->uc ? NG_ERR_UNSUPPORTED : NG_ERR_USAGE;
 	}
 	st = ng_rdma_bounds(r, peer, rm, off, len);
 	if (st == NG_OK)
 		st = vb_room(b, peer);
 	if (st != NG_OK)
 		return st;
-	ng_ibv_wr_rdma(&wr, IBV_WR_RDMA_READ, 0, rm->addr + off, (uint32_t)rm->key);
+	sge.lkey = vb_lkey(mr);
+	memset(&wr, 0, sizeof(wr));
+	ng_ibv_wr_rdma(&wr, IBV_WR_RDMA_READ, (uint64_t)peer << VB_NBITS | (b->qps[peer].posted + 1),
+	               rm->addr + off, (uint32_t)rm->key);
 	wr.sg_list = &sge;
-	wr.num_sge = 1;
+	wr.num_sge = len ? 1 : 0;
 	st = vb_post(b, peer, &wr, "an RDMA read");
 	if (st == NG_OK)
-		*t_p = r->issued[peer];
+		*t_p = b->qps[peer].posted;
 	return st;
 }
 
@@ -227,37 +284,43 @@ static ng_status vb_atomic(struct ng_rdma *r, int peer, enum ng_rdma_aop aop, co
                            uint64_t off, uint64_t operand, uint64_t compare, uint64_t *old_p, uint64_t *t_p)
 {
 	struct vb *b = vb_of(r);
-	struct ibv_send_wr wr = {0};
+	struct ibv_send_wr wr;
 	struct ibv_sge sge;
-	uint64_t t;
+	uint64_t wrn;
 	ng_status st;
 
 	if (!(r->caps & NG_RDMA_CAP_ATOMIC)) {
-		ng_error("%s: verbs: unreliable connections have no atomics", r->who);
+		ng_error("%s: verbs: %s has no remote atomics", r->who, b->uc ? "UC" : b->v.name);
 		return NG_ERR_UNSUPPORTED;
+	}
+	if ((rm->addr + off) % 8) {
+		ng_error("%s: verbs: an atomic on a word that is not 8-byte aligned (offset %llu)", r->who,
+		         (unsigned long long)off);
+		return NG_ERR_USAGE;
 	}
 	st = ng_rdma_bounds(r, peer, rm, off, 8);
 	if (st == NG_OK)
 		st = vb_room(b, peer);
 	if (st != NG_OK)
 		return st;
-	t = r->issued[peer] + 1;
-	sge = (struct ibv_sge){(uintptr_t)vb_slot(b, peer, t), 8, b->stage.mr->lkey};
+	wrn = b->qps[peer].posted + 1;
+	sge = (struct ibv_sge){(uint64_t)(uintptr_t)vb_slot(b, peer, wrn), 8, b->stage->mr->lkey};
+	memset(&wr, 0, sizeof(wr));
 	if (aop == NG_RDMA_CAS)
-		ng_ibv_wr_atomic(&wr, IBV_WR_ATOMIC_CMP_AND_SWP, 0, rm->addr + off, (uint32_t)rm->key,
-		                 compare, operand);
+		ng_ibv_wr_atomic(&wr, IBV_WR_ATOMIC_CMP_AND_SWP, (uint64_t)peer << VB_NBITS | wrn,
+		                 rm->addr + off, (uint32_t)rm->key, compare, operand);
 	else
-		ng_ibv_wr_atomic(&wr, IBV_WR_ATOMIC_FETCH_AND_ADD, 0, rm->addr + off, (uint32_t)rm->key,
-		                 operand, 0);
+		ng_ibv_wr_atomic(&wr, IBV_WR_ATOMIC_FETCH_AND_ADD, (uint64_t)peer << VB_NBITS | wrn,
+		                 rm->addr + off, (uint32_t)rm->key, operand, 0);
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
-	b->peers[peer].old[t % VB_DEPTH] = old_p;
-	st = vb_post(b, peer, &wr, "an atomic");
+	b->old[(size_t)peer * b->depth + wrn % b->depth] = old_p;
+	st = vb_post(b, peer, &wr, aop == NG_RDMA_CAS ? "a compare-and-swap" : "a fetch-and-add");
 	if (st != NG_OK) {
-		b->peers[peer].old[t % VB_DEPTH] = NULL;
+		b->old[(size_t)peer * b->depth + wrn % b->depth] = NULL;
 		return st;
 	}
-	*t_p = t;
+	*t_p = wrn;
 	return NG_OK;
 }
 
@@ -266,115 +329,130 @@ static ng_status vb_flush(struct ng_rdma *r, int peer)
 	return ng_rdma_wait_all(r, peer);
 }
 
-/* ---- memory ---------------------------------------------------------------- */
+/* ---- memory ----------------------------------------------------------- */
 
-static ng_status vb_mem_alloc(struct ng_rdma *r, size_t len, struct ng_rdma_mr **mr_p)
+static ng_status vb_reg_raw(struct vb *b, void *buf, size_t len, void *raw, struct ng_rdma_mr **mr_p)
 {
-	struct vb *b = vb_of(r);
 	struct vb_mr *m = calloc(1, sizeof(*m));
-	ng_status st;
 
 	if (!m) {
-		ng_error("%s: out of memory", r->who);
+		ng_error("%s: out of memory", b->base.who);
 		return NG_ERR_NOMEM;
 	}
-	st = ng_ibv_area_alloc(&b->v, len, b->access, "registered memory", &m->area);
-	if (st != NG_OK) {
+	m->mr = ibv_reg_mr(b->v.pd, buf, len, b->v.mem_access);
+	if (!m->mr) {
+		ng_ibv_reg_error(&b->v, len, "RDMA memory", errno);
 		free(m);
-		return st;
+		return NG_ERR_NOMEM;
 	}
-	m->mr = m->area.mr;
-	m->pub = (struct ng_rdma_mr){.base = m->area.base, .len = m->area.len};
+	m->raw = raw;
+	m->pub.base = buf;
+	m->pub.len = len;
 	m->pub.remote =
-	    (struct ng_rdma_rmr){.addr = (uintptr_t)m->area.base, .len = m->area.len, .key = m->mr->rkey};
+	    (struct ng_rdma_rmr){.addr = (uint64_t)(uintptr_t)buf, .len = len, .key = m->mr->rkey};
+	m->next = b->mrs;
+	if (b->mrs)
+		b->mrs->prev = m;
+	b->mrs = m;
 	*mr_p = &m->pub;
 	return NG_OK;
-}
-
-static void vb_mem_free(struct ng_rdma *r, struct ng_rdma_mr *pub)
-{
-	struct vb_mr *m = (struct vb_mr *)(void *)pub;
-
-	(void)r;
-	ng_ibv_area_free(&m->area);
-	free(m);
 }
 
 static ng_status vb_reg(struct ng_rdma *r, void *buf, size_t len, struct ng_rdma_mr **mr_p)
 {
-	struct vb *b = vb_of(r);
-	struct vb_mr *m = calloc(1, sizeof(*m));
-
-	if (!m) {
-		ng_error("%s: out of memory", r->who);
-		return NG_ERR_NOMEM;
-	}
-	m->mr = ibv_reg_mr(b->v.pd, buf, len, b->access);
-	if (!m->mr) {
-		ng_error("%s: verbs: registering %zu bytes: %s (the locked-memory limit, ulimit -l, may be "
-		         "too low)",
-		         r->who, len, strerror(errno));
-		free(m);
-		return NG_ERR_SYS;
-	}
-	m->pub = (struct ng_rdma_mr){.base = buf, .len = len};
-	m->pub.remote = (struct ng_rdma_rmr){.addr = (uintptr_t)buf, .len = len, .key = m->mr->rkey};
-	*mr_p = &m->pub;
-	return NG_OK;
+	return vb_reg_raw(vb_of(r), buf, len, NULL, mr_p);
 }
 
 static void vb_dereg(struct ng_rdma *r, struct ng_rdma_mr *pub)
 {
+	struct vb *b = vb_of(r);
 	struct vb_mr *m = (struct vb_mr *)(void *)pub;
 
-	(void)r;
+	if (m->prev)
+		m->prev->next = m->next;
+	else
+		b->mrs = m->next;
+	if (m->next)
+		m->next->prev = m->prev;
 	ibv_dereg_mr(m->mr);
+	free(m->raw);
 	free(m);
 }
 
-/* ---- open and close ----------------------------------------------------------- */
+static ng_status vb_mem_alloc(struct ng_rdma *r, size_t len, struct ng_rdma_mr **mr_p)
+{
+	struct vb *b = vb_of(r);
+	size_t plen = len ? (len + b->v.page - 1) / b->v.page * b->v.page : b->v.page;
+	void *buf = aligned_alloc(b->v.page, plen);
+	ng_status st;
+
+	if (!buf) {
+		ng_error("%s: out of memory for %zu bytes", r->who, len);
+		return NG_ERR_NOMEM;
+	}
+	memset(buf, 0, plen);
+	st = vb_reg_raw(b, buf, plen, buf, mr_p);
+	if (st != NG_OK)
+		free(buf);
+	return st;
+}
+
+/* ---- open and close --------------------------------------------------- */
 
 static void vb_close(struct ng_rdma *r)
 {
 	struct vb *b = vb_of(r);
 
-	for (int i = 0; b->peers && i < r->size; i++)
-		ng_ibv_qp_destroy(&b->peers[i].q);
-	free(b->peers);
+	for (int p = 0; b->qps && p < r->size; p++)
+		ng_ibv_qp_destroy(&b->qps[p]);
+	ng_ibv_qp_destroy(&b->loop);
+	while (b->mrs)
+		vb_dereg(r, &b->mrs->pub);
 	if (b->cq)
 		ibv_destroy_cq(b->cq);
-	ng_ibv_area_free(&b->stage);
 	if (b->v.ctx)
 		ng_ibv_close(&b->v);
+	free(b->qps);
+	free(b->old);
 	ng_rdma_base_fini(r);
 	free(b);
 }
 
-/* Whether this host has any verbs device (the quiet probe of "auto"). */
-static bool vb_any_device(void)
+/* Connects qps[rank] and @loop to each other: the path to my own memory. */
+static ng_status vb_loop(struct vb *b, uint32_t inl)
 {
-	int n = 0;
-	struct ibv_device **l = ibv_get_device_list(&n);
+	struct ng_ibv_qp *q = &b->qps[b->base.rank];
+	struct ng_ibv_ep me;
+	ng_status st;
 
-	if (l)
-		ibv_free_device_list(l);
-	return l && n > 0;
+	ng_ibv_ep_get(&b->v, &me);
+	st = ng_ibv_qp_create(&b->v, b->uc ? IBV_QPT_UC : IBV_QPT_RC, b->cq, b->cq, 1, 1, &inl, &b->loop);
+	if (st == NG_OK)
+		st = ng_ibv_qp_init(&b->v, &b->loop);
+	if (st == NG_OK)
+		st = ng_ibv_qp_connect(&b->v, &b->loop, &me, q->qp->qp_num, b->v.pattr.active_mtu,
+		                       b->base.rank);
+	if (st == NG_OK)
+		st =
+		    ng_ibv_qp_connect(&b->v, q, &me, b->loop.qp->qp_num, b->v.pattr.active_mtu, b->base.rank);
+	return st;
 }
 
 static ng_status vb_open(const struct ng_rdma_backend *be, const struct ng_rdma_conf *cf,
                          struct ng_boot *boot, struct ng_rdma **r_p)
 {
-	struct vb *b = calloc(1, sizeof(*b));
 	struct ng_ibv_conf ic = {
-	    .who = cf->who, .dev = cf->dev, .port = cf->port, .gid_index = cf->gid_index};
-	struct ng_ibv_qp **qps = NULL;
-	enum ibv_qp_type type = cf->unreliable ? IBV_QPT_UC : IBV_QPT_RC;
-	uint32_t inl = 220;
-	enum ibv_mtu mtu;
-	ng_status st, lst = NG_OK;
-	char mtus[32];
+	    .who = cf->who, .dev = cf->dev, .port = cf->port, .gid_index = cf->gid_index, .quiet = cf->quiet};
+	size_t n = (size_t)boot->size;
+	struct ng_ibv_qp **qpp = NULL;
+	uint32_t inl = VB_INLINE;
+	enum ibv_mtu mtu = IBV_MTU_256;
+	ng_status st;
+	struct vb *b;
+	char dev[120];
 
 	*r_p = NULL;
+	b = calloc(1, sizeof(*b));
 	if (!b) {
 		ng_error("%s: out of memory", cf->who);
 		return NG_ERR_NOMEM;
@@ -384,81 +462,80 @@ static ng_status vb_open(const struct ng_rdma_backend *be, const struct ng_rdma_
 		free(b);
 		return st;
 	}
-	if (cf->quiet) {
-		/* "auto": a host without a device passes on quietly (all agree) */
-		double none = vb_any_device() ? 0.0 : 1.0;
-
-		st = ng_boot_max(boot, &none, 1);
-		if (st != NG_OK || none != 0.0) {
-			vb_close(&b->base);
-			return st != NG_OK ? st : NG_ERR_NODEV;
-		}
-	}
 	st = ng_ibv_open(&b->v, &ic, boot);
 	if (st != NG_OK) {
-		b->v.ctx = NULL;
-		vb_close(&b->base);
+		ng_rdma_base_fini(&b->base);
+		free(b);
 		return st;
 	}
-	b->access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-	            (cf->unreliable ? 0 : IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
-	b->base.caps = NG_RDMA_CAP_PROGRESS | NG_RDMA_CAP_HWKEY | NG_RDMA_CAP_ANYMEM | NG_RDMA_CAP_KEYS |
-	               NG_RDMA_CAP_BLOCKS | (cf->unreliable ? 0 : NG_RDMA_CAP_READ | NG_RDMA_CAP_ATOMIC);
-	b->base.stage_max = VB_STAGE;
-	b->base.max_write = b->v.pattr.max_msg_sz ? b->v.pattr.max_msg_sz : 0;
-	b->peers = calloc((size_t)boot->size, sizeof(*b->peers));
-	qps = calloc((size_t)boot->size, sizeof(*qps));
-	if (!b->peers || !qps) {
+	b->uc = cf->unreliable;
+	b->depth = cf->depth ? (uint32_t)cf->depth : VB_DEPTH;
+	if (b->v.dattr.max_qp_wr > 0 && b->depth > (uint32_t)b->v.dattr.max_qp_wr)
+		b->depth = (uint32_t)b->v.dattr.max_qp_wr;
+
+	/* Local setup; a rank that fails takes part in the exchange with its
+	 * status, so that all fail together. */
+	b->qps = calloc(n, sizeof(*b->qps));
+	b->old = calloc(n * b->depth, sizeof(*b->old));
+	qpp = calloc(n, sizeof(*qpp));
+	if (!b->qps || !b->old || !qpp) {
 		ng_error("%s: out of memory", cf->who);
-		lst = NG_ERR_NOMEM;
+		st = NG_ERR_NOMEM;
 	}
-	if (lst == NG_OK)
-		lst = ng_ibv_area_alloc(&b->v, (size_t)boot->size * VB_DEPTH * VB_STAGE,
-		                        IBV_ACCESS_LOCAL_WRITE, "staging memory", &b->stage);
-	if (lst == NG_OK) {
-		b->cq = ibv_create_cq(b->v.ctx, (int)((size_t)boot->size * VB_DEPTH), NULL, NULL, 0);
+	if (st == NG_OK) {
+		int cqe = (int)(n * b->depth);
+
+		if (b->v.dattr.max_cqe > 0 && cqe > b->v.dattr.max_cqe)
+			cqe = b->v.dattr.max_cqe;
+		b->cq = ibv_create_cq(b->v.ctx, cqe, NULL, NULL, 0);
 		if (!b->cq) {
-			ng_error("%s: verbs: cannot create a completion queue on %s: %s", cf->who, b->v.name,
-			         strerror(errno));
-			lst = NG_ERR_SYS;
+			ng_error("%s: verbs: cannot create a completion queue of %d entries on %s: %s",
+			         cf->who, cqe, b->v.name, strerror(errno));
+			st = NG_ERR_SYS;
 		}
 	}
-	for (int i = 0; lst == NG_OK && i < boot->size; i++) {
-		lst = ng_ibv_qp_create(&b->v, type, b->cq, b->cq, VB_DEPTH, 1, &inl, &b->peers[i].q);
-		if (lst == NG_OK)
-			lst = ng_ibv_qp_init(&b->v, &b->peers[i].q);
-		if (i != boot->rank)
-			qps[i] = &b->peers[i].q;
+	for (size_t p = 0; st == NG_OK && p < n; p++) {
+		st = ng_ibv_qp_create(&b->v, b->uc ? IBV_QPT_UC : IBV_QPT_RC, b->cq, b->cq, b->depth, 1, &inl,
+		                      &b->qps[p]);
+		if (st == NG_OK)
+			st = ng_ibv_qp_init(&b->v, &b->qps[p]);
+		if (p != (size_t)boot->rank)
+			qpp[p] = &b->qps[p];
 	}
-	st = ng_ibv_mesh_connect(&b->v, boot, qps, lst, NULL, 0, NULL, &mtu);
-	free(qps);
-	if (st == NG_OK) {
-		/* A rank reaches its own memory through a queue pair connected
-		 * to itself (the HCA loops it back). */
-		struct ng_ibv_ep me;
-		struct ng_ibv_qp *q = &b->peers[boot->rank].q;
-
-		ng_ibv_ep_get(&b->v, &me);
-		st = ng_ibv_qp_connect(&b->v, q, &me, q->qp->qp_num, mtu, boot->rank);
-	}
+	b->max_inline = inl;
+	if (st == NG_OK)
+		st = vb_loop(b, inl);
+	if (st == NG_OK)
+		st = vb_mem_alloc(&b->base, n * b->depth * VB_STAGE, (struct ng_rdma_mr **)&b->stage);
+	st = ng_ibv_mesh_connect(&b->v, boot, qpp, st, NULL, 0, NULL, &mtu);
+	free(qpp);
 	if (st != NG_OK) {
 		vb_close(&b->base);
 		return st;
 	}
-	ng_ibv_describe(&b->v, mtu, b->base.desc, sizeof(b->base.desc));
-	snprintf(mtus, sizeof(mtus), ", %s", cf->unreliable ? "UC" : "RC");
-	strncat(b->base.desc, mtus, sizeof(b->base.desc) - strlen(b->base.desc) - 1);
+	b->base.caps = NG_RDMA_CAP_PROGRESS | NG_RDMA_CAP_HWKEY | NG_RDMA_CAP_KEYS | NG_RDMA_CAP_ANYMEM |
+	               NG_RDMA_CAP_BLOCKS;
+	if (!b->uc) {
+		b->base.caps |= NG_RDMA_CAP_READ;
+		if (b->v.dattr.atomic_cap != IBV_ATOMIC_NONE)
+			b->base.caps |= NG_RDMA_CAP_ATOMIC;
+	}
+	b->base.stage_max = VB_STAGE;
+	b->base.max_write = b->v.pattr.max_msg_sz;
+	ng_ibv_describe(&b->v, mtu, dev, sizeof(dev));
+	snprintf(b->base.desc, sizeof(b->base.desc), "verbs %s, %s, inline %u", dev, b->uc ? "UC" : "RC",
+	         b->max_inline);
 	*r_p = &b->base;
 	return NG_OK;
 }
 
 const struct ng_rdma_backend ng_rdma_verbs = {
     .name = "verbs",
-    .desc = "InfiniBand/RoCE verbs (and Soft-RoCE): RC queue pairs, hardware keys, one-sided progress",
+    .desc = "InfiniBand/RoCE verbs (any HCA, Soft-RoCE): RC queue pairs, hardware keys",
     .open = vb_open,
     .close = vb_close,
     .mem_alloc = vb_mem_alloc,
-    .mem_free = vb_mem_free,
+    .mem_free = vb_dereg,
     .reg = vb_reg,
     .dereg = vb_dereg,
     .write = vb_write,

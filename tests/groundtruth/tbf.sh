@@ -1,7 +1,7 @@
 #!/bin/bash
 # Ground truth over a real link of known bandwidth: two network namespaces
 # joined by a veth pair, the client's side shaped by a token-bucket filter
-# (tc tbf, 200 Mbit/s).  ngauge --server runs in one namespace, --client in
+# (tc tbf, 200 Mbit/s).  ngauge --server --once runs in one namespace, --client in
 # the other; the loggp pattern over tcp must find G within 5% of the TCP
 # goodput of the shaped rate.
 #
@@ -20,7 +20,8 @@ RATE_MBIT=200
 id=$$
 nsA=ngtbfA$id nsB=ngtbfB$id
 vA=ngtA$id vB=ngtB$id
-ipA=10.211.$((id % 200)).1 ipB=10.211.$((id % 200)).2
+# Addresses of the benchmarking range 198.18.0.0/15 (RFC 2544), never a private range.
+ipA=198.19.$((id % 200)).1 ipB=198.19.$((id % 200)).2
 port=$((20000 + id % 20000))
 T=$(mktemp -d /tmp/ngauge-tbf.XXXXXX)
 spid=
@@ -57,7 +58,7 @@ mtu=$(ip netns exec "$nsA" cat /sys/class/net/"$vA"/mtu)
 ts=$(ip netns exec "$nsA" cat /proc/sys/net/ipv4/tcp_timestamps 2>/dev/null || echo 1)
 [ "$ts" = 0 ] && tsopt=0 || tsopt=12
 
-ip netns exec "$nsB" timeout -k 5 120 "$NGAUGE" --server --bind "$ipB" --port "$port" -x tcp --tcp-bind "$ipB" \
+ip netns exec "$nsB" timeout -k 5 120 "$NGAUGE" --server --once --bind "$ipB" --port "$port" -x tcp --tcp-bind "$ipB" \
 	-p loggp --loggp-n 8 -s 128K-512K:+128K -c 3 -w 1 >"$T/server.out" 2>&1 &
 spid=$!
 ip netns exec "$nsA" timeout -k 5 120 "$NGAUGE" --client "$ipB" --port "$port" -x tcp --tcp-bind "$ipA" \

@@ -20,6 +20,15 @@ run() {
 	return 0
 }
 
+# wait_rows FILE: waits (at most 30 s) until the result FILE exists and holds at least one row.
+wait_rows() {
+	for _ in $(seq 300); do
+		[ -s "$1" ] && python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["results"] else 1)' "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # pycheck FILE WHAT CODE : runs python CODE with r = the parsed JSON of FILE
 pycheck() {
 	local file=$1 what=$2 code=$3
@@ -32,6 +41,29 @@ def stats_ok(s):
 $code
 EOF
 	then pass "$what"; else fail "$what"; fi
+}
+
+# oversub FILE WHAT RANKS CORES: the run's result carries the oversubscription flag with RANKS busy-polling
+# ranks on CORES cores, its stderr ($T/err) the warning once and its table ($T/out) the mark (RANKS 0: the run
+# is not oversubscribed: no flag, no warning, no mark).
+oversub() {
+	local file=$1 what=$2 ranks=$3 cores=$4 warned marked
+	warned=$(grep -c "warning: $ranks busy-polling ranks share $cores cores of host" "$T/err")
+	marked=$(grep -c "OVERSUBSCRIBED: $ranks busy-polling ranks on $cores cores" "$T/out")
+	if [ "$ranks" = 0 ]; then
+		warned=$(grep -c "busy-polling" "$T/err"); marked=$(grep -c "OVERSUBSCRIBED" "$T/out")
+		[ "$warned" = 0 ] && [ "$marked" = 0 ] && pass "$what: no oversubscription warning or mark" ||
+			fail "$what: warned $warned, marked $marked: $(cat "$T/err")"
+		pycheck "$file" "$what: not oversubscribed" 'assert r["env"]["oversubscribed"] is False and "oversubscription" not in r["env"]'
+		return
+	fi
+	# The run header and the column header line of the table.
+	[ "$warned" = 1 ] && [ "$marked" = 2 ] && pass "$what: one warning line, the table marked" ||
+		fail "$what: warned $warned times, marked $marked lines: $(cat "$T/err")"
+	pycheck "$file" "$what: oversubscribed, $ranks ranks on $cores cores" "
+o = r['env']['oversubscription']
+assert r['env']['oversubscribed'] is True and o['spinning_ranks'] == $ranks and o['cores'] == $cores, r['env']
+"
 }
 
 finish() {

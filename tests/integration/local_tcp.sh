@@ -60,6 +60,14 @@ fi
 run 0 "$NGAUGE" -x tcp -p n1 --np 3 --verify -s 1,4093,65537 -c 10 && pass "n1 verify, 3 ranks"
 run 0 "$NGAUGE" -x tcp -p 1n --np 3 --verify -s 1,4093,65537 -c 10 && pass "1n verify, 3 ranks"
 
+# Oversubscription: 3 ranks spinning on 2 cores (--pin 0,1 where the host has more) are flagged and warned
+# about; sleeping ranks are not.
+pin=(); [ "$(nproc)" -gt 2 ] && pin=(--pin 0,1)
+run 0 "$NGAUGE" -x tcp --tcp-poll spin -p n1 --np 3 "${pin[@]}" -s 1 -c 20 -w 2 -o "$T/os.json" &&
+	oversub "$T/os.json" "3 spinning tcp ranks on 2 cores" 3 2
+run 0 "$NGAUGE" -x tcp -p n1 --np 3 "${pin[@]}" -s 1 -c 20 -w 2 -o "$T/ns.json" &&
+	oversub "$T/ns.json" "3 sleeping tcp ranks on 2 cores" 0 0
+
 if run 0 "$NGAUGE" -p pingpong -x tcp -s 8,16 -c 10 -o "$T/pp.csv"; then
 	python3 - "$T/pp.csv" <<'PY' && pass "CSV has the per-size rows" || fail "CSV content"
 import csv, sys

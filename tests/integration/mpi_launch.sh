@@ -36,6 +36,17 @@ if run 0 "$NGAUGE" -x mpi -p pingpong -s 1,8 -c 20 -o "$T/re.json"; then
 assert r["launch"] == "mpi" and r["ranks"] == 2
 '
 fi
+# Oversubscription: MPI ranks busy-poll; 3 of them on this host's 2 cores (--pin 0,1 where it has more)
+# are flagged, with one warning; 2 are not.
+pin=(); [ "$(nproc)" -gt 2 ] && pin=(--pin 0,1)
+if [ "$(nproc)" -ge 2 ]; then
+	run 0 mpiexec -n 3 "$NGAUGE" -x mpi -p n1 "${pin[@]}" -s 1 -c 20 -w 2 -o "$T/os3.json" &&
+		oversub "$T/os3.json" "mpiexec -n 3 mpi on 2 cores" 3 2
+	run 0 mpiexec -n 2 "$NGAUGE" -x mpi -p pingpong "${pin[@]}" -s 1 -c 20 -w 2 -o "$T/os2.json" &&
+		oversub "$T/os2.json" "mpiexec -n 2 mpi on 2 cores" 0 0
+else
+	echo "one core: oversubscription checks left out"
+fi
 expect_odd() {
 	run 2 mpiexec -n 3 "$NGAUGE" -x mpi -p pingpong -s 1 && grep -q "even number" "$T/err" &&
 		pass "odd rank count under mpiexec refused" || fail "odd rank count"

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The mpi module, for real, under `mpiexec -n 2` and `mpiexec -n 4`.
+ * The mpi module, for real, under `mpiexec -n 2` and `mpiexec -n 4`
+ * (`test_mpi_module mpirma`: the mpirma module, whose two-sided operations
+ * are the mpi module's).
  *
- * Opens ng_module_mpi through its descriptor with the MPI bootstrap, then for
+ * Opens the module through its descriptor with the MPI bootstrap, then for
  * every pair of ranks and sizes 0, 1, 7, 65537 and 1 MiB + 3 exchanges
  * messages both ways, blocking (send/recv) and non-blocking (irecv/isend with
  * test and wait, at an odd offset inside the block), and checks every byte
@@ -28,6 +30,7 @@
 #include "core/status.h"
 
 extern const struct ng_module ng_module_mpi;
+extern const struct ng_module ng_module_mpirma;
 
 #define T_SKIP 77
 
@@ -146,6 +149,8 @@ int main(int argc, char **argv)
 	int total = 0;
 	ng_status st;
 
+	if (argc > 1 && strcmp(argv[1], "mpirma") == 0)
+		t.m = &ng_module_mpirma;
 	if (!getenv("PMI_RANK") || !getenv("PMI_SIZE")) {
 		fprintf(stderr,
 		        "test_mpi_module: not launched by mpiexec (PMI_RANK/PMI_SIZE unset), skipped\n");
@@ -170,8 +175,8 @@ int main(int argc, char **argv)
 	T_CHECK(&t, t.c->device[0] != '\0', "empty device string");
 	T_CHECK(&t, b->host[0] != '\0' && b->addr[0] != '\0', "empty host or addr");
 	if (b->rank == 0)
-		printf("device \"%s\", rank 0 on %s (%s), %d ranks\n", t.c->device, b->host, b->addr,
-		       b->size);
+		printf("%s: device \"%s\", rank 0 on %s (%s), %d ranks\n", t.m->name, t.c->device, b->host,
+		       b->addr, b->size);
 
 	if (t.m->alloc(t.c, T_MAXSIZE + 1, &sbuf) != NG_OK ||
 	    t.m->alloc(t.c, T_MAXSIZE + 1, &rbuf) != NG_OK || t.m->alloc(t.c, 100, &extra) != NG_OK) {

@@ -62,8 +62,13 @@ done
 # Bad selections are usage errors.
 run 2 "$NGAUGE" --np 2 -x tcp -p alltoall --a2a-algo bruck,nosuch -s 8 -c 1 &&
 	grep -q "unknown algorithm 'nosuch'" "$T/err" && pass "unknown algorithm refused" || fail "unknown algorithm"
+# The module's own alltoall (--a2a-algo mpi) is a capability tcp lacks: refused, naming the modules that
+# offer it (the registry's, so none in a build without MPI).
+offering="no module of this build does"
+"$NGAUGE" --list | grep -q "^  mpi " && offering="modules that do: mpi, mpirma"
 run 2 "$NGAUGE" --np 2 -x tcp -p alltoall --a2a-algo mpi -s 8 -c 1 &&
-	grep -q "mpi module" "$T/err" && pass "mpi algorithm without the mpi module refused" || fail "mpi over tcp"
+	grep -q "alltoall collective, which module 'tcp' does not offer ($offering)" "$T/err" &&
+	pass "mpi algorithm over tcp refused, naming the modules that offer it" || fail "mpi over tcp: $(cat "$T/err")"
 run 2 "$NGAUGE" --np 4 -x tcp -p alltoall --ranks-per-node 9 -s 8 -c 1 &&
 	grep -q "ranks-per-node" "$T/err" && pass "--ranks-per-node beyond the rank count refused" ||
 	fail "--ranks-per-node 9"

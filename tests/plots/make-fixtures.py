@@ -142,6 +142,29 @@ def alltoall():
     return d
 
 
+def bw(pattern, ranks):
+    """Streaming bandwidth: windows of 64 messages, one acknowledgement each."""
+    d = head(pattern, "mpi", ranks, {"bw-window": 64} if pattern == "bw" else None)
+    dirs = 2 if pattern == "bibw" else 1
+    pairs = ranks // 2
+    for s in SIZES:
+        t = 64 * (0.31 + s / 9871.0) + 0.6  # window time (us)
+        count = 100 if s <= 8192 else 20
+        row = {"size": s, "count": count, "bandwidth_MBps": stats(dirs * 64 * s / t, count * pairs),
+               "messages_per_s": stats(dirs * 64e6 / t, count * pairs), "time_us": stats(t, count * pairs),
+               "window": 64, "warmup": 10 if s <= 8192 else 2, "messages": pairs * dirs * 64 * (count + 10),
+               "bytes": pairs * dirs * 64 * (count + 10) * s, "verified": 0}
+        if pairs > 1:
+            row["pairs"] = [{"client": c, "server": c + 1, "bandwidth_MBps": stats(dirs * 64 * s / t, count),
+                             "messages_per_s": stats(dirs * 64e6 / t, count)} for c in range(0, ranks, 2)]
+            row["aggregate_bandwidth_MBps"] = pairs * dirs * 64 * s / t
+            row["aggregate_messages_per_s"] = pairs * dirs * 64e6 / t
+        d["results"].append(row)
+    d["bw"] = {"direction": "bi" if dirs == 2 else "uni", "window": 64, "ack_bytes": 1, "pairs": pairs,
+               "buffers": "single"}
+    return d
+
+
 def rma():
     """A pattern without a figure of its own: the plotter's fallback."""
     d = head("rma", "tcp", 2)
@@ -163,6 +186,55 @@ def spipe():
     return d
 
 
+def overlap():
+    """Two sizes, both sides computing: the sender's transfer hides (T(X) = max(T(0), X) + 3), the
+    receiver's does not (T(X) = T(0) + X)."""
+    d = head("overlap", "emu", 2, {"overlap-side": "both", "overlap-compute": "0-4t/5"})
+    sizes = []
+    for s, t0 in ((16384, 20.0), (65536, 80.0)):
+        for side in ("sender", "receiver"):
+            for k in range(5):
+                x = 4.0 * t0 * k / 4
+                t = max(t0, x) + 3.0 if side == "sender" else t0 + x
+                t = t0 if k == 0 else t
+                e = t - x
+                r = max(0.0, min(1.0, 1 - e / t0))
+                d["results"].append({"size": s, "count": 100, "side": side, "compute_us": x, "time_us": stats(t, 100),
+                                     "compute_measured_us": stats(x * 1.01 if x else 0.02, 100),
+                                     "exposed_us": stats(e, 100), "overlap_ratio": r,
+                                     "overlap_ratio_lo": max(0.0, r - 0.02), "overlap_ratio_hi": min(1.0, r + 0.02),
+                                     "overlap_bound": min(1.0, x / t0)})
+            sizes.append({"size": s, "side": side, "transfer_us": param(t0, t0 * 0.99, t0 * 1.01),
+                          "compute_us": 4 * t0, "compute_measured_us": 4.04 * t0,
+                          "overlap_ratio": param(r, max(0.0, r - 0.02), min(1.0, r + 0.02)),
+                          "overlap_ratio_unclipped": r, "overlap_bound": 1.0, "probe_transfer_us": t0})
+    # a CI bound that could not be computed
+    d["results"][1]["time_us"]["ci95"] = [None, d["results"][1]["time_us"]["median"] * 1.05]
+    compute = {"kernel": "dependent 64-bit multiply-add chain, no memory", "windows": 31, "window_us": 200.0,
+               "ranks": [{"rank": r, "iters_per_us": 800.0, "spread": 0.01, "iters_per_us_end": 801.0,
+                          "change": 0.00125} for r in (0, 1)]}
+    d["overlap"] = {"mode": "two-sided", "side": "both", "burst": 1, "compute_spec": "0-4t/5",
+                    "ratio": "(T(0) + X - T(X)) / T(0)", "ci95": "bootstrap", "compute": compute, "sizes": sizes}
+    return d
+
+
+def skew():
+    """One size: the origin waits for the target once the skew passes 20 us (slope 0.9 above)."""
+    d = head("skew", "rma", 2, {"skew-rma": True})
+    for k in range(7):
+        x = 50.0 * k
+        d["results"].append({"size": 65536, "count": 100, "skew_us": x,
+                             "time_us": stats(60.0 + 0.9 * max(0.0, x - 20.0), 100),
+                             "skew_measured_us": stats(x * 1.01 if x else 0.02, 100)})
+    d["skew"] = {"mode": "one-sided", "burst": 16, "compute_spec": "0-300:+50",
+                 "target_computes": "between its post and its wait", "slope": "least squares",
+                 "compute": {"kernel": "dependent 64-bit multiply-add chain, no memory", "windows": 31,
+                             "window_us": 200.0, "ranks": [{"rank": 0, "iters_per_us": 800.0, "spread": 0.01}]},
+                 "sizes": [{"size": 65536, "transfer_us": param(60.0, 59.5, 60.5), "slope": param(0.87, 0.8, 0.94),
+                            "intercept_us": param(48.0, 40.0, 56.0), "points": 7}]}
+    return d
+
+
 def main():
     os.makedirs(DATA, exist_ok=True)
     files = {
@@ -173,8 +245,12 @@ def main():
         "loggp.json": loggp(),
         "plogp.json": plogp(),
         "alltoall.json": alltoall(),
+        "bw.json": bw("bw", 2),
+        "bibw-4.json": bw("bibw", 4),
         "rma.json": rma(),
         "spipe.json": spipe(),
+        "overlap.json": overlap(),
+        "skew.json": skew(),
     }
     # a label that needs escaping in HTML, LaTeX and gnuplot strings
     files["pingpong-2.json"]["env"]["device"] = "lo <127.0.0.1> & 'quotes' \"too\" 50% $_^~#{}\\"

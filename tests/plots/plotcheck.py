@@ -24,8 +24,12 @@ FIXTURES = {
     "loggp.json": "loggp",
     "plogp.json": "plogp",
     "alltoall.json": "alltoall",
+    "bw.json": "bw",
+    "bibw-4.json": "bibw",
     "rma.json": "rma",
     "spipe.json": "pingpong",
+    "overlap.json": "overlap",
+    "skew.json": "skew",
 }
 
 
@@ -92,6 +96,17 @@ def main(body):
             sys.exit(1)
     print("PASS")
     sys.exit(0)
+
+
+def oversubscribed(name, tmp):
+    """A copy of fixture NAME in TMP marked as an oversubscribed run (3 spinning ranks, 2 cores); its path."""
+    doc = load(name)
+    doc["env"]["oversubscribed"] = True
+    doc["env"]["oversubscription"] = {"host": "h", "spinning_ranks": 3, "cores": 2}
+    path = os.path.join(tmp, "over-" + name)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+    return path
 
 
 def same_number(a, b):

@@ -25,7 +25,14 @@ MUST = {
     "plogp": ["size", "g_us_value", "g_us_ci95_lo", "g_us_ci95_hi", "o_s_us_value", "o_r_us_value",
               "L_us_value", "L_us_ci95_lo", "L_us_ci95_hi"],
     "alltoall": ["size", "time_us_median", "time_us_ci95_lo", "time_us_ci95_hi", "algbw_MBps_median"],
+    "bw": ["size", "count", "bandwidth_MBps_median", "bandwidth_MBps_ci95_lo", "bandwidth_MBps_ci95_hi",
+           "messages_per_s_median", "messages_per_s_ci95_lo", "messages_per_s_ci95_hi"],
+    "bibw": ["size", "bandwidth_MBps_median", "messages_per_s_median", "aggregate_bandwidth_MBps",
+             "aggregate_messages_per_s"],
     "rma": ["size", "put_latency_us_median", "put_latency_us_ci95_lo", "put_latency_us_ci95_hi"],
+    "overlap": ["compute_measured_us_median", "time_us_median", "time_us_ci95_lo", "time_us_ci95_hi", "compute_us",
+                "overlap_ratio", "overlap_ratio_lo", "overlap_ratio_hi", "overlap_bound", "size"],
+    "skew": ["skew_measured_us_median", "time_us_median", "time_us_ci95_lo", "time_us_ci95_hi", "skew_us", "size"],
 }
 
 # the tables each pattern's data file must have, in this order
@@ -33,6 +40,9 @@ TABLES = {
     "loggp": ["loggp.sizes", "loggp.segments", "loggp.breakpoints"],
     "plogp": ["plogp.sizes"],
     "alltoall": ["bruck", "pairwise", "linear"],
+    "overlap": ["size 16384, side sender", "size 16384, side receiver", "size 65536, side sender",
+                "size 65536, side receiver"],
+    "skew": ["size 65536"],
 }
 
 
@@ -63,6 +73,11 @@ def source_rows(doc, table):
         return [{"size": b} for b in doc["loggp"]["breakpoints"]]
     if doc["pattern"] == "alltoall":
         return [r for r in doc["results"] if r.get("algorithm") == name]
+    if doc["pattern"] in ("overlap", "skew"):
+        # "size S" or "size S, side SIDE": one series
+        words = name.replace(",", "").split()
+        size, side = float(words[1]), (words[3] if len(words) > 3 else None)
+        return [r for r in doc["results"] if r["size"] == size and r.get("side") == side]
     raise pc.Failed("unknown table %r" % name)
 
 

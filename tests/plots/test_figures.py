@@ -81,10 +81,22 @@ def body(exe, tmp):
     text = svg_text(os.path.join(tmp, "plogp.svg"))
     for word in ("g(m)", "o_s(m)", "o_r(m)", "L(m)"):
         pc.expect(word in text, "plogp: %s missing from the figure" % word)
+    text = svg_text(os.path.join(tmp, "overlap.svg"))
+    for word in ("no overlap", "perfect overlap", "sender computes, 16 KiB", "receiver computes, 64 KiB",
+                 "Computation (\u00b5s)", "Time per iteration (\u00b5s)"):
+        pc.expect(word in text, "overlap: %s missing from the figure" % word)
+    text = svg_text(os.path.join(tmp, "skew.svg"))
+    for word in ("slope 0.87 [0.80, 0.94]", "Computation at the target (skew) (\u00b5s)"):
+        pc.expect(word in text, "skew: %s missing from the figure" % word)
     text = svg_text(os.path.join(tmp, "pingpong-4.svg"))
     pc.expect("aggregate" in text, "pingpong with 4 ranks: no aggregate bandwidth series")
     for unit in ("(\u00b5s)", "(MB/s)", "(bytes)"):
         pc.expect(unit in text, "pingpong: unit %s missing from the axis labels" % unit)
+    for name in ("bw", "bibw-4"):
+        text = svg_text(os.path.join(tmp, name + ".svg"))
+        for word in ("Bandwidth (MB/s)", "Message rate (messages/s)"):
+            pc.expect(word in text, "%s: panel %s missing" % (name, word))
+        pc.expect(("aggregate" in text) == (name == "bibw-4"), "%s: aggregate series wrong" % name)
 
     # a module's prediction beside the measurement (spipe's model), as time and as bandwidth
     text = svg_text(os.path.join(tmp, "spipe.svg"))
@@ -117,6 +129,17 @@ def body(exe, tmp):
     text = svg_text(out)
     pc.expect("(2 ranks)" in text and "(4 ranks)" in text, "default labels not made unique: %r" % text[:300])
 
+    # an oversubscribed run says so in the legend, with a label of its own or the default one
+    over_path = pc.oversubscribed("n1.json", tmp)
+    out = os.path.join(tmp, "over.svg")
+    pc.expect_run([exe, "plot", over_path, pc.fixture("n1.json"), "-o", out], 0)
+    text = svg_text(out)
+    pc.expect(text.count("(oversubscribed)") >= 1, "no oversubscription mark in the legend: %r" % text[:300])
+    pc.expect_run([exe, "plot", over_path, "--label", "mine", "-o", out], 0)
+    pc.expect("mine (oversubscribed)" in svg_text(out), "user label of an oversubscribed run not marked")
+    with open(os.path.join(tmp, "over.gp"), encoding="utf-8") as f:
+        pc.expect("mine (oversubscribed)" in f.read(), "the script's legend is not marked")
+
     # several patterns: one figure each, OUT-PATTERN.EXT
     out = os.path.join(tmp, "mix.png")
     stdout, _ = pc.expect_run([exe, "plot", pc.fixture("loggp.json"), pc.fixture("pingpong-2.json"),
@@ -129,12 +152,16 @@ def body(exe, tmp):
 
     # --kind
     for kind, name in (("latency", "pingpong-2.json"), ("bandwidth", "n1.json"), ("overhead", "loggp.json"),
-                       ("latency", "plogp.json"), ("bandwidth", "alltoall.json"), ("auto", "1n.json")):
+                       ("latency", "plogp.json"), ("bandwidth", "alltoall.json"), ("auto", "1n.json"),
+                       ("bandwidth", "bw.json")):
         out = os.path.join(tmp, "kind-%s-%s.svg" % (kind, name[:-5]))
         pc.expect_run([exe, "plot", "--kind", kind, pc.fixture(name), "-o", out], 0)
         check_figure(out)
     text = svg_text(os.path.join(tmp, "kind-latency-pingpong-2.svg"))
     pc.expect("Latency" in text and "Bandwidth" not in text, "--kind latency drew %r" % text[:300])
+    text = svg_text(os.path.join(tmp, "kind-bandwidth-bw.svg"))
+    pc.expect("Bandwidth" in text and "Message rate" in text, "--kind bandwidth drew %r for bw" % text[:300])
+    pc.expect_run([exe, "plot", "--kind", "latency", pc.fixture("bw.json"), "-o", os.path.join(tmp, "x.svg")], 2)
     text = svg_text(os.path.join(tmp, "kind-overhead-loggp.svg"))
     pc.expect("o_s" in text and "T(s)" not in text, "--kind overhead drew %r" % text[:300])
 

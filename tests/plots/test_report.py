@@ -138,6 +138,18 @@ def body(exe, tmp):
     pc.expect(fmt(g["value"]) in text, "pLogP g(m) missing")
     for alg in pc.load("alltoall.json")["alltoall"]["algorithms"]:
         pc.expect(alg in text, "alltoall algorithm %s missing" % alg)
+    st = pc.load("bibw-4.json")["results"][4]["messages_per_s"]
+    pc.expect("Streaming bandwidth" in text and fmt(st["median"]) in text, "bibw section or message rate missing")
+
+    # an oversubscribed run is marked in its section and its label
+    over_path = pc.oversubscribed("n1.json", tmp)
+    out = os.path.join(tmp, "over.html")
+    pc.expect_run([exe, "report", over_path, pc.fixture("n1.json"), "-o", out], 0, env=env)
+    with open(out, encoding="utf-8") as f:
+        page = f.read()
+    pc.expect(page.count("Oversubscribed: 3 busy-polling ranks shared 2 cores") == 1,
+              "the oversubscribed run is not marked once")
+    pc.expect("(oversubscribed)" in page, "the oversubscribed run's label is not marked")
 
     # one file: one figure, no comparison; default output beside the file
     local = os.path.join(tmp, "local")

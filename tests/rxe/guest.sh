@@ -6,7 +6,8 @@
 # RUNDIR/env, its stdout and stderr going to RUNDIR/stdout and RUNDIR/stderr (which vm-run.sh relays),
 # and records its exit status in RUNDIR/status. Exit 99 without a status file = the harness failed.
 #
-# Network: one veth pair v0/v1 in the guest's only namespace, 192.168.77.1/24 on v0, and the Soft-RoCE
+# Network: one veth pair v0/v1 in the guest's only namespace, 198.18.77.1/24 on v0 (the benchmarking range
+# 198.18.0.0/15 of RFC 2544: tests never configure a private-range address), and the Soft-RoCE
 # device rxe0 on v0. Both ends of a test use rxe0 and GID index 1 (the IPv4-mapped RoCE v2 GID): rxe
 # loops the packets back inside the device. Nothing leaves the VM (QEMU is started without a NIC).
 set -u
@@ -22,23 +23,23 @@ fail() {
 ip -batch - <<'IP' || fail "cannot set up the veth pair v0/v1 (veth module?)"
 link set lo up
 link add v0 type veth peer name v1
-addr add 192.168.77.1/24 dev v0
+addr add 198.18.77.1/24 dev v0
 link set v0 up
 link set v1 up
 IP
 rdma link add rxe0 type rxe netdev v0 || fail "rdma link add rxe0 failed (rdma_rxe, crc32_generic loaded?)"
 
-# The GID table fills from netdev events; wait for the IPv4-mapped entry (::ffff:192.168.77.1).
+# The GID table fills from netdev events; wait for the IPv4-mapped entry (::ffff:198.18.77.1).
 gid_file=/sys/class/infiniband/rxe0/ports/1/gids/1
 gid=
 for ((i = 0; i < 50; i++)); do
     read -r gid <"$gid_file" 2>/dev/null
-    case $gid in *ffff:c0a8:4d01) break ;; esac
+    case $gid in *ffff:c612:4d01) break ;; esac
     sleep 0.1
 done
 case $gid in
-*ffff:c0a8:4d01) ;;
-*) fail "rxe0 GID index 1 is not ::ffff:192.168.77.1 but $gid" ;;
+*ffff:c612:4d01) ;;
+*) fail "rxe0 GID index 1 is not ::ffff:198.18.77.1 but $gid" ;;
 esac
 [ -e /dev/infiniband/uverbs0 ] || fail "/dev/infiniband/uverbs0 missing (ib_uverbs loaded?)"
 
@@ -70,7 +71,7 @@ done
 (
     # shellcheck source=/dev/null
     . "$rundir/env"
-    export NGAUGE_RXE=1 NGAUGE_RXE_DEVICE=rxe0 NGAUGE_RXE_GID_INDEX=1 NGAUGE_RXE_ADDR=192.168.77.1
+    export NGAUGE_RXE=1 NGAUGE_RXE_DEVICE=rxe0 NGAUGE_RXE_GID_INDEX=1 NGAUGE_RXE_ADDR=198.18.77.1
     cd "$job_cwd" || exit 99
     exec "${job_argv[@]}"
 ) </dev/null >"$rundir/stdout" 2>"$rundir/stderr"

@@ -6,8 +6,9 @@
 #    pingpong with 2 and 4 ranks, 1n and n1 with 3, all with --verify over odd sizes around the eager
 #    limit up to 1 MiB (ibud: up to its datagram limit, the MTU minus 40); mpbibw over ibrc with tiny
 #    rings (flow control). The JSON results are checked: complete, one row per size, the count, the
-#    module and mode, --verify on.
-# 2. Faults: a size above ibud's limit and a wrong --ib-dev are refused (exit 2, the devices named); a
+#    module and mode (none for ibud, which reads no --ib-mode), --verify on.
+# 2. Faults: a size above ibud's limit and a wrong --ib-dev are refused (exit 2, the devices named), while
+#    without -s ibud measures the default sizes up to its limit; a
 #    rank killed mid-run makes the survivor report the lost rank and exit non-zero within 10 s.
 # 3. valgrind: a short ibrc run with no "definitely lost" block and no memory error.
 # 4. perftest's ib_send_lat and ib_write_lat against ngauge's pingpong (ibrc send / write), side by side.
@@ -107,10 +108,14 @@ for line in open(sys.argv[1]):
         if r["module"] != module or r["pattern"] != pattern: problems.append("module/pattern")
         if r["ranks"] != int(np): problems.append("ranks %s" % r["ranks"])
         if r["parameters"].get("verify") is not True: problems.append("--verify not recorded")
-        if r["parameters"].get("ib-mode") != mode: problems.append("ib-mode %r" % r["parameters"].get("ib-mode"))
+        # ibud reads no --ib-mode: its parameters do not hold it.
+        if r["parameters"].get("ib-mode") != (None if module == "ibud" else mode):
+            problems.append("ib-mode %r" % r["parameters"].get("ib-mode"))
         if [row["size"] for row in rows] != want: problems.append("sizes %s" % [row["size"] for row in rows])
         if any(row["count"] != 2 for row in rows): problems.append("counts")
-        if not r["env"]["device"].startswith("rxe0 port 1 gid"): problems.append("device %r" % r["env"]["device"])
+        # Write mode is the rdma module's channel: its device names the RDMA layer's backend first.
+        dev_prefix = "verbs rxe0 port 1 gid" if mode == "write" else "rxe0 port 1 gid"
+        if not r["env"]["device"].startswith(dev_prefix): problems.append("device %r" % r["env"]["device"])
         for row in rows:
             lat = row.get("latency_us") or row.get("time_us")
             if not lat or not lat["min"] > 0: problems.append("no timing for size %d" % row["size"])
@@ -134,6 +139,16 @@ once() { # NAME PATTERN: stderr holds PATTERN on exactly one line
 }
 run ud-too-large 2 "$N" -x ibud -p pingpong -s $((ud_max + 1)) -c 1 &&
     once ud-too-large "above the maximum of module 'ibud' \($ud_max bytes( on this device)?\)"
+# Without -s the default sizes stop at ibud's limit on this device (the MTU minus 40), with one note.
+if run ud-default-sizes 0 "$N" --np 2 -x ibud -p pingpong -c 2 -w 1 --timeout 10 --ib-poll yield \
+    -o "$W/ud-default.json"; then
+    once ud-default-sizes "note: sizes stop at $ud_max bytes, the largest message of module 'ibud'"
+    python3 -c 'import json, sys
+r = json.load(open(sys.argv[1])); s = [x["size"] for x in r["results"]]; m = int(sys.argv[2])
+want = [2 ** k for k in range(20) if 2 ** k < m] + [m]
+sys.exit(0 if r["complete"] and s == want and all(x["latency_us"]["min"] > 0 for x in r["results"]) else 1)' \
+        "$W/ud-default.json" "$ud_max" || fail "ud-default-sizes: sizes are not 1 .. $ud_max: $(head -c 300 "$W/ud-default.json")"
+fi
 run emu-lacking 2 "$N" -x emu --emu-base ibuc -p loggp -s 1 -c 1 &&
     once emu-lacking "pattern 'loggp' needs reliable delivery, which module 'emu' does not offer here"
 run wrong-dev 2 "$N" -x ibrc -p pingpong -s 1 -c 1 --ib-dev nosuch0 &&

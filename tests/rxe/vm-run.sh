@@ -13,7 +13,7 @@
 # Environment: NGAUGE_*, PATH, LD_LIBRARY_PATH, HOME, LANG, LC_*, TZ, TMPDIR, MESON_*, *SAN_OPTIONS,
 # MALLOC_PERTURB_, RDMAV_*, IBV_* pass through to SCRIPT, and so do the names in NGAUGE_RXE_PASSENV.
 # SCRIPT also sees NGAUGE_RXE=1, NGAUGE_RXE_DEVICE=rxe0, NGAUGE_RXE_GID_INDEX=1,
-# NGAUGE_RXE_ADDR=192.168.77.1. Knobs: NGAUGE_RXE_TIMEOUT (seconds, default 300), NGAUGE_RXE_SMP
+# NGAUGE_RXE_ADDR=198.18.77.1. Knobs: NGAUGE_RXE_TIMEOUT (seconds, default 300), NGAUGE_RXE_SMP
 # (vCPUs, default 2), NGAUGE_RXE_MEM (default 2G), NGAUGE_RXE_9P_CACHE (cache mode of the shared root
 # in the guest, default loose), NGAUGE_RXE_CACHE (initramfs cache directory), NGAUGE_RXE_KVER (kernel
 # version), NGAUGE_RXE_QEMU (QEMU binary), NGAUGE_RXE_APPEND (more kernel arguments),

@@ -13,13 +13,14 @@
 #include "tests/check.h"
 
 /* Names fixed by their issue's contract: the alltoall pattern's options use
- * the short prefix "a2a", and --ranks-per-node groups ranks for any pattern
- * that knows nodes. */
+ * the short prefix "a2a", pingpong's "pp", and --ranks-per-node groups
+ * ranks for any pattern that knows nodes. */
 static const struct {
 	const char *owner, *prefix;
 } short_prefixes[] = {{"alltoall", "a2a"},
                       {"alltoall", "ranks-per-node"},
                       {"mpbibw", "ranks-per-node"},
+                      {"pingpong", "pp"},
                       {"rdma", "ofi"},
                       {"rdma", "rma"},
                       {"rdma", "spipe"}};
@@ -51,6 +52,35 @@ static void check_options(const char *owner, const struct ng_option *t)
 	}
 }
 
+/* Every reader named in a shared table's .modules is a module of this build
+ * that shares the table (a misspelt name would hide the option). */
+static void check_readers(const struct ng_module *m)
+{
+	for (const struct ng_option *o = m->options; o && o->name; o++) {
+		for (const char *p = o->modules; p && *p;) {
+			size_t len = strcspn(p, "|");
+			bool found = false;
+			for (size_t j = 0; ng_modules[j]; j++)
+				found |= strlen(ng_modules[j]->name) == len &&
+				         strncmp(ng_modules[j]->name, p, len) == 0 &&
+				         ng_modules[j]->options == m->options;
+			CHECK(found, "option --%s names reader '%.*s', which does not share its table",
+			      o->name, (int)len, p);
+			p += len + (p[len] == '|');
+		}
+	}
+}
+
+/* Whether module @mod reads option @opt, by the table. */
+static bool reads(const char *mod, const char *opt)
+{
+	const struct ng_module *m = ng_module_find(mod);
+	for (const struct ng_option *o = m ? m->options : NULL; o && o->name; o++)
+		if (strcmp(o->name, opt) == 0)
+			return ng_option_read_by(o, mod);
+	return false;
+}
+
 int main(void)
 {
 	size_t nmod = 0, npat = 0;
@@ -67,11 +97,14 @@ int main(void)
 		      "module '%s': non-blocking flag and operations disagree", m->name);
 		CHECK(!(m->caps & NG_CAP_ONESIDED) == !m->rma, "module '%s': one-sided flag and rma disagree",
 		      m->name);
+		CHECK(!(m->caps & NG_CAP_ALLTOALL) == !m->alltoall,
+		      "module '%s': alltoall flag and operation disagree", m->name);
 		for (size_t j = 0; j < i; j++)
 			CHECK(strcmp(ng_modules[j]->name, m->name) != 0, "module name '%s' twice", m->name);
 		bool shared_seen = false;
 		for (size_t j = 0; j < i && m->options_owner; j++)
 			shared_seen |= ng_modules[j]->options == m->options;
+		check_readers(m);
 		if (!shared_seen) {
 			check_options(m->options_owner ? m->options_owner : m->name, m->options);
 			CHECK(ng_args_declare(&all, m->options,
@@ -100,6 +133,13 @@ int main(void)
 	CHECK(ng_module_find("tcp") != NULL, "tcp module missing");
 	CHECK(ng_pattern_find("pingpong") && ng_pattern_find("1n") && ng_pattern_find("n1"), "core patterns");
 	CHECK(ng_module_find("no-such-module") == NULL, "lookup of an unknown name");
+	/* Shared tables: each module reads only what applies to it. */
+	CHECK(reads("rma", "rma-design") && !reads("rdma", "rma-design") && reads("rdma", "rdma-ring"),
+	      "rdma/rma readers of the shared table");
+	if (ng_module_find("ibud"))
+		CHECK(!reads("ibud", "ib-mode") && !reads("ibud", "ib-eager") && reads("ibud", "ib-ring") &&
+		          reads("ibrc", "ib-mode") && reads("ibuc", "ib-eager"),
+		      "ib readers of the shared table");
 	ng_args_release(&all);
 	printf("%zu modules, %zu patterns checked\n", nmod, npat);
 	return check_exit();

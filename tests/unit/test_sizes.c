@@ -33,8 +33,37 @@ static void expect_error(const char *spec, const char *token)
 	free(v);
 }
 
+/* Capping a default list at a module's largest message, and the spec of the result. */
+static void expect_cap(const char *spec, size_t max, const char *want, bool want_changed)
+{
+	size_t *v = NULL, n = 0, *back = NULL, nback = 0;
+	char err[256] = "", *got;
+	bool changed;
+
+	CHECK(ng_sizes_parse(spec, &v, &n, err, sizeof(err)) == 0, "'%s': %s", spec, err);
+	changed = ng_sizes_cap(v, &n, max);
+	got = ng_sizes_format(v, n);
+	CHECK(got && strcmp(got, want) == 0, "'%s' capped at %zu gives '%s', want '%s'", spec, max,
+	      got ? got : "(null)", want);
+	CHECK(changed == want_changed, "'%s' capped at %zu: changed flag %d", spec, max, changed);
+	/* The formatted list parses back to itself. */
+	CHECK(got && ng_sizes_parse(got, &back, &nback, err, sizeof(err)) == 0 && nback == n &&
+	          memcmp(back, v, n * sizeof(*v)) == 0,
+	      "'%s' does not parse back", got ? got : "(null)");
+	free(back);
+	free(got);
+	free(v);
+}
+
 int main(void)
 {
+	expect_cap("1-8K", 4056, "1,2,4,8,16,32,64,128,256,512,1K,2K,4056", true);
+	expect_cap("1-8K", 984, "1,2,4,8,16,32,64,128,256,512,984", true);
+	expect_cap("1-8K", 1024, "1,2,4,8,16,32,64,128,256,512,1K", true);
+	expect_cap("1-8K", 8192, "1,2,4,8,16,32,64,128,256,512,1K,2K,4K,8K", false);
+	expect_cap("1-8K", 0, "1,2,4,8,16,32,64,128,256,512,1K,2K,4K,8K", false);
+	expect_cap("8-64K", 4, "4", true);
+	expect_cap("1-100:x1.5", 50, "1,2,3,5,8,11,17,26,38,50", true);
 	static const size_t p2[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
 	expect("1-1K", p2, 11);
 	static const size_t list[] = {1, 8, 4096};

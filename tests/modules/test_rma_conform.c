@@ -1,9 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Correctness of the one-sided module "rma" (struct ng_rma_ops) on three
- * local ranks, for one design/scheduling/backend:
+ * Conformance of a one-sided module (struct ng_rma_ops) on three ranks:
  *
- *   test_rma_local DESIGN SCHED BACKEND [PROVIDER]   e.g. direct none shm
+ *   test_rma_conform rma DESIGN SCHED BACKEND [PROVIDER]   e.g. rma direct none shm
+ *       the rma module on three local ranks, one design/scheduling/backend
+ *   mpiexec -n 3 test_rma_conform mpirma
+ *       the MPI library's own one-sided operations (module mpirma)
+ *   mpiexec -n 2 test_rma_conform mpirma start-timeout
+ *       rank 0 starts an access epoch to rank 1, which never posts: the
+ *       mpirma watchdog must end the run (exit 1, one line naming
+ *       MPI_Win_start and rank 1) after --timeout (2 s); checked by
+ *       tests/mpi/mpirma.sh
  *
  * Every synchronisation mode carries content checks:
  *   pscw     rank 0 puts 1 B .. 1 MiB at odd offsets into ranks 1 and 2 and
@@ -16,15 +23,20 @@
  *            get/put under an exclusive lock of a second window (a
  *            non-atomic read-modify-write): exactly 600; two ranks hold
  *            shared locks at once (they meet at a fence inside)
- *   errors   a range outside the window, a rank outside the group, an
- *            operation outside an epoch, unlock without lock, complete
- *            without start, wait without post: NG_ERR_USAGE; start without a
- *            post: NG_ERR_TIMEOUT after the (short) timeout
- * The sendrecv design (and a backend whose atomics need the target) serves
- * passive-target requests only inside one-sided calls, so the ranks meet in
- * fences of a second window, never in a barrier outside the module, while
- * lock epochs may be pending.
- * Exit 77 when the backend cannot be opened.
+ *   errors   a range outside the window, a rank outside the run and one
+ *            outside the access epoch's group, an operation outside an
+ *            epoch, unlock without lock, complete without start, wait
+ *            without post: NG_ERR_USAGE; start without a post:
+ *            NG_ERR_TIMEOUT after the (short) timeout, 2 s or
+ *            $NGAUGE_RMA_TEST_TIMEOUT (rma; mpirma cannot return from
+ *            MPI_Win_start: the start-timeout run)
+ * Some targets serve passive-target requests only inside one-sided calls
+ * (the rma sendrecv design, a backend whose atomics need the target, and
+ * mpirma: MPICH progresses lock epochs only while the target is inside
+ * MPI), so the ranks meet in fences of a second window, never in a
+ * computation outside the module, while lock epochs may be pending.
+ * Exit 77 when the backend cannot be opened, or mpirma is not launched by
+ * mpiexec (or the build has no MPI).
  */
 #include "config.h"
 
@@ -41,6 +53,10 @@
 #include "../check.h"
 
 extern const struct ng_module ng_module_rma;
+#if NG_HAVE_MPI
+extern const struct ng_module ng_module_mpirma;
+extern const struct ng_option ng_mpi_options[];
+#endif
 extern const struct ng_option ng_rdma_options[];
 #if NG_HAVE_VERBS
 extern const struct ng_option ng_ib_options[];
@@ -56,7 +72,8 @@ struct t {
 	unsigned char *win;
 	unsigned char *buf; /* origin memory: ordinary heap */
 	int me, n;
-	bool sendrecv;
+	bool sendrecv;        /* rma sendrecv: rank 0 serves the lockers */
+	bool timeout_returns; /* start without a post returns NG_ERR_TIMEOUT */
 };
 
 static unsigned char pat(size_t i, size_t size, int from)
@@ -250,15 +267,145 @@ static void t_errors(struct t *t, struct ng_win *fresh)
 	st = t->o->put(t->c, t->w, t->n + 3, 0, &c, 1);
 	CHECK(st == NG_ERR_USAGE, "a put to rank %d gave %s", t->n + 3, ng_status_name(st));
 	OK(t->o->fence(t->c, t->w));
+	/* A rank outside the access epoch's group (the previous rank exposes
+	 * its window to this one, but this one accesses only the next). */
+	{
+		int to[1] = {(t->me + 1) % t->n}, from[1] = {(t->me + t->n - 1) % t->n};
+
+		OK(t->o->post(t->c, t->w, from, 1));
+		OK(t->o->start(t->c, t->w, to, 1));
+		st = t->o->put(t->c, t->w, from[0], 0, &c, 1);
+		CHECK(st == NG_ERR_USAGE, "a put to rank %d outside the group gave %s", from[0],
+		      ng_status_name(st));
+		OK(t->o->put(t->c, t->w, to[0], 0, &c, 1));
+		OK(t->o->complete(t->c, t->w));
+		OK(t->o->wait(t->c, t->w));
+	}
 	barrier(t);
 	/* Start without any post: the origin gives up after the timeout. */
-	if (t->me == 0) {
+	if (t->me == 0 && t->timeout_returns) {
 		int g[1] = {1};
 
 		OK(t->o->start(t->c, t->w, g, 1));
 		st = t->o->complete(t->c, t->w);
 		CHECK(st == NG_ERR_TIMEOUT, "start without a post gave %s", ng_status_name(st));
 	}
+}
+
+static int usage(const char *prog)
+{
+	fprintf(stderr,
+	        "usage: %s rma direct|sendrecv none|reorder|aggregate|all shm|ofi|verbs [PROVIDER]\n"
+	        "       mpiexec -n 3 %s mpirma\n"
+	        "       mpiexec -n 2 %s mpirma start-timeout\n",
+	        prog, prog, prog);
+	return 2;
+}
+
+/* The rma module on three local ranks.  0, or the exit status. */
+static int t_open_rma(int argc, char **argv, struct ng_args *args, struct ng_module_env *env, struct t *t)
+{
+	const char *tmo;
+	char err[200];
+	ng_status st;
+
+	if (argc != 5 && argc != 6)
+		return usage(argv[0]);
+	ng_args_declare(args, ng_rdma_options, "rdma");
+#if NG_HAVE_VERBS
+	ng_args_declare(args, ng_ib_options, "ib");
+#endif
+	ng_args_set(args, ng_args_find(args, "rma-design"), argv[2], err, sizeof(err));
+	ng_args_set(args, ng_args_find(args, "rma-sched"), argv[3], err, sizeof(err));
+	ng_args_set(args, ng_args_find(args, "rdma-backend"), argv[4], err, sizeof(err));
+	ng_args_set(args, ng_args_find(args, "rdma-poll"), "yield", err, sizeof(err));
+	if (argc == 6)
+		ng_args_set(args, ng_args_find(args, "ofi-provider"), argv[5], err, sizeof(err));
+	if (ng_boot_local(3, 5.0, &t->b) != NG_OK)
+		return 1;
+	t->me = t->b->rank;
+	t->n = t->b->size;
+	t->sendrecv = strcmp(argv[2], "sendrecv") == 0;
+	t->timeout_returns = true;
+	ng_log_set_rank(t->me);
+	env->boot = t->b;
+	/* 2 s, or $NGAUGE_RMA_TEST_TIMEOUT (an emulated device on a busy host
+	 * starves ranks for longer than 2 s). */
+	tmo = getenv("NGAUGE_RMA_TEST_TIMEOUT");
+	env->timeout_s = tmo && atof(tmo) > 0 ? atof(tmo) : 2;
+	st = ng_module_rma.open(&ng_module_rma, env, &t->c);
+	if (st != NG_OK)
+		return st == NG_ERR_USAGE ? 2 : 77;
+	if (t->me == 0)
+		printf("rma %s %s over %s: %s\n", argv[2], argv[3], argv[4], t->c->device);
+	return 0;
+}
+
+/* The mpirma module under mpiexec: 3 ranks, or 2 for the start-timeout
+ * run (*@timeout_run_p).  0, or the exit status. */
+static int t_open_mpirma(int argc, char **argv, struct ng_args *args, struct ng_module_env *env, struct t *t,
+                         bool *timeout_run_p)
+{
+#if NG_HAVE_MPI
+	ng_status st;
+
+	if (argc > 3 || (argc == 3 && strcmp(argv[2], "start-timeout") != 0))
+		return usage(argv[0]);
+	*timeout_run_p = argc == 3;
+	if (!ng_launched_by_mpi()) {
+		fprintf(stderr, "%s mpirma: not launched by mpiexec, skipped\n", argv[0]);
+		return 77;
+	}
+	ng_args_declare(args, ng_mpi_options, "mpi");
+	if (ng_boot_mpi(&argc, &argv, &t->b) != NG_OK)
+		return 1;
+	t->me = t->b->rank;
+	t->n = t->b->size;
+	ng_log_set_rank(t->me);
+	if (t->n != (*timeout_run_p ? 2 : 3)) {
+		if (t->me == 0)
+			fprintf(stderr, "%s mpirma: run it with mpiexec -n %d\n", argv[0],
+			        *timeout_run_p ? 2 : 3);
+		t->b->ops->fini(t->b);
+		return 1;
+	}
+	env->boot = t->b;
+	/* Watchdog: generous for the checks (a busy machine), short where it
+	 * is what is checked. */
+	env->timeout_s = *timeout_run_p ? 2 : 60;
+	st = ng_module_mpirma.open(&ng_module_mpirma, env, &t->c);
+	if (st != NG_OK) {
+		t->b->ops->fini(t->b);
+		return 1;
+	}
+	if (t->me == 0)
+		printf("mpirma: %s\n", t->c->device);
+	return 0;
+#else
+	(void)argc, (void)args, (void)env, (void)t, (void)timeout_run_p;
+	fprintf(stderr, "%s mpirma: built without MPI, skipped\n", argv[0]);
+	return 77;
+#endif
+}
+
+/* Rank 0 starts an access epoch to rank 1, which waits in a barrier and
+ * never posts.  The watchdog must end the job; returning is a failure. */
+static int t_start_timeout(struct t *t)
+{
+	ng_status st;
+
+	if (t->me == 0) {
+		int g[1] = {1};
+
+		st = t->o->start(t->c, t->w, g, 1);
+		fprintf(stderr, "start without a post returned (%s)\n", ng_status_name(st));
+		if (st == NG_OK) {
+			st = t->o->complete(t->c, t->w);
+			fprintf(stderr, "complete without a post returned (%s)\n", ng_status_name(st));
+		}
+	}
+	barrier(t);
+	return 1;
 }
 
 int main(int argc, char **argv)
@@ -268,54 +415,36 @@ int main(int argc, char **argv)
 	struct ng_win *mutex = NULL, *fresh = NULL;
 	void *mbase;
 	volatile sig_atomic_t cancel = 0;
-	char err[200];
+	struct ng_module_env env = {.args = &args, .cancel = &cancel};
+	bool timeout_run = false;
+	int code;
 	ng_status st;
 
-	if (argc != 4 && argc != 5) {
-		fprintf(stderr,
-		        "usage: %s direct|sendrecv none|reorder|aggregate|all shm|ofi|verbs [PROVIDER]\n",
-		        argv[0]);
-		return 2;
-	}
-	ng_args_declare(&args, ng_rdma_options, "rdma");
-#if NG_HAVE_VERBS
-	ng_args_declare(&args, ng_ib_options, "ib");
-#endif
-	ng_args_set(&args, ng_args_find(&args, "rma-design"), argv[1], err, sizeof(err));
-	ng_args_set(&args, ng_args_find(&args, "rma-sched"), argv[2], err, sizeof(err));
-	ng_args_set(&args, ng_args_find(&args, "rdma-backend"), argv[3], err, sizeof(err));
-	ng_args_set(&args, ng_args_find(&args, "rdma-poll"), "yield", err, sizeof(err));
-	if (argc == 5)
-		ng_args_set(&args, ng_args_find(&args, "ofi-provider"), argv[4], err, sizeof(err));
-	if (ng_boot_local(3, 5.0, &t.b) != NG_OK)
-		return 1;
-	t.me = t.b->rank;
-	t.n = t.b->size;
-	t.sendrecv = strcmp(argv[1], "sendrecv") == 0;
-	ng_log_set_rank(t.me);
-	{
-		struct ng_module_env env = {.boot = t.b, .args = &args, .cancel = &cancel, .timeout_s = 2};
-
-		st = ng_module_rma.open(&ng_module_rma, &env, &t.c);
-	}
-	if (st != NG_OK)
-		return st == NG_ERR_USAGE ? 2 : 77;
+	if (argc >= 2 && strcmp(argv[1], "rma") == 0)
+		code = t_open_rma(argc, argv, &args, &env, &t);
+	else if (argc >= 2 && strcmp(argv[1], "mpirma") == 0)
+		code = t_open_mpirma(argc, argv, &args, &env, &t, &timeout_run);
+	else
+		code = usage(argv[0]);
+	if (code)
+		return code;
 	t.o = ng_rma(t.c);
 	t.buf = malloc(2 * WLEN);
 	OK(t.o->win_allocate(t.c, WLEN, (void **)&t.win, &t.w));
+	if (timeout_run)
+		return t_start_timeout(&t);
 	OK(t.o->win_allocate(t.c, 64, &mbase, &mutex));
 	OK(t.o->win_allocate(t.c, 64, &mbase, &fresh));
 	if (!t.buf || !t.w || !mutex || !fresh)
 		return 1;
-	if (t.me == 0)
-		printf("rma %s %s over %s: %s\n", argv[1], argv[2], argv[3], t.c->device);
 	t_pscw(&t);
 	t_fence(&t);
 	t_acc(&t);
 	t_lock(&t, mutex);
 	t_errors(&t, fresh);
 	barrier(&t);
-	t.o->win_free(t.c, fresh);
+	/* @fresh is left for close() to release (mpirma: MPI_Win_free there;
+	 * MPICH aborts in MPI_Finalize over a window never freed). */
 	t.o->win_free(t.c, mutex);
 	t.o->win_free(t.c, t.w);
 	t.c->ops->close(t.c);

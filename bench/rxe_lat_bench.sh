@@ -1,0 +1,15 @@
+#!/bin/bash
+# 8-byte latency of the write channel (rdma over the verbs backend, ibrc --ib-mode write) and of ibrc's
+# send mode against perftest's ib_write_lat and ib_send_lat, in one Soft-RoCE guest (tests/rxe/vm-run.sh):
+# see bench/rxe-lat-guest.sh. Skipped (77) without QEMU, a kernel with rdma_rxe, perftest or verbs.
+#
+#   bench/rxe_lat_bench.sh [ROUNDS [COUNT [NGAUGE OPTION...]]]
+set -u
+. "$(dirname "$0")/lib.sh" rxelat
+here=$(cd "$(dirname "$0")" && pwd)
+command -v ib_write_lat >/dev/null || { echo "perftest not installed: skipped"; exit 77; }
+"$NGAUGE" --list | grep -q "^  ibrc " || { echo "built without verbs: skipped"; exit 77; }
+rounds=${1:-3}
+count=${2:-3000}
+shift $(($# < 2 ? $# : 2))
+exec "$here/../tests/rxe/vm-run.sh" --timeout 1500 "$here/rxe-lat-guest.sh" "$rounds" "$count" "$@"

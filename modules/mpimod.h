@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The mpi module's instance and operations (modules/mpi.c), for a module
+ * whose two-sided operations are the mpi module's: mpirma embeds struct
+ * ng_mpi first and puts these functions in its descriptor, so one run
+ * compares MPI's one-sided operations against its point-to-point ones with
+ * one implementation of the latter.  Internal to modules/.
+ */
+#ifndef NG_MODULES_MPIMOD_H
+#define NG_MODULES_MPIMOD_H
+
+#include <limits.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "module.h"
+#include "options.h"
+#include "status.h"
+
+/* MPI-4 has large-count calls (MPI_Send_c ...); without them a message is at
+ * most INT_MAX bytes. */
+#if MPI_VERSION >= 4
+#define NG_MPI_LARGE_COUNT 1
+#define NG_MPI_MAX_MSG     0
+#else
+#define NG_MPI_LARGE_COUNT 0
+#define NG_MPI_MAX_MSG     ((size_t)INT_MAX)
+#endif
+
+struct ng_mpi {
+	struct ng_comm base; /* first: container_of */
+	MPI_Comm comm;       /* private duplicate of MPI_COMM_WORLD */
+	bool ssend;          /* --mpi-ssend: blocking sends are MPI_Ssend */
+	void **bufs;         /* live alloc() blocks, released by close() */
+	size_t nbufs, capbufs;
+};
+
+/* The mpi module's options (owner "mpi"): --mpi-ssend. */
+extern const struct ng_option ng_mpi_options[];
+
+/*
+ * Fills @m (zeroed by the caller) for an instance of module @mod: the
+ * communicator (a duplicate of MPI_COMM_WORLD, errors returned), rank,
+ * size, --mpi-ssend (env->args may be NULL: defaults) and the device string
+ * (the MPI library's version).  MPI must be initialised (the MPI launch):
+ * otherwise NG_ERR_USAGE.  Errors are reported; nothing is left allocated.
+ */
+ng_status ng_mpi_init(struct ng_mpi *m, const struct ng_module *mod, const struct ng_module_env *env);
+/* Frees the alloc() blocks left and the communicator (not @m). */
+void ng_mpi_fini(struct ng_mpi *m);
+
+/* Reports the failed MPI call @call (with rank @peer; < 0: none) once, as
+ * "@who: @call ...: MPI's message", and maps its error class to a status
+ * (launch.h, ng_mpi_error).  Cold path. */
+ng_status ng_mpi_report(const char *who, const char *call, int peer, int rc) __attribute__((cold));
+
+/* The module operations (core/module.h) of an instance embedding struct
+ * ng_mpi first. */
+ng_status ng_mpi_send(struct ng_comm *c, int peer, const void *buf, size_t len);
+ng_status ng_mpi_recv(struct ng_comm *c, int peer, void *buf, size_t len);
+ng_status ng_mpi_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *r);
+ng_status ng_mpi_irecv(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *r);
+ng_status ng_mpi_test(struct ng_comm *c, struct ng_req *r, bool *done_p);
+ng_status ng_mpi_wait(struct ng_comm *c, struct ng_req *r);
+ng_status ng_mpi_alltoall(struct ng_comm *c, const void *sbuf, void *rbuf, size_t block);
+ng_status ng_mpi_alloc(struct ng_comm *c, size_t len, void **buf_p);
+void ng_mpi_free(struct ng_comm *c, void *buf);
+
+#endif

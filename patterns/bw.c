@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * bw and bibw: streaming bandwidth, as osu_bw / osu_bibw and perftest's
+ * ib_send_bw measure it: many messages in flight, one acknowledgement per
+ * window.
+ *
+ * Two ranks: rank 0 is the client, rank 1 the server.  One repetition (a
+ * "window") of a size:
+ *
+ *   bw    client: posts --bw-window W isends of @size bytes, waits for all of
+ *         them, then receives a 1-byte acknowledgement.  server: posts W
+ *         irecvs, waits for all, sends the acknowledgement.
+ *   bibw  both: post W irecvs, then W isends, wait for the sends, then the
+ *         receives; then the server sends the acknowledgement and the client
+ *         receives it (so the window ends when both directions are done).
+ *
+ * The client times each window, from before its first post to the
+ * acknowledgement; a sample's bandwidth is directions x W x size / time
+ * (MB/s, 10^6 bytes) and its message rate directions x W / time.  The
+ * server posts the next window's receives right after its acknowledgement,
+ * as osu_bw does.  Rows report the median of the samples with its 95% CI.
+ *
+ * Buffers, as osu_bw's default: every message of a window goes from one send
+ * buffer and into one receive buffer per rank (the acknowledgement too), so
+ * a window moves W x size bytes through caches that hold one message.  With
+ * --verify every message gets a slot of its own on both sides instead
+ * (W x size bytes each), with a payload that depends on size, sender and
+ * message number, and every received byte is checked after the window's
+ * acknowledgement (so a --verify run checks; it does not measure).
+ *
+ * Counts: a streaming window is long, so without -c a size up to 8 KiB runs
+ * 100 timed windows after 10 untimed ones, a larger size 20 after 2 (the
+ * counts of osu_bw); -c and -w set them for every size.  The receivers count
+ * the messages and bytes they completed and the messages they checked; each
+ * row carries the totals (warm-up windows included).
+ *
+ * More ranks (an even count): random pairs as in pingpong (seeded with
+ * --seed), all pairs at once after a barrier; the row pools every pair's
+ * samples, "pairs" lists each pair's own bandwidth, and the aggregate is the
+ * sum over pairs of their median bandwidth and message rate.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+/* osu_bw's counts: up to 8 KiB, 100 windows after 10; above, 20 after 2. */
+#define NG_BW_LARGE        8192
+#define NG_BW_COUNT_SMALL  100
+#define NG_BW_WARMUP_SMALL 10
+#define NG_BW_COUNT_LARGE  20
+#define NG_BW_WARMUP_LARGE 2
+#define NG_BW_WINDOW_MAX   (1 << 20)
+
+/* The acknowledgement that ends a window. */
+#define NG_BW_ACK 1
+
+/* After the samples, what each rank contributes to the gathering. */
+enum { NG_BW_MSGS, NG_BW_BYTES, NG_BW_CHECKED, NG_BW_TAIL };
+
+/* Everything one run needs; lives on the run function's stack. */
+struct ng_bw {
+	struct ng_run *run;
+	const char *name; /* "bw" or "bibw" */
+	bool bidir;
+	int me;
+	int nranks;
+	struct ng_pair *pairs;
+	size_t npairs;
+	int peer;
+	bool client;
+	size_t window;
+	size_t cap;          /* largest count of any size */
+	struct ng_bufs bufs; /* one message each, or (--verify) window + 1 slots */
+	size_t stride;       /* between slots; 0 without --verify */
+	void *ack_send;      /* where the acknowledgement goes from ... */
+	void *ack_recv;      /* ... and arrives (--verify: the last slot) */
+	struct ng_req *reqs; /* [2 * window]: receives, then sends */
+	double *samples;     /* [cap + NG_BW_TAIL] client: window times (us); counters */
+	double *all;         /* [nranks * (cap + NG_BW_TAIL)] everyone's */
+	double *pool;        /* [npairs * cap] client samples, reporter only */
+	double *scratch;     /* [npairs * cap] reporter only */
+	double msgs, bytes;  /* data messages and bytes this rank received (size) */
+	double checked;      /* messages it verified (size) */
+};
+
+/* Timed windows and untimed ones before them at @size. */
+static void ng_bw_counts(const struct ng_bw *b, size_t size, size_t *count_p, size_t *warmup_p)
+{
+	const struct ng_run *run = b->run;
+	bool large = size > NG_BW_LARGE;
+
+	*count_p = ng_args_given(run->args, "count") ? run->count
+	           : large                           ? NG_BW_COUNT_LARGE
+	                                             : NG_BW_COUNT_SMALL;
+	*warmup_p = ng_args_given(run->args, "warmup") ? run->warmup
+	            : large                            ? NG_BW_WARMUP_LARGE
+	                                               : NG_BW_WARMUP_SMALL;
+}
+
+static void *ng_bw_sslot(const struct ng_bw *b, size_t i)
+{
+	return (char *)b->bufs.send + i * b->stride;
+}
+
+static void *ng_bw_rslot(const struct ng_bw *b, size_t i)
+{
+	return (char *)b->bufs.recv + i * b->stride;
+}
+
+/* The payload of message @i of window @it sent by @sender. */
+static uint64_t ng_bw_tag(const struct ng_bw *b, size_t size, int sender, size_t it, size_t i)
+{
+	return ng_verify_tag(size, sender, (uint64_t)it * b->window + i);
+}
+
+/* One window: everything between the client's two timer reads. */
+static ng_status ng_bw_window(struct ng_bw *b, size_t size)
+{
+	struct ng_comm *c = b->run->comm;
+	size_t w = b->window;
+	struct ng_req *rr = b->reqs, *sr = b->reqs + w;
+	bool recv = b->bidir || !b->client, send = b->bidir || b->client;
+	ng_status st;
+
+	for (size_t i = 0; recv && i < w; i++) {
+		st = ng_irecv(c, b->peer, ng_bw_rslot(b, i), size, &rr[i]);
+		if (st != NG_OK)
+			return st;
+	}
+	for (size_t i = 0; send && i < w; i++) {
+		st = ng_isend(c, b->peer, ng_bw_sslot(b, i), size, &sr[i]);
+		if (st != NG_OK)
+			return st;
+	}
+	if (send) {
+		st = ng_waitall(c, sr, w);
+		if (st != NG_OK)
+			return st;
+	}
+	if (recv) {
+		st = ng_waitall(c, rr, w);
+		if (st != NG_OK)
+			return st;
+	}
+	if (b->client)
+		return ng_recv(c, b->peer, b->ack_recv, NG_BW_ACK);
+	return ng_send(c, b->peer, b->ack_send, NG_BW_ACK);
+}
+
+/* This rank's part of one size. */
+static ng_status ng_bw_measure(struct ng_bw *b, size_t size)
+{
+	const struct ng_run *run = b->run;
+	const struct ng_timer *tm = run->timer;
+	bool verify = run->verify;
+	bool recv = b->bidir || !b->client, send = b->bidir || b->client;
+	size_t count, warmup, total;
+	ng_status st;
+
+	ng_bw_counts(b, size, &count, &warmup);
+	total = warmup + count;
+	b->msgs = b->bytes = b->checked = 0.0;
+	for (size_t it = 0; it < total; it++) {
+		uint64_t t0, t1;
+
+		if (verify && send)
+			for (size_t i = 0; i < b->window; i++)
+				ng_verify_fill(ng_bw_sslot(b, i), size, ng_bw_tag(b, size, b->me, it, i));
+		t0 = ng_timer_now(tm);
+		st = ng_bw_window(b, size);
+		t1 = ng_timer_now(tm);
+		if (st != NG_OK)
+			return st;
+		if (b->client && it >= warmup)
+			b->samples[it - warmup] = ng_timer_us(tm, t1 - t0);
+		if (!recv)
+			continue;
+		b->msgs += (double)b->window;
+		b->bytes += (double)b->window * (double)size;
+		for (size_t i = 0; verify && i < b->window; i++) {
+			st = ng_verify_check(ng_bw_rslot(b, i), size, ng_bw_tag(b, size, b->peer, it, i),
+			                     b->peer);
+			if (st != NG_OK)
+				return st;
+			b->checked += 1.0;
+		}
+	}
+	return NG_OK;
+}
+
+/* The "pairs" array of a row and the sums of the pairs' medians; NULL on
+ * out-of-memory (reported). */
+static json_t *ng_bw_pairs_json(struct ng_bw *b, size_t count, double per_window, double *agg_bw_p,
+                                double *agg_rate_p)
+{
+	size_t per = b->cap + NG_BW_TAIL;
+	double win_msgs = (b->bidir ? 2.0 : 1.0) * (double)b->window * 1e6;
+	json_t *arr = json_array();
+
+	*agg_bw_p = *agg_rate_p = 0.0;
+	if (!arr)
+		goto err_nomem;
+	for (size_t i = 0; i < b->npairs; i++) {
+		const struct ng_pair *pr = &b->pairs[i];
+		const double *x = b->all + (size_t)pr->client * per;
+		struct ng_stats bw, rate;
+		json_t *o;
+
+		ng_samples_bw(x, count, per_window, b->scratch, &bw);
+		ng_samples_bw(x, count, win_msgs, b->scratch, &rate);
+		*agg_bw_p += bw.median;
+		*agg_rate_p += rate.median;
+		o = json_pack("{s:i, s:i, s:o, s:o}", "client", pr->client, "server", pr->server,
+		              "bandwidth_MBps", ng_stats_json(&bw), "messages_per_s", ng_stats_json(&rate));
+		if (!o || json_array_append_new(arr, o) != 0)
+			goto err_free_arr;
+	}
+	return arr;
+
+err_free_arr:
+	json_decref(arr);
+err_nomem:
+	ng_error("%s: out of memory building the result row", b->name);
+	return NULL;
+}
+
+/* Gathers one size's samples and counters and commits its row. */
+static ng_status ng_bw_report(struct ng_bw *b, size_t size)
+{
+	struct ng_run *run = b->run;
+	size_t per = b->cap + NG_BW_TAIL, count, warmup, n;
+	double dirs = b->bidir ? 2.0 : 1.0;
+	double per_window = dirs * (double)b->window * (double)size;
+	double msgs = 0.0, bytes = 0.0, checked = 0.0, agg_bw = 0.0, agg_rate = 0.0;
+	double *tail = b->samples + b->cap;
+	struct ng_stats t, bw, rate;
+	json_t *pairs = NULL;
+	struct ng_row *row;
+	ng_status st;
+
+	ng_bw_counts(b, size, &count, &warmup);
+	tail[NG_BW_MSGS] = b->msgs;
+	tail[NG_BW_BYTES] = b->bytes;
+	tail[NG_BW_CHECKED] = b->checked;
+	st = ng_samples_gather(run->boot, b->samples, per, b->all);
+	if (st != NG_OK || !ng_results_active(run->results))
+		return st;
+
+	for (int r = 0; r < b->nranks; r++) {
+		msgs += b->all[(size_t)r * per + b->cap + NG_BW_MSGS];
+		bytes += b->all[(size_t)r * per + b->cap + NG_BW_BYTES];
+		checked += b->all[(size_t)r * per + b->cap + NG_BW_CHECKED];
+	}
+	for (size_t i = 0; i < b->npairs; i++)
+		memcpy(b->pool + i * count, b->all + (size_t)b->pairs[i].client * per,
+		       count * sizeof(*b->pool));
+	n = b->npairs * count;
+	if (b->npairs > 1) {
+		pairs = ng_bw_pairs_json(b, count, per_window, &agg_bw, &agg_rate);
+		if (!pairs)
+			return NG_ERR_NOMEM;
+	}
+	ng_samples_bw(b->pool, n, per_window, b->scratch, &bw);
+	ng_samples_bw(b->pool, n, dirs * (double)b->window * 1e6, b->scratch, &rate);
+	ng_samples_stats(b->pool, n, b->scratch, &t);
+
+	row = ng_row_begin(run->results, size, count);
+	ng_row_stats(row, "bandwidth_MBps", &bw);
+	ng_row_stats(row, "messages_per_s", &rate);
+	ng_row_stats(row, "time_us", &t);
+	ng_row_number(row, "window", (double)b->window);
+	ng_row_number(row, "warmup", (double)warmup);
+	ng_row_number(row, "messages", msgs);
+	ng_row_number(row, "bytes", bytes);
+	ng_row_number(row, "verified", checked);
+	if (pairs) {
+		ng_row_json(row, "pairs", pairs);
+		ng_row_number(row, "aggregate_bandwidth_MBps", agg_bw);
+		ng_row_number(row, "aggregate_messages_per_s", agg_rate);
+	}
+	ng_row_raw(row, "time_us", b->pool, n);
+	return ng_row_commit(run->results, row);
+}
+
+/* The "bw" block: how the windows were run. */
+static ng_status ng_bw_block(const struct ng_bw *b)
+{
+	json_t *blk;
+
+	if (!ng_results_active(b->run->results))
+		return NG_OK;
+	blk = json_pack("{s:s, s:I, s:i, s:i, s:s}", "direction", b->bidir ? "bi" : "uni", "window",
+	                (json_int_t)b->window, "ack_bytes", NG_BW_ACK, "pairs", (int)b->npairs, "buffers",
+	                b->stride ? "per-message" : "single");
+	if (!blk) {
+		ng_error("%s: out of memory building the result block", b->name);
+		return NG_ERR_NOMEM;
+	}
+	return ng_results_block(b->run->results, "bw", blk);
+}
+
+/* Allocates what the size loop needs, once. */
+static ng_status ng_bw_setup(struct ng_bw *b)
+{
+	struct ng_run *run = b->run;
+	long long w = ng_args_int(run->args, "bw-window");
+	size_t max = ng_sizes_max(run), nslots, count, warmup, per;
+	ng_status st;
+
+	if (w < 1 || w > NG_BW_WINDOW_MAX) {
+		if (b->me == 0)
+			ng_error("%s: --bw-window must be 1 to %d messages, got %lld", b->name,
+			         NG_BW_WINDOW_MAX, w);
+		return NG_ERR_USAGE;
+	}
+	b->window = (size_t)w;
+	for (size_t i = 0; i < run->nsizes; i++) {
+		ng_bw_counts(b, run->sizes[i], &count, &warmup);
+		if (count > b->cap)
+			b->cap = count;
+	}
+	per = b->cap + NG_BW_TAIL;
+
+	b->npairs = (size_t)b->nranks / 2;
+	b->pairs = calloc(b->npairs, sizeof(*b->pairs));
+	b->reqs = calloc(2 * b->window, sizeof(*b->reqs));
+	b->samples = calloc(per, sizeof(*b->samples));
+	b->all = calloc((size_t)b->nranks * per, sizeof(*b->all));
+	if (!b->pairs || !b->reqs || !b->samples || !b->all)
+		goto err_nomem;
+	if (ng_results_active(run->results)) {
+		b->pool = calloc(b->npairs * b->cap + 1, sizeof(*b->pool));
+		b->scratch = calloc(b->npairs * b->cap + 1, sizeof(*b->scratch));
+		if (!b->pool || !b->scratch)
+			goto err_nomem;
+	}
+
+	ng_pairs_choose(run->seed, b->nranks, b->pairs);
+	ng_pairs_find(b->pairs, b->npairs, b->me, &b->peer, &b->client);
+
+	/* One message per buffer (the acknowledgement shares it, as in
+	 * osu_bw), or a slot per message of the window and one for the
+	 * acknowledgement, which must not land on a message still unchecked. */
+	if (run->verify) {
+		b->stride = ng_slot_stride(max);
+		nslots = b->window + 1;
+		if (nslots > SIZE_MAX / b->stride) {
+			ng_error("%s: --verify needs %zu slots of %zu bytes, more than memory holds", b->name,
+			         nslots, b->stride);
+			return NG_ERR_NOMEM;
+		}
+		st = ng_bufs_alloc(run->comm, nslots * b->stride, nslots * b->stride, &b->bufs);
+	} else {
+		st = ng_bufs_alloc(run->comm, max, max, &b->bufs);
+	}
+	b->ack_send = ng_bw_sslot(b, b->stride ? b->window : 0);
+	b->ack_recv = ng_bw_rslot(b, b->stride ? b->window : 0);
+	return st;
+
+err_nomem:
+	ng_error("%s: out of memory for %zu samples", b->name, b->cap);
+	return NG_ERR_NOMEM;
+}
+
+/* Frees what ng_bw_setup allocated; safe after a partial setup. */
+static void ng_bw_teardown(struct ng_bw *b)
+{
+	ng_bufs_free(b->run->comm, &b->bufs);
+	free(b->scratch);
+	free(b->pool);
+	free(b->all);
+	free(b->samples);
+	free(b->reqs);
+	free(b->pairs);
+}
+
+static ng_status ng_bw_run(const struct ng_pattern *p, struct ng_run *run)
+{
+	struct ng_bw b = {
+	    .run = run,
+	    .name = p->name,
+	    .bidir = strcmp(p->name, "bibw") == 0,
+	    .me = run->boot->rank,
+	    .nranks = run->boot->size,
+	};
+	ng_status st;
+
+	st = ng_sizes_check(run);
+	if (st != NG_OK)
+		return st;
+	st = ng_bw_setup(&b);
+	if (st == NG_OK)
+		st = ng_bw_block(&b);
+	if (st != NG_OK)
+		goto out_teardown;
+
+	for (size_t i = 0; i < run->nsizes; i++) {
+		size_t size = run->sizes[i];
+
+		st = ng_sizes_sync(run);
+		if (st == NG_OK)
+			st = ng_bw_measure(&b, size);
+		if (st == NG_OK)
+			st = ng_bw_report(&b, size);
+		if (st != NG_OK)
+			break;
+		if (b.me == 0)
+			ng_progress(run, i + 1, run->nsizes, size);
+	}
+
+out_teardown:
+	ng_bw_teardown(&b);
+	return st;
+}
+
+/* Declared by bw, read by bibw too (an option name is declared once). */
+static const struct ng_option ng_bw_options[] = {
+    {.name = "bw-window",
+     .type = NG_OPT_INT,
+     .def = "64",
+     .help = "bw, bibw: messages in flight per window (each way), one acknowledgement per window",
+     .metavar = "W"},
+    {.name = NULL},
+};
+
+const struct ng_pattern ng_pattern_bw = {
+    .name = "bw",
+    .desc = "streaming bandwidth and message rate: windows of non-blocking messages, one ack each (osu_bw)",
+    .options = ng_bw_options,
+    .needs = NG_CAP_CHANNEL | NG_CAP_NONBLOCK,
+    .min_ranks = 2,
+    .max_ranks = 0,
+    .even_ranks = true,
+    .default_sizes = "1-1M",
+    .run = ng_bw_run,
+};
+
+const struct ng_pattern ng_pattern_bibw = {
+    .name = "bibw",
+    .desc = "bw in both directions at once (osu_bibw); --bw-window each way",
+    .options = NULL,
+    .needs = NG_CAP_CHANNEL | NG_CAP_NONBLOCK,
+    .min_ranks = 2,
+    .max_ranks = 0,
+    .even_ranks = true,
+    .default_sizes = "1-1M",
+    .run = ng_bw_run,
+};
