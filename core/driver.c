@@ -617,6 +617,22 @@ static json_t *doc_head(const struct plan *p, const struct ng_args *a, struct ng
 	                 t->tsc_ghz, "parameters", params);
 }
 
+/* The module's own keys in the result file (core/module.h, report). */
+static void module_row(void *ctx, size_t size, struct ng_row *row)
+{
+	struct ng_comm *c = ctx;
+
+	c->ops->report_row(c, size, row);
+}
+
+static void module_block(struct ng_results *res, struct ng_comm *c)
+{
+	json_t *b = c->ops->report ? c->ops->report(c) : NULL;
+
+	if (b)
+		ng_results_block(res, c->mod->name, b);
+}
+
 static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct ng_boot *preboot)
 {
 	struct ng_boot *boot = preboot;
@@ -720,6 +736,9 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct 
 		snprintf(label, sizeof(label), "%s over %s", p->pat->name, p->mod->name);
 		res = ng_results_new(doc_head(p, a, boot, &timer, comm, cmd, mpi_ver, &over), p->output,
 		                     ng_args_flag(a, "raw"), p->pat->name);
+		module_block(res, comm);
+		if (comm->ops->report_row)
+			ng_results_row_hook(res, module_row, comm);
 		if (over.over) {
 			snprintf(mark, sizeof(mark), "OVERSUBSCRIBED: %d busy-polling ranks on %d core%s",
 			         over.ranks, over.cores, over.cores == 1 ? "" : "s");
@@ -764,6 +783,7 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct 
 		st = NG_ERR_PEER_LOST;
 
 	if (res) {
+		module_block(res, comm);
 		if (timer.kind == NG_TIMER_TSC && st == NG_OK) {
 			ng_timer_recheck(&timer);
 			ng_results_block(res, "timer_check",

@@ -65,6 +65,8 @@ struct ng_req {
 
 struct ng_module;
 struct ng_rma_ops;
+struct ng_row;
+struct json_t;
 
 /* Instance base; a module's private instance embeds it first. */
 struct ng_comm {
@@ -156,6 +158,17 @@ struct ng_module {
 	/* Optional (NG_CAP_ONESIDED): MPI-2 style one-sided operations. */
 	const struct ng_rma_ops *rma;
 
+	/* Optional: what the module adds to the result file, called on the
+	 * reporting rank only, never inside a timed region, not collective.
+	 * report() returns a new JSON object that the driver stores under the
+	 * module's name (e.g. the parameters of a performance model the module
+	 * measured in open(), its counters), or NULL; it is called after open()
+	 * and again before the file is finished.  report_row() adds keys to the
+	 * row of @size before the pattern commits it (ng_row_number,
+	 * ng_row_json of core/results.h), e.g. that model's prediction next to
+	 * what the pattern measured. */
+	struct json_t *(*report)(struct ng_comm *c);
+	void (*report_row)(struct ng_comm *c, size_t size, struct ng_row *row);
 	/* Optional (NG_CAP_ALLTOALL): the module's own personalised all-to-all,
 	 * a native collective (the mpi module: MPI_Alltoall), for patterns that
 	 * compare their algorithms with it.  Collective over all ranks, blocking.

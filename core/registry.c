@@ -11,6 +11,7 @@ extern const struct ng_module ng_module_tcp;
 extern const struct ng_module ng_module_emu;
 extern const struct ng_module ng_module_rdma;
 extern const struct ng_module ng_module_rma;
+extern const struct ng_module ng_module_spipe;
 #if NG_HAVE_MPI
 extern const struct ng_module ng_module_mpi;
 extern const struct ng_module ng_module_mpirma;
@@ -39,6 +40,7 @@ const struct ng_module *const ng_modules[] = {
     &ng_module_emu,
     &ng_module_rdma,
     &ng_module_rma,
+    &ng_module_spipe,
 #if NG_HAVE_MPI
     &ng_module_mpi,
     &ng_module_mpirma,

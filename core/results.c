@@ -34,6 +34,8 @@ struct ng_results {
 	char mark[128];       /* ends every table header line (ng_results_mark) */
 	double progress_t0;
 	struct ng_row row; /* the one row under construction */
+	void (*row_hook)(void *ctx, size_t size, struct ng_row *row);
+	void *row_hook_ctx;
 };
 
 enum ng_results_format ng_results_format_of(const char *path)
@@ -334,10 +336,22 @@ static void print_row(struct ng_results *r, json_t *row)
 	fflush(stdout);
 }
 
+void ng_results_row_hook(struct ng_results *r, void (*fn)(void *ctx, size_t size, struct ng_row *row),
+                         void *ctx)
+{
+	if (!r)
+		return;
+	r->row_hook = fn;
+	r->row_hook_ctx = ctx;
+}
+
 ng_status ng_row_commit(struct ng_results *r, struct ng_row *row)
 {
 	if (!r || !row)
 		return NG_OK;
+	if (r->row_hook)
+		r->row_hook(r->row_hook_ctx, (size_t)json_integer_value(json_object_get(row->obj, "size")),
+		            row);
 	if (row->raw) {
 		json_object_set_new(row->obj, "raw", row->raw);
 		row->raw = NULL;

@@ -24,6 +24,10 @@ int ng_results_probe(const char *path, char *err, size_t errlen);
  * only).  @label names the run in progress lines. */
 struct ng_results *ng_results_new(json_t *doc, const char *path, bool raw, const char *label);
 
+/* Calls @fn(@ctx, size, row) on every row before it is committed: the
+ * keys a module adds to the rows (core/module.h, report_row). */
+void ng_results_row_hook(struct ng_results *r, void (*fn)(void *ctx, size_t size, struct ng_row *row),
+                         void *ctx);
 /* Ends every table header line with @mark ("OVERSUBSCRIBED: ..."), copied. */
 void ng_results_mark(struct ng_results *r, const char *mark);
 

@@ -767,6 +767,7 @@ static const struct ng_col ng_cols_pingpong[] = {
     {"latency_us", NG_COL_STATS},
     {"bandwidth_MBps", NG_COL_STATS},
     {"aggregate_bandwidth_MBps", NG_COL_NUM},
+    {"predicted_us", NG_COL_NUM},
     {NULL, NG_COL_NUM},
 };
 
@@ -927,20 +928,68 @@ static void ng_row_panel(struct ng_fig *g, const struct ng_col *cols, const char
 		ng_gp_ci_series(g, i, 0, ng_col_of(cols, key), NULL, NULL);
 }
 
+/* Whether some row of file @i has a number under @key. */
+static bool ng_rows_have(const struct ng_fig *g, size_t i, const char *key)
+{
+	json_t *row;
+	size_t j;
+
+	json_array_foreach(g->files[i]->rows, j, row)
+	{
+		if (isfinite(ng_plot_num(row, key)))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A pingpong panel of @key, one series per file; where the rows carry a
+ * module's prediction of the one-way time ("predicted_us", e.g. spipe's
+ * model), it is drawn as a dotted line in the colour of the measurement:
+ * the time itself, or size / time on a bandwidth panel; one key entry,
+ * "model (dotted)", stands for all of them.
+ */
+static void ng_pp_panel(struct ng_fig *g, const char *key, const char *name, enum ng_unit u, bool bandwidth)
+{
+	const struct ng_col *cols = ng_cols_pingpong;
+	int pcol = ng_col_of(cols, "predicted_us");
+	bool titled = false;
+	size_t i;
+
+	ng_gp_panel(g, name, u);
+	for (i = 0; i < g->n; i++) {
+		int style = (int)((size_t)g->style % NG_NSTYLES) + 1;
+
+		ng_gp_ci_series(g, i, 0, ng_col_of(cols, key), NULL, NULL);
+		if (!ng_rows_have(g, i, "predicted_us"))
+			continue;
+		ng_gp_next(g);
+		ng_gp_quote(g->plot, ng_basename(g->dat[i]));
+		if (bandwidth)
+			fprintf(g->plot, " index 0 using 1:($1 / $%d) with lines ls %d dt 3", pcol, style);
+		else
+			fprintf(g->plot, " index 0 using 1:%d with lines ls %d dt 3", pcol, style);
+		if (!bandwidth)
+			ng_gp_range(g, i, 0, pcol, 1);
+		/* one key entry for all of them: the colour says whose */
+		if (titled) {
+			fputs(" notitle", g->plot);
+		} else {
+			g->ntitled++;
+			fputs(" title 'model (dotted)'", g->plot);
+			titled = true;
+		}
+	}
+}
+
 /* The plain series "LABEL aggregate" of number @key of the rows, for each
  * file whose rows have it (pairs of ranks: the sum over the pairs). */
 static void ng_aggregate_series(struct ng_fig *g, const struct ng_col *cols, const char *key)
 {
-	size_t i, j;
-	json_t *row;
+	size_t i;
 
 	for (i = 0; i < g->n; i++) {
-		json_array_foreach(g->files[i]->rows, j, row)
-		{
-			if (isfinite(ng_plot_num(row, key)))
-				break;
-		}
-		if (j < json_array_size(g->files[i]->rows))
+		if (ng_rows_have(g, i, key))
 			ng_gp_plain_series(g, i, 0, ng_col_of(cols, key), true, ng_gp_style(g), "aggregate",
 			                   NULL);
 	}
@@ -951,11 +1000,11 @@ static void ng_fig_pingpong(struct ng_fig *g)
 	const struct ng_col *cols = ng_cols_pingpong;
 
 	if (g->panels & NG_PANEL_LAT) {
-		ng_row_panel(g, cols, "latency_us", "Latency", NG_UNIT_US);
+		ng_pp_panel(g, "latency_us", "Latency", NG_UNIT_US, false);
 		ng_gp_panel_end(g);
 	}
 	if (g->panels & NG_PANEL_BW) {
-		ng_row_panel(g, cols, "bandwidth_MBps", "Bandwidth", NG_UNIT_MBPS);
+		ng_pp_panel(g, "bandwidth_MBps", "Bandwidth", NG_UNIT_MBPS, true);
 		/* more than two ranks: the sum over the pairs as well */
 		ng_aggregate_series(g, cols, "aggregate_bandwidth_MBps");
 		ng_gp_panel_end(g);

@@ -35,7 +35,10 @@
  *   one series per file; key top left, above the data):
  *     pingpong  latency (half round trip) and bandwidth, two panels, medians
  *               with the 95% CI of the median as error bars; with more than
- *               two ranks the aggregate bandwidth is an extra series
+ *               two ranks the aggregate bandwidth is an extra series; rows
+ *               with a module's "predicted_us" (spipe's model) get that
+ *               prediction as a dotted line in the series' colour (one key
+ *               entry "model (dotted)"), as time and as size / time
  *     1n, n1    time per round and aggregate bandwidth, two panels, CIs
  *     loggp     o_s and o_r; T(s) as points with the fitted segments drawn
  *               over them and the breakpoints as vertical dotted lines

@@ -19,6 +19,10 @@
  *          for data message idx, sent when a receive larger than S is posted;
  *   FIN    the sender has written data message idx into that buffer (its
  *          notice orders it after the payload's writes).
+ * Where a CTS points and how the payload gets there is the rendezvous
+ * protocol's (chan.h, struct ng_chan_rndv): by default the receive block
+ * itself, written from the send block; spipe's protocols register on the
+ * fly, cache registrations, or copy through buffers of their own.
  * Data messages (EAGER or rendezvous) are numbered in posting order on both
  * sides; the n-th receive from a peer gets the n-th message from it.
  *
@@ -84,6 +88,7 @@ struct ch_fin {
 };
 
 static_assert(sizeof(struct ch_hdr) == CH_HDR, "ring header size");
+static_assert(CH_HDR + CH_TRAIL == NG_CHAN_MSG_HDR, "ring message overhead");
 
 enum ch_state { CH_QUEUED, CH_POSTED, CH_DONE };
 
@@ -97,11 +102,13 @@ struct ch_req {
 	uint64_t ticket;             /* posted send: its last write */
 	int peer;
 	ng_status status;
+	void *h; /* the rendezvous protocol's handle */
 	uint8_t state;
 	bool is_recv;
 	bool rndv;
-	bool cts;  /* receive: CTS sent */
-	bool upto; /* receive: any length up to len (len becomes the message's) */
+	bool cts;    /* receive: CTS sent */
+	bool upto;   /* receive: any length up to len (len becomes the message's) */
+	bool posted; /* rendezvous send: every write of the payload posted */
 };
 
 static_assert(sizeof(struct ch_req) <= sizeof(((struct ng_req *)0)->priv), "ch_req fits in ng_req");
@@ -152,6 +159,9 @@ struct ch_block {
 struct ng_chan {
 	struct ng_rdma *r;
 	const char *who;
+	const struct ng_chan_rndv *rv; /* rendezvous protocol */
+	void *rv_ctx;
+	bool anymem; /* buffers need not be blocks (a protocol of a module's own) */
 	int rank, size;
 	size_t R, K, S, slot, quota;
 	struct ng_rdma_mr *ring_mr, *ctl_mr;
@@ -206,6 +216,15 @@ static inline void ch_done(struct ch_req *r, ng_status st)
 	r->state = CH_DONE;
 }
 
+/* Completes a request that may hold a rendezvous handle. */
+static inline void ch_finish(struct ng_chan *t, struct ch_req *r, ng_status st)
+{
+	if (r->h && t->rv->release)
+		t->rv->release(t->rv_ctx, r->peer, r->h, r->is_recv);
+	r->h = NULL;
+	ch_done(r, st);
+}
+
 /* The registered block holding [buf, buf + len). */
 static const struct ch_block *ch_block_find(struct ng_chan *t, const void *buf, size_t len)
 {
@@ -225,6 +244,53 @@ static const struct ch_block *ch_block_find(struct ng_chan *t, const void *buf, 
 	}
 	return NULL;
 }
+
+/* ---- the channel's own rendezvous: block to block ---------------------- */
+
+static ng_status ch_direct_rx_begin(void *ctx, int peer, void *buf, size_t len, struct ng_rdma_rmr *rm_p,
+                                    uint64_t *off_p, void **h_p)
+{
+	const struct ch_block *b = ch_block_find(ctx, buf, len);
+
+	(void)peer;
+	*rm_p = b->mr->remote;
+	*off_p = (uint64_t)((unsigned char *)buf - b->base);
+	*h_p = NULL;
+	return NG_OK;
+}
+
+static ng_status ch_direct_tx_step(void *ctx, int peer, const void *buf, size_t len,
+                                   const struct ng_rdma_rmr *rm, uint64_t off, void **h_p, bool *done_p,
+                                   uint64_t *ticket_p)
+{
+	struct ng_chan *t = ctx;
+	const struct ch_block *b;
+	size_t max = t->r->max_write ? t->r->max_write : len;
+	uint64_t ticket = 0;
+	ng_status st;
+
+	(void)h_p;
+	*done_p = false;
+	if (!rm)
+		return NG_OK;
+	b = ch_block_find(t, buf, len);
+	for (size_t at = 0; at < len; at += max) {
+		size_t n = len - at < max ? len - at : max;
+
+		st = ng_rdma_write(t->r, peer, (const unsigned char *)buf + at, b->mr, n, rm, off + at, 0,
+		                   &ticket);
+		if (st != NG_OK)
+			return st;
+	}
+	*ticket_p = ticket;
+	*done_p = true;
+	return NG_OK;
+}
+
+static const struct ng_chan_rndv ch_direct = {
+    .rx_begin = ch_direct_rx_begin,
+    .tx_step = ch_direct_tx_step,
+};
 
 /* ---- sending ring messages -------------------------------------------- */
 
@@ -268,10 +334,11 @@ static ng_status ch_send_cts(struct ng_chan *t, int peer)
 
 	while (p->cts_next && p->cts_out < t->K && ch_credit(t, p, false)) {
 		struct ch_req *r = p->cts_next;
-		const struct ch_block *b = ch_block_find(t, r->buf, r->len);
-		struct ch_cts c = {
-		    .idx = r->idx, .rm = b->mr->remote, .off = (uint64_t)(r->buf - b->base), .len = r->len};
+		struct ch_cts c = {.idx = r->idx, .len = r->len};
 
+		st = t->rv->rx_begin(t->rv_ctx, peer, r->buf, r->len, &c.rm, &c.off, &r->h);
+		if (st != NG_OK)
+			return st;
 		st = ch_ring_write(t, peer, CH_CTS, 0, &c, NULL, sizeof(c), &ticket);
 		if (st != NG_OK)
 			return st;
@@ -298,7 +365,7 @@ static ng_status ch_send_progress(struct ng_chan *t, int peer)
 			if (st != NG_OK)
 				return st;
 		} else {
-			struct ch_cts *c;
+			struct ch_cts *c = NULL;
 			struct ch_fin f = {.idx = r->idx};
 			uint64_t ticket = 0;
 			uint8_t flags = 0;
@@ -307,26 +374,24 @@ static ng_status ch_send_progress(struct ng_chan *t, int peer)
 			 * receiver reports). */
 			while (p->cts_head != p->cts_tail && p->ctss[p->cts_head % t->K].idx < r->idx)
 				p->cts_head++;
-			if (p->cts_head == p->cts_tail || !ch_credit(t, p, false))
-				return NG_OK;
-			c = &p->ctss[p->cts_head % t->K];
-			if (c->idx != r->idx)
-				return NG_OK;
-			if (c->len != r->len) {
+			if (p->cts_head != p->cts_tail && p->ctss[p->cts_head % t->K].idx == r->idx)
+				c = &p->ctss[p->cts_head % t->K];
+			if (c && c->len != r->len) {
 				flags = CH_F_MISMATCH;
-			} else {
-				size_t max = t->r->max_write ? t->r->max_write : r->len;
-
-				for (size_t off = 0; off < r->len; off += max) {
-					size_t n = r->len - off < max ? r->len - off : max;
-
-					st = ng_rdma_write(t->r, peer, r->buf + off, r->mr, n, &c->rm,
-					                   c->off + off, 0, &ticket);
-					if (st != NG_OK)
-						return st;
-				}
+			} else if (!r->posted) {
+				/* Before its CTS the protocol may prepare (copy ahead). */
+				st = t->rv->tx_step(t->rv_ctx, peer, r->buf, r->len, c ? &c->rm : NULL,
+				                    c ? c->off : 0, &r->h, &r->posted, &ticket);
+				if (st != NG_OK)
+					return st;
+				if (!r->posted)
+					return NG_OK;
+				r->ticket = ticket;
 			}
+			if (!c || !ch_credit(t, p, false))
+				return NG_OK;
 			p->cts_head++;
+			ticket = r->ticket;
 			st = ch_ring_write(t, peer, CH_FIN, flags, &f, NULL, sizeof(f), &r->ticket);
 			if (st != NG_OK)
 				return st;
@@ -335,7 +400,7 @@ static ng_status ch_send_progress(struct ng_chan *t, int peer)
 				r->ticket = ticket;
 			if (flags) {
 				ch_pop(&p->sq);
-				ch_done(r, NG_ERR_TRUNCATED);
+				ch_finish(t, r, NG_ERR_TRUNCATED);
 				continue;
 			}
 		}
@@ -424,7 +489,7 @@ static ng_status ch_recv_progress(struct ng_chan *t, int peer, bool *seen_p)
 				else
 					p->cts_out--;
 				ch_pop(&p->rq);
-				ch_done(r, NG_ERR_TRUNCATED);
+				ch_finish(t, r, NG_ERR_TRUNCATED);
 				m->done = true;
 			} else {
 				p->unexp[(p->unexp_head + p->unexp_n++) % t->R] = want - 1;
@@ -434,6 +499,7 @@ static ng_status ch_recv_progress(struct ng_chan *t, int peer, bool *seen_p)
 			m->done = true;
 		} else if (m->type == CH_FIN) {
 			struct ch_req *r = p->rq.head;
+			ng_status st = NG_ERR_TRUNCATED;
 
 			m->done = true;
 			if (!r || !r->rndv || !r->cts) {
@@ -443,11 +509,25 @@ static ng_status ch_recv_progress(struct ng_chan *t, int peer, bool *seen_p)
 			}
 			ch_pop(&p->rq);
 			p->cts_out--;
-			ch_done(r, (h->flags & CH_F_MISMATCH) ? NG_ERR_TRUNCATED : NG_OK);
+			if (!(h->flags & CH_F_MISMATCH))
+				st = t->rv->rx_step
+				         ? t->rv->rx_step(t->rv_ctx, peer, r->buf, r->len, r->h, true)
+				         : NG_OK;
+			ch_finish(t, r, st);
+			if (st != NG_OK && st != NG_ERR_TRUNCATED)
+				return st;
 		} else {
 			ng_error("%s: rank %d sent an unknown ring message (type %u)", t->who, peer, m->type);
 			return NG_ERR_PROTO;
 		}
+	}
+	/* The active rendezvous receive takes what has arrived. */
+	if (t->rv->rx_step && p->rq.head && p->rq.head->rndv && p->rq.head->cts) {
+		struct ch_req *r = p->rq.head;
+		ng_status st = t->rv->rx_step(t->rv_ctx, peer, r->buf, r->len, r->h, false);
+
+		if (st != NG_OK)
+			return st;
 	}
 	if (any) {
 		*seen_p = true;
@@ -489,7 +569,7 @@ ng_status ng_chan_isend(struct ng_chan *t, int peer, const void *buf, size_t len
 	                     .peer = peer,
 	                     .rndv = len > t->S,
 	                     .state = CH_QUEUED};
-	if (!b && len > 0) {
+	if (!b && len > 0 && !t->anymem) {
 		ng_error("%s: send buffer %p is not communication memory (alloc)", t->who, buf);
 		return NG_ERR_USAGE;
 	}
@@ -511,7 +591,7 @@ static ng_status ch_irecv(struct ng_chan *t, int peer, void *buf, size_t len, bo
 	                     .rndv = len > t->S,
 	                     .idx = p->rx_posted++,
 	                     .state = CH_QUEUED};
-	if (r->rndv && !ch_block_find(t, buf, len)) {
+	if (r->rndv && !t->anymem && !ch_block_find(t, buf, len)) {
 		ng_error("%s: receive buffer %p is not communication memory (alloc)", t->who, buf);
 		return NG_ERR_USAGE;
 	}
@@ -563,7 +643,7 @@ ng_status ng_chan_test(struct ng_chan *t, struct ng_req *req, bool *done_p)
 			return st;
 	}
 	if (r->state == CH_POSTED && ng_rdma_done(t->r, r->peer, r->ticket))
-		ch_done(r, NG_OK);
+		ch_finish(t, r, NG_OK);
 	*done_p = r->state == CH_DONE;
 	return *done_p ? r->status : NG_OK;
 }
@@ -594,7 +674,7 @@ ng_status ng_chan_wait(struct ng_chan *t, struct ng_req *req)
 		bool seen = false;
 
 		if (r->state == CH_POSTED && ng_rdma_done(t->r, r->peer, r->ticket))
-			ch_done(r, NG_OK);
+			ch_finish(t, r, NG_OK);
 		if (r->state == CH_DONE)
 			return r->status;
 		if (r->state == CH_POSTED) {
@@ -630,6 +710,21 @@ ng_status ng_chan_recv(struct ng_chan *t, int peer, void *buf, size_t len)
 	ng_status st = ng_chan_irecv(t, peer, buf, len, &req);
 
 	return st == NG_OK ? ng_chan_wait(t, &req) : st;
+}
+
+ng_status ng_chan_set_rndv(struct ng_chan *t, const struct ng_chan_rndv *rv, void *ctx)
+{
+	if (t->S > t->r->stage_max) {
+		if (t->rank == 0)
+			ng_error("%s: the eager size %zu is above the %zu bytes the %s backend stages from "
+			         "unregistered memory (lower --rdma-eager)",
+			         t->who, t->S, t->r->stage_max, t->r->be->name);
+		return NG_ERR_USAGE;
+	}
+	t->rv = rv;
+	t->rv_ctx = ctx;
+	t->anymem = true;
+	return NG_OK;
 }
 
 ng_status ng_chan_block_add(struct ng_chan *t, struct ng_rdma_mr *mr)
@@ -690,6 +785,8 @@ ng_status ng_chan_new(struct ng_rdma *r, struct ng_boot *b, size_t ring, size_t 
 	}
 	t->r = r;
 	t->who = r->who;
+	t->rv = &ch_direct;
+	t->rv_ctx = t;
 	t->rank = b->rank;
 	t->size = b->size;
 	t->R = ring;

@@ -14,6 +14,9 @@
 
 #include "module.h"
 
+/* Bytes a ring message adds to its payload (header and trailing word). */
+#define NG_CHAN_MSG_HDR 24u
+
 /* Limits of the ring and the eager size. */
 #define NG_CHAN_RING_MIN  4u
 #define NG_CHAN_RING_MAX  4096u
@@ -52,6 +55,53 @@ struct ng_chan;
 ng_status ng_chan_new(struct ng_rdma *r, struct ng_boot *b, size_t ring, size_t eager, struct ng_chan **ch_p);
 /* Frees the rings (not the blocks added, not the layer). */
 void ng_chan_destroy(struct ng_chan *ch);
+
+/*
+ * Rendezvous protocols: how a message above the eager size moves once its
+ * receive is posted.  The channel keeps the matching, the order, the CTS
+ * (sent when the receive is posted) and the FIN (sent after the payload's
+ * writes, whose visibility its notice orders); the protocol decides where
+ * the sender writes and how the payload reaches the receive buffer.  The
+ * channel's own (the default) writes from the send block straight into the
+ * receive block the CTS names.  A protocol set with ng_chan_set_rndv()
+ * (spipe's) takes any memory: buffers need not be blocks, and eager
+ * messages from other memory are staged by the layer (so the eager size
+ * must not exceed its stage_max).
+ *
+ * One rendezvous transfer per peer and direction is active at a time: the
+ * oldest send not fully posted (before and after its CTS came), and the
+ * oldest receive, once its CTS went out.  @h is the protocol's handle of one
+ * request (NULL: none), kept by the channel and given back to release()
+ * once the request has completed or failed.  The calls are made from the
+ * channel's progress (test, wait, the blocking calls): no allocation or
+ * logging on success, errors reported by the protocol.
+ */
+struct ng_rdma_rmr;
+
+struct ng_chan_rndv {
+	/* Receiver, before the CTS of a receive of @len bytes at @buf goes out:
+	 * where the sender is to write (*@rm_p, offset *@off_p). */
+	ng_status (*rx_begin)(void *ctx, int peer, void *buf, size_t len, struct ng_rdma_rmr *rm_p,
+	                      uint64_t *off_p, void **h_p);
+	/* Optional.  Receiver, the active receive: moves what has arrived into
+	 * @buf.  @fin: its FIN came, so everything written is visible, and the
+	 * whole message must be in @buf on return (else an error). */
+	ng_status (*rx_step)(void *ctx, int peer, void *buf, size_t len, void *h, bool fin);
+	/* Sender, the active send: posts what it can.  @rm is NULL until the
+	 * CTS came (the protocol may prepare, never write), then the CTS's
+	 * buffer at offset @off.  Sets *@done_p once every write of the payload
+	 * is posted, with *@ticket_p the ticket after which @buf may be reused
+	 * (0: at once). */
+	ng_status (*tx_step)(void *ctx, int peer, const void *buf, size_t len, const struct ng_rdma_rmr *rm,
+	                     uint64_t off, void **h_p, bool *done_p, uint64_t *ticket_p);
+	/* Optional: a request with a handle has completed or failed. */
+	void (*release)(void *ctx, int peer, void *h, bool recv);
+};
+
+/* Plugs @rv (with @ctx) into a channel before it carries any message.
+ * NG_ERR_USAGE (reported) when the eager size exceeds what the layer
+ * stages. */
+ng_status ng_chan_set_rndv(struct ng_chan *ch, const struct ng_chan_rndv *rv, void *ctx);
 
 /* Makes @mr's memory usable as a send or rendezvous receive buffer. */
 ng_status ng_chan_block_add(struct ng_chan *ch, struct ng_rdma_mr *mr);

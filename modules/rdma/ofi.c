@@ -31,13 +31,16 @@
  * use staged operands and result, copied to *old_p at completion.  A post
  * answered with -FI_EAGAIN makes progress and tries again.
  *
- * Notices (NG_RDMA_NOTIFY).  shm: the write goes out as one contiguous
- * write (staged when it has several pieces), which its cross-memory-attach
- * path copies in address order inside the post, after every earlier write
- * was copied; tcp;ofi_rxm: one write on the peer's ordered byte stream,
- * applied in order by the target.  Other providers: the body with
- * FI_DELIVERY_COMPLETE, waited for, then the last 8 bytes as a write of
- * their own.
+ * Notices (NG_RDMA_NOTIFY).  The body, then the last 8 bytes as a write of
+ * their own.  shm: its cross-memory-attach path copies inside the post, one
+ * write after the other; tcp;ofi_rxm: the peer's ordered byte stream,
+ * applied in order by the target.  Within ONE write neither orders the last
+ * word after the rest: the copy is one string operation whose stores
+ * another core may see in any order (with body and notice in one write over
+ * shm, spipe --verify found a notice visible before bytes hundreds of bytes
+ * ahead of it).  Other providers: the body with FI_DELIVERY_COMPLETE,
+ * waited for, then the word.  A write of blocks (NG_RDMA_BLOCKS) is one
+ * notified write per piece.
  *
  * flush(peer): every operation to the peer completes; then, where completion
  * does not mean visibility (every provider but shm), an 8-byte read from the
@@ -249,12 +252,15 @@ static ng_status ofi_write(struct ng_rdma *r, int peer, const struct ng_rdma_iov
 	st = ng_rdma_bounds(r, peer, rm, off, total);
 	if (st != NG_OK)
 		return st;
-	split = (flags & NG_RDMA_NOTIFY) && !o->inorder;
+	if (flags & NG_RDMA_F_BLOCKS)
+		return ng_rdma_write_pieces(r, peer, &iov[0], rm, off, NG_RDMA_BLOCK_SHIFT(flags), t_p);
+	split = (flags & NG_RDMA_NOTIFY) && total > 8;
 	if (split) {
-		/* The body, delivered, then the notice word on its own. */
+		/* The body, then the notice word on its own (see Notices). */
 		struct ng_rdma_iov body[NG_RDMA_IOV_MAX], tail;
 		unsigned char word[8];
 		size_t at = 0, nb = 0;
+		uint64_t tb = 0;
 
 		for (unsigned i = 0; i < n; i++) {
 			size_t k = iov[i].len;
@@ -270,6 +276,16 @@ static ng_status ofi_write(struct ng_rdma *r, int peer, const struct ng_rdma_iov
 				body[nb++] = iov[i];
 			}
 			at += k;
+		}
+		tail = (struct ng_rdma_iov){word, 8, NULL};
+		if (o->inorder) {
+			/* placed in order: the word needs no wait for the body */
+			st = ofi_write(r, peer, body, (unsigned)nb, rm, off, 0, &tb);
+			if (st == NG_OK)
+				st = ofi_write(r, peer, &tail, 1, rm, off + total - 8, 0, t_p);
+			if (st == NG_OK && !*t_p)
+				*t_p = tb;
+			return st;
 		}
 		if (nb) {
 			st = ofi_next(o, peer, &op, &stage);
@@ -314,7 +330,6 @@ static ng_status ofi_write(struct ng_rdma *r, int peer, const struct ng_rdma_iov
 			if (st != NG_OK)
 				return st;
 		}
-		tail = (struct ng_rdma_iov){word, 8, NULL};
 		return ofi_write(r, peer, &tail, 1, rm, off + total - 8, 0, t_p);
 	}
 	st = ofi_next(o, peer, &op, &stage);

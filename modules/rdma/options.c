@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The options of the modules on the RDMA layer (rdma, rma): one table, owner
- * "rdma", declared once.  The layer's and the channel's options (--rdma-*,
- * --ofi-provider) apply to both modules; --rma-* to the rma module only (.modules). */
+/* The options of the modules on the RDMA layer (rdma, rma, spipe): one
+ * table, owner "rdma", declared once.  The layer's and the channel's options
+ * (--rdma-*, --ofi-provider) apply to every module; --rma-* to the rma
+ * module only, --spipe-* to spipe only (.modules). */
 #include <stddef.h>
 
 #include "options.h"
@@ -32,6 +33,30 @@ const struct ng_option ng_rdma_options[] = {
 	{ .name = "rma-aggregate", .type = NG_OPT_SIZE, .def = "256",
 	  .help = "rma: operations up to this many bytes are aggregated (--rma-sched aggregate|all)",
 	  .modules = "rma" },
+	{ .name = "spipe-mode", .type = NG_OPT_CHOICE, .def = "super", .choices = "reg|rcache|copy|pipeline|super",
+	  .help = "spipe: messages above --rdma-eager: reg (register the buffers on the fly), rcache (keep the "
+	          "registrations), copy (whole messages through a registered buffer), pipeline (fixed chunks "
+	          "C_opt), super (the superpipeline)",
+	  .modules = "spipe" },
+	{ .name = "spipe-block", .type = NG_OPT_SIZE, .def = "4K",
+	  .help = "spipe super: sub-block bytes (a power of two, 64 B-1M), each ending in an 8-byte flag",
+	  .modules = "spipe" },
+	{ .name = "spipe-buffers", .type = NG_OPT_INT, .def = "3", .metavar = "N",
+	  .help = "spipe pipeline/super: registered buffers per peer a message is folded onto (1-16)",
+	  .modules = "spipe" },
+	{ .name = "spipe-bufsize", .type = NG_OPT_SIZE, .def = "1M",
+	  .help = "spipe pipeline/super: bytes per buffer, the largest chunk (a multiple of --spipe-block)",
+	  .modules = "spipe" },
+	{ .name = "spipe-c0", .type = NG_OPT_SIZE, .metavar = "BYTES",
+	  .help = "spipe super: first chunk (default from the model: B_copy x 2 lambda_net)",
+	  .modules = "spipe" },
+	{ .name = "spipe-q", .type = NG_OPT_DOUBLE, .metavar = "Q",
+	  .help = "spipe super: chunk growth factor (default from the model: B_copy / B_net, at least 1.5)",
+	  .modules = "spipe" },
+	{ .name = "spipe-fresh", .type = NG_OPT_FLAG,
+	  .help = "spipe: every message on memory the protocol has never seen (the registration cache forgets "
+	          "the buffers before each message, as when they were freed and allocated anew)",
+	  .modules = "spipe" },
 	{ .name = NULL },
 };
 /* clang-format on */

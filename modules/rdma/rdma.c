@@ -100,6 +100,25 @@ void ng_rdma_base_fini(struct ng_rdma *r)
 	r->issued = r->completed = NULL;
 }
 
+ng_status ng_rdma_write_pieces(struct ng_rdma *r, int peer, const struct ng_rdma_iov *iov,
+                               const struct ng_rdma_rmr *rm, uint64_t off, unsigned shift, uint64_t *t_p)
+{
+	size_t piece = (size_t)1 << shift;
+	ng_status st = NG_OK;
+
+	*t_p = 0;
+	for (size_t at = 0; at < iov->len && st == NG_OK; at += piece) {
+		struct ng_rdma_iov one = {(const unsigned char *)iov->addr + at,
+		                          iov->len - at < piece ? iov->len - at : piece, iov->mr};
+		uint64_t t = 0;
+
+		st = r->be->write(r, peer, &one, 1, rm, off + at, NG_RDMA_NOTIFY, &t);
+		if (t)
+			*t_p = t;
+	}
+	return st;
+}
+
 ng_status ng_rdma_bounds_error(const struct ng_rdma *r, int peer, const struct ng_rdma_rmr *rm, uint64_t off,
                                uint64_t len)
 {

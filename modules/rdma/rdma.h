@@ -81,6 +81,16 @@
  *     last bytes of a write being placed last, as every HCA does and perftest
  *     and MPI fast paths rely on; shm: copy, then a release store; ofi: per
  *     provider, see ofi.c.)
+ *   - a write with NG_RDMA_BLOCKS(k) is cut into pieces of 2^k bytes
+ *     counted from its start (the last piece may be shorter, at least 8
+ *     bytes), and the last 8 bytes of EVERY piece are a notice: visible at
+ *     the target only after the other bytes of that piece, every earlier
+ *     piece of the write and every write issued to that peer before it.
+ *     The target consumes the pieces one after the other while the rest is
+ *     still arriving: the superpipeline's sub-blocks, in one write.  (verbs:
+ *     one RDMA write, as for the notice; shm: copy and release store piece
+ *     by piece; ofi: one notified write per piece, see ofi.c.)  Off and the total are multiples of 8 and
+ *     2^k >= 16; one source piece (n == 1).
  *   - flush(p) returns once every operation issued to p before it is
  *     complete and its effects visible at p: the fence between a window of
  *     writes and anything that must follow them.
@@ -133,12 +143,22 @@ enum {
 	                                 * target, or by the layer at the origin);
 	                                 * without it (libfabric's shm provider)
 	                                 * only bounds are checked */
+	NG_RDMA_CAP_BLOCKS = 1u << 6,   /* a write of blocks (NG_RDMA_BLOCKS) is one
+	                                 * operation (verbs: one RDMA write; shm);
+	                                 * without it every piece is a notified
+	                                 * write of its own (ofi), which costs an
+	                                 * operation or two per piece */
 };
 
 /* Flags of write(). */
 enum {
-	NG_RDMA_NOTIFY = 1u << 0, /* last 8 bytes land last (see Ordering) */
+	NG_RDMA_NOTIFY = 1u << 0,   /* last 8 bytes land last (see Ordering) */
+	NG_RDMA_F_BLOCKS = 1u << 1, /* a notice per piece: use NG_RDMA_BLOCKS(k) */
 };
+
+/* A write whose every piece of 2^@k bytes ends in a notice (see Ordering). */
+#define NG_RDMA_BLOCKS(k)          (NG_RDMA_F_BLOCKS | ((unsigned)(k) << 8))
+#define NG_RDMA_BLOCK_SHIFT(flags) (((flags) >> 8) & 63u)
 
 /* What a backend is opened with. */
 struct ng_rdma_conf {
@@ -207,7 +227,8 @@ struct ng_rdma_backend {
 
 	/* Writes the concatenation of @iov[0..n) (1 <= n <= NG_RDMA_IOV_MAX) to
 	 * [off, off + total) of @rm at @peer.  NG_RDMA_NOTIFY: see Ordering
-	 * (total >= 8, off + total 8-byte aligned). */
+	 * (total >= 8, off + total 8-byte aligned); NG_RDMA_BLOCKS(k): a notice
+	 * per piece (see Ordering). */
 	ng_status (*write)(struct ng_rdma *r, int peer, const struct ng_rdma_iov *iov, unsigned n,
 	                   const struct ng_rdma_rmr *rm, uint64_t off, unsigned flags, uint64_t *t_p);
 	/* Reads [off, off + len) of @rm at @peer into @dst (inside @mr). */
@@ -264,6 +285,12 @@ static inline void ng_rdma_close(struct ng_rdma *r)
 ng_status ng_rdma_base_init(struct ng_rdma *r, const struct ng_rdma_backend *be,
                             const struct ng_rdma_conf *cf, int rank, int size);
 void ng_rdma_base_fini(struct ng_rdma *r);
+
+/* For backends that cannot place the pieces of a write of blocks in order:
+ * writes @iov (one source piece) as one notified write per piece of
+ * 2^@shift bytes; *t_p is the last one's ticket. */
+ng_status ng_rdma_write_pieces(struct ng_rdma *r, int peer, const struct ng_rdma_iov *iov,
+                               const struct ng_rdma_rmr *rm, uint64_t off, unsigned shift, uint64_t *t_p);
 
 /* Refuses (NG_ERR_USAGE, reported) an access to [off, off + len) outside
  * @rm: every backend calls it before it posts. */

@@ -26,7 +26,8 @@
  * every ticket is complete at once, flush is a memory fence, and the target
  * is never involved (NG_RDMA_CAP_PROGRESS).  The notice of a write is a
  * release store of its last 8 bytes after the copy of the rest (on CMA
- * memory: a second process_vm_writev of those 8 bytes).  Atomics are
+ * memory: a second process_vm_writev of those 8 bytes); a write of blocks
+ * does so piece by piece.  Atomics are
  * __atomic operations on the mapped words (segment memory only).
  */
 #include "config.h"
@@ -425,6 +426,34 @@ static inline uint64_t shm_ticket(struct shm *s, int peer)
 	return t;
 }
 
+/* A write of blocks (NG_RDMA_BLOCKS): piece by piece, each body copied
+ * before its notice word is stored (released). */
+static ng_status shm_write_blocks(struct shm *s, int peer, const unsigned char *src, size_t total,
+                                  unsigned char *dst, uint64_t va, size_t piece)
+{
+	for (size_t at = 0; at < total; at += piece) {
+		size_t k = total - at < piece ? total - at : piece;
+		uint64_t word;
+
+		memcpy(&word, src + at + k - 8, 8);
+		if (dst) {
+			memcpy(dst + at, src + at, k - 8);
+			__atomic_store_n((uint64_t *)(void *)(dst + at + k - 8), word, __ATOMIC_RELEASE);
+		} else {
+			struct iovec l = {(void *)(uintptr_t)(src + at), k - 8},
+			             rv = {(void *)(uintptr_t)(va + at), k - 8};
+			struct iovec lw = {&word, 8}, rw = {(void *)(uintptr_t)(va + at + k - 8), 8};
+
+			if (k > 8 &&
+			    process_vm_writev(s->peers[peer].pid, &l, 1, &rv, 1, 0) != (ssize_t)(k - 8))
+				return shm_cma_error(s, peer, "cannot write to");
+			if (process_vm_writev(s->peers[peer].pid, &lw, 1, &rw, 1, 0) != 8)
+				return shm_cma_error(s, peer, "cannot write to");
+		}
+	}
+	return NG_OK;
+}
+
 static ng_status shm_write(struct ng_rdma *r, int peer, const struct ng_rdma_iov *iov, unsigned n,
                            const struct ng_rdma_rmr *rm, uint64_t off, unsigned flags, uint64_t *t_p)
 {
@@ -439,6 +468,14 @@ static ng_status shm_write(struct ng_rdma *r, int peer, const struct ng_rdma_iov
 	st = shm_target(s, peer, rm, off, total, &dst, &va);
 	if (st != NG_OK)
 		return st;
+	if (flags & NG_RDMA_F_BLOCKS) {
+		assert(n == 1 && total >= 8 && total % 8 == 0 && NG_RDMA_BLOCK_SHIFT(flags) >= 4);
+		st = shm_write_blocks(s, peer, iov[0].addr, total, dst, va,
+		                      (size_t)1 << NG_RDMA_BLOCK_SHIFT(flags));
+		if (st == NG_OK)
+			*t_p = shm_ticket(s, peer);
+		return st;
+	}
 	assert(!(flags & NG_RDMA_NOTIFY) || total >= 8);
 	body = (flags & NG_RDMA_NOTIFY) ? total - 8 : total;
 	if (dst) {
@@ -645,7 +682,8 @@ static ng_status shm_be_open(const struct ng_rdma_backend *be, const struct ng_r
 		return st;
 	}
 	s->page = (size_t)sysconf(_SC_PAGESIZE);
-	s->base.caps = NG_RDMA_CAP_READ | NG_RDMA_CAP_ATOMIC | NG_RDMA_CAP_PROGRESS | NG_RDMA_CAP_KEYS;
+	s->base.caps = NG_RDMA_CAP_READ | NG_RDMA_CAP_ATOMIC | NG_RDMA_CAP_PROGRESS | NG_RDMA_CAP_KEYS |
+	               NG_RDMA_CAP_BLOCKS;
 	s->base.stage_max = SIZE_MAX;
 	s->peers = calloc((size_t)boot->size, sizeof(*s->peers));
 	s->free_reg = malloc(SHM_NREG * sizeof(*s->free_reg));

@@ -28,7 +28,9 @@
  * WR).  A write with NG_RDMA_NOTIFY is the same single write: RC and UC
  * place a write's bytes in order and execute writes of one QP in order, so
  * its last 8 bytes become visible after everything before them (what
- * perftest and MPI libraries' fast paths rely on).
+ * perftest and MPI libraries' fast paths rely on).  A write of blocks
+ * (NG_RDMA_BLOCKS) is that single write as well, for the same reason: the
+ * HCA places its pieces in order, each piece's notice after its body.
  *
  * Reads and atomics need registered local memory (the layer's contract):
  * a read lands in @mr directly; an atomic's old value lands in the WR's
@@ -194,7 +196,7 @@ static ng_status vb_write(struct ng_rdma *r, int peer, const struct ng_rdma_iov 
 	int ns = 0;
 	ng_status st;
 
-	(void)flags; /* one write: its last bytes land last (see the top) */
+	(void)flags; /* one write: its last bytes land last, piece by piece (see the top) */
 	for (unsigned i = 0; i < n; i++)
 		total += iov[i].len;
 	st = ng_rdma_bounds(r, peer, rm, off, total);
@@ -511,7 +513,8 @@ static ng_status vb_open(const struct ng_rdma_backend *be, const struct ng_rdma_
 		vb_close(&b->base);
 		return st;
 	}
-	b->base.caps = NG_RDMA_CAP_PROGRESS | NG_RDMA_CAP_HWKEY | NG_RDMA_CAP_KEYS | NG_RDMA_CAP_ANYMEM;
+	b->base.caps = NG_RDMA_CAP_PROGRESS | NG_RDMA_CAP_HWKEY | NG_RDMA_CAP_KEYS | NG_RDMA_CAP_ANYMEM |
+	               NG_RDMA_CAP_BLOCKS;
 	if (!b->uc) {
 		b->base.caps |= NG_RDMA_CAP_READ;
 		if (b->v.dattr.atomic_cap != IBV_ATOMIC_NONE)

@@ -16,6 +16,10 @@
  *   notify    ranks 0 and 1 ping-pong 1000 NOTIFY writes of 13 bytes plus a
  *             sequence word; each side polls only its word, then checks the
  *             payload of that round
+ *   blocks    rank 0 writes 20 rounds of 300 KiB + 24 B as ONE write of
+ *             blocks (NG_RDMA_BLOCKS(12): a notice every 4 KiB); rank 1
+ *             consumes the pieces in order while they arrive, checking each
+ *             piece's payload once its notice has the round's number
  *   atomics   every rank fetch-adds 1 to one word of rank 0 10,000 times
  *             (exactly 10,000 * NP), then increments it 1,000 times more with
  *             compare-and-swap loops (exactly 11,000 * NP); no old value is
@@ -179,6 +183,55 @@ static void scen_notify(struct ctx *c)
 	if (st == NG_OK)
 		st = ng_rdma_wait_all(c->r, peer);
 out:
+	CHECK(ng_boot_barrier(c->b) == NG_OK, "barrier");
+}
+
+static void scen_blocks(struct ctx *c)
+{
+	const size_t piece = 4096, total = 75 * piece + 24, rounds = 20;
+	unsigned char *win = c->win->base, *src = c->loc->base;
+	volatile uint64_t *ack = (volatile uint64_t *)(void *)(win + REGION - 8);
+	uint64_t t;
+	ng_status st = NG_OK;
+
+	memset(win, 0, REGION);
+	CHECK(ng_boot_barrier(c->b) == NG_OK, "barrier");
+	for (uint64_t r = 1; r <= rounds && st == NG_OK && c->me < 2; r++) {
+		if (c->me == 0) {
+			for (size_t at = 0; at < total; at += piece) {
+				size_t k = total - at < piece ? total - at : piece;
+
+				for (size_t i = 0; i < k - 8; i++)
+					src[at + i] = pat(at + i, total, (int)r);
+				memcpy(src + at + k - 8, &r, 8);
+			}
+			st = ng_rdma_write(c->r, 1, src, c->loc, total, &c->rms[1], 4096, NG_RDMA_BLOCKS(12),
+			                   &t);
+			CHECK(st == NG_OK, "write of blocks, round %" PRIu64 ": %s", r, ng_status_name(st));
+			if (st == NG_OK)
+				st = ng_rdma_wait_word(c->r, ack, r, 1);
+			continue;
+		}
+		for (size_t at = 0; at < total && st == NG_OK; at += piece) {
+			size_t k = total - at < piece ? total - at : piece;
+
+			st = ng_rdma_wait_word(c->r, (volatile uint64_t *)(void *)(win + 4096 + at + k - 8),
+			                       r, 0);
+			for (size_t i = 0; i < k - 8 && st == NG_OK; i++)
+				if (win[4096 + at + i] != pat(at + i, total, (int)r)) {
+					CHECK(0,
+					      "round %" PRIu64
+					      ": byte %zu of the piece at %zu wrong after its notice",
+					      r, i, at);
+					break;
+				}
+		}
+		if (st == NG_OK)
+			st = ng_rdma_write(c->r, 0, &r, NULL, 8, &c->rms[0], REGION - 8, NG_RDMA_NOTIFY, &t);
+	}
+	CHECK(st == NG_OK, "blocks: %s", ng_status_name(st));
+	if (st == NG_OK && c->me < 2)
+		st = ng_rdma_wait_all(c->r, c->me == 0 ? 1 : 0);
 	CHECK(ng_boot_barrier(c->b) == NG_OK, "barrier");
 }
 
@@ -361,6 +414,7 @@ int main(int argc, char **argv)
 
 	scen_content(&c);
 	scen_notify(&c);
+	scen_blocks(&c);
 	scen_atomics(&c);
 	scen_bounds(&c);
 	scen_anymem(&c);

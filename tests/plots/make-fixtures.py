@@ -212,6 +212,18 @@ def rma(module, factor):
     return d
 
 
+def spipe():
+    """Ping-pong over a module whose rows carry a model's prediction (spipe)."""
+    d = head("pingpong", "spipe", 2, {"spipe-mode": "super"})
+    for s in SIZES[10:]:
+        m = lat(s, 5.0, 1 / 3000.0)
+        d["results"].append({"size": s, "count": 100, "latency_us": stats(m, 100), "bandwidth_MBps": stats(s / m, 100),
+                             "predicted_us": m * 1.0625,
+                             "predicted_us_by_mode": {"super": m * 1.0625, "reg": m * 3.0}})
+    d["spipe"] = {"mode": "super", "memory": "reused", "model": {"lambda_net_us": 5.0, "B_net_MBps": 3000.0}}
+    return d
+
+
 def overlap():
     """Two sizes, both sides computing: the sender's transfer hides (T(X) = max(T(0), X) + 3), the
     receiver's does not (T(X) = T(0) + X)."""
@@ -276,6 +288,7 @@ def main():
         "custom.json": custom(),
         "rma-a.json": rma("rma", 1.0),
         "rma-b.json": rma("mpirma", 2.5),
+        "spipe.json": spipe(),
         "overlap.json": overlap(),
         "skew.json": skew(),
     }

@@ -27,6 +27,7 @@ FIXTURES = {
     "bw.json": "bw",
     "bibw-4.json": "bibw",
     "custom.json": "custom",
+    "spipe.json": "pingpong",
     "overlap.json": "overlap",
     "skew.json": "skew",
 }

@@ -98,6 +98,15 @@ def body(exe, tmp):
             pc.expect(word in text, "%s: panel %s missing" % (name, word))
         pc.expect(("aggregate" in text) == (name == "bibw-4"), "%s: aggregate series wrong" % name)
 
+    # a module's prediction beside the measurement (spipe's model), as time and as bandwidth
+    text = svg_text(os.path.join(tmp, "spipe.svg"))
+    pc.expect(text.count("model (dotted)") == 2, "spipe: no model line in both panels: %r" % text[:300])
+    with open(os.path.join(tmp, "spipe.gp"), encoding="utf-8") as f:
+        gp = f.read()
+    pc.expect("using 1:($1 / $" in gp, "spipe: the bandwidth panel does not draw size / predicted time")
+    text = svg_text(os.path.join(tmp, "pingpong-2.svg"))
+    pc.expect("model" not in text, "a model line without predictions")
+
     # several files of one pattern, labels in the order of the files, quoting
     label = "a<b & 'c' \"d\" 50% $_^~#{}\\"
     out = os.path.join(tmp, "both.svg")

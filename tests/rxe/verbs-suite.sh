@@ -37,31 +37,6 @@ trap 'rm -rf "$W"' EXIT
 fails=0
 T0=$EPOCHREALTIME
 
-fail() {
-    echo "FAIL: $*"
-    fails=$((fails + 1))
-}
-
-# usecs since START (an $EPOCHREALTIME), without forking
-usecs() { echo $((${EPOCHREALTIME/./} - ${1/./})); }
-
-# run NAME WANT CMD...: runs CMD (2 minutes at most) with stdout/stderr in $W/NAME.out/.err; checks the
-# exit status is WANT ("nz": any non-zero).
-run() {
-    local name=$1 want=$2 rc start=$EPOCHREALTIME us
-    shift 2
-    timeout -k 5 120 "$@" >"$W/$name.out" 2>"$W/$name.err"
-    rc=$?
-    us=$(usecs "$start")
-    if [ "$want" = nz ] && [ "$rc" != 0 ] || [ "$rc" = "$want" ]; then
-        printf 'ok   %-34s exit %-3s %5d.%d s\n' "$name" "$rc" $((us / 1000000)) $((us % 1000000 / 100000))
-        return 0
-    fi
-    fail "$name: exit $rc, expected $want: $*"
-    sed 's/^/  stderr| /' "$W/$name.err" | tail -n 15
-    return 1
-}
-
 # expect NAME REGEX: the stderr of run NAME matches REGEX (extended)
 expect() {
     grep -Eq -- "$2" "$W/$1.err" || {

@@ -22,7 +22,8 @@ static const struct {
                       {"mpbibw", "ranks-per-node"},
                       {"pingpong", "pp"},
                       {"rdma", "ofi"},
-                      {"rdma", "rma"}};
+                      {"rdma", "rma"},
+                      {"rdma", "spipe"}};
 
 static bool namespaced(const char *owner, const char *name)
 {
