@@ -95,7 +95,12 @@
  *     complete and its effects visible at p: the fence between a window of
  *     writes and anything that must follow them.
  *   - atomics are atomic with respect to other atomics of the same instance
- *     on the same word (and, on shm, to the target's own __atomic calls).
+ *     on the same word (and, on shm, to the target's own __atomic calls),
+ *     and to nothing else: a word that atomics target is changed only by
+ *     atomics.  A write to it may be lost under a concurrent atomic (the
+ *     InfiniBand rule; Soft-RoCE stores the word back on every
+ *     compare-and-swap, a failed one too, so a lock released by a write
+ *     while another rank tries it can stay taken forever).
  *
  * ---- Progress ------------------------------------------------------------
  * NG_RDMA_CAP_PROGRESS says whether operations complete and become visible

@@ -251,6 +251,29 @@ static ng_status rma_idle(struct rma *m, int peer, const char *what)
 	return st;
 }
 
+/* The step between two attempts to take a lock at @peer (an atomic that
+ * found it taken).  Every attempt completes, which the watchdog counts as
+ * progress, so the lock's holder is timed here instead: NG_ERR_TIMEOUT once
+ * the attempts have failed for the timeout since *@since_ns (0 before the
+ * first failure). */
+static ng_status rma_retry(struct rma *m, int peer, const char *what, uint64_t *since_ns)
+{
+	struct ng_watch *wd = &m->cm.r->watch;
+	uint64_t now = ng_watch_now_ns();
+
+	if (ng_watch_cancelled(wd))
+		return NG_ERR_CANCELLED;
+	if (wd->yield)
+		sched_yield();
+	if (!*since_ns) {
+		*since_ns = now;
+	} else if (wd->timeout_ns && now - *since_ns > wd->timeout_ns) {
+		ng_error("%s: rank %d %s for %.0f s", rma_who(m), peer, what, (double)wd->timeout_ns / 1e9);
+		return NG_ERR_TIMEOUT;
+	}
+	return NG_OK;
+}
+
 /* ---- accumulate: combining -------------------------------------------- */
 
 static size_t rma_type_size(unsigned t)
@@ -938,7 +961,7 @@ static ng_status rma_acc_direct(struct rma *m, struct ng_win *w, int t, size_t o
 	struct ng_rdma *r = m->cm.r;
 	const struct ng_rdma_rmr *ctl = &w->rctl[t];
 	uint64_t accoff = (uint64_t)((const volatile unsigned char *)w->accw - (unsigned char *)w->ctl->base);
-	uint64_t old = 0, tk, zero = 0, mine = (uint64_t)m->cm.base.rank + 1;
+	uint64_t old = 0, tk, since = 0, mine = (uint64_t)m->cm.base.rank + 1;
 	unsigned char *buf;
 	ng_status st;
 
@@ -949,7 +972,7 @@ static ng_status rma_acc_direct(struct rma *m, struct ng_win *w, int t, size_t o
 			st = ng_rdma_wait(r, t, tk);
 		if (st != NG_OK || old == 0)
 			break;
-		st = rma_idle(m, t, "kept its accumulate lock");
+		st = rma_retry(m, t, "held its accumulate lock", &since);
 	}
 	r->watch.events++;
 	if (st == NG_OK)
@@ -960,10 +983,16 @@ static ng_status rma_acc_direct(struct rma *m, struct ng_win *w, int t, size_t o
 		return st;
 	rma_combine(buf, src, len / rma_type_size(type), type, op);
 	st = ng_rdma_write(r, t, buf, m->stage_mr, len, &w->rmem[t], off, 0, &tk);
-	/* The release is ordered after the data (a notice). */
+	/* The release: after the data is in place (flush: atomics may pass
+	 * writes), and by an atomic, never a write: the lock word is the target
+	 * of other ranks' compare-and-swaps, and a plain write to such a word may
+	 * be lost (see rdma.h, Ordering). */
 	if (st == NG_OK)
-		st = ng_rdma_write(r, t, &zero, NULL, 8, ctl, accoff, NG_RDMA_NOTIFY, &tk);
-	w->touched[t] = true;
+		st = ng_rdma_flush(r, t);
+	if (st == NG_OK)
+		st = ng_rdma_fadd(r, t, ctl, accoff, (uint64_t)0 - mine, &old, &tk);
+	if (st == NG_OK)
+		st = ng_rdma_wait(r, t, tk);
 	return st;
 }
 
@@ -1184,7 +1213,7 @@ static ng_status rma_lock(struct ng_comm *c, struct ng_win *w, int target, bool 
 	struct ng_rdma *r = m->cm.r;
 	uint64_t lockoff =
 	    (uint64_t)((const volatile unsigned char *)w->lockw - (unsigned char *)w->ctl->base);
-	uint64_t old, tk;
+	uint64_t old, tk, since = 0;
 	ng_status st = NG_OK;
 
 	if (target < 0 || target >= c->size) {
@@ -1226,7 +1255,7 @@ static ng_status rma_lock(struct ng_comm *c, struct ng_win *w, int target, bool 
 					st = ng_rdma_wait(r, target, tk);
 			}
 			if (st == NG_OK)
-				st = rma_idle(m, target, "kept its window locked");
+				st = rma_retry(m, target, "kept its window locked", &since);
 			if (st != NG_OK)
 				break;
 		}
