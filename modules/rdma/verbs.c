@@ -58,9 +58,9 @@
 #include "module.h"
 #include "rdma.h"
 
-#define VB_DEPTH  128u  /* WRs in flight per QP */
-#define VB_STAGE  4096u /* staging bytes per WR */
-#define VB_INLINE 256u  /* inline size asked for */
+#define VB_DEPTH  128u   /* WRs in flight per QP */
+#define VB_STAGE  16384u /* staging bytes per WR: eager messages from unregistered memory (spipe) */
+#define VB_INLINE 256u   /* inline size asked for */
 #define VB_POLL   16
 #define VB_NBITS  48 /* wr_id: peer << VB_NBITS | WR number */
 #define VB_NMASK  ((UINT64_C(1) << VB_NBITS) - 1)
