@@ -49,7 +49,7 @@ fi
 # 5 s at least.)
 long_run() { # TEST SIZE EPOCHS-CHECKED-PER-ITERATION
 	local c t0 took
-	for c in 250 500 1000 2000 4000; do
+	for c in 250 500 1000 2000 4000 8000 16000 32000 64000; do
 		t0=$(date +%s.%N)
 		run 0 "$NGAUGE" -x rma --rdma-backend shm -p rma --rma-test "$1" -s "$2" -c $c -w 0 --verify \
 			--timeout 2 -o "$T/long.json" || return
