@@ -9,8 +9,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 command -v ib_write_lat >/dev/null || { echo "perftest not installed: skipped"; exit 77; }
 "$NGAUGE" --list | grep -q "^  ibrc " || { echo "built without verbs: skipped"; exit 77; }
-rounds=${1:-3}
-count=${2:-3000}
+rounds=${1:-7}
+count=${2:-2000}
 shift $(($# < 2 ? $# : 2))
 # The guest kernel picks the emulated HPET as its clocksource, which makes every clock_gettime() a trap into
 # the emulator (900 ns a read, measured with --timer-info) where perftest reads the TSC (a few ns). With

@@ -28,10 +28,14 @@
  * max_inline_data go inline.
  *
  * Flow control: a sender may have at most R ring messages unreleased at the
- * receiver; the receiver releases slots in ring order once consumed and
- * RDMA-writes its release count into the sender's credit word whenever it
- * has released R/4 more (so a ring never overflows: no receiver-not-ready on
- * RC, no drops on UC).  EAGER messages may use only R - 2K of the R credits
+ * receiver; the receiver releases slots in ring order once consumed.  Every
+ * ring message carries the sender's own release count in its immediate data
+ * (the low 29 bits, widened by the receiver against the last count it saw),
+ * so traffic in both directions (a ping-pong) returns credits with no work
+ * request of its own; when R/4 more slots are released than the peer has been
+ * told, the receiver RDMA-writes its release count into the sender's credit
+ * word (traffic in one direction).  A ring never overflows: no
+ * receiver-not-ready on RC, no drops on UC.  EAGER messages may use only R - 2K of the R credits
  * (K = max(1, R/8) CTSs outstanding per direction), so CTS and FIN always
  * find room even when unexpected EAGER messages (no receive posted yet) fill
  * the ring.  CTS and FIN are processed in the background even when they lie
@@ -71,7 +75,13 @@ extern const struct ng_module ng_module_ibuc;
 enum ng_rc_type { NG_RC_EAGER = 0, NG_RC_CTS = 1, NG_RC_FIN = 2 };
 enum { NG_RC_F_MISMATCH = 1 }; /* FIN: the receive has another length; nothing was written */
 
-#define NG_RC_IMM(type, low) ((uint32_t)(type) << 30 | (uint32_t)(low))
+/* Immediate data of every ring message: type (2 bits), flags (1 bit) and the
+ * low 29 bits of the sender's release count (its credits for my ring). */
+#define NG_RC_CREDIT_BITS 29
+#define NG_RC_CREDIT_MASK ((UINT32_C(1) << NG_RC_CREDIT_BITS) - 1)
+#define NG_RC_IMM(type, flags, credit)                                                                       \
+	((uint32_t)(type) << 30 | (uint32_t)(flags) << NG_RC_CREDIT_BITS |                                   \
+	 ((uint32_t)(credit)&NG_RC_CREDIT_MASK))
 
 /* Body of a CTS. */
 struct ng_rc_cts {
@@ -107,7 +117,7 @@ struct ng_rc_peer {
 	uint64_t rx_tail;        /* ring messages arrived (send mode) */
 	uint64_t rx_scan;        /* ring messages looked at */
 	uint64_t rx_free;        /* ring messages released (a prefix) */
-	uint64_t credit_sent;    /* rx_free last written to the peer */
+	uint64_t credit_sent;    /* rx_free last told the peer (written or carried) */
 	uint64_t rx_posted;      /* receives posted */
 	uint64_t *unexp;         /* [R] ring numbers of data messages with no receive yet */
 	size_t unexp_head, unexp_n;
@@ -118,7 +128,7 @@ struct ng_rc_peer {
 	struct ng_ib_queue sq; /* sends not (fully) posted yet */
 	uint64_t tx_seq;       /* ring messages sent */
 	uint64_t tx_idx;       /* data messages sent */
-	uint64_t credit_seen;  /* the peer's release count, as last read */
+	uint64_t credit_seen;  /* the peer's release count, the highest seen */
 	struct ng_rc_cts *cts; /* [K] CTSs received for my sends */
 	uint64_t cts_head, cts_tail;
 	unsigned char *stage; /* [depth * NG_RC_STAGE], indexed by work request number */
@@ -267,7 +277,8 @@ static inline bool ng_rc_credit(struct ng_rc *t, struct ng_rc_peer *p, bool eage
 	if (p->tx_seq - p->credit_seen < lim)
 		return true;
 	seen = __atomic_load_n(&p->ctl[1], __ATOMIC_ACQUIRE);
-	if (seen != p->credit_seen) {
+	/* Messages may have carried a later count than the word holds. */
+	if (seen > p->credit_seen) {
 		p->credit_seen = seen;
 		t->watch.events++;
 	}
@@ -281,6 +292,13 @@ static inline int ng_rc_post(struct ng_rc *t, struct ng_rc_peer *p, struct ibv_s
 	if (!rc)
 		t->scq_busy += n;
 	return rc;
+}
+
+/* A ring message just posted told @p my release count. */
+static inline void ng_rc_credit_carried(struct ng_rc_peer *p)
+{
+	p->credit_sent = p->rx_free;
+	p->credit_due = false;
 }
 
 /*
@@ -301,12 +319,14 @@ static int ng_rc_post_msg(struct ng_rc *t, struct ng_rc_peer *p, enum ng_rc_type
 	wr.wr_id = (uint64_t)p->rank;
 	wr.opcode = IBV_WR_SEND_WITH_IMM;
 	wr.send_flags = IBV_SEND_SIGNALED | (inl ? IBV_SEND_INLINE : 0);
-	wr.imm_data = htonl(NG_RC_IMM(type, type == NG_RC_FIN ? flags : 0));
+	wr.imm_data = htonl(NG_RC_IMM(type, type == NG_RC_FIN ? flags : 0, p->rx_free));
 	wr.sg_list = sge;
 	wr.num_sge = nsge;
 	rc = ng_rc_post(t, p, &wr, 1);
-	if (!rc)
+	if (!rc) {
 		p->tx_seq++;
+		ng_rc_credit_carried(p);
+	}
 	*inl_p = inl;
 	return rc;
 }
@@ -409,12 +429,14 @@ static bool ng_rc_post_rndv(struct ng_rc *t, struct ng_rc_peer *p, struct ng_ib_
 		ng_ibv_wr_rdma(&wr, fin ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE, (uint64_t)p->rank,
 		               r->raddr + r->off, r->rkey);
 		if (fin)
-			wr.imm_data = htonl(NG_RC_IMM(NG_RC_FIN, 0));
+			wr.imm_data = htonl(NG_RC_IMM(NG_RC_FIN, 0, p->rx_free));
 		sge = (struct ibv_sge){
 		    .addr = (uintptr_t)(r->buf + r->off), .length = (uint32_t)n, .lkey = r->lkey};
 		wr.sg_list = &sge;
 		wr.num_sge = 1;
 		rc = ng_rc_post(t, p, &wr, 1);
+		if (!rc && fin)
+			ng_rc_credit_carried(p);
 		if (rc) {
 			ng_rc_post_error(t, p, "an RDMA write", rc);
 			ng_ib_req_done(r, p->err);
@@ -661,7 +683,7 @@ static void ng_rc_poll(struct ng_rc *t)
 		struct ng_rc_peer *p = &t->peers[wc[i].wr_id >> 32];
 		size_t slot = (size_t)(wc[i].wr_id & 0xffffffffu);
 		struct ng_rc_meta *m = &p->meta[slot];
-		uint32_t imm;
+		uint32_t imm, delta;
 
 		if (wc[i].status != IBV_WC_SUCCESS) {
 			if (!p->err)
@@ -676,7 +698,15 @@ static void ng_rc_poll(struct ng_rc *t)
 		}
 		imm = ntohl(wc[i].imm_data);
 		m->type = (uint8_t)(imm >> 30);
-		m->flags = (uint8_t)(imm & 0xffu);
+		m->flags = (uint8_t)(imm >> NG_RC_CREDIT_BITS & 1u);
+		/* The peer's release count when it posted this message: at most R
+		 * ahead of the highest seen, or behind it when the credit word
+		 * (written later) was read first. */
+		delta = (imm - (uint32_t)p->credit_seen) & NG_RC_CREDIT_MASK;
+		if (delta && delta <= t->R) {
+			p->credit_seen += delta;
+			t->watch.events++;
+		}
 		m->len = wc[i].opcode == IBV_WC_RECV ? wc[i].byte_len : 0;
 		p->rx_tail++;
 	}

@@ -7,7 +7,7 @@
  * that only that peer writes into, and one 64-bit credit word per peer that
  * the peer writes.  A ring message is ONE write with a notice (rdma.h,
  * NG_RDMA_NOTIFY) of
- *     [seq 8 | len 4 | type 1 | flags 1 | pad 2 | payload, padded to 8 | seq 8]
+ *     [seq 8 | len 4 | type 1 | flags 1 | credit 2 | payload, padded to 8 | seq 8]
  * into slot (seq - 1) % R, where seq is the sender's ring message number
  * (1, 2, ...; slots are never cleared, the number tells old from new).  The
  * receiver polls the header's seq of its next slot, then the trailing seq
@@ -29,9 +29,13 @@
  * Flow control as in ibrc: a sender has at most R ring messages unreleased
  * at the receiver; EAGER messages may use only R - 2K of them (K = max(1,
  * R/8) CTSs outstanding per direction), so CTS and FIN always find room.
- * The receiver releases slots in ring order once consumed and writes its
- * release count into the sender's credit word whenever it has released R/4
- * more.  A receiver keeps unexpected EAGER messages (no receive posted yet)
+ * The receiver releases slots in ring order once consumed.  Every ring
+ * message carries the low 16 bits of its sender's release count (credit;
+ * the receiver widens it against the highest count seen, R <= 4096), so
+ * traffic in both directions returns credits with no write of its own; when
+ * R/4 more slots are released than the peer has been told, the receiver
+ * writes its release count into the sender's credit word (traffic in one
+ * direction).  A receiver keeps unexpected EAGER messages (no receive posted yet)
  * in the ring: at most R - 2K per peer, further sends wait.
  *
  * Lengths: a receive of another length than the message gives
@@ -73,7 +77,7 @@ struct ch_hdr {
 	uint32_t len; /* payload bytes */
 	uint8_t type;
 	uint8_t flags;
-	uint16_t pad;
+	uint16_t credit; /* the sender's release count, low bits */
 };
 
 struct ch_cts {
@@ -130,9 +134,9 @@ struct ch_peer {
 	struct ch_meta *meta; /* [R] */
 	uint64_t rx_scan;     /* ring messages arrived and looked at */
 	uint64_t rx_free;     /* released (a prefix) */
-	uint64_t credit_sent;
-	uint64_t rx_posted; /* receives posted */
-	uint64_t *unexp;    /* [R] ring numbers of EAGER messages not received yet */
+	uint64_t credit_sent; /* rx_free last told the peer (written or carried) */
+	uint64_t rx_posted;   /* receives posted */
+	uint64_t *unexp;      /* [R] ring numbers of EAGER messages not received yet */
 	size_t unexp_head, unexp_n;
 	struct ch_queue rq;      /* receives not complete, in order */
 	struct ch_req *cts_next; /* first rendezvous receive in rq without a CTS */
@@ -142,6 +146,7 @@ struct ch_peer {
 	uint64_t tx_seq;           /* ring messages sent */
 	uint64_t tx_posted;        /* sends posted */
 	volatile uint64_t *credit; /* its release count of my messages (it writes) */
+	uint64_t credit_seen;      /* the highest count seen, written or carried */
 	struct ch_cts *ctss;       /* [K] CTSs received */
 	uint64_t cts_head, cts_tail;
 	uint64_t credit_word; /* source of the credit write */
@@ -295,11 +300,17 @@ static const struct ng_chan_rndv ch_direct = {
 /* ---- sending ring messages -------------------------------------------- */
 
 /* Room for one more ring message to @p (EAGER: within the quota). */
-static inline bool ch_credit(const struct ng_chan *t, const struct ch_peer *p, bool eager)
+static inline bool ch_credit(const struct ng_chan *t, struct ch_peer *p, bool eager)
 {
-	uint64_t used = p->tx_seq - __atomic_load_n(p->credit, __ATOMIC_ACQUIRE);
+	uint64_t lim = eager ? t->quota : t->R, word;
 
-	return used < (eager ? t->quota : t->R);
+	if (p->tx_seq - p->credit_seen < lim)
+		return true;
+	/* Messages may have carried a later count than the word holds. */
+	word = __atomic_load_n(p->credit, __ATOMIC_ACQUIRE);
+	if (word > p->credit_seen)
+		p->credit_seen = word;
+	return p->tx_seq - p->credit_seen < lim;
 }
 
 /* Writes ring message number ++tx_seq of @type with @body (@mr: its
@@ -309,7 +320,8 @@ static ng_status ch_ring_write(struct ng_chan *t, int peer, uint8_t type, uint8_
 {
 	struct ch_peer *p = &t->peers[peer];
 	uint64_t seq = ++p->tx_seq;
-	struct ch_hdr h = {.seq = seq, .len = (uint32_t)len, .type = type, .flags = flags};
+	struct ch_hdr h = {
+	    .seq = seq, .len = (uint32_t)len, .type = type, .flags = flags, .credit = (uint16_t)p->rx_free};
 	uint64_t tail[2] = {0, seq};
 	size_t pad = ch_pad8(len) - len;
 	struct ng_rdma_iov iov[3] = {
@@ -319,10 +331,17 @@ static ng_status ch_ring_write(struct ng_chan *t, int peer, uint8_t type, uint8_
 	};
 	uint64_t off = p->r_ring_off + ((seq - 1) % t->R) * t->slot;
 
-	if (len)
-		return ng_rdma_writev(t->r, peer, iov, 3, &p->r_ring, off, NG_RDMA_NOTIFY, ticket_p);
-	iov[1] = iov[2];
-	return ng_rdma_writev(t->r, peer, iov, 2, &p->r_ring, off, NG_RDMA_NOTIFY, ticket_p);
+	ng_status st;
+
+	if (len) {
+		st = ng_rdma_writev(t->r, peer, iov, 3, &p->r_ring, off, NG_RDMA_NOTIFY, ticket_p);
+	} else {
+		iov[1] = iov[2];
+		st = ng_rdma_writev(t->r, peer, iov, 2, &p->r_ring, off, NG_RDMA_NOTIFY, ticket_p);
+	}
+	if (st == NG_OK)
+		p->credit_sent = p->rx_free;
+	return st;
 }
 
 /* Sends the CTSs due to @peer. */
@@ -463,6 +482,7 @@ static ng_status ch_recv_progress(struct ng_chan *t, int peer, bool *seen_p)
 		const struct ch_hdr *h = (const struct ch_hdr *)(void *)s;
 		struct ch_meta *m = &p->meta[p->rx_scan % t->R];
 		uint32_t len;
+		uint16_t delta;
 
 		if (ng_rdma_load64((const volatile uint64_t *)&h->seq) != want)
 			break;
@@ -474,6 +494,12 @@ static ng_status ch_recv_progress(struct ng_chan *t, int peer, bool *seen_p)
 		any = true;
 		m->len = h->len;
 		m->type = h->type;
+		/* Its release count when it wrote this: at most R ahead of the highest
+		 * seen, or behind it when the credit word (written later) was read
+		 * first. */
+		delta = (uint16_t)(h->credit - (uint16_t)p->credit_seen);
+		if (delta && delta <= t->R)
+			p->credit_seen += delta;
 		m->done = false;
 		p->rx_scan++;
 		if (m->type == CH_EAGER) {
