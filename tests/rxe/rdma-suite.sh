@@ -8,7 +8,9 @@
 #    increments of one word to the exact count, out-of-bounds accesses refused, heap memory registered.
 # 2. The rma module's correctness test (tests/modules/test_rma_conform.c) over verbs for every design and
 #    scheduling: PSCW, fence, accumulate totals, exclusive and shared locks, bad calls.
-# 3. The rdma module over verbs (tests/integration/rdma_module.sh): --verify over pingpong (2 and 4 ranks),
+# 3. The rma pattern (tests/patterns/rma_suite.sh) over the rma module's direct design on verbs: every test
+#    with every synchronisation mode, odd sizes, 2 and 3 ranks, every epoch's content verified.
+# 4. The rdma module over verbs (tests/integration/rdma_module.sh): --verify over pingpong (2 and 4 ranks),
 #    1n, n1, loggp with a 4-slot ring, plogp and mpbibw (alltoall is left to the host: four ranks on one
 #    emulated device take minutes); bad input; a killed peer. Low counts and
 #    --rdma-poll yield: Soft-RoCE does its work in kernel threads that spinning ranks would starve.
@@ -57,6 +59,9 @@ for d in "direct none" "direct reorder" "direct aggregate" "sendrecv none"; do
     # shellcheck disable=SC2086
     step "rma-${d// /-}" "$B/tests/test_rma_conform" rma $d verbs
 done
+# The rma pattern over the direct design on verbs: every test and mode, 2 and 3 ranks, --verify.
+step rma-pattern env NGAUGE="$N" NGAUGE_SRC="$src" bash "$src/tests/patterns/rma_suite.sh" local -x rma \
+    --rdma-backend verbs --rdma-poll yield
 step rdma-module env NGAUGE="$N" NGAUGE_RDMA_BACKENDS=verbs NGAUGE_RDMA_COUNT=10 NGAUGE_RDMA_KILL_COUNT=2000 NGAUGE_RDMA_A2A=0 \
     NGAUGE_RDMA_OPTS="--rdma-poll yield" bash "$src/tests/integration/rdma_module.sh"
 
