@@ -2,7 +2,7 @@
 # The rdma module over the shm backend against MPICH's own MPI_Send/MPI_Recv
 # ping-pong (bench/mpi_pingpong_ref) on the same two ranks: alternating runs,
 # ROUNDS rounds, both pinned to cores 0,1 and timed with CLOCK_MONOTONIC_RAW.
-# Prints each round and the ratio of the medians; demands (issue contract) at
+# Prints each round and the ratio of the medians; demands at
 # 8 B a median half round trip no higher than MPICH's, at 1 MiB a bandwidth
 # no lower than MPICH's.  Also the ofi backend (shm provider) for comparison,
 # without a demand.

@@ -6,7 +6,7 @@
 #   synchronisation-only PSCW       time per iteration (start/complete against post/wait, one origin)
 #   put bandwidth, 16 x 64 KiB      per access epoch (PSCW)
 # Prints every round's medians, the median over the rounds and each ratio direct / mpirma, and checks the
-# targets of issue 11: the first two at most 0.5, the bandwidth ratio at least 1.  Skipped (77) while mpirma
+# targets of the one-sided modules: the first two at most 0.5, the bandwidth ratio at least 1.  Skipped (77) while mpirma
 # is not built or mpiexec is missing.
 #
 #   bench/rma_bench.sh [ROUNDS] [COUNT]
@@ -58,4 +58,4 @@ for spec in "PSCW put ping-pong 8 B, us per epoch|put-pingpong|time_us|0|max|0.5
 		awk -v r="$ratio" -v l="$limit" 'BEGIN { exit !(r < l) }' && { echo "    NOT met"; bad=1; }
 	fi
 done
-[ $bad = 0 ] && echo "rma direct over shm: issue 11's targets against mpirma met" || exit 1
+[ $bad = 0 ] && echo "rma direct over shm: the targets against mpirma met" || exit 1

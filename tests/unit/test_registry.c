@@ -12,7 +12,7 @@
 #include "registry.h"
 #include "tests/check.h"
 
-/* Names fixed by their issue's contract: the alltoall pattern's options use
+/* Names the documentation promises: the alltoall pattern's options use
  * the short prefix "a2a", pingpong's "pp", and --ranks-per-node groups
  * ranks for any pattern that knows nodes. */
 static const struct {
