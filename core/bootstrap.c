@@ -55,6 +55,19 @@ ng_status ng_boot_max(struct ng_boot *b, double *vals, size_t n)
 	return reduce(b, vals, n, 1);
 }
 
+int ng_launcher_rank(void)
+{
+	static const char *const vars[] = {"PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"};
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = getenv(vars[i]);
+
+		if (v && *v)
+			return atoi(v);
+	}
+	return -1;
+}
+
 bool ng_launched_by_mpi(void)
 {
 	static const char *const vars[] = {"PMI_RANK", "PMI_SIZE", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE",

@@ -781,6 +781,10 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct 
 		st = NG_ERR_CANCELLED;
 	if (st == NG_ERR_CANCELLED && !cancel_flag)
 		st = NG_ERR_PEER_LOST;
+	/* A pattern refuses its options on every rank alike (pattern.h): all
+	 * leave together, without an abort. */
+	if (st == NG_ERR_USAGE)
+		agreed = true;
 
 	if (res) {
 		module_block(res, comm);
@@ -953,6 +957,10 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 		ng_error("out of memory");
 		return 1;
 	}
+	/* Under mpiexec every rank parses the same command line: rank 0 says
+	 * what is wrong with it (the bootstrap sets the prefix afterwards). */
+	if (ng_launched_by_mpi() && ng_launcher_rank() > 0)
+		ng_log_set_rank(NG_LOG_QUIET);
 	if (parse_cmdline(&a, argc, argv))
 		goto out;
 	if (ng_args_flag(&a, "help")) {

@@ -47,6 +47,9 @@ ng_status ng_boot_tcp_client(const char *host, int port, double timeout_s, struc
  * (PMI_RANK, PMI_SIZE, PMIX_RANK, OMPI_COMM_WORLD_SIZE, SLURM_PROCID with
  * SLURM_NTASKS > 1). */
 bool ng_launched_by_mpi(void);
+/* The rank the launcher gave this process (PMI_RANK, PMIX_RANK,
+ * OMPI_COMM_WORLD_RANK, SLURM_PROCID), -1 when none says. */
+int ng_launcher_rank(void);
 
 /*
  * --server: listens on @bind:@port and serves ngauge clients one after

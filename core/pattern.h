@@ -57,7 +57,10 @@ struct ng_pattern {
 	const char *default_sizes; /* size spec used without -s */
 	/* Runs the benchmark collectively on all ranks.  Returns NG_OK or the
 	 * first error (already reported).  Rows committed before an error are
-	 * kept and written with "complete": false. */
+	 * kept and written with "complete": false.  NG_ERR_USAGE (options or
+	 * rank counts the pattern cannot run with) is returned by every rank
+	 * alike, before the measurement communicates, and said once (rank 0,
+	 * or the rank the ranks agree on): the ranks then leave together. */
 	ng_status (*run)(const struct ng_pattern *p, struct ng_run *run);
 };
 

@@ -43,6 +43,8 @@ static void vlog(const char *kind, const char *fmt, va_list ap)
 	char line[1024];
 	int n = 0;
 
+	if (log_rank == NG_LOG_QUIET)
+		return;
 	if (log_rank >= 0)
 		n = snprintf(line, sizeof(line), "ngauge: rank %d: %s", log_rank, kind);
 	else

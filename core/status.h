@@ -45,5 +45,9 @@ void ng_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ng_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Sets the rank shown in the prefix (-1: none). Called by the driver. */
 void ng_log_set_rank(int rank);
+/* Until the next ng_log_set_rank(): say nothing (ranks of an MPI launch other
+ * than the first, before the bootstrap: they parse the same command line as
+ * rank 0, which reports its errors once). */
+#define NG_LOG_QUIET (-2)
 
 #endif
