@@ -2,7 +2,8 @@
 # Two "hosts" without MPI: --server and --client over loopback. A --once server serves one client; a stray
 # connection to the bootstrap port is turned away without disturbing the run. A persistent server serves
 # clients one after another, tells a client arriving during another's run that it is busy, and passes a
-# signal on to the run it serves; a signal to a client stops its run with the partial results kept.
+# signal on to the run it serves; a signal (INT, TERM) to a client stops its run with the partial results
+# kept; an idle server ends on INT and TERM.
 . "$(dirname "$0")/lib.sh"
 
 # ends_within PID SECONDS: waits for PID (a child of this shell); fails the check when it takes longer.
@@ -69,6 +70,17 @@ if wait_rows "$T/long.json"; then
 else
 	fail "the long client measured nothing: $(cat "$T/long.err")"; kill -9 $cl 2>/dev/null
 fi
+# SIGTERM to a client: the same, with exit 143.
+"$NGAUGE" --client 127.0.0.1 --port $port "${long[@]}" -o "$T/long1.json" >/dev/null 2>"$T/long1.err" &
+cl=$!
+if wait_rows "$T/long1.json"; then
+	kill -TERM $cl
+	ends_within $cl 5
+	[ "$rc" = 143 ] && pass "SIGTERM to the client: exit 143 in $took s" || fail "SIGTERM to the client: exit $rc"
+	partial "$T/long1.json" "SIGTERM to the client"
+else
+	fail "the long client measured nothing: $(cat "$T/long1.err")"; kill -9 $cl 2>/dev/null
+fi
 # SIGTERM to the server while it serves: it passes it on and exits 143; the client keeps its sizes.
 run 0 "$NGAUGE" --client 127.0.0.1 --port $port -x tcp -p pingpong -s 1 -c 10 &&
 	pass "the server serves on after an interrupted client" || fail "served after an interrupted client"
@@ -82,19 +94,21 @@ if wait_rows "$T/long2.json"; then
 	ends_within $cl 5
 	[ "$rc" = 1 ] && pass "its client ends (exit 1, the server rank lost) in $took s" || fail "client of a stopped server: exit $rc"
 	partial "$T/long2.json" "client of a stopped server"
-	grep -q "server stopped by SIGTERM after 5 clients" "$T/perr" && pass "the server says it stopped" ||
+	grep -q "server stopped by SIGTERM after 6 clients" "$T/perr" && pass "the server says it stopped" ||
 		fail "server log: $(cat "$T/perr")"
 else
 	fail "the second long client measured nothing"; kill -9 $cl $srv 2>/dev/null
 fi
 
-# An idle server ends cleanly on SIGTERM.
-port=$((port + 1))
-"$NGAUGE" --server --port $port >/dev/null 2>"$T/ierr" &
-srv=$!
-for _ in $(seq 100); do grep -q "listening" "$T/ierr" && break; sleep 0.05; done
-kill -TERM $srv
-ends_within $srv 5
-[ "$rc" = 143 ] && grep -q "stopped by SIGTERM after 0 clients" "$T/ierr" &&
-	pass "SIGTERM to an idle server: exit 143 in $took s" || fail "idle server: exit $rc: $(cat "$T/ierr")"
+# An idle server ends cleanly on SIGTERM and on SIGINT.
+for sig in TERM:143 INT:130; do
+	port=$((port + 1))
+	"$NGAUGE" --server --port $port >/dev/null 2>"$T/ierr" &
+	srv=$!
+	for _ in $(seq 100); do grep -q "listening" "$T/ierr" && break; sleep 0.05; done
+	kill -"${sig%:*}" $srv
+	ends_within $srv 5
+	[ "$rc" = "${sig#*:}" ] && grep -q "stopped by SIG${sig%:*} after 0 clients" "$T/ierr" &&
+		pass "SIG${sig%:*} to an idle server: exit $rc in $took s" || fail "idle server, SIG${sig%:*}: exit $rc: $(cat "$T/ierr")"
+done
 finish
