@@ -6,8 +6,11 @@
  * the shm backend, seen through a one-sided table that breaks one thing at
  * a time: a put dropped, a put that writes one byte wrong, a get that reads
  * 64 bytes off, an accumulate applied as a put (replace, not sum), a put
- * inside a passive-target epoch dropped, a put that lands in the previous
- * slot.  Each must end the run with NG_ERR_VERIFY on every rank (the ranks
+ * inside a passive-target epoch dropped, a put that lands 64 bytes from its
+ * place; each with a test it breaks (put-pingpong, bidir, put-bw, get-bw,
+ * get-pingpong, acc-pingpong, lock, sched-1, sched-2; multi-origin needs a
+ * third rank and checks puts the way put-bw does).  Each must end the run
+ * with NG_ERR_VERIFY on every rank (the ranks
  * agree, so none is left waiting); the same runs through the faithful table
  * pass, with every epoch counted.  Before that, the content functions
  * (patterns/rma_check.h) on data with a known answer.
@@ -44,11 +47,24 @@ static const char *const fault_names[F_N] = {"none",
                                              "a get 64 bytes off",
                                              "accumulate as put",
                                              "a put under lock dropped",
-                                             "a put in the previous slot"};
+                                             "a put 64 bytes off"};
 
-/* The test each fault is run with, and its sizes. */
-static const char *const fault_tests[F_N] = {"all",          "put-pingpong", "put-bw", "get-bw",
-                                             "acc-pingpong", "lock",         "sched-1"};
+/* The runs: a fault and the test it is run with (sizes 24, 4 KiB, 70000). */
+static const struct {
+	enum fault f;
+	const char *test;
+} cases[] = {
+    {F_NONE, "all"},
+    {F_DROP_PUT, "put-pingpong"},
+    {F_DROP_PUT, "bidir"},
+    {F_BAD_BYTE, "put-bw"},
+    {F_GET_OFF, "get-bw"},
+    {F_GET_OFF, "get-pingpong"},
+    {F_ACC_AS_PUT, "acc-pingpong"},
+    {F_DROP_LOCKED_PUT, "lock"},
+    {F_WRONG_SLOT, "sched-1"},
+    {F_WRONG_SLOT, "sched-2"},
+};
 
 /* The faulty table's state (this is a test program: one instance). */
 static enum fault mode;
@@ -70,8 +86,8 @@ static ng_status f_put(struct ng_comm *c, struct ng_win *w, int t, size_t off, c
 		tmp[n / 2] ^= 0x10;
 		return real->put(c, w, t, off, tmp, n);
 	}
-	if (mode == F_WRONG_SLOT && k == 7 && off >= 64)
-		off -= 64;
+	if (mode == F_WRONG_SLOT && k == 7)
+		off = off >= 64 ? off - 64 : off + 64;
 	return real->put(c, w, t, off, o, len);
 }
 
@@ -236,7 +252,8 @@ int main(void)
 	fmod.rma = &faulty;
 	c->ops = &fmod;
 
-	for (int f = 0; f < F_N; f++) {
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum fault f = cases[i].f;
 		struct ng_run run = {
 		    .comm = c,
 		    .boot = b,
@@ -252,17 +269,17 @@ int main(void)
 		    .cancel = &cancel,
 		};
 
-		mode = (enum fault)f;
+		mode = f;
 		nputs = 0;
-		ng_args_set(&args, ng_args_find(&args, "rma-test"), fault_tests[f], err, sizeof(err));
+		ng_args_set(&args, ng_args_find(&args, "rma-test"), cases[i].test, err, sizeof(err));
 		st = ng_pattern_rma.run(&ng_pattern_rma, &run);
 		if (f == F_NONE)
 			CHECK(st == NG_OK, "rank %d: every test without a fault: %s", me, ng_status_name(st));
 		else
 			CHECK(st == NG_ERR_VERIFY, "rank %d: %s (%s): %s, expected a verification failure",
-			      me, fault_names[f], fault_tests[f], ng_status_name(st));
+			      me, fault_names[f], cases[i].test, ng_status_name(st));
 		if (me == 0)
-			printf("%s (%s): %s\n", fault_names[f], fault_tests[f], ng_status_name(st));
+			printf("%s (%s): %s\n", fault_names[f], cases[i].test, ng_status_name(st));
 		if (ng_boot_barrier(b) != NG_OK)
 			return 1;
 	}
