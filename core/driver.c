@@ -193,21 +193,45 @@ static char short_of(const char *name)
 	return 0;
 }
 
+static void print_option(FILE *f, const struct ng_option *t, bool core)
+{
+	char left[96], sc = core ? short_of(t->name) : 0;
+	int n = sc ? snprintf(left, sizeof(left), "-%c, --%s", sc, t->name)
+	           : snprintf(left, sizeof(left), "    --%s", t->name);
+
+	if (t->type != NG_OPT_FLAG && n > 0 && (size_t)n < sizeof(left))
+		snprintf(left + n, sizeof(left) - (size_t)n, " %s", metavar(t));
+	fprintf(f, "  %-34s %s", left, t->help);
+	if (t->def && t->type != NG_OPT_FLAG)
+		fprintf(f, " [%s]", t->def);
+	fputc('\n', f);
+}
+
 /* The options of table @t; @module: only those it reads (a shared table). */
 static void print_options(FILE *f, const struct ng_option *t, bool core, const char *module)
 {
-	for (; t && t->name; t++) {
-		char left[96], sc = core ? short_of(t->name) : 0;
-		if (module && !ng_option_read_by(t, module))
-			continue;
-		int n = sc ? snprintf(left, sizeof(left), "-%c, --%s", sc, t->name)
-		           : snprintf(left, sizeof(left), "    --%s", t->name);
-		if (t->type != NG_OPT_FLAG && n > 0 && (size_t)n < sizeof(left))
-			snprintf(left + n, sizeof(left) - (size_t)n, " %s", metavar(t));
-		fprintf(f, "  %-34s %s", left, t->help);
-		if (t->def && t->type != NG_OPT_FLAG)
-			fprintf(f, " [%s]", t->def);
-		fputc('\n', f);
+	for (; t && t->name; t++)
+		if (!module || ng_option_read_by(t, module))
+			print_option(f, t, core);
+}
+
+/* The entries of other modules' tables that @m reads too (reads_also). */
+static void print_reads_also(FILE *f, const struct ng_module *m)
+{
+	for (const char *p = m->reads_also; p && *p;) {
+		size_t len = strcspn(p, "|");
+
+		for (size_t i = 0; ng_modules[i]; i++) {
+			const struct ng_option *t = ng_modules[i]->options;
+
+			while (t && t->name && (strlen(t->name) != len || strncmp(t->name, p, len) != 0))
+				t++;
+			if (t && t->name) {
+				print_option(f, t, false);
+				break;
+			}
+		}
+		p += len + (p[len] == '|');
 	}
 }
 
@@ -250,6 +274,7 @@ static void print_list(void)
 			printf("; max message %zu bytes", m->max_msg);
 		printf(")\n");
 		print_options(stdout, m->options, false, m->name);
+		print_reads_also(stdout, m);
 	}
 	for (size_t i = 0; ng_missing_modules[i].name; i++)
 		printf("  %-10s not available: %s\n", ng_missing_modules[i].name, ng_missing_modules[i].why);

@@ -120,6 +120,11 @@ struct ng_module {
 	 * driver declares a shared table once.  NULL: the options are the
 	 * module's own, namespaced by .name. */
 	const char *options_owner;
+	/* Optional: entries of another module's table that this module reads too,
+	 * '|'-separated ("ib-dev|ib-port|ib-gid": the RDMA layer's verbs backend
+	 * picks its device as the verbs modules do); --list shows them among the
+	 * module's options. */
+	const char *reads_also;
 	unsigned caps;    /* NG_CAP_* */
 	size_t max_msg;   /* 0 = unlimited; an instance may lower it */
 	size_t hdr_bytes; /* per-message header bytes on the wire (informative) */

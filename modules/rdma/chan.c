@@ -1044,6 +1044,7 @@ ng_status ng_chan_conf_read(const struct ng_module_env *env, struct ng_chan_conf
 		return NG_ERR_USAGE;
 	}
 #if NG_HAVE_VERBS
+	/* NG_CHAN_READS_ALSO names these */
 	cf->dev = ng_args_str(a, "ib-dev");
 	cf->port = (int)ng_args_int(a, "ib-port");
 	if (ng_args_given(a, "ib-gid"))
@@ -1067,6 +1068,7 @@ const struct ng_module ng_module_rdma = {
             "--rdma-backend verbs|shm|ofi",
     .options = ng_rdma_options,
     .options_owner = "rdma",
+    .reads_also = NG_CHAN_READS_ALSO,
     .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_REGMEM | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
     .hdr_bytes = CH_HDR + CH_TRAIL,
     .open = ch_module_open,

@@ -9,6 +9,8 @@
 #ifndef NG_RDMA_CHAN_H
 #define NG_RDMA_CHAN_H
 
+#include "config.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -40,6 +42,14 @@ extern const struct ng_option ng_rdma_options[];
 
 /* Reads the --rdma-* options (a bad value is reported: NG_ERR_USAGE). */
 ng_status ng_chan_conf_read(const struct ng_module_env *env, struct ng_chan_conf *cf);
+/* The entries of the verbs modules' table that it reads too (the verbs
+ * backend's device, port and GID), for the .reads_also of the modules on the
+ * channel (NULL in a build without verbs). */
+#if NG_HAVE_VERBS
+#define NG_CHAN_READS_ALSO "ib-dev|ib-port|ib-gid"
+#else
+#define NG_CHAN_READS_ALSO NULL
+#endif
 
 /* ---- the channel over an opened layer ---------------------------------- */
 

@@ -1575,6 +1575,7 @@ const struct ng_module ng_module_rma = {
         "the rdma module's two-sided channel",
     .options = ng_rdma_options,
     .options_owner = "rdma",
+    .reads_also = NG_CHAN_READS_ALSO,
     .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_REGMEM | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK |
             NG_CAP_ONESIDED,
     .open = rma_open,

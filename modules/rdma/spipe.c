@@ -1193,6 +1193,7 @@ const struct ng_module ng_module_spipe = {
             "register-on-the-fly, registration cache, copy and pipeline protocols, with their model",
     .options = ng_rdma_options,
     .options_owner = "rdma",
+    .reads_also = NG_CHAN_READS_ALSO,
     .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
     .hdr_bytes = NG_CHAN_MSG_HDR,
     .open = sp_open,

@@ -80,6 +80,12 @@ if run 0 "$NGAUGE" --list; then
 			list_of ibrc | grep -q -- "--ib-mode" && list_of ibuc | grep -q -- "--ib-eager" &&
 			pass "--list: ibud shows neither --ib-mode nor --ib-eager, ibrc/ibuc do" ||
 			fail "--list: ib options per module"
+		# the RDMA layer's verbs backend picks its device as the verbs modules do
+		for m in rdma rma spipe; do
+			list_of $m | grep -q -- "--ib-dev" && list_of $m | grep -q -- "--ib-gid" &&
+				! list_of $m | grep -qE -- "--ib-(mode|eager|ring)" &&
+				pass "--list: $m shows --ib-dev, --ib-port, --ib-gid" || fail "--list: $m and the --ib-* options"
+		done
 	fi
 fi
 
