@@ -435,8 +435,6 @@ static bool ng_rc_post_rndv(struct ng_rc *t, struct ng_rc_peer *p, struct ng_ib_
 		wr.sg_list = &sge;
 		wr.num_sge = 1;
 		rc = ng_rc_post(t, p, &wr, 1);
-		if (!rc && fin)
-			ng_rc_credit_carried(p);
 		if (rc) {
 			ng_rc_post_error(t, p, "an RDMA write", rc);
 			ng_ib_req_done(r, p->err);
@@ -445,6 +443,7 @@ static bool ng_rc_post_rndv(struct ng_rc *t, struct ng_rc_peer *p, struct ng_ib_
 		r->off += n;
 		if (fin) {
 			p->tx_seq++;
+			ng_rc_credit_carried(p);
 			goto posted;
 		}
 	}
@@ -683,7 +682,7 @@ static void ng_rc_poll(struct ng_rc *t)
 		struct ng_rc_peer *p = &t->peers[wc[i].wr_id >> 32];
 		size_t slot = (size_t)(wc[i].wr_id & 0xffffffffu);
 		struct ng_rc_meta *m = &p->meta[slot];
-		uint32_t imm, delta;
+		uint32_t imm;
 
 		if (wc[i].status != IBV_WC_SUCCESS) {
 			if (!p->err)
@@ -699,14 +698,8 @@ static void ng_rc_poll(struct ng_rc *t)
 		imm = ntohl(wc[i].imm_data);
 		m->type = (uint8_t)(imm >> 30);
 		m->flags = (uint8_t)(imm >> NG_RC_CREDIT_BITS & 1u);
-		/* The peer's release count when it posted this message: at most R
-		 * ahead of the highest seen, or behind it when the credit word
-		 * (written later) was read first. */
-		delta = (imm - (uint32_t)p->credit_seen) & NG_RC_CREDIT_MASK;
-		if (delta && delta <= t->R) {
-			p->credit_seen += delta;
+		if (ng_chan_credit_widen(&p->credit_seen, imm, NG_RC_CREDIT_MASK, t->R))
 			t->watch.events++;
-		}
 		m->len = wc[i].opcode == IBV_WC_RECV ? wc[i].byte_len : 0;
 		p->rx_tail++;
 	}

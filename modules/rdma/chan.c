@@ -482,7 +482,6 @@ static ng_status ch_recv_progress(struct ng_chan *t, int peer, bool *seen_p)
 		const struct ch_hdr *h = (const struct ch_hdr *)(void *)s;
 		struct ch_meta *m = &p->meta[p->rx_scan % t->R];
 		uint32_t len;
-		uint16_t delta;
 
 		if (ng_rdma_load64((const volatile uint64_t *)&h->seq) != want)
 			break;
@@ -494,12 +493,7 @@ static ng_status ch_recv_progress(struct ng_chan *t, int peer, bool *seen_p)
 		any = true;
 		m->len = h->len;
 		m->type = h->type;
-		/* Its release count when it wrote this: at most R ahead of the highest
-		 * seen, or behind it when the credit word (written later) was read
-		 * first. */
-		delta = (uint16_t)(h->credit - (uint16_t)p->credit_seen);
-		if (delta && delta <= t->R)
-			p->credit_seen += delta;
+		(void)ng_chan_credit_widen(&p->credit_seen, h->credit, UINT16_MAX, t->R);
 		m->done = false;
 		p->rx_scan++;
 		if (m->type == CH_EAGER) {

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "module.h"
 
@@ -50,6 +51,23 @@ ng_status ng_chan_conf_read(const struct ng_module_env *env, struct ng_chan_conf
 #else
 #define NG_CHAN_READS_ALSO NULL
 #endif
+
+/*
+ * Credits carried by a ring message (here and in ibrc's send mode): @low
+ * holds the low bits (@mask) of the peer's release count when it posted the
+ * message.  The count is at most @ring ahead of *@seen, the highest known,
+ * or behind it when the credit word (written later) was read first.  Raises
+ * *@seen to the carried count when it is ahead; returns whether it was.
+ */
+static inline bool ng_chan_credit_widen(uint64_t *seen, uint64_t low, uint64_t mask, size_t ring)
+{
+	uint64_t delta = (low - *seen) & mask;
+
+	if (!delta || delta > ring)
+		return false;
+	*seen += delta;
+	return true;
+}
 
 /* ---- the channel over an opened layer ---------------------------------- */
 
