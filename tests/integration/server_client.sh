@@ -53,34 +53,29 @@ assert r["complete"] and r["launch"] == "tcp" and [x["size"] for x in r["results
 '
 done
 long=(-x tcp -p pingpong -s 1-4M -c 20000 -w 10)
-"$NGAUGE" --client 127.0.0.1 --port $port "${long[@]}" -o "$T/long.json" >/dev/null 2>"$T/long.err" &
-cl=$!
-if wait_rows "$T/long.json"; then
-	start=$EPOCHREALTIME
-	run 1 "$NGAUGE" --client 127.0.0.1 --port $port -x tcp -p pingpong -s 1 -c 10 &&
-		[ "$(grep -c . "$T/err")" = 1 ] && grep -q "is busy with another client" "$T/err" &&
-		python3 -c "import sys; sys.exit(0 if $EPOCHREALTIME - $start < 5 else 1)" &&
-		pass "a client arriving during a run is told 'busy' (one line, exit 1, within 5 s)" ||
-		fail "busy client: $(cat "$T/err")"
-	# SIGINT to the client: its run stops, what it measured is kept; the server serves on.
-	kill -INT $cl
+# A long client stopped by SIG (INT or TERM), which must exit with CODE; its run stops, what it measured is
+# kept, the server serves on. The first one also meets a client arriving during its run, told it is busy.
+for stop in INT:130 TERM:143; do
+	sig=${stop%:*} code=${stop#*:}
+	"$NGAUGE" --client 127.0.0.1 --port $port "${long[@]}" -o "$T/long-$sig.json" >/dev/null 2>"$T/long.err" &
+	cl=$!
+	if ! wait_rows "$T/long-$sig.json"; then
+		fail "the long client measured nothing: $(cat "$T/long.err")"; kill -9 $cl 2>/dev/null
+		continue
+	fi
+	if [ "$sig" = INT ]; then
+		start=$EPOCHREALTIME
+		run 1 "$NGAUGE" --client 127.0.0.1 --port $port -x tcp -p pingpong -s 1 -c 10 &&
+			[ "$(grep -c . "$T/err")" = 1 ] && grep -q "is busy with another client" "$T/err" &&
+			python3 -c "import sys; sys.exit(0 if $EPOCHREALTIME - $start < 5 else 1)" &&
+			pass "a client arriving during a run is told 'busy' (one line, exit 1, within 5 s)" ||
+			fail "busy client: $(cat "$T/err")"
+	fi
+	kill -"$sig" $cl
 	ends_within $cl 5
-	[ "$rc" = 130 ] && pass "SIGINT to the client: exit 130 in $took s" || fail "SIGINT to the client: exit $rc"
-	partial "$T/long.json" "SIGINT to the client"
-else
-	fail "the long client measured nothing: $(cat "$T/long.err")"; kill -9 $cl 2>/dev/null
-fi
-# SIGTERM to a client: the same, with exit 143.
-"$NGAUGE" --client 127.0.0.1 --port $port "${long[@]}" -o "$T/long1.json" >/dev/null 2>"$T/long1.err" &
-cl=$!
-if wait_rows "$T/long1.json"; then
-	kill -TERM $cl
-	ends_within $cl 5
-	[ "$rc" = 143 ] && pass "SIGTERM to the client: exit 143 in $took s" || fail "SIGTERM to the client: exit $rc"
-	partial "$T/long1.json" "SIGTERM to the client"
-else
-	fail "the long client measured nothing: $(cat "$T/long1.err")"; kill -9 $cl 2>/dev/null
-fi
+	[ "$rc" = "$code" ] && pass "SIG$sig to the client: exit $code in $took s" || fail "SIG$sig to the client: exit $rc"
+	partial "$T/long-$sig.json" "SIG$sig to the client"
+done
 # SIGTERM to the server while it serves: it passes it on and exits 143; the client keeps its sizes.
 run 0 "$NGAUGE" --client 127.0.0.1 --port $port -x tcp -p pingpong -s 1 -c 10 &&
 	pass "the server serves on after an interrupted client" || fail "served after an interrupted client"
