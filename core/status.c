@@ -52,6 +52,11 @@ static void vlog(const char *kind, const char *fmt, va_list ap)
 	if (n < 0 || (size_t)n >= sizeof(line))
 		n = 0;
 	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	/* A message is one line whatever it quotes (a result file's strings, a
+	 * peer's words): control characters become spaces. */
+	for (char *p = line; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = ' ';
 	/* One write per line so that lines of several ranks do not interleave. */
 	size_t len = strlen(line);
 	if (len + 1 < sizeof(line)) {

@@ -147,6 +147,42 @@ static const char *ng_first_stats_key(const struct ng_plot_file *pf)
  * Loading and labels
  */
 
+/*
+ * The words of a result file (pattern, module, and every string of a row:
+ * test, sync, side, algorithm, ...) name things ngauge defines; they reach
+ * file names, gnuplot scripts and the report.  A result file is untrusted
+ * input (a colleague's run, a paper's artifact): a word is 1 to
+ * NG_PLOT_WORD_MAX characters of letters, digits and "_.+:;-", and a file with
+ * anything else is refused, naming the field.
+ */
+#define NG_PLOT_WORD_MAX 64
+
+bool ng_plot_is_word(const char *s)
+{
+	size_t n = 0;
+
+	if (!s || !*s)
+		return false;
+	for (; *s; s++, n++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (n >= NG_PLOT_WORD_MAX || !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		                               (c >= '0' && c <= '9') || strchr("_.+:;-", c)))
+			return false;
+	}
+	return true;
+}
+
+/* Refuses (once, naming @field of @path) a value that is not a word. */
+static bool ng_plot_word_check(const char *path, const char *field, const json_t *v)
+{
+	if (json_is_string(v) && ng_plot_is_word(json_string_value(v)))
+		return true;
+	ng_error("%s: %s is not a word of at most %d letters, digits or \"_.+:;-\"", path, field,
+	         NG_PLOT_WORD_MAX);
+	return false;
+}
+
 ng_status ng_plot_file_load(const char *path, struct ng_plot_file *f_p)
 {
 	struct ng_plot_file f = {.path = path};
@@ -203,8 +239,12 @@ ng_status ng_plot_file_load(const char *path, struct ng_plot_file *f_p)
 		ng_error("%s: no \"pattern\" string", path);
 		goto err_drop_doc;
 	}
+	if (!ng_plot_word_check(path, "\"pattern\"", v))
+		goto err_drop_doc;
 	f.pattern = json_string_value(v);
 	v = json_object_get(f.doc, "module");
+	if (v && !ng_plot_word_check(path, "\"module\"", v))
+		goto err_drop_doc;
 	f.module = json_is_string(v) ? json_string_value(v) : "?";
 	v = json_object_get(f.doc, "ranks");
 	f.ranks = json_is_integer(v) ? (long long)json_integer_value(v) : 0;
@@ -224,9 +264,23 @@ ng_status ng_plot_file_load(const char *path, struct ng_plot_file *f_p)
 	{
 		double size = ng_plot_num(row, "size");
 
+		const char *key;
+		json_t *field;
+
 		if (!json_is_object(row) || !(size >= 0)) {
 			ng_error("%s: results[%zu] is not a row with a numeric \"size\"", path, i);
 			goto err_drop_doc;
+		}
+		json_object_foreach(row, key, field)
+		{
+			char name[96];
+
+			if (!json_is_string(field))
+				continue;
+			snprintf(name, sizeof(name), "results[%zu].%.60s", i,
+			         ng_plot_is_word(key) ? key : "?");
+			if (!ng_plot_word_check(path, name, field))
+				goto err_drop_doc;
 		}
 	}
 	*f_p = f;
@@ -592,8 +646,12 @@ static void ng_gp_title(struct ng_fig *g, const char *label, const char *suffix,
 	g->ntitled++;
 	fputs(" title '", g->plot);
 	ng_gp_chars(g->plot, label, g->term->tex);
-	if (suffix)
-		fprintf(g->plot, " %s", g->term->tex && suffix_tex ? suffix_tex : suffix);
+	if (suffix && g->term->tex && suffix_tex) {
+		fprintf(g->plot, " %s", suffix_tex); /* LaTeX of the code's own, never of a file */
+	} else if (suffix) {
+		fputc(' ', g->plot);
+		ng_gp_chars(g->plot, suffix, g->term->tex);
+	}
 	fputs("'", g->plot);
 }
 
@@ -732,7 +790,9 @@ static void ng_dat_table(FILE *f, int index, const char *name, const json_t *arr
 	bool first;
 	size_t i;
 
-	fprintf(f, "%s# table %d: %s\n# columns:", index ? "\n\n" : "", index, name);
+	fprintf(f, "%s# table %d: ", index ? "\n\n" : "", index);
+	ng_gp_chars(f, name, false);
+	fputs("\n# columns:", f);
 	for (c = cols; c->key; c++) {
 		if (c->type == NG_COL_NUM)
 			fprintf(f, " %s", c->key);
@@ -850,8 +910,23 @@ static void ng_dat_generic(FILE *f, const struct ng_plot_file *pf)
 	ng_dat_rows(f, pf, cols);
 }
 
-/* The algorithms of an alltoall file: the block's list first, then any other
- * "algorithm" of the rows, each once.  Borrowed strings; free the array. */
+/* The algorithms of an alltoall file that have rows: in the order of the
+ * block's list first, then any other "algorithm" of the rows, each once (a
+ * listed algorithm without rows has nothing to draw, and only the rows'
+ * strings are checked words).  Borrowed strings; free the array. */
+static bool ng_alltoall_has_rows(const struct ng_plot_file *pf, const char *alg)
+{
+	const json_t *row;
+	size_t r;
+
+	json_array_foreach(pf->rows, r, row)
+	{
+		if (ng_row_is(row, "algorithm", alg))
+			return true;
+	}
+	return false;
+}
+
 static const char **ng_alltoall_algs(const struct ng_plot_file *pf, size_t *n_p)
 {
 	const json_t *block = json_object_get(pf->doc, "alltoall");
@@ -866,7 +941,7 @@ static const char **ng_alltoall_algs(const struct ng_plot_file *pf, size_t *n_p)
 
 			if (k == 1)
 				v = json_object_get(v, "algorithm");
-			if (!json_is_string(v))
+			if (!json_is_string(v) || (k == 0 && !ng_alltoall_has_rows(pf, json_string_value(v))))
 				continue;
 			for (j = 0; j < n && strcmp(algs[j], json_string_value(v)) != 0; j++)
 				;
@@ -1392,8 +1467,9 @@ static void ng_dat_rma(FILE *f, const struct ng_plot_file *pf, const char *test)
 
 	for (i = 0; i < n; i++) {
 		ng_rma_series_name(name, sizeof(name), test, &ser[i]);
-		fprintf(f, "%s# table %zu: %s%s\n# columns: %s", i ? "\n\n" : "", i, name,
-		        ser[i].panel2 ? " (throughput)" : "", ng_rma_xkeys[ser[i].x]);
+		fprintf(f, "%s# table %zu: ", i ? "\n\n" : "", i);
+		ng_gp_chars(f, name, false);
+		fprintf(f, "%s\n# columns: %s", ser[i].panel2 ? " (throughput)" : "", ng_rma_xkeys[ser[i].x]);
 		for (const struct ng_col *c = ng_cols_rma + 1; c->key; c++) {
 			if (c->type == NG_COL_NUM)
 				fprintf(f, " %s", c->key);
@@ -1873,8 +1949,11 @@ static ng_status ng_fig_write_data(struct ng_fig *g, size_t i)
 	}
 	fputs("# ngauge plot data from ", f);
 	ng_gp_chars(f, pf->path, false);
-	fprintf(f, "\n# module %s, pattern %s, %lld ranks%s\n# label: ", pf->module, pf->pattern, pf->ranks,
-	        pf->complete ? "" : ", incomplete run");
+	fputs("\n# module ", f);
+	ng_gp_chars(f, pf->module, false);
+	fputs(", pattern ", f);
+	ng_gp_chars(f, pf->pattern, false);
+	fprintf(f, ", %lld ranks%s\n# label: ", pf->ranks, pf->complete ? "" : ", incomplete run");
 	ng_gp_chars(f, pf->label, false);
 	fputs("\n# NaN: no value in the result file (null or absent)\n", f);
 	if (g->parts)
@@ -1954,8 +2033,13 @@ static void ng_fig_preamble(struct ng_fig *g, int npanels)
 	FILE *f = g->gp;
 	size_t i;
 
-	fprintf(f, "# ngauge plot: pattern %s%s%s, %zu result file%s\n", g->files[0]->pattern,
-	        g->sub ? ", test " : "", g->sub ? g->sub : "", g->n, g->n > 1 ? "s" : "");
+	fputs("# ngauge plot: pattern ", f);
+	ng_gp_chars(f, g->files[0]->pattern, false);
+	if (g->sub) {
+		fputs(", test ", f);
+		ng_gp_chars(f, g->sub, false);
+	}
+	fprintf(f, ", %zu result file%s\n", g->n, g->n > 1 ? "s" : "");
 	for (i = 0; i < g->n; i++) {
 		fputs("#   ", f);
 		ng_gp_chars(f, g->files[i]->path, false);

@@ -87,6 +87,12 @@ void ng_plot_fmt_exact(char *buf, size_t len, double v);
 /* The number under @key of object @o (integer or real), else NaN. */
 double ng_plot_num(const json_t *o, const char *key);
 
+/* A word of a result file (pattern, module, a row's test, sync, side,
+ * algorithm): 1 to 64 letters, digits or "_.+:;-".  ng_plot_file_load()
+ * refuses a file with any other, so everything it hands on is safe in file
+ * names, gnuplot scripts and HTML. */
+bool ng_plot_is_word(const char *s);
+
 /* Statistics object: has a numeric "median". */
 bool ng_plot_is_stats(const json_t *v);
 /* Parameter object {"value": x|null, ...}. */
