@@ -22,8 +22,10 @@ skip() { echo "skipped: $*"; exit 77; }
 for c in slurmctld slurmd munged srun sbatch sinfo scontrol ip unshare nsenter; do
 	command -v "$c" >/dev/null || skip "$c not found: install slurm-wlm and munge (scripts/setup.sh)"
 done
-unshare --net --uts --mount sh -c 'ip link add ngs-probe0 type veth peer name ngs-probe1' 2>/dev/null ||
-	skip "this machine forbids network/UTS/mount namespaces or veth pairs"
+# What the helper does for a node, in a throwaway namespace that ends with the probe.
+unshare --net --uts --mount sh -c 'ip link add ngs-probe0 type veth peer name ngs-probe1 && hostname probe &&
+	mount -t sysfs sysfs /sys' 2>/dev/null ||
+	skip "this machine forbids network, UTS or mount namespaces, veth pairs or a sysfs mount in a namespace"
 "$NGAUGE" --list | grep -q "^  mpi " ||
 	skip "built without MPI: under srun ngauge bootstraps through MPI only (PMI without MPI: issue 22 item 2)"
 
@@ -154,7 +156,7 @@ fi
 section "srun -N 2 -n 2 --mpi=pmi2, mpi module"
 # The two nodes share one kernel: UCX (Debian's MPICH is ch4:ucx) sees the same boot id on both and would
 # pass messages through shared memory and CMA, not the network.  UCX_TLS=self,tcp makes it use the veths,
-# as between two machines.  (Open MPI would need its own setting, e.g. --mca btl ^sm.)
+# as between two machines.  (Another MPI needs the same: its shared-memory transport off between the nodes.)
 before=$(counters)
 rm -f where.0 where.1
 if run 0 env UCX_TLS=self,tcp srun -N 2 -n 2 --mpi=pmi2 sh -c "$where" sh \
@@ -185,7 +187,8 @@ run 2 srun -N 2 -n 2 "$NGAUGE" -x mpi -p pingpong -s 1 -c 10 -o "$T/single.json"
 #   the bootstrap through Slurm's PMI-2 (and PMIx where Slurm has it), rank 0 on n1, rank 1 on n2, the launch
 #   named in the result, the traffic over the veths (crossed);
 # - the singleton refusal: the run above (srun without --mpi, MPI singletons) prints one line naming the cause
-#   and the fix (`srun --mpi=pmi2`, or mpiexec inside the allocation) and exits 2.
+#   and the fix (`srun --mpi=pmi2`, or mpiexec inside the allocation) and exits 2;
+# - the skip of a build without MPI at the top then leaves out only the MPI parts (mpi module, singletons).
 # ---------------------------------------------------------------------------------------------------------------
 
 # --- teardown ------------------------------------------------------------------------------------------------
