@@ -9,7 +9,8 @@ if [ $# -gt 0 ]; then shift; fi
 PKGS="meson ninja-build pkg-config gcc libc6-dev python3 libgsl-dev libjansson-dev gnuplot-nox
       mpich libmpich-dev libibverbs-dev librdmacm-dev ibverbs-providers rdma-core ibverbs-utils perftest
       libfabric-dev iproute2 netpipe-tcp netpipe-mpich2 clang-format
-      qemu-system-x86 linux-image-amd64 busybox-static cpio kmod"
+      qemu-system-x86 linux-image-amd64 busybox-static cpio kmod
+      slurm-wlm slurmctld slurmd slurm-client munge"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
