@@ -13,7 +13,11 @@ Checks, for README.md and doc/**/*.md:
      `patterns/sampler.{c,h}`, `modules/rdma/`, `main.c`) exists, unless it is
      listed in tests/docs/pending-paths.txt: paths of a layout under way, which
      the tree does not have yet.  A listed path that exists fails too (remove
-     its line), so the list only ever shrinks.
+     its line), so the list only ever shrinks;
+  4. every C code block of a page (```c) compiles (cc -fsyntax-only, warnings
+     as errors) against the tree's headers, as the file of patterns/ that the
+     page's example is; a block that includes a header still listed in the
+     pending paths waits for it.
 
 Before that it plants one defect of each kind in a copy of the pages and checks
 that each is found (a checker that finds nothing would pass anything).
@@ -25,6 +29,7 @@ file).  Exit 0 when everything holds, 1 with one line per finding.
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -37,6 +42,12 @@ PENDING = os.path.join("tests", "docs", "pending-paths.txt")
 
 FENCE = re.compile(r"^\s*(```|~~~)")
 HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+C_BLOCK = re.compile(r"^( *)```c\n(.*?)^\1```", re.S | re.M)
+# Where an example's includes resolve: a file of patterns/ (the page's examples are patterns), then Meson's
+# include directories ('.', 'core', 'core/base') and the build directory (config.h).
+C_DIRS = ["patterns", ".", "core", "core/base"]
+CFLAGS = ["-fsyntax-only", "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Wno-unused-parameter",
+          "-Wmissing-prototypes", "-Werror"]
 CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 LINK = re.compile(r"!?\[((?:[^\[\]]|\[[^\]]*\])*)\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
 
@@ -196,6 +207,51 @@ def check(root, tree, pending):
     return bad
 
 
+def c_blocks(text):
+    """The C code blocks of a page: (line number, code without the block's indentation)."""
+    for m in C_BLOCK.finditer(text):
+        ind = m.group(1)
+        code = "\n".join(l[len(ind):] if l.startswith(ind) else l for l in m.group(2).split("\n"))
+        yield text.count("\n", 0, m.start()) + 1, code
+
+
+def compile_blocks(root, tree, pending, waiting):
+    """Findings for the C code blocks of the pages under @root; headers resolve in @tree.  Blocks that
+    include a pending header are appended to @waiting instead."""
+    bad = []
+    build = os.environ.get("NGAUGE_BUILD")
+    incs = [os.path.join(tree, d) for d in C_DIRS] + ([build] if build else [])
+    cc = os.environ.get("CC", "cc")
+    for page in pages(root):
+        with open(os.path.join(root, page), encoding="utf-8") as f:
+            text = f.read()
+        for n, code in c_blocks(text):
+            where = "%s:%d" % (page, n)
+            wait = [p for inc in re.findall(r'#include "([^"]+)"', code) for p in pending
+                    if p.endswith("/" + inc) or p == inc]
+            if wait:
+                waiting.append("%s (%s)" % (where, ", ".join(sorted(set(wait)))))
+                continue
+            tmp = tempfile.mkdtemp(prefix="ngauge-doc-c.")
+            try:
+                path = os.path.join(tmp, "example.c")
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(code)
+                args = [cc] + CFLAGS + ["-I" + d for d in incs] + [path]
+                try:
+                    r = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                except OSError as e:
+                    bad.append("%s: the C block cannot be compiled: %s: %s" % (where, cc, e))
+                    continue
+                if r.returncode != 0:
+                    first = [l for l in r.stdout.split("\n") if "error" in l][:3]
+                    bad.append("%s: the C block does not compile: %s"
+                               % (where, " | ".join(l.replace(path, "example.c") for l in first)))
+            finally:
+                shutil.rmtree(tmp)
+    return bad
+
+
 def read_pending(root):
     path = os.path.join(root, PENDING)
     out = set()
@@ -217,6 +273,9 @@ def selftest(src, pending):
         ("an unlinked page", "doc/orphan-page.md", "# Orphan\n", "not linked from README.md"),
         ("a missing code path", "doc/testing.md", "\nThe file `core/no_such_file.c`.\n", "names no file of the tree"),
         ("a missing braced path", "doc/testing.md", "\nThe pair `core/module.{h,zz}`.\n", "core/module.zz"),
+        ("a C block that does not compile", "doc/testing.md",
+         "\n```c\n#include \"module.h\"\n\nint ng_doc_example(void);\nint ng_doc_example(void)\n{\n\treturn NG_CAP_NOSUCH;\n}\n```\n",
+         "does not compile"),
     ]
     bad = []
     for what, page, add, expect in plants:
@@ -229,6 +288,8 @@ def selftest(src, pending):
             with open(os.path.join(tmp, page), "a", encoding="utf-8") as f:
                 f.write(add)
             found = check(tmp, src, pending)
+            if "compile" in what:
+                found += compile_blocks(tmp, src, pending, [])
             if not any(expect in line for line in found):
                 bad.append("self-test: %s planted in %s was not found" % (what, page))
         finally:
@@ -244,13 +305,16 @@ def main():
         print("links.py: no README.md in %s" % src)
         return 2
     pending = read_pending(src)
-    bad = selftest(src, pending) + check(src, src, pending)
+    waiting = []
+    bad = selftest(src, pending) + check(src, src, pending) + compile_blocks(src, src, pending, waiting)
     for line in bad:
         print("FAIL: " + line)
     if bad:
         return 1
     print("ok: %d pages, every link resolves, every page is linked from the README, every named path exists"
-          " (%d of a layout under way listed in %s)" % (len(pages(src)), len(pending), PENDING))
+          " (%d of a layout under way listed in %s), every C block compiles" % (len(pages(src)), len(pending), PENDING))
+    for w in waiting:
+        print("note: a C block waits for a header of the layout under way: " + w)
     return 0
 
 
