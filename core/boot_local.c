@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "driver.h"
+#include "cancel.h"
 #include "fdio.h"
 #include "launch.h"
 
@@ -61,7 +61,7 @@ static ng_status local_allgather(struct ng_boot *b, const void *mine, size_t len
 		goto err_lost;
 	return NG_OK;
 err_lost:
-	if (errno == EINTR && ng_driver_cancelled())
+	if (errno == EINTR && ng_cancel_requested())
 		return NG_ERR_CANCELLED;
 	ng_error("bootstrap: connection to the launcher lost");
 	return NG_ERR_PEER_LOST;
@@ -80,6 +80,8 @@ static void local_fini(struct ng_boot *b)
 	free(l);
 }
 
+/* No .abort: the hub ends the survivors of a failed rank after its grace
+ * period (bootstrap.h). */
 static const struct ng_boot_ops local_ops = {
     .name = "local",
     .barrier = local_barrier,

@@ -106,11 +106,25 @@ static void ng_boot_mpi_fini(struct ng_boot *b)
 	free(m);
 }
 
+/* MPI_Abort(MPI_COMM_WORLD, code); a plain exit once MPI is finalised. */
+static void ng_boot_mpi_abort(struct ng_boot *b, int code)
+{
+	int initialized = 0, finalized = 0;
+
+	(void)b;
+	MPI_Initialized(&initialized);
+	MPI_Finalized(&finalized);
+	if (initialized && !finalized)
+		MPI_Abort(MPI_COMM_WORLD, code);
+	exit(code);
+}
+
 static const struct ng_boot_ops ng_boot_mpi_ops = {
     .name = "mpi",
     .barrier = ng_boot_mpi_barrier,
     .allgather = ng_boot_mpi_allgather,
     .fini = ng_boot_mpi_fini,
+    .abort = ng_boot_mpi_abort,
 };
 
 static bool ng_ipv4_is_loopback(const struct in_addr *a)
@@ -257,15 +271,4 @@ void ng_boot_mpi_version(char *buf, size_t len)
 	buf[o] = '\0';
 	if (o == 0)
 		snprintf(buf, len, "MPI %d.%d", MPI_VERSION, MPI_SUBVERSION);
-}
-
-void ng_boot_mpi_abort(int code)
-{
-	int initialized = 0, finalized = 0;
-
-	MPI_Initialized(&initialized);
-	MPI_Finalized(&finalized);
-	if (initialized && !finalized)
-		MPI_Abort(MPI_COMM_WORLD, code);
-	exit(code);
 }

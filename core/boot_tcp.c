@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "driver.h"
+#include "cancel.h"
 #include "fdio.h"
 #include "launch.h"
 
@@ -56,7 +56,7 @@ static ng_status tcp_allgather(struct ng_boot *b, const void *mine, size_t len, 
 		goto err_lost;
 	return NG_OK;
 err_lost:
-	if (ng_driver_cancelled())
+	if (ng_cancel_requested())
 		return NG_ERR_CANCELLED;
 	ng_error("bootstrap: connection to rank %d lost", 1 - b->rank);
 	return NG_ERR_PEER_LOST;
@@ -75,6 +75,7 @@ static void tcp_fini(struct ng_boot *b)
 	free(t);
 }
 
+/* No .abort: the peer sees the connection close (bootstrap.h). */
 static const struct ng_boot_ops tcp_boot_ops = {
     .name = "tcp",
     .barrier = tcp_barrier,
@@ -197,7 +198,7 @@ ng_status ng_boot_tcp_client(const char *host, int port, double timeout_s, struc
 		fd = -1;
 		struct timespec now;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (ng_driver_cancelled() || (double)(now.tv_sec - t0.tv_sec) >= timeout_s) {
+		if (ng_cancel_requested() || (double)(now.tv_sec - t0.tv_sec) >= timeout_s) {
 			ng_error("--client: cannot connect to %s:%d: %s", host, port, strerror(err));
 			freeaddrinfo(ai);
 			return NG_ERR_PEER_LOST;

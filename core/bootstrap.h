@@ -29,6 +29,19 @@ struct ng_boot_ops {
 	ng_status (*allgather)(struct ng_boot *b, const void *mine, size_t len, void *all);
 	/* Releases the bootstrap; b is invalid afterwards. */
 	void (*fini)(struct ng_boot *b);
+	/*
+	 * Optional.  Ends the whole job at once with exit status @code (> 0),
+	 * for a failure on this rank that the others may not share: a peer may
+	 * be gone, or be waiting in a collective this rank will never join.
+	 * Never returns; called instead of fini(), whether a module is still
+	 * open or not (nothing is released: the job ends).  Set where the
+	 * launcher would leave the other ranks waiting: MPI (MPI_Abort).  NULL
+	 * where the launch already takes care of them: the local hub ends the
+	 * survivors after its grace period, and a --server/--client peer sees
+	 * its connection close; the caller then releases the bootstrap with
+	 * fini() as after any other run.
+	 */
+	void (*abort)(struct ng_boot *b, int code);
 };
 
 /* Implementations embed this as their first member. */

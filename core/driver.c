@@ -35,8 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../plots/plot.h"
 #include "args.h"
+#include "cancel.h"
 #include "driver.h"
 #include "env.h"
 #include "launch.h"
@@ -84,86 +84,6 @@ static const struct {
     {'x', "module"}, {'p', "pattern"}, {'l', "list"}, {'s', "sizes"},   {'c', "count"},
     {'w', "warmup"}, {'o', "output"},  {'h', "help"}, {'V', "version"},
 };
-
-/* ---- signals: process state of the driver (not of modules/patterns) ---- */
-
-static volatile sig_atomic_t cancel_flag;
-static struct timespec cancel_time; /* written by the handler only, with the stop signals blocked */
-
-const volatile sig_atomic_t *ng_driver_cancel_flag(void)
-{
-	return &cancel_flag;
-}
-bool ng_driver_cancelled(void)
-{
-	return cancel_flag != 0;
-}
-
-void ng_stop_signals(sigset_t *set)
-{
-	sigemptyset(set);
-	sigaddset(set, SIGINT);
-	sigaddset(set, SIGTERM);
-	sigaddset(set, SIGHUP);
-}
-
-const char *ng_stop_signal_name(int sig)
-{
-	switch (sig) {
-	case SIGINT:
-		return "SIGINT";
-	case SIGTERM:
-		return "SIGTERM";
-	case SIGHUP:
-		return "SIGHUP";
-	default:
-		return "a signal";
-	}
-}
-
-static void on_alarm(int sig)
-{
-	(void)sig;
-	_exit(128 + (cancel_flag ? cancel_flag : SIGINT));
-}
-
-/*
- * The first stop signal sets the flag; the ranks stop at their next
- * interruptible point and write what they measured.  One request may arrive
- * by several paths (the local hub and --server pass it on, `timeout` and a
- * terminal signal the whole group): a repeat within a second is the same
- * request.  A later one ends the rank at once, and so does the alarm for a
- * rank busy-polling inside a library call that never sees the flag.
- */
-static void on_signal(int sig)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (cancel_flag) {
-		double since = (double)(now.tv_sec - cancel_time.tv_sec) +
-		               (double)(now.tv_nsec - cancel_time.tv_nsec) * 1e-9;
-		if (since >= 1.0)
-			_exit(128 + cancel_flag);
-		return;
-	}
-	cancel_time = now;
-	cancel_flag = sig;
-	alarm(3);
-}
-
-static void install_signals(void)
-{
-	struct sigaction sa = {.sa_handler = on_signal};
-	ng_stop_signals(&sa.sa_mask);
-	sa.sa_flags = 0; /* no SA_RESTART: blocking calls return EINTR */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sa.sa_handler = on_alarm;
-	sigaction(SIGALRM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-}
 
 /* ---- help and list ---- */
 
@@ -526,7 +446,7 @@ static int status_exit(ng_status st)
 	case NG_ERR_USAGE:
 		return EXIT_USAGE;
 	case NG_ERR_CANCELLED:
-		return 128 + (cancel_flag ? cancel_flag : SIGINT);
+		return 128 + (ng_cancel_signal() ? ng_cancel_signal() : SIGINT);
 	default:
 		return 1;
 	}
@@ -658,201 +578,16 @@ static void module_block(struct ng_results *res, struct ng_comm *c)
 		ng_results_block(res, c->mod->name, b);
 }
 
-static int run(struct plan *p, struct ng_args *a, int argc, char **argv, struct ng_boot *preboot)
-{
-	struct ng_boot *boot = preboot;
-	struct ng_comm *comm = NULL;
-	struct ng_results *res = NULL;
-	struct ng_timer timer;
-	struct ng_oversub over;
-	const char *how = "--np";
-	char mpi_version[256] = "", *mpi_ver = NULL, cmd[4096];
-	double (*wtime)(void) = NULL;
-	ng_status st;
-	int code;
-	/* Set where the ranks leave on one verdict (rank count and launch kind,
-	 * which each reaches on its own; the instance checks, which they agree
-	 * on): one rank says why, all meet at a barrier so that the message is
-	 * out before anyone leaves, and the job ends without an abort. */
-	bool agreed = false;
+/* ---- the launch ---- */
 
-	install_signals();
-	if (boot) {
-		how = "--server/--client";
-	} else if (ng_launched_by_mpi()) {
-#if NG_HAVE_MPI
-		st = ng_boot_mpi(&argc, &argv, &boot);
-		if (st)
-			return 1;
-		how = "mpiexec";
-		wtime = ng_boot_mpi_wtime;
-		ng_boot_mpi_version(mpi_version, sizeof(mpi_version));
-		mpi_ver = mpi_version;
-		if (ng_args_given(a, "np") && !getenv("NGAUGE_RELAUNCHED") && p->np != boot->size &&
-		    boot->rank == 0)
-			ng_warn("--np %lld ignored: mpiexec started %d ranks", p->np, boot->size);
-#else
-		ng_error(
-		    "started by mpiexec/srun, but this ngauge was built without MPI (install libmpich-dev "
-		    "and rebuild)");
-		return EXIT_USAGE;
-#endif
-	} else {
-		if (p->np < 1 || p->np > 1024) {
-			ng_error("--np must be between 1 and 1024, got %lld", p->np);
-			return EXIT_USAGE;
-		}
-		if (check_ranks(p, (int)p->np, -1, "--np"))
-			return EXIT_USAGE;
-		if (p->mod->caps & NG_CAP_MPI)
-			return relaunch_mpi(p, argc, argv);
-		st = ng_boot_local((int)p->np, p->timeout + 2.0, &boot);
-		if (st)
-			return 1;
-	}
-	if (boot->size > 1)
-		ng_log_set_rank(boot->rank);
-	if (ng_args_str(a, "pin") && pin_rank(ng_args_str(a, "pin"), boot->rank)) {
-		code = EXIT_USAGE;
-		goto out_boot;
-	}
-	if (check_ranks(p, boot->size, boot->rank, how)) {
-		code = EXIT_USAGE;
-		agreed = true;
-		goto out_boot;
-	}
-	if ((p->mod->caps & NG_CAP_MPI) && strcmp(boot->ops->name, "mpi") != 0) {
-		ng_error("module '%s' needs an MPI launch (mpiexec/srun)", p->mod->name);
-		code = EXIT_USAGE;
-		agreed = true;
-		goto out_boot;
-	}
-	st = ng_timer_init(&timer, ng_args_str(a, "timer"), wtime);
-	if (st) {
-		code = status_exit(st);
-		goto out_boot;
-	}
-
-	struct ng_module_env menv = {
-	    .boot = boot, .args = a, .cancel = &cancel_flag, .timeout_s = p->timeout};
-	st = p->mod->open(p->mod, &menv, &comm);
-	if (st) {
-		code = status_exit(st) == EXIT_USAGE ? EXIT_USAGE : status_exit(st);
-		goto out_boot;
-	}
-	comm->cancel = &cancel_flag;
-	if (p->sizes_default && fit_default_sizes(p, comm, boot)) {
-		code = 1;
-		goto out_close;
-	}
-	/* An instance may offer less than its descriptor (a wrapper over a base
-	 * module, a device without some feature). */
-	code = check_instance(p, comm, boot, &agreed);
-	if (code)
-		goto out_close;
-	if (ng_env_oversub(boot, comm->spins, &over)) {
-		code = 1;
-		goto out_close;
-	}
-
-	if (boot->rank == 0) {
-		char label[128], mark[128] = "";
-		command_line(argc, argv, cmd, sizeof(cmd));
-		snprintf(label, sizeof(label), "%s over %s", p->pat->name, p->mod->name);
-		res = ng_results_new(doc_head(p, a, boot, &timer, comm, cmd, mpi_ver, &over), p->output,
-		                     ng_args_flag(a, "raw"), p->pat->name);
-		module_block(res, comm);
-		if (comm->ops->report_row)
-			ng_results_row_hook(res, module_row, comm);
-		if (over.over) {
-			snprintf(mark, sizeof(mark), "OVERSUBSCRIBED: %d busy-polling ranks on %d core%s",
-			         over.ranks, over.cores, over.cores == 1 ? "" : "s");
-			ng_warn("%d busy-polling ranks share %d core%s of host %s: the times include waiting "
-			        "for the CPU (results marked \"oversubscribed\"; use fewer ranks, or a "
-			        "module's sleep/yield mode)",
-			        over.ranks, over.cores, over.cores == 1 ? "" : "s", over.host);
-			ng_results_mark(res, mark);
-		}
-		printf("# ngauge %s: pattern %s, module %s (%s), %d ranks (%s launch), timer %s (resolution "
-		       "%.1f "
-		       "ns, overhead %.1f ns)%s%s\n",
-		       NG_VERSION, p->pat->name, p->mod->name, comm->device, boot->size, boot->ops->name,
-		       timer.name, timer.resolution_ns, timer.overhead_ns, mark[0] ? "; " : "", mark);
-		fflush(stdout);
-	}
-
-	struct ng_run r = {
-	    .comm = comm,
-	    .boot = boot,
-	    .args = a,
-	    .timer = &timer,
-	    .sizes = p->sizes,
-	    .nsizes = p->nsizes,
-	    .count = (size_t)p->count,
-	    .warmup = (size_t)p->warmup,
-	    .verify = ng_args_flag(a, "verify"),
-	    .raw = ng_args_flag(a, "raw"),
-	    .seed = (uint64_t)p->seed,
-	    .timeout_s = p->timeout,
-	    .cancel = &cancel_flag,
-	    .results = res,
-	};
-	st = ng_boot_barrier(boot);
-	if (st == NG_OK)
-		st = p->pat->run(p->pat, &r);
-	/* Once stopped by a signal, a failure that follows (a peer that left
-	 * first) is the interruption's. */
-	if (cancel_flag && st != NG_ERR_USAGE)
-		st = NG_ERR_CANCELLED;
-	if (st == NG_ERR_CANCELLED && !cancel_flag)
-		st = NG_ERR_PEER_LOST;
-	/* A pattern refuses its options on every rank alike (pattern.h): all
-	 * leave together, without an abort. */
-	if (st == NG_ERR_USAGE)
-		agreed = true;
-
-	if (res) {
-		module_block(res, comm);
-		if (timer.kind == NG_TIMER_TSC && st == NG_OK) {
-			ng_timer_recheck(&timer);
-			ng_results_block(res, "timer_check",
-			                 json_pack("{s:f}", "drift_ppm", timer.drift_ppm));
-		}
-		if (ng_results_finish(res, st == NG_OK) && st == NG_OK)
-			st = NG_ERR_IO;
-		if (st != NG_OK && p->output)
-			fprintf(stderr, "ngauge: %zu measured size%s kept in '%s' (\"complete\": false)\n",
-			        ng_results_rows(res), ng_results_rows(res) == 1 ? "" : "s", p->output);
-		ng_results_free(res);
-	}
-	if (st == NG_ERR_CANCELLED)
-		ng_error("interrupted (%s)", ng_stop_signal_name(cancel_flag));
-	code = status_exit(st);
-	if (st == NG_OK)
-		(void)ng_boot_barrier(boot);
-out_close:
-	/* After a failure under MPI a peer may be gone: abort, do not finalize. */
-#if NG_HAVE_MPI
-	if (code != 0 && !agreed && strcmp(boot->ops->name, "mpi") == 0) {
-		fflush(stdout);
-		ng_boot_mpi_abort(code);
-	}
-#endif
-	comm->ops->close(comm);
-out_boot:
-	if (agreed) {
-		fflush(stderr);
-		(void)ng_boot_barrier(boot);
-	}
-#if NG_HAVE_MPI
-	if (code != 0 && !agreed && strcmp(boot->ops->name, "mpi") == 0) {
-		fflush(stdout);
-		ng_boot_mpi_abort(code);
-	}
-#endif
-	boot->ops->fini(boot);
-	return code;
-}
+/* How this process's ranks came to be: launch() fills it, run() uses it. */
+struct launched {
+	struct ng_boot *boot;  /* this rank's bootstrap (run() releases it); NULL: no rank here */
+	const char *how;       /* for messages: "--np", "mpiexec" or "--server/--client" */
+	bool mpi;              /* MPI is initialised (the mpi bootstrap): NG_CAP_MPI modules can run */
+	double (*wtime)(void); /* under mpi, MPI_Wtime for the mpi timer; else NULL */
+	char mpi_version[256]; /* under mpi, the MPI library; else "" */
+};
 
 /*
  * --server/--client: the server runs what the client asks for.  The client
@@ -881,7 +616,6 @@ static int pair_up(struct ng_args *a, int argc, char **argv)
 	bool server = ng_args_flag(a, "server");
 	ng_status st;
 
-	install_signals();
 	if (server && ng_args_given(a, "client")) {
 		ng_error("--server and --client exclude each other");
 		return EXIT_USAGE;
@@ -961,7 +695,233 @@ out:
 	return code;
 }
 
-int ng_main(int argc, char **argv)
+/*
+ * The launch choice, made here and nowhere else.  In this order:
+ *   @preboot      a --server/--client pair, connected: rank 0 is the client,
+ *                 rank 1 the server's child serving it;
+ *   --server      serve clients one after another (ng_server_run), each in
+ *                 a child that comes back through main_with() with @preboot;
+ *   --client      connect, send the command line, and come back through
+ *                 main_with() with @preboot;
+ *   mpiexec/srun  started by an MPI launcher: the MPI bootstrap;
+ *   NG_CAP_MPI    a module that needs MPI, started without a launcher: this
+ *                 command again under mpiexec -n NP;
+ *   otherwise     fork --np ranks on this machine, this process their hub.
+ * Takes @preboot.  Returns with l->boot set in a rank, which goes on to
+ * run(); otherwise l->boot is NULL and the return value is this process's
+ * exit status.  The MPI bootstrap may take arguments of its own out of
+ * *argc_p / *argv_p.
+ */
+static int launch(const struct plan *p, struct ng_args *a, int *argc_p, char ***argv_p,
+                  struct ng_boot *preboot, struct launched *l)
+{
+	*l = (struct launched){.how = "--np"};
+	ng_cancel_install();
+	if (preboot) {
+		l->boot = preboot;
+		l->how = "--server/--client";
+		return 0;
+	}
+	if (ng_args_flag(a, "server") || ng_args_given(a, "client")) {
+		if (check_ranks(p, 2, -1, "--server/--client"))
+			return EXIT_USAGE;
+		return pair_up(a, *argc_p, *argv_p);
+	}
+	if (ng_launched_by_mpi()) {
+#if NG_HAVE_MPI
+		if (ng_boot_mpi(argc_p, argv_p, &l->boot))
+			return 1;
+		l->how = "mpiexec";
+		l->mpi = true;
+		l->wtime = ng_boot_mpi_wtime;
+		ng_boot_mpi_version(l->mpi_version, sizeof(l->mpi_version));
+		if (ng_args_given(a, "np") && !getenv("NGAUGE_RELAUNCHED") && p->np != l->boot->size &&
+		    l->boot->rank == 0)
+			ng_warn("--np %lld ignored: mpiexec started %d ranks", p->np, l->boot->size);
+		return 0;
+#else
+		ng_error(
+		    "started by mpiexec/srun, but this ngauge was built without MPI (install libmpich-dev "
+		    "and rebuild)");
+		return EXIT_USAGE;
+#endif
+	}
+	if (p->np < 1 || p->np > 1024) {
+		ng_error("--np must be between 1 and 1024, got %lld", p->np);
+		return EXIT_USAGE;
+	}
+	if (check_ranks(p, (int)p->np, -1, "--np"))
+		return EXIT_USAGE;
+	if (p->mod->caps & NG_CAP_MPI)
+		return relaunch_mpi(p, *argc_p, *argv_p);
+	if (ng_boot_local((int)p->np, p->timeout + 2.0, &l->boot))
+		return 1;
+	return 0;
+}
+
+/* ---- one rank's run ---- */
+
+/* One rank's run, on the bootstrap @l gives it (released here).  Returns the
+ * rank's exit status. */
+static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const struct launched *l)
+{
+	struct ng_boot *boot = l->boot;
+	struct ng_comm *comm = NULL;
+	struct ng_results *res = NULL;
+	struct ng_timer timer;
+	struct ng_oversub over;
+	const char *how = l->how, *mpi_ver = l->mpi ? l->mpi_version : NULL;
+	char cmd[4096];
+	ng_status st;
+	int code;
+	/* Set where the ranks leave on one verdict (rank count and launch kind,
+	 * which each reaches on its own; the instance checks, which they agree
+	 * on): one rank says why, all meet at a barrier so that the message is
+	 * out before anyone leaves, and the job ends without an abort. */
+	bool agreed = false;
+
+	if (boot->size > 1)
+		ng_log_set_rank(boot->rank);
+	if (ng_args_str(a, "pin") && pin_rank(ng_args_str(a, "pin"), boot->rank)) {
+		code = EXIT_USAGE;
+		goto out_boot;
+	}
+	if (check_ranks(p, boot->size, boot->rank, how)) {
+		code = EXIT_USAGE;
+		agreed = true;
+		goto out_boot;
+	}
+	if ((p->mod->caps & NG_CAP_MPI) && !l->mpi) {
+		ng_error("module '%s' needs an MPI launch (mpiexec/srun)", p->mod->name);
+		code = EXIT_USAGE;
+		agreed = true;
+		goto out_boot;
+	}
+	st = ng_timer_init(&timer, ng_args_str(a, "timer"), l->wtime);
+	if (st) {
+		code = status_exit(st);
+		goto out_boot;
+	}
+
+	struct ng_module_env menv = {
+	    .boot = boot, .args = a, .cancel = ng_cancel_flag(), .timeout_s = p->timeout};
+	st = p->mod->open(p->mod, &menv, &comm);
+	if (st) {
+		code = status_exit(st) == EXIT_USAGE ? EXIT_USAGE : status_exit(st);
+		goto out_boot;
+	}
+	comm->cancel = ng_cancel_flag();
+	if (p->sizes_default && fit_default_sizes(p, comm, boot)) {
+		code = 1;
+		goto out_close;
+	}
+	/* An instance may offer less than its descriptor (a wrapper over a base
+	 * module, a device without some feature). */
+	code = check_instance(p, comm, boot, &agreed);
+	if (code)
+		goto out_close;
+	if (ng_env_oversub(boot, comm->spins, &over)) {
+		code = 1;
+		goto out_close;
+	}
+
+	if (boot->rank == 0) {
+		char label[128], mark[128] = "";
+		command_line(argc, argv, cmd, sizeof(cmd));
+		snprintf(label, sizeof(label), "%s over %s", p->pat->name, p->mod->name);
+		res = ng_results_new(doc_head(p, a, boot, &timer, comm, cmd, mpi_ver, &over), p->output,
+		                     ng_args_flag(a, "raw"), p->pat->name);
+		module_block(res, comm);
+		if (comm->ops->report_row)
+			ng_results_row_hook(res, module_row, comm);
+		if (over.over) {
+			snprintf(mark, sizeof(mark), "OVERSUBSCRIBED: %d busy-polling ranks on %d core%s",
+			         over.ranks, over.cores, over.cores == 1 ? "" : "s");
+			ng_warn("%d busy-polling ranks share %d core%s of host %s: the times include waiting "
+			        "for the CPU (results marked \"oversubscribed\"; use fewer ranks, or a "
+			        "module's sleep/yield mode)",
+			        over.ranks, over.cores, over.cores == 1 ? "" : "s", over.host);
+			ng_results_mark(res, mark);
+		}
+		printf("# ngauge %s: pattern %s, module %s (%s), %d ranks (%s launch), timer %s (resolution "
+		       "%.1f "
+		       "ns, overhead %.1f ns)%s%s\n",
+		       NG_VERSION, p->pat->name, p->mod->name, comm->device, boot->size, boot->ops->name,
+		       timer.name, timer.resolution_ns, timer.overhead_ns, mark[0] ? "; " : "", mark);
+		fflush(stdout);
+	}
+
+	struct ng_run r = {
+	    .comm = comm,
+	    .boot = boot,
+	    .args = a,
+	    .timer = &timer,
+	    .sizes = p->sizes,
+	    .nsizes = p->nsizes,
+	    .count = (size_t)p->count,
+	    .warmup = (size_t)p->warmup,
+	    .verify = ng_args_flag(a, "verify"),
+	    .raw = ng_args_flag(a, "raw"),
+	    .seed = (uint64_t)p->seed,
+	    .timeout_s = p->timeout,
+	    .cancel = ng_cancel_flag(),
+	    .results = res,
+	};
+	st = ng_boot_barrier(boot);
+	if (st == NG_OK)
+		st = p->pat->run(p->pat, &r);
+	/* Once stopped by a signal, a failure that follows (a peer that left
+	 * first) is the interruption's. */
+	if (ng_cancel_requested() && st != NG_ERR_USAGE)
+		st = NG_ERR_CANCELLED;
+	if (st == NG_ERR_CANCELLED && !ng_cancel_requested())
+		st = NG_ERR_PEER_LOST;
+	/* A pattern refuses its options on every rank alike (pattern.h): all
+	 * leave together, without an abort. */
+	if (st == NG_ERR_USAGE)
+		agreed = true;
+
+	if (res) {
+		module_block(res, comm);
+		if (timer.kind == NG_TIMER_TSC && st == NG_OK) {
+			ng_timer_recheck(&timer);
+			ng_results_block(res, "timer_check",
+			                 json_pack("{s:f}", "drift_ppm", timer.drift_ppm));
+		}
+		if (ng_results_finish(res, st == NG_OK) && st == NG_OK)
+			st = NG_ERR_IO;
+		if (st != NG_OK && p->output)
+			fprintf(stderr, "ngauge: %zu measured size%s kept in '%s' (\"complete\": false)\n",
+			        ng_results_rows(res), ng_results_rows(res) == 1 ? "" : "s", p->output);
+		ng_results_free(res);
+	}
+	if (st == NG_ERR_CANCELLED)
+		ng_error("interrupted (%s)", ng_stop_signal_name(ng_cancel_signal()));
+	code = status_exit(st);
+	if (st == NG_OK)
+		(void)ng_boot_barrier(boot);
+out_close:
+	/* After a failure a peer may be gone: where the launch would leave the
+	 * others waiting (bootstrap.h, abort), end the job; do not finalize. */
+	if (code != 0 && !agreed && boot->ops->abort) {
+		fflush(stdout);
+		boot->ops->abort(boot, code);
+	}
+	comm->ops->close(comm);
+out_boot:
+	if (agreed) {
+		fflush(stderr);
+		(void)ng_boot_barrier(boot);
+	}
+	if (code != 0 && !agreed && boot->ops->abort) {
+		fflush(stdout);
+		boot->ops->abort(boot, code);
+	}
+	boot->ops->fini(boot);
+	return code;
+}
+
+int ng_driver_main(int argc, char **argv)
 {
 	return main_with(argc, argv, NULL);
 }
@@ -971,12 +931,8 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 	struct ng_args a = {0};
 	struct plan p = {0};
 	char err[512], names[512];
+	struct launched l;
 	int code = EXIT_USAGE;
-
-	if (!preboot && argc > 1 && strcmp(argv[1], "plot") == 0)
-		return ng_plot_main(argc - 1, argv + 1);
-	if (!preboot && argc > 1 && strcmp(argv[1], "report") == 0)
-		return ng_report_main(argc - 1, argv + 1);
 
 	if (declare_all(&a)) {
 		ng_error("out of memory");
@@ -1087,14 +1043,10 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 		ng_error("--once applies to --server only");
 		goto out;
 	}
-	if (!preboot && (ng_args_flag(&a, "server") || ng_args_given(&a, "client"))) {
-		if (check_ranks(&p, 2, -1, "--server/--client"))
-			goto out;
-		code = pair_up(&a, argc, argv);
-		goto out;
-	}
-	code = run(&p, &a, argc, argv, preboot);
-	preboot = NULL; /* run() released it */
+	code = launch(&p, &a, &argc, &argv, preboot, &l);
+	preboot = NULL; /* launch() took it */
+	if (l.boot)
+		code = run(&p, &a, argc, argv, &l);
 out:
 	if (preboot)
 		preboot->ops->fini(preboot);

@@ -71,8 +71,6 @@ ng_status ng_boot_mpi(int *argc, char ***argv, struct ng_boot **b_p);
 double ng_boot_mpi_wtime(void);
 /* MPI_Get_library_version, first line. */
 void ng_boot_mpi_version(char *buf, size_t len);
-/* MPI_Abort(MPI_COMM_WORLD, code). */
-void ng_boot_mpi_abort(int code);
 /*
  * The text of MPI error code @rc on one line (MPICH's error stacks span
  * several) in @msg (@len bytes, MPI_MAX_ERROR_STRING is enough), and the

@@ -16,7 +16,7 @@
  * which stops at its next interruptible point like any rank; the server
  * waits for it (killing it 5 s later if it has not ended) and returns
  * 128 + the signal's number.  The child gets the server's original signal
- * mask back and installs the driver's handlers itself.
+ * mask back and installs the stop-signal handlers (cancel.h) itself.
  */
 #include <errno.h>
 #include <poll.h>
@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "driver.h"
+#include "cancel.h"
 #include "launch.h"
 
 /* A child that ends within this long after a client arrived was finishing. */

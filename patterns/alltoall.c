@@ -86,9 +86,9 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "core/payload.h"
 #include "core/registry.h"
 #include "nodes.h"
+#include "payload.h"
 
 enum ng_a2a_algo {
 	NG_A2A_BRUCK,

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/payload.h"
+#include "payload.h"
 /* ng_stats_json(): the one writer of STATS objects, shared with the rows. */
 
 /* ---- seeded choices ---------------------------------------------------- */

@@ -26,8 +26,8 @@
 #include <string.h>
 
 #include "common.h"
-#include "core/payload.h"
 #include "nodes.h"
+#include "payload.h"
 
 struct ng_mpb {
 	struct ng_run *run;

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "core/payload.h"
+#include "payload.h"
 
 #define NG_RMA_ACC_MASK ((UINT64_C(1) << 48) - 1)
 

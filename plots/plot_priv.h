@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "../core/status.h"
+#include "status.h"
 
 #define NG_PLOT_SCHEMA "ngauge-result/1"
 #define NG_MICRO       "\xc2\xb5" /* U+00B5 MICRO SIGN in UTF-8 */

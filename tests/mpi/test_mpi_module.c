@@ -26,8 +26,8 @@
 #include "core/bootstrap.h"
 #include "core/launch.h"
 #include "core/module.h"
-#include "core/payload.h"
-#include "core/status.h"
+#include "payload.h"
+#include "status.h"
 
 extern const struct ng_module ng_module_mpi;
 extern const struct ng_module ng_module_mpirma;

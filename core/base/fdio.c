@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "driver.h"
+#include "cancel.h"
 
 int ng_fd_write_all(int fd, const void *buf, size_t len)
 {
@@ -17,7 +17,7 @@ int ng_fd_write_all(int fd, const void *buf, size_t len)
 		if (n < 0 && errno == ENOTSOCK)
 			n = write(fd, p, len);
 		if (n < 0) {
-			if (errno == EINTR && !ng_driver_cancelled())
+			if (errno == EINTR && !ng_cancel_requested())
 				continue;
 			return -1;
 		}
@@ -35,7 +35,7 @@ int ng_fd_read_all(int fd, void *buf, size_t len)
 		if (n == 0)
 			return 1;
 		if (n < 0) {
-			if (errno == EINTR && !ng_driver_cancelled())
+			if (errno == EINTR && !ng_cancel_requested())
 				continue;
 			return -1;
 		}
@@ -65,7 +65,7 @@ int ng_fd_read_all_timeout(int fd, void *buf, size_t len, int timeout_ms)
 		}
 		int r = poll(&pfd, 1, (int)left);
 		if (r < 0) {
-			if (errno == EINTR && !ng_driver_cancelled())
+			if (errno == EINTR && !ng_cancel_requested())
 				continue;
 			return -1;
 		}

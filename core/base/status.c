@@ -5,8 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "module.h"
-
 static const char *const status_names[] = {
 #define NG_STATUS_NAME(n, m) #n,
     NG_STATUS_MAP(NG_STATUS_NAME)
@@ -81,28 +79,4 @@ void ng_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	vlog("warning: ", fmt, ap);
 	va_end(ap);
-}
-
-const char *ng_cap_name(unsigned cap)
-{
-	switch (cap) {
-	case NG_CAP_RELIABLE:
-		return "reliable delivery";
-	case NG_CAP_CHANNEL:
-		return "two-sided send/recv";
-	case NG_CAP_REGMEM:
-		return "registered memory";
-	case NG_CAP_NONBLOCK:
-		return "non-blocking operations";
-	case NG_CAP_ONESIDED:
-		return "one-sided operations";
-	case NG_CAP_MPI:
-		return "MPI launch";
-	case NG_CAP_MULTIRANK:
-		return "more than two ranks";
-	case NG_CAP_ALLTOALL:
-		return "a native alltoall collective";
-	default:
-		return "unknown capability";
-	}
 }

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "cancel.h"
+
+#include <time.h>
+#include <unistd.h>
+
+/* Process state of the driver (cancel.h): written by the handler only. */
+static volatile sig_atomic_t cancel_flag;
+static struct timespec cancel_time; /* written with the stop signals blocked (sa_mask) */
+
+const volatile sig_atomic_t *ng_cancel_flag(void)
+{
+	return &cancel_flag;
+}
+
+bool ng_cancel_requested(void)
+{
+	return cancel_flag != 0;
+}
+
+int ng_cancel_signal(void)
+{
+	return cancel_flag;
+}
+
+void ng_stop_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+}
+
+const char *ng_stop_signal_name(int sig)
+{
+	switch (sig) {
+	case SIGINT:
+		return "SIGINT";
+	case SIGTERM:
+		return "SIGTERM";
+	case SIGHUP:
+		return "SIGHUP";
+	default:
+		return "a signal";
+	}
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	_exit(128 + (cancel_flag ? cancel_flag : SIGINT));
+}
+
+/* The first stop signal sets the flag and the alarm; a repeat within a
+ * second is the same request; a later one ends the process. */
+static void on_signal(int sig)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (cancel_flag) {
+		double since = (double)(now.tv_sec - cancel_time.tv_sec) +
+		               (double)(now.tv_nsec - cancel_time.tv_nsec) * 1e-9;
+		if (since >= 1.0)
+			_exit(128 + cancel_flag);
+		return;
+	}
+	cancel_time = now;
+	cancel_flag = sig;
+	alarm(3);
+}
+
+void ng_cancel_install(void)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+
+	ng_stop_signals(&sa.sa_mask);
+	sa.sa_flags = 0; /* no SA_RESTART: blocking calls return EINTR */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
