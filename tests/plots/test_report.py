@@ -58,7 +58,7 @@ class Balance(html.parser.HTMLParser):
 
 
 def fmt(v):
-    """The report's number format (ng_fmt_human in plots/report.c)."""
+    """The report's number format (ng_fmt_human in plots/html.c)."""
     if v == int(v) and abs(v) < 1e15:
         return "%.0f" % v
     if abs(v) >= 1e4:

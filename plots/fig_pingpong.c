@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The figures of the patterns that measure per message size between pairs
+ * or groups of ranks, their rows against size: pingpong (latency and
+ * bandwidth, a module's model as a dotted line), 1n and n1 (time per round
+ * and aggregate bandwidth), bw and bibw (bandwidth and message rate, and the
+ * report's "bw" section).  With more than two ranks the aggregates are extra
+ * series.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "data.h"
+#include "figure.h"
+#include "gnuplot.h"
+#include "html.h"
+
+static const struct ng_col ng_cols_pingpong[] = {
+    {"size", NG_COL_NUM},
+    {"count", NG_COL_NUM},
+    {"latency_us", NG_COL_STATS},
+    {"bandwidth_MBps", NG_COL_STATS},
+    {"aggregate_bandwidth_MBps", NG_COL_NUM},
+    {"predicted_us", NG_COL_NUM},
+    {NULL, NG_COL_NUM},
+};
+
+static const struct ng_col ng_cols_1n[] = {
+    {"size", NG_COL_NUM},
+    {"count", NG_COL_NUM},
+    {"time_us", NG_COL_STATS},
+    {"aggregate_bandwidth_MBps", NG_COL_STATS},
+    {"bandwidth_per_client_MBps", NG_COL_STATS},
+    {"clients", NG_COL_NUM},
+    {NULL, NG_COL_NUM},
+};
+
+static const struct ng_col ng_cols_bw[] = {
+    {"size", NG_COL_NUM},
+    {"count", NG_COL_NUM},
+    {"bandwidth_MBps", NG_COL_STATS},
+    {"messages_per_s", NG_COL_STATS},
+    {"aggregate_bandwidth_MBps", NG_COL_NUM},
+    {"aggregate_messages_per_s", NG_COL_NUM},
+    {NULL, NG_COL_NUM},
+};
+
+static void ng_dat_pingpong(FILE *f, const struct ng_plot_file *pf)
+{
+	ng_dat_rows(f, pf, ng_cols_pingpong);
+}
+
+static void ng_dat_1n(FILE *f, const struct ng_plot_file *pf)
+{
+	ng_dat_rows(f, pf, ng_cols_1n);
+}
+
+static void ng_dat_bw(FILE *f, const struct ng_plot_file *pf)
+{
+	ng_dat_rows(f, pf, ng_cols_bw);
+}
+
+/* A panel of one statistics key of the rows (table 0), one series per file. */
+static void ng_row_panel(struct ng_fig *g, const struct ng_col *cols, const char *key, const char *name,
+                         enum ng_unit u)
+{
+	size_t i;
+
+	ng_gp_panel(g, name, u);
+	for (i = 0; i < g->n; i++)
+		ng_gp_ci_series(g, i, 0, ng_col_of(cols, key), NULL, NULL);
+}
+
+/* Whether some row of file @i has a number under @key. */
+static bool ng_rows_have(const struct ng_fig *g, size_t i, const char *key)
+{
+	json_t *row;
+	size_t j;
+
+	json_array_foreach(g->files[i]->rows, j, row)
+	{
+		if (isfinite(ng_plot_num(row, key)))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A pingpong panel of @key, one series per file; where the rows carry a
+ * module's prediction of the one-way time ("predicted_us", e.g. spipe's
+ * model), it is drawn as a dotted line in the colour of the measurement:
+ * the time itself, or size / time on a bandwidth panel; one key entry,
+ * "model (dotted)", stands for all of them.
+ */
+static void ng_pp_panel(struct ng_fig *g, const char *key, const char *name, enum ng_unit u, bool bandwidth)
+{
+	const struct ng_col *cols = ng_cols_pingpong;
+	int pcol = ng_col_of(cols, "predicted_us");
+	bool titled = false;
+	size_t i;
+
+	ng_gp_panel(g, name, u);
+	for (i = 0; i < g->n; i++) {
+		int style = (int)((size_t)g->style % NG_NSTYLES) + 1;
+
+		ng_gp_ci_series(g, i, 0, ng_col_of(cols, key), NULL, NULL);
+		if (!ng_rows_have(g, i, "predicted_us"))
+			continue;
+		ng_gp_next(g);
+		ng_gp_quote(g->plot, ng_plot_basename(g->dat[i]));
+		if (bandwidth)
+			fprintf(g->plot, " index 0 using 1:($1 / $%d) with lines ls %d dt 3", pcol, style);
+		else
+			fprintf(g->plot, " index 0 using 1:%d with lines ls %d dt 3", pcol, style);
+		if (!bandwidth)
+			ng_gp_range(g, i, 0, pcol, 1);
+		/* one key entry for all of them: the colour says whose */
+		if (titled) {
+			fputs(" notitle", g->plot);
+		} else {
+			g->ntitled++;
+			fputs(" title 'model (dotted)'", g->plot);
+			titled = true;
+		}
+	}
+}
+
+/* The plain series "LABEL aggregate" of number @key of the rows, for each
+ * file whose rows have it (pairs of ranks: the sum over the pairs). */
+static void ng_aggregate_series(struct ng_fig *g, const struct ng_col *cols, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < g->n; i++) {
+		if (ng_rows_have(g, i, key))
+			ng_gp_plain_series(g, i, 0, ng_col_of(cols, key), true, ng_gp_style(g), "aggregate",
+			                   NULL);
+	}
+}
+
+static void ng_fig_pingpong(struct ng_fig *g)
+{
+	const struct ng_col *cols = ng_cols_pingpong;
+
+	if (g->panels & NG_PANEL_LAT) {
+		ng_pp_panel(g, "latency_us", "Latency", NG_UNIT_US, false);
+		ng_gp_panel_end(g);
+	}
+	if (g->panels & NG_PANEL_BW) {
+		ng_pp_panel(g, "bandwidth_MBps", "Bandwidth", NG_UNIT_MBPS, true);
+		/* more than two ranks: the sum over the pairs as well */
+		ng_aggregate_series(g, cols, "aggregate_bandwidth_MBps");
+		ng_gp_panel_end(g);
+	}
+}
+
+/* bw, bibw: bandwidth and message rate (--kind bandwidth keeps both). */
+static void ng_fig_bw(struct ng_fig *g)
+{
+	const struct ng_col *cols = ng_cols_bw;
+
+	if (g->panels & NG_PANEL_BW) {
+		ng_row_panel(g, cols, "bandwidth_MBps", "Bandwidth", NG_UNIT_MBPS);
+		ng_aggregate_series(g, cols, "aggregate_bandwidth_MBps");
+		ng_gp_panel_end(g);
+	}
+	if (g->panels & NG_PANEL_MSG) {
+		ng_row_panel(g, cols, "messages_per_s", "Message rate (messages/s)", NG_UNIT_NONE);
+		ng_aggregate_series(g, cols, "aggregate_messages_per_s");
+		ng_gp_panel_end(g);
+	}
+}
+
+static void ng_fig_1n(struct ng_fig *g)
+{
+	if (g->panels & NG_PANEL_LAT) {
+		ng_row_panel(g, ng_cols_1n, "time_us", "Time per round", NG_UNIT_US);
+		ng_gp_panel_end(g);
+	}
+	if (g->panels & NG_PANEL_BW) {
+		ng_row_panel(g, ng_cols_1n, "aggregate_bandwidth_MBps", "Aggregate bandwidth", NG_UNIT_MBPS);
+		ng_gp_panel_end(g);
+	}
+}
+
+/* The report's "bw" block: the window and the acknowledgement. */
+static void ng_report_bw(FILE *f, const json_t *b)
+{
+	fputs("<h3>Streaming bandwidth</h3>\n<p class=\"note\">Each repetition is a window of "
+	      "non-blocking messages (both ways for bibw) closed by one acknowledgement; bandwidth and "
+	      "message rate are per window, MB = 10<sup>6</sup> bytes.</p>\n",
+	      f);
+	ng_html_kv(f, b);
+}
+
+const struct ng_figure ng_figure_pingpong = {
+    .patterns = (const char *const[]){"pingpong", NULL},
+    .panels = NG_PANEL_LAT | NG_PANEL_BW,
+    .data = ng_dat_pingpong,
+    .script = ng_fig_pingpong,
+};
+
+const struct ng_figure ng_figure_1n = {
+    .patterns = (const char *const[]){"1n", "n1", NULL},
+    .panels = NG_PANEL_LAT | NG_PANEL_BW,
+    .data = ng_dat_1n,
+    .script = ng_fig_1n,
+};
+
+const struct ng_figure ng_figure_bw = {
+    .patterns = (const char *const[]){"bw", "bibw", NULL},
+    .panels = NG_PANEL_BW | NG_PANEL_MSG,
+    .data = ng_dat_bw,
+    .script = ng_fig_bw,
+    .report = {.block = "bw", .section = ng_report_bw},
+};

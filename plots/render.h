@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * From checked result files to figures (plots/render.c), for plot and
+ * report: grouping the files by pattern, the figure of each group from the
+ * registry (figure.h), the parts of a pattern drawn in parts, the names of
+ * the outputs, and running gnuplot.  The user-visible contract (file names,
+ * figures, messages) is in plot.h.
+ */
+#ifndef NG_PLOT_RENDER_H
+#define NG_PLOT_RENDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "load.h"
+
+/* Which panels to draw (plot.h, --kind). */
+enum ng_plot_kind {
+	NG_PLOT_KIND_AUTO,
+	NG_PLOT_KIND_LATENCY,
+	NG_PLOT_KIND_BANDWIDTH,
+	NG_PLOT_KIND_OVERHEAD,
+};
+
+/* The kind named @word ("auto", "latency", "bandwidth", "overhead") into
+ * *kind_p; false (nothing reported) for any other word. */
+bool ng_plot_kind_of(const char *word, enum ng_plot_kind *kind_p);
+
+/* The gnuplot to run (plot.h), as a malloc'ed path, or NULL when none is
+ * found.  Reports nothing: the caller decides whether that is an error. */
+char *ng_plot_find_gnuplot(void);
+
+struct ng_plot_req {
+	const char *out; /* figure path; its extension picks the terminal */
+	enum ng_plot_kind kind;
+	const char *gnuplot; /* NULL: write scripts and data, run nothing */
+	bool quiet;          /* true: do not list the figures on stdout */
+	/* Optional: called with the path of every figure drawn, in order (a
+	 * pattern drawn in parts, rma, gives several for one group). */
+	void (*made)(void *data, const char *path);
+	void *made_data;
+};
+
+/*
+ * Writes data, scripts and (when req->gnuplot) figures for @files, grouped by
+ * pattern as plot.h says.  Returns NG_OK, NG_ERR_USAGE (bad extension, a
+ * --kind with no panel for some group; nothing written), NG_ERR_IO (a file
+ * could not be written) or NG_ERR_SYS (gnuplot failed); every error is
+ * reported.  The files need labels.
+ */
+ng_status ng_plot_render(const struct ng_plot_file *files, size_t n, const struct ng_plot_req *req);
+
+#endif

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The report's page (plots/report.c): one self-contained HTML file from
+ * checked, labelled result files, as plot.h says.
+ */
+#ifndef NG_PLOT_REPORT_H
+#define NG_PLOT_REPORT_H
+
+#include <stddef.h>
+
+#include "load.h"
+
+/*
+ * Writes the report of @files (labelled) to @out: first to OUT.tmp, renamed
+ * when complete (removed on failure), then prints @out on stdout.  With
+ * @gnuplot, the figures are drawn with the svg terminal in a temporary
+ * directory under $TMPDIR (else /tmp), removed afterwards; without, the page
+ * says there are no figures.  Returns NG_OK, else the error reported once
+ * (NG_ERR_IO: a file or directory could not be made or written; NG_ERR_NOMEM;
+ * the errors of ng_plot_render()).
+ */
+ng_status ng_report_render(const struct ng_plot_file *files, size_t n, const char *out, const char *gnuplot);
+
+#endif
