@@ -60,6 +60,7 @@ def _validator(strict_integers=False, schema_path=SCHEMA):
     return _validators[key]
 
 
+NOT_HERE = "key not allowed here"
 _NAME = re.compile(r"^[A-Za-z0-9_+-]+$")
 
 
@@ -108,9 +109,9 @@ def _lines(err):
             return [(path + [inst], "unknown name: " + err.message)]
     if err.validator == "not" and err.validator_value == {}:
         why = err.schema.get("description", "") if isinstance(err.schema, dict) else ""
-        return [(path, "key not allowed here" + (": " + why if why else ""))]
+        return [(path, NOT_HERE + (": " + why if why else ""))]
     if err.validator is None or err.schema is False:
-        return [(path, "key not allowed here")]
+        return [(path, NOT_HERE)]
     msg = err.message
     if msg.startswith(repr(inst)):
         msg = _short(inst) + msg[len(repr(inst)):]
@@ -123,6 +124,9 @@ def problems(doc, strict_integers=False, schema_path=SCHEMA):
     out = []
     for err in v.iter_errors(doc):
         out.extend(_lines(err))
+    # a key that must not be there at all: its own contents are not worth a line each
+    banned = [p for p, w in out if w.startswith(NOT_HERE)]
+    out = [(p, w) for p, w in out if not any(len(p) > len(b) and p[: len(b)] == b for b in banned)]
     out.sort(key=lambda pw: [(0, p) if isinstance(p, int) else (1, p) for p in pw[0]])
     seen, lines = set(), []
     for p, w in out:
