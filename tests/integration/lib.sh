@@ -100,6 +100,9 @@ finish() {
 	local files=()
 	mapfile -d '' files < <(find "$T" -type f -name '*.json' -print0 2>/dev/null)
 	schema_check "${files[@]}"
+	[ -s "$T/.schema-checked" ] && [ ! -e "$T/.schema-skip" ] &&
+		echo "schema: $(wc -l <"$T/.schema-checked") version(s) of $(cut -d' ' -f1 "$T/.schema-checked" | sort -u |
+			wc -l) result file(s) checked against doc/schema/ngauge-result-1.schema.json"
 	if [ "$FAILS" -ne 0 ]; then echo "$FAILS check(s) failed" >&2; exit 1; fi
 	exit 0
 }
