@@ -159,12 +159,10 @@ def fresh_runs(exe, mods):
     return runs
 
 
-def write_fresh(exe, tmp, mods, only=None):
-    """Runs fresh_runs (those named in ONLY); the files written."""
+def write_fresh(exe, tmp, mods):
+    """Runs fresh_runs; the files written."""
     files = []
     for name, cmd in fresh_runs(exe, mods):
-        if only is not None and name not in only:
-            continue
         out = os.path.join(tmp, name + ".json")
         if run_ngauge(cmd + ["-o", out], out, name):
             files.append(out)
@@ -506,9 +504,7 @@ def shape(line):
 
 def part_integers(exe, tmp):
     mods, _ = listing(exe)
-    files = write_fresh(exe, tmp, mods, only={"tcp-bw", "tcp-bibw-4", "tcp-mpbibw-4", "tcp-alltoall-3",
-                                              "rma-rma-3", "spipe-pingpong", "tcp-pingpong", "tcp-loggp",
-                                              "tcp-overlap", "tcp-1n-3"})
+    files = write_fresh(exe, tmp, mods)
     found = set()
     for path in files:
         doc = validate.load(path)
