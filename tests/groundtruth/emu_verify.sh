@@ -36,5 +36,9 @@ for pat in loggp plogp; do
 		{ fail "$pat --verify over emu failed (exit $rc)"; sed 's/^/  /' "$T/err" >&2; }
 done
 
+# The result files match the published schema (doc/schema; 77: python3-jsonschema missing, not checked).
+python3 "$(dirname "$0")/../schema/validate.py" "$T"/*.json >&2 || [ $? = 77 ] ||
+	fail "result files do not match doc/schema/ngauge-result-1.schema.json"
+
 [ "$FAILS" -eq 0 ] || { echo "$FAILS check(s) failed" >&2; exit 1; }
 exit 0

@@ -17,6 +17,11 @@ import time
 
 NGAUGE = os.environ.get("NGAUGE", "")
 
+# Result files are checked against the published schema (doc/schema) by tests/schema/validate.py.
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "schema"))
+import validate  # noqa: E402
+
 
 def _spin(seconds, q):
     # Time this process lost to others: gaps between consecutive clock reads.
@@ -67,7 +72,8 @@ def need_ngauge():
 
 
 def run(args, out):
-    """Runs ngauge ARGS -o OUT; returns the parsed result (exits 1 on failure)."""
+    """Runs ngauge ARGS -o OUT; returns the parsed result (exits 1 on failure, or when the file does not
+    match the schema: each problem names the key)."""
     cmd = [NGAUGE] + args + ["-o", out]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     sys.stdout.write(p.stdout)
@@ -75,6 +81,11 @@ def run(args, out):
         sys.stderr.write(p.stderr)
         print(f"FAIL: {' '.join(cmd)} exited {p.returncode}")
         sys.exit(1)
+    if validate.available():
+        bad = validate.file_problems(out)
+        if bad:
+            print("FAIL: %s does not match doc/schema/ngauge-result-1.schema.json:\n  %s" % (out, "\n  ".join(bad)))
+            sys.exit(1)
     with open(out) as f:
         return json.load(f)
 

@@ -73,6 +73,8 @@ if [ $rc -ne 0 ] || [ $src -ne 0 ]; then
 	fail "client exited $rc, server $src"
 fi
 
+python3 "$(dirname "$0")/../schema/validate.py" "$T/tbf.json" >&2 || [ $? = 77 ] ||
+	fail "the result does not match doc/schema/ngauge-result-1.schema.json"
 python3 - "$T/tbf.json" "$RATE_MBIT" "$mtu" "$tsopt" <<'PY' || exit 1
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -29,9 +29,39 @@ wait_rows() {
 	return 1
 }
 
-# pycheck FILE WHAT CODE : runs python CODE with r = the parsed JSON of FILE
+# Every result file a test writes is checked against the published schema
+# (doc/schema/ngauge-result-1.schema.json, by tests/schema/validate.py): the file pycheck reads, and at
+# finish every *.json left under $T.
+SCHEMA_VALIDATE=$(cd "$(dirname "${BASH_SOURCE[0]}")/../schema" && pwd)/validate.py
+
+# schema_check FILE... : validates each result file once per version (a rewrite is a new inode); a file
+# that does not match is one failure, its problems (the keys' paths) on stderr.  Without
+# python3-jsonschema: a note, once.
+schema_check() {
+	local f stamp todo=() rc
+	for f in "$@"; do
+		[ -f "$f" ] || continue
+		stamp="$f $(stat -c '%i %s %.9Y' "$f")"
+		grep -qxF "$stamp" "$T/.schema-checked" 2>/dev/null && continue
+		echo "$stamp" >>"$T/.schema-checked"
+		todo+=("$f")
+	done
+	[ ${#todo[@]} -eq 0 ] && return 0
+	python3 "$SCHEMA_VALIDATE" "${todo[@]}" >"$T/.schema-out" 2>&1
+	rc=$?
+	if [ $rc = 77 ]; then
+		[ -e "$T/.schema-skip" ] || echo "note: result files not checked against the schema: $(cat "$T/.schema-out")"
+		touch "$T/.schema-skip"
+	elif [ $rc != 0 ]; then
+		fail "result file(s) do not match doc/schema/ngauge-result-1.schema.json"
+		grep -v "file(s) do not match" "$T/.schema-out" | head -40 | sed 's/^/  schema: /' >&2
+	fi
+}
+
+# pycheck FILE WHAT CODE : runs python CODE with r = the parsed JSON of FILE (after schema_check FILE)
 pycheck() {
 	local file=$1 what=$2 code=$3
+	schema_check "$file"
 	if python3 - "$file" <<EOF
 import json, math, sys
 r = json.load(open(sys.argv[1]))
@@ -67,6 +97,12 @@ assert r['env']['oversubscribed'] is True and o['spinning_ranks'] == $ranks and 
 }
 
 finish() {
+	local files=()
+	mapfile -d '' files < <(find "$T" -type f -name '*.json' -print0 2>/dev/null)
+	schema_check "${files[@]}"
+	[ -s "$T/.schema-checked" ] && [ ! -e "$T/.schema-skip" ] &&
+		echo "schema: $(wc -l <"$T/.schema-checked") version(s) of $(cut -d' ' -f1 "$T/.schema-checked" | sort -u |
+			wc -l) result file(s) checked against doc/schema/ngauge-result-1.schema.json"
 	if [ "$FAILS" -ne 0 ]; then echo "$FAILS check(s) failed" >&2; exit 1; fi
 	exit 0
 }

@@ -25,8 +25,40 @@ def param(v, lo, hi):
     return {"value": v, "ci95": [lo, hi]}
 
 
+# The parameters block as ngauge writes it: the run's own settings, then the options of the module and of
+# the pattern with their defaults (doc/schema/ngauge-result-1.schema.json names them all).
+RUN_PARAMS = {"sizes": "1-1M", "count": 1000, "warmup": 100, "output": "fixture.json", "np": 2, "timer": None,
+              "verify": False, "raw": False, "seed": 1, "server": False, "once": False, "client": None,
+              "port": 5217, "bind": None, "pin": None, "timeout": 8.0}
+RDMA_PARAMS = {"rdma-backend": "auto", "ofi-provider": None, "rdma-ring": 32, "rdma-eager": 8192, "rdma-poll": "spin"}
+MODULE_PARAMS = {
+    "tcp": {"tcp-port": None, "tcp-bind": None, "tcp-sndbuf": None, "tcp-rcvbuf": None, "tcp-poll": "sleep"},
+    "emu": {"emu-base": "tcp", "emu-os": 0.0, "emu-or": 0.0, "emu-g": 0.0, "emu-L": 0.0, "emu-G": 0.0,
+            "emu-G2": None, "emu-threshold": 0, "emu-corrupt": 0, "emu-max": 0},
+    "mpi": {"mpi-ssend": False},
+    "mpirma": {"mpi-ssend": False},
+    "rma": dict(RDMA_PARAMS, **{"rma-design": "direct", "rma-sched": "none", "rma-aggregate": 256}),
+    "spipe": dict(RDMA_PARAMS, **{"spipe-mode": "super", "spipe-block": 4096, "spipe-buffers": 3,
+                                  "spipe-bufsize": 1048576, "spipe-c0": None, "spipe-q": None,
+                                  "spipe-fresh": False}),
+}
+PATTERN_PARAMS = {
+    "pingpong": {"pp-echo": "separate"},
+    "loggp": {"loggp-n": 16, "loggp-budget": 15.0, "loggp-ci": 0.01, "loggp-delay": 0.0},
+    "plogp": {"plogp-n": 16, "plogp-budget": 15.0, "plogp-ci": 0.01, "plogp-delay": 0.0},
+    "alltoall": {"a2a-algo": "all", "a2a-blocking": False, "ranks-per-node": 0},
+    "bw": {"bw-window": 64},
+    "rma": {"rma-test": "all", "rma-sync": "auto", "rma-burst": 16, "rma-origins": 0},
+    "overlap": {"overlap-compute": "0-4t/12", "overlap-side": "sender", "overlap-rma": False,
+                "overlap-burst": None},
+    "skew": {"skew-compute": "0-4t/12", "skew-rma": False, "skew-burst": None},
+}
+
+
 def head(pattern, module, ranks, extra_params=None):
-    params = {"count": 1000, "warmup": 100, "sizes": "1-1M", "seed": 1, "verify": False}
+    params = dict(RUN_PARAMS, np=ranks)
+    params.update(MODULE_PARAMS.get(module, {}))
+    params.update(PATTERN_PARAMS.get(pattern, {}))
     params.update(extra_params or {})
     return {
         "schema": "ngauge-result/1",
@@ -39,8 +71,9 @@ def head(pattern, module, ranks, extra_params=None):
         "finished": "2000-01-01T00:00:01Z",
         "launch": "local",
         "env": {"host": "synthetic-fixture", "kernel": "none", "cpu": "none", "mpi": None,
-                "device": "none (" + SYNTH + ")", "ngauge": "fixture"},
-        "timer": {"name": "clock", "resolution_ns": 1.0, "overhead_ns": 20.5, "invariant_tsc": False},
+                "device": "none (" + SYNTH + ")", "ngauge": "fixture", "cores": 2, "oversubscribed": False},
+        "timer": {"name": "clock", "resolution_ns": 1.0, "overhead_ns": 20.5, "invariant_tsc": False,
+                  "tsc_ghz": 0.0},
         "parameters": params,
         "results": [],
     }
@@ -93,23 +126,28 @@ def loggp():
         f = segs[0][0] if s <= 4096 else segs[1][0]
         T = g + (s - f) * G + (0.0137 if s % 3 else -0.0091)  # a little off the line
         p1 = 2 * (3.1 + 0.4 + 0.35) + s * 0.00161
-        sizes.append({"size": s, "prtt1_us": p1, "prttn_us": p1 + 15 * T, "prttnd_us": p1 + 15 * (T + p1),
-                      "T_us": T, "o_s_us": 0.4 + s * 0.000113, "o_r_us": 0.35 + s * 0.0000971,
-                      "delay_us": p1})
+        o_s, o_r = 0.4 + s * 0.000113, 0.35 + s * 0.0000971
+        sizes.append({"size": s, "count": 1000, "prtt1_us": p1, "prttn_us": p1 + 15 * T,
+                      "prttnd_us": p1 + 15 * (T + p1), "T_us": T, "o_s_us": o_s, "o_r_us": o_r, "delay_us": p1})
         d["results"].append({"size": s, "count": 1000, "prtt1_us": stats(p1), "prttn_us": stats(p1 + 15 * T),
-                             "prttnd_us": stats(p1 + 15 * (T + p1))})
+                             "prttnd_us": stats(p1 + 15 * (T + p1)), "o_r_us": stats(o_r), "T_us": T,
+                             "o_s_us": o_s, "delay_us": p1})
     d["loggp"] = {
         "n": 16,
         "segments": [
             {"from": segs[0][0], "to": segs[0][1], "L_us": param(3.1, 2.9, 3.3), "o_s_us": param(0.4, 0.38, 0.43),
              "o_r_us": param(0.35, 0.33, 0.37), "g_us": param(segs[0][2], 1.2, 1.31),
-             "G_us_per_byte": param(segs[0][3], 0.0007, 0.00076)},
+             "G_us_per_byte": param(segs[0][3], 0.0007, 0.00076), "O_s_us_per_byte": param(0.000113, 0.0001, 0.00012),
+             "O_r_us_per_byte": param(0.0000971, 0.00009, 0.000105), "sizes": 13},
             {"from": segs[1][0], "to": segs[1][1], "L_us": {"value": None, "flag": "negative estimate"},
              "o_s_us": param(0.9, 0.85, 0.95), "o_r_us": param(0.8, 0.75, 0.86),
-             "g_us": param(segs[1][2], 6.1, 6.9), "G_us_per_byte": param(segs[1][3], 0.00083, 0.00087)},
+             "g_us": param(segs[1][2], 6.1, 6.9), "G_us_per_byte": param(segs[1][3], 0.00083, 0.00087),
+             "O_s_us_per_byte": param(0.000113, 0.0001, 0.00012),
+             "O_r_us_per_byte": param(0.0000971, 0.00009, 0.000105), "sizes": 9},
         ],
         "breakpoints": [4096],
         "sizes": sizes,
+        "model_selection": {"criterion": "BIC, breakpoint charged as 4 parameters", "bic": [-12.5, -40.25, -38.0]},
         "loggopsim": "-L 3100 -o 400 -g 1250 -G 0.731 -O 0 -S 4096",
     }
     return d
@@ -120,25 +158,29 @@ def plogp():
     sizes = []
     for s in [0] + SIZES[:17]:
         g = 1.75 + s * 0.000913
-        sizes.append({"size": s, "g_us": param(g, g * 0.97, g * 1.04),
+        rtt, os_, or_ = 2 * (3.5 + g), 0.61 + s * 0.00021, 0.52 + s * 0.00017
+        sizes.append({"size": s, "count": 1000, "g_us": param(g, g * 0.97, g * 1.04),
                       "o_s_us": param(0.61 + s * 0.00021, 0.6 + s * 0.0002, 0.63 + s * 0.00022),
                       "o_r_us": param(0.52 + s * 0.00017, 0.5 + s * 0.00016, 0.55 + s * 0.00018)
                       if s != 8 else {"value": None, "flag": "negative estimate"},
-                      "L_us": param(3.5, 3.3, 3.71)})
-        d["results"].append({"size": s, "count": 1000, "rtt_us": stats(2 * (3.5 + g))})
-    d["plogp"] = {"L_us": param(3.5, 3.3, 3.71), "sizes": sizes}
+                      "L_us": param(3.5, 3.3, 3.71), "rtt_us": rtt, "delay_us": 1.25 * rtt})
+        d["results"].append({"size": s, "count": 1000, "rtt_us": stats(rtt), "g_us": stats(g), "o_s_us": stats(os_),
+                             "o_r_us": stats(or_), "delay_us": 1.25 * rtt})
+    d["plogp"] = {"n": 16, "L_us": param(3.5, 3.3, 3.71), "sizes": sizes}
     return d
 
 
 def alltoall():
     d = head("alltoall", "tcp", 8)
-    algs = {"bruck": (12.5, 0.0213), "pairwise": (31.0, 0.0087), "linear": (25.0, 0.011)}
+    algs = {"bruck": (12.5, 0.0213), "pairwise": (31.0, 0.0087), "isend": (25.0, 0.011)}
     for name, (a, b) in algs.items():
         for s in SIZES[:15]:
             t = a + s * b * 7
             d["results"].append({"size": s, "count": 200, "algorithm": name, "time_us": stats(t, 200),
-                                 "algbw_MBps": stats(s * 7 / t, 200)})
-    d["alltoall"] = {"algorithms": list(algs), "ranks_per_node": 4, "nodes": 2}
+                                 "algbw_MBps": stats(s * 7 / t, 200), "verified": 0})
+    d["alltoall"] = {"algorithms": list(algs), "ranks_per_node": 4, "nodes": 2, "membership": "host",
+                     "node_sizes": [4, 4], "skipped": {"mpi": "the module has no alltoall of its own"},
+                     "blocking_steps": False}
     return d
 
 
@@ -220,7 +262,21 @@ def spipe():
         d["results"].append({"size": s, "count": 100, "latency_us": stats(m, 100), "bandwidth_MBps": stats(s / m, 100),
                              "predicted_us": m * 1.0625,
                              "predicted_us_by_mode": {"super": m * 1.0625, "reg": m * 3.0}})
-    d["spipe"] = {"mode": "super", "memory": "reused", "model": {"lambda_net_us": 5.0, "B_net_MBps": 3000.0}}
+    d["spipe"] = {
+        "mode": "super", "memory": "reused", "memory_note": "the same buffers again and again",
+        "eager_bytes": 8192, "buffers": 3, "buffer_bytes": 1048576, "block_bytes": 4096, "sub_blocks": True,
+        "c0_bytes": "model: B_copy(L) 2 lambda_net", "q": "model: B_copy(L) / B_net, at least 1.5",
+        "model": {"lambda_reg_us": 0.58, "B_reg_MBps": None, "lambda_dereg_us": 0.03, "B_dereg_MBps": None,
+                  "B_copy_MBps": [{"size": 4096, "MBps": 68000.0}, {"size": 1048576, "MBps": 12000.0}],
+                  "lambda_net_us": 5.0, "B_net_MBps": 3000.0, "g_us": 0.01,
+                  "reg_samples": [{"size": 4096, "reg_us": 0.59, "dereg_us": 0.03}],
+                  "net_samples": [{"size": 8, "T_us": 5.0}, {"size": 65536, "T_us": 26.8}],
+                  "train_64B_us": {"1": 5.0, "16": 5.2},
+                  "equations": {m: m + ": synthetic" for m in ("reg", "rcache", "copy", "pipeline", "super")},
+                  "registration_samples_note": SYNTH, "seconds": 0.04, "seconds_local": 0.03,
+                  "measured_on": "rank 0 (network: ranks 0 and 1)"},
+        "backend": "none (" + SYNTH + ")",
+        "rcache": {"hits": 0, "misses": 0, "evictions": 0, "invalidations": 0, "uncached": 0}}
     return d
 
 
@@ -267,7 +323,8 @@ def skew():
     d["skew"] = {"mode": "one-sided", "burst": 16, "compute_spec": "0-300:+50",
                  "target_computes": "between its post and its wait", "slope": "least squares",
                  "compute": {"kernel": "dependent 64-bit multiply-add chain, no memory", "windows": 31,
-                             "window_us": 200.0, "ranks": [{"rank": 0, "iters_per_us": 800.0, "spread": 0.01}]},
+                             "window_us": 200.0,
+                             "ranks": [{"rank": r, "iters_per_us": 800.0, "spread": 0.01} for r in (0, 1)]},
                  "sizes": [{"size": 65536, "transfer_us": param(60.0, 59.5, 60.5), "slope": param(0.87, 0.8, 0.94),
                             "intercept_us": param(48.0, 40.0, 56.0), "points": 7}]}
     return d

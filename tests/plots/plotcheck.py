@@ -35,6 +35,15 @@ FIXTURES = {
 # the rma suite: a figure per test (test_rma.py)
 RMA_FIXTURES = ["rma-a.json", "rma-b.json"]
 
+# Fixtures that are not ngauge-result/1 files on purpose: a pattern ngauge does not have (the plotter's
+# fallback), another format version, a cut file.  The schema must reject them; every other fixture, and
+# every file written from one, must match it (check_schema).
+NOT_THE_FORMAT = ["custom.json", "wrong-schema.json", "truncated.json"]
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "schema"))
+import validate  # noqa: E402  (tests/schema/validate.py)
+
 
 class Failed(Exception):
     pass
@@ -88,11 +97,35 @@ def expect_run(args, status, env=None, cwd=None):
     return out, err
 
 
+def check_schema(path):
+    """Raises Failed, naming the file and the key, unless the result file at PATH matches the published schema
+    (doc/schema; a no-op without python3-jsonschema)."""
+    if validate.available():
+        lines = validate.file_problems(path)
+        expect(not lines, "not an ngauge-result/1 file:\n  " + "\n  ".join(lines[:20]))
+
+
+def check_fixtures():
+    """Every fixture matches the schema, but those NOT_THE_FORMAT, which it rejects."""
+    if not validate.available():
+        print("note: python3-jsonschema is not installed: the fixtures are not checked against the schema")
+        return
+    for name in sorted(os.listdir(DATA)):
+        if not name.endswith(".json"):
+            continue
+        if name in NOT_THE_FORMAT:
+            expect(validate.file_problems(fixture(name)), "%s matches the schema, but should not" % name)
+        else:
+            check_schema(fixture(name))
+
+
 def main(body):
-    """Runs body(ngauge, tmpdir); reports Failed as a test failure."""
+    """Runs body(ngauge, tmpdir) after checking the fixtures against the schema; reports Failed as a test
+    failure."""
     exe = ngauge()
     with tempfile.TemporaryDirectory(prefix="ngauge-plots-") as tmp:
         try:
+            check_fixtures()
             body(exe, tmp)
         except Failed as e:
             print("FAIL: %s" % e, file=sys.stderr)
@@ -109,6 +142,7 @@ def oversubscribed(name, tmp):
     path = os.path.join(tmp, "over-" + name)
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f)
+    check_schema(path)
     return path
 
 

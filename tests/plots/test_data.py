@@ -39,7 +39,7 @@ MUST = {
 TABLES = {
     "loggp": ["loggp.sizes", "loggp.segments", "loggp.breakpoints"],
     "plogp": ["plogp.sizes"],
-    "alltoall": ["bruck", "pairwise", "linear"],
+    "alltoall": ["bruck", "pairwise", "isend"],
     "overlap": ["size 16384, side sender", "size 16384, side receiver", "size 65536, side sender",
                 "size 65536, side receiver"],
     "skew": ["size 65536"],
