@@ -99,12 +99,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../timers/timer.h"
 #include "bootstrap.h"
 #include "module.h"
 #include "options.h"
 #include "registry.h"
 #include "status.h"
+#include "timers/timer.h"
 
 extern const struct ng_module ng_module_emu;
 

@@ -49,7 +49,7 @@
 
 #include "launch.h"
 #include "module.h"
-#include "mpimod.h"
+#include "modules/mpimod.h"
 #include "options.h"
 #include "status.h"
 

@@ -97,7 +97,7 @@
 
 #include "launch.h"
 #include "module.h"
-#include "mpimod.h"
+#include "modules/mpimod.h"
 #include "status.h"
 
 #define MR_NGROUPS 64

@@ -2,7 +2,7 @@
 /* The --ib-* options of the verbs modules. */
 #include <string.h>
 
-#include "ib.h"
+#include "modules/ib/ib.h"
 
 /* clang-format off */
 const struct ng_option ng_ib_options[] = {

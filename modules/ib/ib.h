@@ -14,8 +14,8 @@
 #include <stdint.h>
 
 #include "module.h"
+#include "modules/verbs/verbs.h"
 #include "options.h"
-#include "verbs.h"
 
 /* The --ib-* options, one table shared by ibrc, ibuc and ibud. */
 extern const struct ng_option ng_ib_options[];

@@ -59,8 +59,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../rdma/chan.h"
-#include "ib.h"
+#include "modules/chan/chan.h"
+#include "modules/ib/ib.h"
 
 extern const struct ng_module ng_module_ibrc;
 extern const struct ng_module ng_module_ibuc;

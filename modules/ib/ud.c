@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ib.h"
+#include "modules/ib/ib.h"
 
 extern const struct ng_module ng_module_ibud;
 

@@ -133,7 +133,7 @@
 #include "bootstrap.h"
 #include "status.h"
 
-#include "../watch.h"
+#include "modules/watch.h"
 
 /* Capabilities of an opened instance (struct ng_rdma .caps). */
 enum {

@@ -54,9 +54,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ib/verbs.h"
 #include "module.h"
-#include "rdma.h"
+#include "modules/rdma/rdma.h"
+#include "modules/verbs/verbs.h"
 
 #define VB_DEPTH  128u   /* WRs in flight per QP */
 #define VB_STAGE  16384u /* staging bytes per WR: eager messages from unregistered memory (spipe) */

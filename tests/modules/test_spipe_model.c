@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "modules/rdma/spipe_model.h"
+#include "modules/spipe/spipe_model.h"
 
 #include "../check.h"
 

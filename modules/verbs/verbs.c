@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "verbs.h"
+#include "modules/verbs/verbs.h"
 
 #define NG_IBV_ERRLEN    248 /* one selection error line, exchanged between ranks */
 #define NG_IBV_TIMEOUT   14  /* RC local ack timeout: 4.096 us * 2^14 = 67 ms */

@@ -99,13 +99,13 @@
 
 #include "analysis/loggp.h"
 #include "analysis/stats.h"
-#include "chan.h"
 #include "module.h"
+#include "modules/chan/chan.h"
+#include "modules/rdma/rcache.h"
+#include "modules/rdma/rdma.h"
+#include "modules/spipe/spipe_model.h"
 #include "options.h"
-#include "rcache.h"
-#include "rdma.h"
 #include "results.h"
-#include "spipe_model.h"
 
 #define SP_NBUF_MAX   16u
 #define SP_CTL        64u /* bytes per peer in the acknowledgement area */

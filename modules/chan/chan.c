@@ -56,10 +56,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chan.h"
 #include "module.h"
+#include "modules/chan/chan.h"
+#include "modules/rdma/rdma.h"
 #include "options.h"
-#include "rdma.h"
 
 extern const struct ng_module ng_module_rdma;
 extern const struct ng_option ng_rdma_options[];

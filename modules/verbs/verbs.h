@@ -42,8 +42,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../watch.h"
 #include "bootstrap.h"
+#include "modules/watch.h"
 #include "status.h"
 
 /* What ng_ibv_open selects by. */
