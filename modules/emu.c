@@ -102,6 +102,7 @@
 #include "bootstrap.h"
 #include "module.h"
 #include "options.h"
+#include "queue.h"
 #include "registry.h"
 #include "status.h"
 #include "timers/timer.h"
@@ -114,7 +115,7 @@ extern const struct ng_module ng_module_emu;
 
 /* Per-request state kept in struct ng_req.priv. */
 struct ng_emu_req {
-	struct ng_emu_req *next; /* FIFO link in the peer's receive queue */
+	struct ng_queue_node link; /* in its peer's receive queue */
 	void *buf;
 	size_t len;
 	int peer;
@@ -127,10 +128,6 @@ static_assert(sizeof(struct ng_emu_req) <= sizeof(((struct ng_req *)0)->priv),
               "struct ng_emu_req does not fit in struct ng_req.priv");
 static_assert(alignof(struct ng_emu_req) <= alignof(struct ng_req),
               "struct ng_emu_req needs more alignment than struct ng_req");
-
-struct ng_emu_queue {
-	struct ng_emu_req *head, *tail;
-};
 
 struct ng_emu {
 	struct ng_comm base;               /* first: container_of */
@@ -150,7 +147,7 @@ struct ng_emu {
 	uint64_t early_t;        /* spins stop this much before their target */
 	uint64_t late_t;         /* a spin ending later than this past its target was disturbed */
 	uint64_t debt_s, debt_r; /* what disturbed send / receive spins owe (ticks) */
-	struct ng_emu_queue *rq; /* [size] queued irecvs per peer */
+	struct ng_queue *rq;     /* [size] queued irecvs per peer */
 	bool poll;               /* the base is non-blocking: poll it */
 	uint64_t timeout_t;      /* give up polling after this long; 0: never */
 	struct ng_req breq;      /* the base's receive being polled */
@@ -362,14 +359,11 @@ static ng_status ng_emu_recv_now(struct ng_emu *e, int peer, void *buf, size_t l
  * them when NULL), in posting order; the caller called at @t_a. */
 static ng_status ng_emu_drain(struct ng_emu *e, int peer, const struct ng_emu_req *upto, uint64_t t_a)
 {
-	struct ng_emu_queue *q = &e->rq[peer];
-	struct ng_emu_req *r;
+	struct ng_queue_node *n;
 
-	while ((r = q->head)) {
-		q->head = r->next;
-		if (!q->head)
-			q->tail = NULL;
-		r->next = NULL;
+	while ((n = ng_queue_pop(&e->rq[peer]))) {
+		struct ng_emu_req *r = ng_queue_entry(n, struct ng_emu_req, link);
+
 		r->status = ng_emu_recv_now(e, peer, r->buf, r->len, t_a);
 		r->done = true;
 		t_a = ng_emu_now(e);
@@ -387,7 +381,7 @@ static ng_status ng_emu_recv(struct ng_comm *c, int peer, void *buf, size_t len)
 	uint64_t t_a = ng_emu_now(e); /* first: the call's cost counts from here */
 	ng_status st;
 
-	if (e->rq[peer].head) {
+	if (!ng_queue_empty(&e->rq[peer])) {
 		st = ng_emu_drain(e, peer, NULL, t_a);
 		if (st != NG_OK)
 			return st;
@@ -409,14 +403,9 @@ static ng_status ng_emu_irecv(struct ng_comm *c, int peer, void *buf, size_t len
 {
 	struct ng_emu *e = ng_emu_of(c);
 	struct ng_emu_req *r = ng_emu_req_of(req);
-	struct ng_emu_queue *q = &e->rq[peer];
 
 	*r = (struct ng_emu_req){.buf = buf, .len = len, .peer = peer, .is_recv = true};
-	if (q->tail)
-		q->tail->next = r;
-	else
-		q->head = r;
-	q->tail = r;
+	ng_queue_push(&e->rq[peer], &r->link);
 	return NG_OK;
 }
 
@@ -613,6 +602,8 @@ static ng_status ng_emu_open(const struct ng_module *m, const struct ng_module_e
 		st = NG_ERR_NOMEM;
 		goto err_free;
 	}
+	for (int i = 0; i < env->boot->size; i++)
+		ng_queue_init(&e->rq[i]);
 	/* The TSC where it is invariant: reading it touches no memory, where
 	 * CLOCK_MONOTONIC_RAW's first read after a while can miss the cache
 	 * (measured: +0.3 us on every emulated call). */

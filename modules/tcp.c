@@ -86,6 +86,7 @@
 #include "bootstrap.h"
 #include "module.h"
 #include "options.h"
+#include "queue.h"
 #include "status.h"
 
 extern const struct ng_module ng_module_tcp;
@@ -104,7 +105,7 @@ extern const struct ng_module ng_module_tcp;
 
 /* Per-request state kept in struct ng_req.priv. */
 struct ng_tcp_req {
-	struct ng_tcp_req *next; /* FIFO link in the peer's queue */
+	struct ng_queue_node link; /* in its peer's send or receive queue */
 	unsigned char *buf;
 	size_t len;
 	size_t off; /* bytes moved so far */
@@ -119,8 +120,9 @@ static_assert(sizeof(struct ng_tcp_req) <= sizeof(((struct ng_req *)0)->priv),
 static_assert(alignof(struct ng_tcp_req) <= alignof(struct ng_req),
               "struct ng_tcp_req needs more alignment than struct ng_req");
 
+/* A peer's send or receive queue and its length. */
 struct ng_tcp_queue {
-	struct ng_tcp_req *head, *tail;
+	struct ng_queue q;
 	size_t n;
 };
 
@@ -196,6 +198,14 @@ static inline bool ng_tcp_cancelled(const struct ng_tcp *t)
 	return t->base.cancel && *t->base.cancel;
 }
 
+/* The oldest request of @q, NULL when empty. */
+static inline struct ng_tcp_req *ng_tcp_head(const struct ng_tcp_queue *q)
+{
+	struct ng_queue_node *n = ng_queue_peek(&q->q);
+
+	return n ? ng_queue_entry(n, struct ng_tcp_req, link) : NULL;
+}
+
 static inline int ng_tcp_rank_of(const struct ng_tcp *t, const struct ng_tcp_peer *p)
 {
 	return (int)(p - t->peers);
@@ -215,7 +225,7 @@ static void ng_tcp_deactivate(struct ng_tcp *t, struct ng_tcp_peer *p)
 {
 	int last;
 
-	if (p->apos == NG_TCP_NONE || p->sq.head || p->rq.head)
+	if (p->apos == NG_TCP_NONE || p->sq.n || p->rq.n)
 		return;
 	last = t->active[--t->nactive];
 	t->active[p->apos] = last;
@@ -227,12 +237,7 @@ static void ng_tcp_enqueue(struct ng_tcp *t, struct ng_tcp_peer *p, struct ng_tc
 {
 	struct ng_tcp_queue *q = r->is_recv ? &p->rq : &p->sq;
 
-	r->next = NULL;
-	if (q->tail)
-		q->tail->next = r;
-	else
-		q->head = r;
-	q->tail = r;
+	ng_queue_push(&q->q, &r->link);
 	q->n++;
 	t->npending++;
 	ng_tcp_activate(t, p);
@@ -241,14 +246,10 @@ static void ng_tcp_enqueue(struct ng_tcp *t, struct ng_tcp_peer *p, struct ng_tc
 /* Removes the head of @q and completes it with @st. */
 static void ng_tcp_complete(struct ng_tcp *t, struct ng_tcp_peer *p, struct ng_tcp_queue *q, ng_status st)
 {
-	struct ng_tcp_req *r = q->head;
+	struct ng_tcp_req *r = ng_queue_entry(ng_queue_pop(&q->q), struct ng_tcp_req, link);
 
-	q->head = r->next;
-	if (!q->head)
-		q->tail = NULL;
 	q->n--;
 	t->npending--;
-	r->next = NULL;
 	r->status = st;
 	r->done = true;
 	ng_tcp_deactivate(t, p);
@@ -257,9 +258,9 @@ static void ng_tcp_complete(struct ng_tcp *t, struct ng_tcp_peer *p, struct ng_t
 /* Completes every queued request of @p with @st. */
 static void ng_tcp_drop(struct ng_tcp *t, struct ng_tcp_peer *p, ng_status st)
 {
-	while (p->sq.head)
+	while (p->sq.n)
 		ng_tcp_complete(t, p, &p->sq, st);
-	while (p->rq.head)
+	while (p->rq.n)
 		ng_tcp_complete(t, p, &p->rq, st);
 }
 
@@ -438,7 +439,7 @@ static ng_status ng_tcp_progress_peer(struct ng_tcp *t, struct ng_tcp_peer *p)
 	struct ng_tcp_req *r;
 	ng_status st;
 
-	while ((r = p->sq.head)) {
+	while ((r = ng_tcp_head(&p->sq))) {
 		st = ng_tcp_xfer(t, p, r, MSG_DONTWAIT);
 		if (st)
 			return st == NG_ERR_CANCELLED ? st : NG_OK;
@@ -446,7 +447,7 @@ static ng_status ng_tcp_progress_peer(struct ng_tcp *t, struct ng_tcp_peer *p)
 			break;
 		ng_tcp_complete(t, p, &p->sq, NG_OK);
 	}
-	while ((r = p->rq.head)) {
+	while ((r = ng_tcp_head(&p->rq))) {
 		st = ng_tcp_xfer(t, p, r, MSG_DONTWAIT);
 		if (st)
 			return st == NG_ERR_CANCELLED ? st : NG_OK;
@@ -505,7 +506,7 @@ static ng_status ng_tcp_poll(struct ng_tcp *t, struct ng_tcp_idle *w)
 
 		t->pfd_peer[i] = t->active[i];
 		t->pfds[i].fd = p->fd;
-		t->pfds[i].events = (short)((p->sq.head ? POLLOUT : 0) | (p->rq.head ? POLLIN : 0));
+		t->pfds[i].events = (short)((p->sq.n ? POLLOUT : 0) | (p->rq.n ? POLLIN : 0));
 		t->pfds[i].revents = 0;
 	}
 	rc = poll(t->pfds, n, t->timeout_ms);
@@ -547,7 +548,7 @@ static ng_status ng_tcp_finish(struct ng_tcp *t, struct ng_tcp_req *r)
 	while (!r->done) {
 		if (ng_tcp_cancelled(t))
 			return NG_ERR_CANCELLED;
-		st = ng_tcp_xfer_all(t, p, q->head);
+		st = ng_tcp_xfer_all(t, p, ng_tcp_head(q));
 		if (st)
 			return st == NG_ERR_CANCELLED ? st : NG_OK;
 		ng_tcp_complete(t, p, q, NG_OK);
@@ -603,7 +604,7 @@ static inline void ng_tcp_req_init(struct ng_tcp *t, struct ng_tcp_req *r, int p
 		buf = &t->zbyte;
 		len = 1;
 	}
-	r->next = NULL;
+	r->link.next = NULL;
 	r->buf = (unsigned char *)(uintptr_t)buf;
 	r->len = len;
 	r->off = 0;
@@ -627,7 +628,7 @@ static ng_status ng_tcp_isend(struct ng_comm *c, int peer, const void *buf, size
 		r->status = p->err;
 		return p->err;
 	}
-	if (!p->sq.head) {
+	if (!p->sq.n) {
 		st = ng_tcp_xfer(t, p, r, MSG_DONTWAIT);
 		if (st || r->off == r->len) {
 			r->done = true;
@@ -1351,6 +1352,8 @@ static ng_status ng_tcp_open(const struct ng_module *m, const struct ng_module_e
 	for (i = 0; i < size; i++) {
 		t->peers[i].fd = -1;
 		t->peers[i].apos = NG_TCP_NONE;
+		ng_queue_init(&t->peers[i].sq.q);
+		ng_queue_init(&t->peers[i].rq.q);
 	}
 
 	if (b->rank == 0) {

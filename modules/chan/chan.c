@@ -60,6 +60,7 @@
 #include "modules/chan/chan.h"
 #include "modules/rdma/rdma.h"
 #include "options.h"
+#include "queue.h"
 
 extern const struct ng_module ng_module_rdma;
 extern const struct ng_option ng_rdma_options[];
@@ -98,7 +99,7 @@ enum ch_state { CH_QUEUED, CH_POSTED, CH_DONE };
 
 /* Per-request state in struct ng_req.priv. */
 struct ch_req {
-	struct ch_req *next;
+	struct ng_queue_node link; /* in its peer's send or receive queue */
 	unsigned char *buf;
 	size_t len;
 	const struct ng_rdma_mr *mr; /* holding buf */
@@ -118,10 +119,6 @@ struct ch_req {
 static_assert(sizeof(struct ch_req) <= sizeof(((struct ng_req *)0)->priv), "ch_req fits in ng_req");
 static_assert(alignof(struct ch_req) <= alignof(struct ng_req), "ch_req alignment");
 
-struct ch_queue {
-	struct ch_req *head, *tail;
-};
-
 struct ch_meta {
 	uint32_t len;
 	uint8_t type;
@@ -138,11 +135,11 @@ struct ch_peer {
 	uint64_t rx_posted;   /* receives posted */
 	uint64_t *unexp;      /* [R] ring numbers of EAGER messages not received yet */
 	size_t unexp_head, unexp_n;
-	struct ch_queue rq;      /* receives not complete, in order */
+	struct ng_queue rq;      /* receives not complete, in order */
 	struct ch_req *cts_next; /* first rendezvous receive in rq without a CTS */
 	uint64_t cts_out;        /* CTSs sent whose FIN has not come */
 	/* Send side. */
-	struct ch_queue sq;        /* sends not (fully) posted */
+	struct ng_queue sq;        /* sends not (fully) posted */
 	uint64_t tx_seq;           /* ring messages sent */
 	uint64_t tx_posted;        /* sends posted */
 	volatile uint64_t *credit; /* its release count of my messages (it writes) */
@@ -194,25 +191,20 @@ static inline size_t ch_pad8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
-static inline void ch_push(struct ch_queue *q, struct ch_req *r)
+/* The request of queue node @n (NULL: none). */
+static inline struct ch_req *ch_req_at(struct ng_queue_node *n)
 {
-	r->next = NULL;
-	if (q->tail)
-		q->tail->next = r;
-	else
-		q->head = r;
-	q->tail = r;
+	return n ? ng_queue_entry(n, struct ch_req, link) : NULL;
 }
 
-static inline struct ch_req *ch_pop(struct ch_queue *q)
+static inline struct ch_req *ch_head(const struct ng_queue *q)
 {
-	struct ch_req *r = q->head;
+	return ch_req_at(ng_queue_peek(q));
+}
 
-	q->head = r->next;
-	if (!q->head)
-		q->tail = NULL;
-	r->next = NULL;
-	return r;
+static inline struct ch_req *ch_next(const struct ch_req *r)
+{
+	return ch_req_at(r->link.next);
 }
 
 static inline void ch_done(struct ch_req *r, ng_status st)
@@ -363,7 +355,7 @@ static ng_status ch_send_cts(struct ng_chan *t, int peer)
 			return st;
 		r->cts = true;
 		p->cts_out++;
-		p->cts_next = r->next;
+		p->cts_next = ch_next(r);
 	}
 	return NG_OK;
 }
@@ -374,8 +366,9 @@ static ng_status ch_send_progress(struct ng_chan *t, int peer)
 	struct ch_peer *p = &t->peers[peer];
 	ng_status st;
 
-	while (p->sq.head) {
-		struct ch_req *r = p->sq.head;
+	struct ch_req *r;
+
+	while ((r = ch_head(&p->sq))) {
 
 		if (!r->rndv) {
 			if (!ch_credit(t, p, true))
@@ -418,12 +411,12 @@ static ng_status ch_send_progress(struct ng_chan *t, int peer)
 			if (!r->ticket)
 				r->ticket = ticket;
 			if (flags) {
-				ch_pop(&p->sq);
+				ng_queue_pop(&p->sq);
 				ch_finish(t, r, NG_ERR_TRUNCATED);
 				continue;
 			}
 		}
-		ch_pop(&p->sq);
+		ng_queue_pop(&p->sq);
 		r->state = CH_POSTED;
 	}
 	return NG_OK;
@@ -497,18 +490,18 @@ static ng_status ch_recv_progress(struct ng_chan *t, int peer, bool *seen_p)
 		m->done = false;
 		p->rx_scan++;
 		if (m->type == CH_EAGER) {
-			struct ch_req *r = p->rq.head;
+			struct ch_req *r = ch_head(&p->rq);
 
 			if (r && !r->rndv) {
-				ch_pop(&p->rq);
+				ng_queue_pop(&p->rq);
 				ch_deliver(t, p, want - 1, r);
 			} else if (r) {
 				/* An EAGER message for a rendezvous receive. */
 				if (p->cts_next == r)
-					p->cts_next = r->next;
+					p->cts_next = ch_next(r);
 				else
 					p->cts_out--;
-				ch_pop(&p->rq);
+				ng_queue_pop(&p->rq);
 				ch_finish(t, r, NG_ERR_TRUNCATED);
 				m->done = true;
 			} else {
@@ -518,7 +511,7 @@ static ng_status ch_recv_progress(struct ng_chan *t, int peer, bool *seen_p)
 			memcpy(&p->ctss[p->cts_tail++ % t->K], s + CH_HDR, sizeof(struct ch_cts));
 			m->done = true;
 		} else if (m->type == CH_FIN) {
-			struct ch_req *r = p->rq.head;
+			struct ch_req *r = ch_head(&p->rq);
 			ng_status st = NG_ERR_TRUNCATED;
 
 			m->done = true;
@@ -527,7 +520,7 @@ static ng_status ch_recv_progress(struct ng_chan *t, int peer, bool *seen_p)
 				         peer);
 				return NG_ERR_PROTO;
 			}
-			ch_pop(&p->rq);
+			ng_queue_pop(&p->rq);
 			p->cts_out--;
 			if (!(h->flags & CH_F_MISMATCH))
 				st = t->rv->rx_step
@@ -542,8 +535,9 @@ static ng_status ch_recv_progress(struct ng_chan *t, int peer, bool *seen_p)
 		}
 	}
 	/* The active rendezvous receive takes what has arrived. */
-	if (t->rv->rx_step && p->rq.head && p->rq.head->rndv && p->rq.head->cts) {
-		struct ch_req *r = p->rq.head;
+	struct ch_req *r = ch_head(&p->rq);
+
+	if (t->rv->rx_step && r && r->rndv && r->cts) {
 		ng_status st = t->rv->rx_step(t->rv_ctx, peer, r->buf, r->len, r->h, false);
 
 		if (st != NG_OK)
@@ -564,12 +558,12 @@ static ng_status ch_progress(struct ng_chan *t, bool *seen_p)
 	for (int i = 0; i < t->size && st == NG_OK; i++) {
 		struct ch_peer *p = &t->peers[i];
 
-		if (!p->rq.head && !p->sq.head)
+		if (ng_queue_empty(&p->rq) && ng_queue_empty(&p->sq))
 			continue;
 		st = ch_recv_progress(t, i, seen_p);
 		if (st == NG_OK && p->cts_next)
 			st = ch_send_cts(t, i);
-		if (st == NG_OK && p->sq.head)
+		if (st == NG_OK && !ng_queue_empty(&p->sq))
 			st = ch_send_progress(t, i);
 	}
 	return st;
@@ -594,7 +588,7 @@ ng_status ng_chan_isend(struct ng_chan *t, int peer, const void *buf, size_t len
 		return NG_ERR_USAGE;
 	}
 	r->idx = p->tx_posted++;
-	ch_push(&p->sq, r);
+	ng_queue_push(&p->sq, &r->link);
 	return ch_send_progress(t, peer);
 }
 
@@ -615,7 +609,7 @@ static ng_status ch_irecv(struct ng_chan *t, int peer, void *buf, size_t len, bo
 		ng_error("%s: receive buffer %p is not communication memory (alloc)", t->who, buf);
 		return NG_ERR_USAGE;
 	}
-	if (p->unexp_n && !p->rq.head) {
+	if (p->unexp_n && ng_queue_empty(&p->rq)) {
 		uint64_t n = p->unexp[p->unexp_head % t->R];
 
 		p->unexp_head++;
@@ -628,7 +622,7 @@ static ng_status ch_irecv(struct ng_chan *t, int peer, void *buf, size_t len, bo
 		}
 		return ch_release(t, peer);
 	}
-	ch_push(&p->rq, r);
+	ng_queue_push(&p->rq, &r->link);
 	if (r->rndv && !p->cts_next)
 		p->cts_next = r;
 	if (p->cts_next)
@@ -845,6 +839,8 @@ ng_status ng_chan_new(struct ng_rdma *r, struct ng_boot *b, size_t ring, size_t 
 			st = NG_ERR_USAGE;
 			goto err;
 		}
+		ng_queue_init(&p->rq);
+		ng_queue_init(&p->sq);
 		p->ring = (unsigned char *)t->ring_mr->base + i * t->R * t->slot;
 		p->meta = t->metas + i * t->R;
 		p->unexp = t->unexps + i * t->R;

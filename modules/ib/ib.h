@@ -16,6 +16,7 @@
 #include "module.h"
 #include "modules/verbs/verbs.h"
 #include "options.h"
+#include "queue.h"
 
 /* The --ib-* options, one table shared by ibrc, ibuc and ibud. */
 extern const struct ng_option ng_ib_options[];
@@ -44,7 +45,7 @@ enum ng_ib_state {
 
 /* Per-request state in struct ng_req.priv. */
 struct ng_ib_req {
-	struct ng_ib_req *next; /* FIFO link */
+	struct ng_queue_node link; /* in its peer's send or receive queue */
 	unsigned char *buf;
 	size_t len;
 	size_t off;     /* rendezvous send: bytes written so far */
@@ -84,45 +85,45 @@ static inline void ng_ib_req_init(struct ng_ib_req *r, int peer, const void *buf
 	};
 }
 
-/* Completes @r.  Leaves ->next alone: a request completed at the head of a
- * queue is popped afterwards. */
+/* Completes @r.  Leaves its link alone: a request completed at the head of
+ * a queue is popped afterwards. */
 static inline void ng_ib_req_done(struct ng_ib_req *r, ng_status st)
 {
 	r->status = st;
 	r->state = NG_IB_DONE;
 }
 
-/* A FIFO of requests. */
-struct ng_ib_queue {
-	struct ng_ib_req *head, *tail;
-};
-
-static inline void ng_ib_queue_push(struct ng_ib_queue *q, struct ng_ib_req *r)
+/* The request of queue node @n (NULL: none). */
+static inline struct ng_ib_req *ng_ib_req_at(struct ng_queue_node *n)
 {
-	r->next = NULL;
-	if (q->tail)
-		q->tail->next = r;
-	else
-		q->head = r;
-	q->tail = r;
+	return n ? ng_queue_entry(n, struct ng_ib_req, link) : NULL;
 }
 
-static inline struct ng_ib_req *ng_ib_queue_pop(struct ng_ib_queue *q)
+/* The oldest request of @q, left queued; NULL when empty. */
+static inline struct ng_ib_req *ng_ib_queue_head(const struct ng_queue *q)
 {
-	struct ng_ib_req *r = q->head;
+	return ng_ib_req_at(ng_queue_peek(q));
+}
 
-	q->head = r->next;
-	if (!q->head)
-		q->tail = NULL;
-	r->next = NULL;
-	return r;
+/* The request queued after @r, NULL at the tail. */
+static inline struct ng_ib_req *ng_ib_req_next(const struct ng_ib_req *r)
+{
+	return ng_ib_req_at(r->link.next);
+}
+
+/* Removes the oldest request of @q (not empty) and returns it. */
+static inline struct ng_ib_req *ng_ib_queue_pop(struct ng_queue *q)
+{
+	return ng_ib_req_at(ng_queue_pop(q));
 }
 
 /* Completes every queued request with @st. */
-static inline void ng_ib_queue_drop(struct ng_ib_queue *q, ng_status st)
+static inline void ng_ib_queue_drop(struct ng_queue *q, ng_status st)
 {
-	while (q->head)
-		ng_ib_req_done(ng_ib_queue_pop(q), st);
+	struct ng_queue_node *n;
+
+	while ((n = ng_queue_pop(q)))
+		ng_ib_req_done(ng_ib_req_at(n), st);
 }
 
 #endif

@@ -121,11 +121,11 @@ struct ng_rc_peer {
 	uint64_t rx_posted;      /* receives posted */
 	uint64_t *unexp;         /* [R] ring numbers of data messages with no receive yet */
 	size_t unexp_head, unexp_n;
-	struct ng_ib_queue rq;      /* posted receives; the head gets the next data message */
+	struct ng_queue rq;         /* posted receives; the head gets the next data message */
 	struct ng_ib_req *cts_next; /* first receive in rq not yet looked at for a CTS */
 	uint64_t cts_out;           /* CTSs sent whose FIN has not come */
 	/* Send side. */
-	struct ng_ib_queue sq; /* sends not (fully) posted yet */
+	struct ng_queue sq;    /* sends not (fully) posted yet */
 	uint64_t tx_seq;       /* ring messages sent */
 	uint64_t tx_idx;       /* data messages sent */
 	uint64_t credit_seen;  /* the peer's release count, the highest seen */
@@ -194,7 +194,7 @@ static void ng_rc_deactivate(struct ng_rc *t, struct ng_rc_peer *p)
 {
 	int last;
 
-	if (p->apos == NG_RC_NONE || p->sq.head || p->rq.head || p->credit_due)
+	if (p->apos == NG_RC_NONE || !ng_queue_empty(&p->sq) || !ng_queue_empty(&p->rq) || p->credit_due)
 		return;
 	last = t->active[--t->nactive];
 	t->active[p->apos] = last;
@@ -468,7 +468,7 @@ static void ng_rc_push(struct ng_rc *t, struct ng_rc_peer *p)
 {
 	struct ng_ib_req *r;
 
-	while ((r = p->sq.head)) {
+	while ((r = ng_ib_queue_head(&p->sq))) {
 		bool posted = r->rndv ? ng_rc_post_rndv(t, p, r) : ng_rc_post_eager(t, p, r);
 
 		if (p->err) /* failed: the queue was dropped */
@@ -492,7 +492,7 @@ static void ng_rc_send_cts(struct ng_rc *t, struct ng_rc_peer *p)
 		int rc;
 
 		if (!r->rndv) {
-			p->cts_next = r->next;
+			p->cts_next = ng_ib_req_next(r);
 			continue;
 		}
 		if (p->cts_out >= t->K || !ng_rc_room(t, p, 1) || !ng_rc_credit(t, p, false))
@@ -510,7 +510,7 @@ static void ng_rc_send_cts(struct ng_rc *t, struct ng_rc_peer *p)
 		}
 		r->cts = true;
 		p->cts_out++;
-		p->cts_next = r->next;
+		p->cts_next = ng_ib_req_next(r);
 		t->watch.events++;
 	}
 }
@@ -533,7 +533,7 @@ static void ng_rc_deliver(struct ng_rc *t, struct ng_rc_peer *p, uint64_t s)
 {
 	size_t slot = (size_t)(s % t->R);
 	struct ng_rc_meta *m = &p->meta[slot];
-	struct ng_ib_req *r = p->rq.head;
+	struct ng_ib_req *r = ng_ib_queue_head(&p->rq);
 	ng_status st = NG_OK;
 
 	if (m->type == NG_RC_EAGER) {
@@ -551,7 +551,7 @@ static void ng_rc_deliver(struct ng_rc *t, struct ng_rc_peer *p, uint64_t s)
 	}
 	m->done = true;
 	if (p->cts_next == r)
-		p->cts_next = r->next;
+		p->cts_next = ng_ib_req_next(r);
 	ng_ib_queue_pop(&p->rq);
 	ng_ib_req_done(r, st);
 }
@@ -559,7 +559,7 @@ static void ng_rc_deliver(struct ng_rc *t, struct ng_rc_peer *p, uint64_t s)
 /* Matches buffered (unexpected) data messages with posted receives. */
 static void ng_rc_match(struct ng_rc *t, struct ng_rc_peer *p)
 {
-	while (p->unexp_n && p->rq.head && !p->err) {
+	while (p->unexp_n && !ng_queue_empty(&p->rq) && !p->err) {
 		uint64_t s = p->unexp[p->unexp_head];
 
 		p->unexp_head = (p->unexp_head + 1) % t->R;
@@ -591,7 +591,7 @@ static void ng_rc_scan(struct ng_rc *t, struct ng_rc_peer *p)
 			       sizeof(struct ng_rc_cts));
 			p->cts_tail++;
 			m->done = true;
-		} else if (!p->unexp_n && p->rq.head) {
+		} else if (!p->unexp_n && !ng_queue_empty(&p->rq)) {
 			ng_rc_deliver(t, p, s);
 		} else {
 			p->unexp[(p->unexp_head + p->unexp_n) % t->R] = s;
@@ -815,9 +815,9 @@ static ng_status ng_rc_isend(struct ng_comm *c, int peer, const void *buf, size_
 		return st;
 	}
 	r->rndv = len > t->eager;
-	if (!p->sq.head && (r->rndv ? ng_rc_post_rndv(t, p, r) : ng_rc_post_eager(t, p, r)))
+	if (ng_queue_empty(&p->sq) && (r->rndv ? ng_rc_post_rndv(t, p, r) : ng_rc_post_eager(t, p, r)))
 		return r->state == NG_IB_DONE ? r->status : NG_OK;
-	ng_ib_queue_push(&p->sq, r);
+	ng_queue_push(&p->sq, &r->link);
 	ng_rc_activate(t, p);
 	return NG_OK;
 }
@@ -838,7 +838,7 @@ static ng_status ng_rc_irecv(struct ng_comm *c, int peer, void *buf, size_t len,
 	}
 	r->rndv = len > t->eager;
 	r->idx = p->rx_posted++;
-	ng_ib_queue_push(&p->rq, r);
+	ng_queue_push(&p->rq, &r->link);
 	if (!p->cts_next)
 		p->cts_next = r;
 	ng_rc_activate(t, p);
@@ -997,6 +997,8 @@ static ng_status ng_rc_setup(struct ng_rc *t)
 
 		p->rank = (int)i;
 		p->apos = NG_RC_NONE;
+		ng_queue_init(&p->rq);
+		ng_queue_init(&p->sq);
 		p->ring = t->ring_a.base + i * t->ring_stride;
 		p->meta = &t->metas[i * t->R];
 		p->unexp = &t->unexps[i * t->R];
