@@ -276,7 +276,7 @@ static ng_status ng_emu_send(struct ng_comm *c, int peer, const void *buf, size_
 		t_inj = e->next_inj;
 	memcpy(save, tail, sizeof(save));
 	memcpy(tail, &t_inj, sizeof(t_inj));
-	st = e->bm->send(e->bc, peer, buf, len + NG_EMU_TRAILER);
+	st = ng_send(e->bc, peer, buf, len + NG_EMU_TRAILER);
 	memcpy(tail, save, sizeof(save));
 	if (st != NG_OK)
 		return st;
@@ -309,12 +309,12 @@ static ng_status ng_emu_base_recv(struct ng_emu *e, int peer, void *buf, size_t 
 	ng_status st;
 
 	if (!e->poll)
-		return e->bm->recv(e->bc, peer, buf, len);
-	st = e->bm->irecv(e->bc, peer, buf, len, &e->breq);
+		return ng_recv(e->bc, peer, buf, len);
+	st = ng_irecv(e->bc, peer, buf, len, &e->breq);
 	if (st != NG_OK)
 		return st;
 	t0 = ng_emu_now(e);
-	while ((st = e->bm->test(e->bc, &e->breq, &done)) == NG_OK && !done) {
+	while ((st = ng_test(e->bc, &e->breq, &done)) == NG_OK && !done) {
 		if (cancel && *cancel)
 			return NG_ERR_CANCELLED;
 		if (e->timeout_t && ng_emu_now(e) - t0 > e->timeout_t) {
@@ -438,15 +438,14 @@ static ng_status ng_emu_alloc(struct ng_comm *c, size_t len, void **buf_p)
 		ng_error("emu: cannot allocate %zu bytes", len);
 		return NG_ERR_NOMEM;
 	}
-	return e->bm->alloc(e->bc, len + NG_EMU_TRAILER, buf_p);
+	return ng_alloc(e->bc, len + NG_EMU_TRAILER, buf_p);
 }
 
 static void ng_emu_free(struct ng_comm *c, void *buf)
 {
 	struct ng_emu *e = ng_emu_of(c);
 
-	if (buf)
-		e->bm->free(e->bc, buf);
+	ng_free(e->bc, buf);
 }
 
 /* ---- setup ----------------------------------------------------------------- */
@@ -558,7 +557,7 @@ static void ng_emu_close(struct ng_comm *c)
 	struct ng_emu *e = ng_emu_of(c);
 
 	if (e->bc)
-		e->bm->close(e->bc);
+		e->bc->ops->close(e->bc);
 	free(e->rq);
 	free(e);
 }
@@ -656,7 +655,7 @@ static ng_status ng_emu_open(const struct ng_module *m, const struct ng_module_e
 	return NG_OK;
 
 err_close_base:
-	e->bm->close(e->bc);
+	e->bc->ops->close(e->bc);
 	e->bc = NULL;
 err_free:
 	free(e->rq);
@@ -690,6 +689,15 @@ static const struct ng_option ng_emu_options[] = {
 };
 /* clang-format on */
 
+static const struct ng_msg_ops ng_emu_msg_ops = {
+    .send = ng_emu_send,
+    .recv = ng_emu_recv,
+    .isend = ng_emu_isend,
+    .irecv = ng_emu_irecv,
+    .test = ng_emu_test,
+    .wait = ng_emu_wait,
+};
+
 const struct ng_module ng_module_emu = {
     .name = "emu",
     .desc = "wraps another module and injects known LogGP costs o_s, o_r, g, G, L by busy-waiting",
@@ -701,10 +709,5 @@ const struct ng_module ng_module_emu = {
     .close = ng_emu_close,
     .alloc = ng_emu_alloc,
     .free = ng_emu_free,
-    .send = ng_emu_send,
-    .recv = ng_emu_recv,
-    .isend = ng_emu_isend,
-    .irecv = ng_emu_irecv,
-    .test = ng_emu_test,
-    .wait = ng_emu_wait,
+    .msg = &ng_emu_msg_ops,
 };

@@ -888,12 +888,7 @@ const struct ng_module ng_module_mpirma = {
     .close = mr_close,
     .alloc = ng_mpi_alloc,
     .free = ng_mpi_free,
-    .send = ng_mpi_send,
-    .recv = ng_mpi_recv,
-    .isend = ng_mpi_isend,
-    .irecv = ng_mpi_irecv,
-    .test = ng_mpi_test,
-    .wait = ng_mpi_wait,
+    .msg = &ng_mpi_msg_ops,
     .alltoall = ng_mpi_alltoall,
     .rma = &mr_ops,
 };

@@ -1439,6 +1439,15 @@ static const struct ng_option ng_tcp_options[] = {
     {.name = NULL},
 };
 
+static const struct ng_msg_ops ng_tcp_msg_ops = {
+    .send = ng_tcp_send,
+    .recv = ng_tcp_recv,
+    .isend = ng_tcp_isend,
+    .irecv = ng_tcp_irecv,
+    .test = ng_tcp_test,
+    .wait = ng_tcp_wait,
+};
+
 const struct ng_module ng_module_tcp = {
     .name = "tcp",
     .desc = "TCP sockets over IPv4, a full mesh with one connection per pair of ranks",
@@ -1450,10 +1459,5 @@ const struct ng_module ng_module_tcp = {
     .close = ng_tcp_close,
     .alloc = ng_tcp_alloc,
     .free = ng_tcp_free,
-    .send = ng_tcp_send,
-    .recv = ng_tcp_recv,
-    .isend = ng_tcp_isend,
-    .irecv = ng_tcp_irecv,
-    .test = ng_tcp_test,
-    .wait = ng_tcp_wait,
+    .msg = &ng_tcp_msg_ops,
 };

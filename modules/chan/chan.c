@@ -710,22 +710,6 @@ ng_status ng_chan_wait(struct ng_chan *t, struct ng_req *req)
 	}
 }
 
-ng_status ng_chan_send(struct ng_chan *t, int peer, const void *buf, size_t len)
-{
-	struct ng_req req;
-	ng_status st = ng_chan_isend(t, peer, buf, len, &req);
-
-	return st == NG_OK ? ng_chan_wait(t, &req) : st;
-}
-
-ng_status ng_chan_recv(struct ng_chan *t, int peer, void *buf, size_t len)
-{
-	struct ng_req req;
-	ng_status st = ng_chan_irecv(t, peer, buf, len, &req);
-
-	return st == NG_OK ? ng_chan_wait(t, &req) : st;
-}
-
 ng_status ng_chan_set_rndv(struct ng_chan *t, const struct ng_chan_rndv *rv, void *ctx)
 {
 	if (t->S > t->r->stage_max) {
@@ -873,35 +857,32 @@ static inline struct ng_chan_mod *cm_of(struct ng_comm *c)
 	return ng_container_of(c, struct ng_chan_mod, base);
 }
 
-ng_status ng_chan_mod_send(struct ng_comm *c, int peer, const void *buf, size_t len)
-{
-	return ng_chan_send(cm_of(c)->ch, peer, buf, len);
-}
-
-ng_status ng_chan_mod_recv(struct ng_comm *c, int peer, void *buf, size_t len)
-{
-	return ng_chan_recv(cm_of(c)->ch, peer, buf, len);
-}
-
-ng_status ng_chan_mod_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *req)
+static ng_status cm_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *req)
 {
 	return ng_chan_isend(cm_of(c)->ch, peer, buf, len, req);
 }
 
-ng_status ng_chan_mod_irecv(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *req)
+static ng_status cm_irecv(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *req)
 {
 	return ng_chan_irecv(cm_of(c)->ch, peer, buf, len, req);
 }
 
-ng_status ng_chan_mod_test(struct ng_comm *c, struct ng_req *req, bool *done_p)
+static ng_status cm_test(struct ng_comm *c, struct ng_req *req, bool *done_p)
 {
 	return ng_chan_test(cm_of(c)->ch, req, done_p);
 }
 
-ng_status ng_chan_mod_wait(struct ng_comm *c, struct ng_req *req)
+static ng_status cm_wait(struct ng_comm *c, struct ng_req *req)
 {
 	return ng_chan_wait(cm_of(c)->ch, req);
 }
+
+const struct ng_msg_ops ng_chan_msg_ops = {
+    .isend = cm_isend,
+    .irecv = cm_irecv,
+    .test = cm_test,
+    .wait = cm_wait,
+};
 
 ng_status ng_chan_mod_alloc(struct ng_comm *c, size_t len, void **buf_p)
 {
@@ -960,7 +941,7 @@ ng_status ng_chan_mod_init(struct ng_chan_mod *cm, const struct ng_module *m, co
 	ng_status st;
 
 	ng_comm_init(&cm->base, m, b->rank, b->size, env->cancel);
-	cm->base.ops = ops;
+	ng_comm_set_ops(&cm->base, ops);
 	cm->base.spins = !cf->yield;
 	st = ng_rdma_open(cf->backend, &rc, b, &cm->r);
 	if (st != NG_OK)
@@ -1065,10 +1046,5 @@ const struct ng_module ng_module_rdma = {
     .close = ch_close,
     .alloc = ng_chan_mod_alloc,
     .free = ng_chan_mod_free,
-    .send = ng_chan_mod_send,
-    .recv = ng_chan_mod_recv,
-    .isend = ng_chan_mod_isend,
-    .irecv = ng_chan_mod_irecv,
-    .test = ng_chan_mod_test,
-    .wait = ng_chan_mod_wait,
+    .msg = &ng_chan_msg_ops,
 };

@@ -136,9 +136,8 @@ ng_status ng_chan_block_add(struct ng_chan *ch, struct ng_rdma_mr *mr);
 /* Forgets the block at @base; returns its registration (NULL: none). */
 struct ng_rdma_mr *ng_chan_block_remove(struct ng_chan *ch, void *base);
 
-/* The module operations' semantics (core/module.h), on a channel. */
-ng_status ng_chan_send(struct ng_chan *ch, int peer, const void *buf, size_t len);
-ng_status ng_chan_recv(struct ng_chan *ch, int peer, void *buf, size_t len);
+/* The two-sided operations' semantics (core/module.h, struct ng_msg_ops),
+ * on a channel. */
 ng_status ng_chan_isend(struct ng_chan *ch, int peer, const void *buf, size_t len, struct ng_req *req);
 ng_status ng_chan_irecv(struct ng_chan *ch, int peer, void *buf, size_t len, struct ng_req *req);
 /* A receive of any message of at most min(@cap, eager) bytes; its length is
@@ -169,12 +168,13 @@ ng_status ng_chan_mod_init(struct ng_chan_mod *cm, const struct ng_module *m, co
 /* Frees the alloc() blocks left, the channel and the layer. */
 void ng_chan_mod_fini(struct ng_chan_mod *cm);
 
-ng_status ng_chan_mod_send(struct ng_comm *c, int peer, const void *buf, size_t len);
-ng_status ng_chan_mod_recv(struct ng_comm *c, int peer, void *buf, size_t len);
-ng_status ng_chan_mod_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *req);
-ng_status ng_chan_mod_irecv(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *req);
-ng_status ng_chan_mod_test(struct ng_comm *c, struct ng_req *req, bool *done_p);
-ng_status ng_chan_mod_wait(struct ng_comm *c, struct ng_req *req);
+/* The two-sided operations of a module on the channel (rdma, rma, spipe):
+ * isend, irecv, test and wait of its channel; blocking send and receive are
+ * the core's (isend/irecv + wait). */
+extern const struct ng_msg_ops ng_chan_msg_ops;
+
+/* alloc() and free() of a module on the channel: layer memory, made a block
+ * of the channel. */
 ng_status ng_chan_mod_alloc(struct ng_comm *c, size_t len, void **buf_p);
 void ng_chan_mod_free(struct ng_comm *c, void *buf);
 

@@ -849,25 +849,13 @@ static ng_status ng_rc_irecv(struct ng_comm *c, int peer, void *buf, size_t len,
 	return r->state == NG_IB_DONE ? r->status : NG_OK;
 }
 
-static ng_status ng_rc_send(struct ng_comm *c, int peer, const void *buf, size_t len)
-{
-	struct ng_req req;
-	ng_status st = ng_rc_isend(c, peer, buf, len, &req);
-
-	if (st || ng_ib_req_of(&req)->state == NG_IB_DONE)
-		return st;
-	return ng_rc_wait(c, &req);
-}
-
-static ng_status ng_rc_recv(struct ng_comm *c, int peer, void *buf, size_t len)
-{
-	struct ng_req req;
-	ng_status st = ng_rc_irecv(c, peer, buf, len, &req);
-
-	if (st || ng_ib_req_of(&req)->state == NG_IB_DONE)
-		return st;
-	return ng_rc_wait(c, &req);
-}
+/* Blocking send and receive are the core's: isend/irecv + wait. */
+static const struct ng_msg_ops ng_rc_msg_ops = {
+    .isend = ng_rc_isend,
+    .irecv = ng_rc_irecv,
+    .test = ng_rc_test,
+    .wait = ng_rc_wait,
+};
 
 static ng_status ng_rc_alloc(struct ng_comm *c, size_t len, void **buf_p)
 {
@@ -1138,12 +1126,7 @@ err_close:
 	.close = ng_rc_close,            \
 	.alloc = ng_rc_alloc,            \
 	.free = ng_rc_free,              \
-	.send = ng_rc_send,              \
-	.recv = ng_rc_recv,              \
-	.isend = ng_rc_isend,            \
-	.irecv = ng_rc_irecv,            \
-	.test = ng_rc_test,              \
-	.wait = ng_rc_wait
+	.msg = &ng_rc_msg_ops
 
 const struct ng_module ng_module_ibrc = {
 	.name = "ibrc",

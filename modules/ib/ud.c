@@ -501,25 +501,13 @@ static ng_status ng_ud_irecv(struct ng_comm *c, int peer, void *buf, size_t len,
 	return r->state == NG_IB_DONE ? r->status : NG_OK;
 }
 
-static ng_status ng_ud_send(struct ng_comm *c, int peer, const void *buf, size_t len)
-{
-	struct ng_req req;
-	ng_status st = ng_ud_isend(c, peer, buf, len, &req);
-
-	if (st || ng_ib_req_of(&req)->state == NG_IB_DONE)
-		return st;
-	return ng_ud_wait(c, &req);
-}
-
-static ng_status ng_ud_recv(struct ng_comm *c, int peer, void *buf, size_t len)
-{
-	struct ng_req req;
-	ng_status st = ng_ud_irecv(c, peer, buf, len, &req);
-
-	if (st || ng_ib_req_of(&req)->state == NG_IB_DONE)
-		return st;
-	return ng_ud_wait(c, &req);
-}
+/* Blocking send and receive are the core's: isend/irecv + wait. */
+static const struct ng_msg_ops ng_ud_msg_ops = {
+    .isend = ng_ud_isend,
+    .irecv = ng_ud_irecv,
+    .test = ng_ud_test,
+    .wait = ng_ud_wait,
+};
 
 static ng_status ng_ud_alloc(struct ng_comm *c, size_t len, void **buf_p)
 {
@@ -747,11 +735,6 @@ const struct ng_module ng_module_ibud = {
 	.close = ng_ud_close,
 	.alloc = ng_ud_alloc,
 	.free = ng_ud_free,
-	.send = ng_ud_send,
-	.recv = ng_ud_recv,
-	.isend = ng_ud_isend,
-	.irecv = ng_ud_irecv,
-	.test = ng_ud_test,
-	.wait = ng_ud_wait,
+	.msg = &ng_ud_msg_ops,
 };
 /* clang-format on */

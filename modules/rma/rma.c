@@ -1582,11 +1582,6 @@ const struct ng_module ng_module_rma = {
     .close = rma_close,
     .alloc = ng_chan_mod_alloc,
     .free = ng_chan_mod_free,
-    .send = ng_chan_mod_send,
-    .recv = ng_chan_mod_recv,
-    .isend = ng_chan_mod_isend,
-    .irecv = ng_chan_mod_irecv,
-    .test = ng_chan_mod_test,
-    .wait = ng_chan_mod_wait,
+    .msg = &ng_chan_msg_ops,
     .rma = &rma_ops,
 };

@@ -1200,12 +1200,7 @@ const struct ng_module ng_module_spipe = {
     .close = sp_close,
     .alloc = sp_alloc,
     .free = sp_free,
-    .send = ng_chan_mod_send,
-    .recv = ng_chan_mod_recv,
-    .isend = ng_chan_mod_isend,
-    .irecv = ng_chan_mod_irecv,
-    .test = ng_chan_mod_test,
-    .wait = ng_chan_mod_wait,
+    .msg = &ng_chan_msg_ops,
     .report = sp_report,
     .report_row = sp_report_row,
 };

@@ -91,9 +91,13 @@ int main(void)
 		CHECK(m->name && m->desc && m->open && m->close && m->alloc && m->free,
 		      "module %zu incomplete", i);
 		CHECK(ng_module_find(m->name) == m, "module '%s' not found by name", m->name);
+		/* Blocking send/recv: the module's own, or the core's isend/irecv + wait. */
 		if (m->caps & NG_CAP_CHANNEL)
-			CHECK(m->send && m->recv, "module '%s' claims send/recv without them", m->name);
-		CHECK(!(m->caps & NG_CAP_NONBLOCK) == !(m->isend && m->irecv && m->test && m->wait),
+			CHECK(m->msg && (m->msg->send || (m->msg->isend && m->msg->wait)) &&
+			          (m->msg->recv || (m->msg->irecv && m->msg->wait)),
+			      "module '%s' claims send/recv without them", m->name);
+		CHECK(!(m->caps & NG_CAP_NONBLOCK) ==
+		          !(m->msg && m->msg->isend && m->msg->irecv && m->msg->test && m->msg->wait),
 		      "module '%s': non-blocking flag and operations disagree", m->name);
 		CHECK(!(m->caps & NG_CAP_ONESIDED) == !m->rma, "module '%s': one-sided flag and rma disagree",
 		      m->name);
