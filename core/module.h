@@ -158,19 +158,23 @@ struct ng_module_env {
 };
 
 struct ng_module {
-	const char *name;                /* "tcp" */
-	const char *desc;                /* one line */
-	const struct ng_option *options; /* NULL-name terminated, may be NULL */
-	/* Optional: the owner and namespace of .options when several modules
-	 * share one table (ibrc, ibuc and ibud share "ib": --ib-dev, ...); the
-	 * driver declares a shared table once.  NULL: the options are the
-	 * module's own, namespaced by .name. */
-	const char *options_owner;
-	/* Optional: entries of another module's table that this module reads too,
-	 * '|'-separated ("ib-dev|ib-port|ib-gid": the RDMA layer's verbs backend
-	 * picks its device as the verbs modules do); --list shows them among the
-	 * module's options. */
-	const char *reads_also;
+	const char *name; /* "tcp" */
+	const char *desc; /* one line */
+	/*
+	 * The module's options: a NULL-terminated list of option tables
+	 * (core/options.h), its own and those of the layers and backends it is
+	 * built on (rma: the RDMA layer's, the channel's, its own), in the order
+	 * --list shows them; the result's parameters block records their values
+	 * in that order.  A table that several modules list is one table,
+	 * declared once.  May be NULL.
+	 */
+	const struct ng_option *const *options;
+	/* Optional: tables of another family of modules that this module reads
+	 * too (the RDMA layer's verbs backend chooses its device with the verbs
+	 * core's --ib-dev, --ib-port, --ib-gid).  --list shows them after
+	 * .options; the parameters block leaves them out (the env block's device
+	 * names what they chose). */
+	const struct ng_option *const *reads;
 	unsigned caps;    /* NG_CAP_* */
 	size_t max_msg;   /* 0 = unlimited; an instance may lower it */
 	size_t hdr_bytes; /* per-message header bytes on the wire (informative) */
@@ -390,5 +394,10 @@ static inline ng_status ng_alltoall(struct ng_comm *c, const void *sbuf, void *r
 
 /* Waits for @n requests in order; returns the first error. */
 ng_status ng_waitall(struct ng_comm *c, struct ng_req *reqs, size_t n);
+
+/* Driver side: declares the options of @m in @a, its .options and .reads
+ * tables, each table once however many modules list it.  Returns -1 on
+ * out-of-memory. */
+int ng_module_declare(struct ng_args *a, const struct ng_module *m);
 
 #endif

@@ -689,6 +689,8 @@ static const struct ng_option ng_emu_options[] = {
 };
 /* clang-format on */
 
+static const struct ng_option *const ng_emu_option_tables[] = {ng_emu_options, NULL};
+
 static const struct ng_msg_ops ng_emu_msg_ops = {
     .send = ng_emu_send,
     .recv = ng_emu_recv,
@@ -701,7 +703,7 @@ static const struct ng_msg_ops ng_emu_msg_ops = {
 const struct ng_module ng_module_emu = {
     .name = "emu",
     .desc = "wraps another module and injects known LogGP costs o_s, o_r, g, G, L by busy-waiting",
-    .options = ng_emu_options,
+    .options = ng_emu_option_tables,
     .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
     .max_msg = 0,
     .hdr_bytes = NG_EMU_TRAILER,

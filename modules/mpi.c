@@ -437,11 +437,13 @@ const struct ng_option ng_mpi_options[] = {
     {.name = NULL},
 };
 
+static const struct ng_option *const ng_mpi_option_tables[] = {ng_mpi_options, NULL};
+
 const struct ng_module ng_module_mpi = {
     .name = "mpi",
     .desc =
         "MPI point-to-point (MPI_Send/MPI_Recv, MPI_Isend/MPI_Irecv) and MPI_Alltoall as its native alltoall",
-    .options = ng_mpi_options,
+    .options = ng_mpi_option_tables,
     .caps =
         NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MPI | NG_CAP_MULTIRANK | NG_CAP_ALLTOALL,
     .max_msg = NG_MPI_MAX_MSG,

@@ -102,6 +102,7 @@ extern const struct ng_module ng_module_tcp;
 #define NG_TCP_KEEPCNT    3    /* lost after 3 unanswered probes */
 #define NG_TCP_NONE       SIZE_MAX
 #define NG_TCP_BUF_MAGIC  0x6e67746370627566ull
+#define NG_TCP_POLL_SPIN  1 /* the word index of --tcp-poll spin */
 
 /* Per-request state kept in struct ng_req.priv. */
 struct ng_tcp_req {
@@ -860,7 +861,7 @@ static ng_status ng_tcp_data_socket(struct ng_tcp *t, int fd, int peer)
 static ng_status ng_tcp_conf_read(const struct ng_module_env *env, struct ng_tcp_conf *cf)
 {
 	const struct ng_boot *b = env->boot;
-	const char *where = ng_args_str(env->args, "tcp-bind"), *mode;
+	const char *where = ng_args_str(env->args, "tcp-bind");
 	long long port = ng_args_int(env->args, "tcp-port");
 	struct addrinfo hints, *ai;
 	int rc;
@@ -875,8 +876,7 @@ static ng_status ng_tcp_conf_read(const struct ng_module_env *env, struct ng_tcp
 	cf->port = (int)port;
 	cf->sndbuf = ng_args_size(env->args, "tcp-sndbuf");
 	cf->rcvbuf = ng_args_size(env->args, "tcp-rcvbuf");
-	mode = ng_args_str(env->args, "tcp-poll");
-	cf->spin = mode && strcmp(mode, "spin") == 0;
+	cf->spin = ng_args_choice(env->args, "tcp-poll") == NG_TCP_POLL_SPIN;
 
 	if (!where || !*where)
 		where = b->addr;
@@ -1439,6 +1439,8 @@ static const struct ng_option ng_tcp_options[] = {
     {.name = NULL},
 };
 
+static const struct ng_option *const ng_tcp_option_tables[] = {ng_tcp_options, NULL};
+
 static const struct ng_msg_ops ng_tcp_msg_ops = {
     .send = ng_tcp_send,
     .recv = ng_tcp_recv,
@@ -1451,7 +1453,7 @@ static const struct ng_msg_ops ng_tcp_msg_ops = {
 const struct ng_module ng_module_tcp = {
     .name = "tcp",
     .desc = "TCP sockets over IPv4, a full mesh with one connection per pair of ranks",
-    .options = ng_tcp_options,
+    .options = ng_tcp_option_tables,
     .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
     .max_msg = 0,
     .hdr_bytes = 0,

@@ -63,7 +63,6 @@
 #include "queue.h"
 
 extern const struct ng_module ng_module_rdma;
-extern const struct ng_option ng_rdma_options[];
 
 #define CH_HDR   16u
 #define CH_TRAIL 8u
@@ -486,7 +485,7 @@ static ng_status ch_recv_progress(struct ng_chan *t, int peer, bool *seen_p)
 		any = true;
 		m->len = h->len;
 		m->type = h->type;
-		(void)ng_chan_credit_widen(&p->credit_seen, h->credit, UINT16_MAX, t->R);
+		(void)ng_rdma_credit_widen(&p->credit_seen, h->credit, UINT16_MAX, t->R);
 		m->done = false;
 		p->rx_scan++;
 		if (m->type == CH_EAGER) {
@@ -927,26 +926,19 @@ ng_status ng_chan_mod_init(struct ng_chan_mod *cm, const struct ng_module *m, co
                            const struct ng_module_env *env, const struct ng_chan_conf *cf)
 {
 	struct ng_boot *b = env->boot;
-	struct ng_rdma_conf rc = {
-	    .who = m->name,
-	    .provider = cf->provider,
-	    .dev = cf->dev,
-	    .port = cf->port,
-	    .gid_index = cf->gid_index,
-	    .unreliable = cf->unreliable,
-	    .yield = cf->yield,
-	    .cancel = env->cancel,
-	    .timeout_s = env->timeout_s,
-	};
+	struct ng_rdma_conf rc = cf->rdma;
 	ng_status st;
 
 	ng_comm_init(&cm->base, m, b->rank, b->size, env->cancel);
 	ng_comm_set_ops(&cm->base, ops);
-	cm->base.spins = !cf->yield;
+	cm->base.spins = !rc.yield;
+	rc.who = m->name;
+	rc.cancel = env->cancel;
+	rc.timeout_s = env->timeout_s;
 	st = ng_rdma_open(cf->backend, &rc, b, &cm->r);
 	if (st != NG_OK)
 		return st;
-	if (cf->unreliable)
+	if (rc.unreliable)
 		cm->base.caps &= ~(unsigned)NG_CAP_RELIABLE;
 	st = ng_chan_new(cm->r, b, cf->ring, cf->eager, &cm->ch);
 	if (st != NG_OK) {
@@ -988,20 +980,31 @@ ng_status ng_chan_open(const struct ng_module *m, const struct ng_module_env *en
 
 /* ---- the module "rdma" ------------------------------------------------ */
 
+/* clang-format off */
+const struct ng_option ng_chan_options[] = {
+	{ .name = "rdma-ring", .type = NG_OPT_INT, .def = "32", .metavar = "N",
+	  .help = "ring slots per peer of the two-sided channel (4-4096)" },
+	{ .name = "rdma-eager", .type = NG_OPT_SIZE, .def = "8K",
+	  .help = "largest message written through the ring; larger ones are written into the receive buffer "
+	          "(64-1M)" },
+	{ .name = "rdma-poll", .type = NG_OPT_CHOICE, .def = "spin", .choices = "spin|yield",
+	  .help = "waiting: spin, or yield the CPU after every empty poll (more ranks than cores)" },
+	{ .name = NULL },
+};
+/* clang-format on */
+
+/* The word index of --rdma-poll yield. */
+#define CH_POLL_YIELD 1
+
 ng_status ng_chan_conf_read(const struct ng_module_env *env, struct ng_chan_conf *cf)
 {
 	const struct ng_args *a = env->args;
 	long long ring = ng_args_int(a, "rdma-ring");
 	size_t eager = ng_args_size(a, "rdma-eager");
 
-	*cf = (struct ng_chan_conf){
-	    .backend = ng_args_str(a, "rdma-backend"),
-	    .provider = ng_args_str(a, "ofi-provider"),
-	    .gid_index = -1,
-	    .yield = strcmp(ng_args_str(a, "rdma-poll"), "yield") == 0,
-	    .ring = (size_t)ring,
-	    .eager = eager,
-	};
+	*cf = (struct ng_chan_conf){.ring = (size_t)ring, .eager = eager};
+	ng_rdma_conf_read(a, &cf->backend, &cf->rdma);
+	cf->rdma.yield = ng_args_choice(a, "rdma-poll") == CH_POLL_YIELD;
 	if (ring < NG_CHAN_RING_MIN || ring > NG_CHAN_RING_MAX) {
 		if (env->boot->rank == 0)
 			ng_error("--rdma-ring %lld is outside %u-%u", ring, NG_CHAN_RING_MIN,
@@ -1014,13 +1017,6 @@ ng_status ng_chan_conf_read(const struct ng_module_env *env, struct ng_chan_conf
 			         NG_CHAN_EAGER_MAX);
 		return NG_ERR_USAGE;
 	}
-#if NG_HAVE_VERBS
-	/* NG_CHAN_READS_ALSO names these */
-	cf->dev = ng_args_str(a, "ib-dev");
-	cf->port = (int)ng_args_int(a, "ib-port");
-	if (ng_args_given(a, "ib-gid"))
-		cf->gid_index = (int)ng_args_int(a, "ib-gid");
-#endif
 	return NG_OK;
 }
 
@@ -1033,13 +1029,14 @@ static ng_status ch_module_open(const struct ng_module *m, const struct ng_modul
 	return st == NG_OK ? ng_chan_open(m, env, &cf, comm_p) : st;
 }
 
+static const struct ng_option *const ch_options[] = {ng_rdma_options, ng_chan_options, NULL};
+
 const struct ng_module ng_module_rdma = {
     .name = "rdma",
     .desc = "two-sided messages as RDMA writes into rings (the one-sided channel) over the RDMA layer: "
             "--rdma-backend verbs|shm|ofi",
-    .options = ng_rdma_options,
-    .options_owner = "rdma",
-    .reads_also = NG_CHAN_READS_ALSO,
+    .options = ch_options,
+    .reads = ng_rdma_reads,
     .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_REGMEM | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
     .hdr_bytes = CH_HDR + CH_TRAIL,
     .open = ch_module_open,

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "module.h"
+#include "modules/rdma/rdma.h"
 
 /* Bytes a ring message adds to its payload (header and trailing word). */
 #define NG_CHAN_MSG_HDR 24u
@@ -26,48 +27,25 @@
 #define NG_CHAN_EAGER_MIN 64u
 #define NG_CHAN_EAGER_MAX ((size_t)1 << 20)
 
+/* What a channel module opens: the layer (its backend and how it opens:
+ * who, cancel and timeout_s are the module's, filled by ng_chan_mod_init)
+ * and the channel on it. */
 struct ng_chan_conf {
-	const char *backend;  /* "auto", "verbs", "shm", "ofi" */
-	const char *provider; /* ofi: provider name or NULL */
-	const char *dev;      /* verbs: device, port, GID (NULL, 0, -1: automatic) */
-	int port;
-	int gid_index;
-	bool unreliable; /* verbs: UC queue pairs */
-	bool yield;      /* poll: sched_yield() when idle */
-	size_t ring;     /* slots per peer */
-	size_t eager;    /* largest message through the ring */
+	const char *backend;      /* "auto", "verbs", "shm", "ofi" */
+	struct ng_rdma_conf rdma; /* .yield: --rdma-poll yield */
+	size_t ring;              /* slots per peer */
+	size_t eager;             /* largest message through the ring */
 };
 
-/* The options of the modules on the layer (options.c; owner "rdma"). */
-extern const struct ng_option ng_rdma_options[];
+/* The channel's options (namespace "rdma"): --rdma-ring, --rdma-eager and
+ * --rdma-poll (how the modules on it wait).  A module on the channel lists
+ * the layer's table (ng_rdma_options), this one, then its own, and reads
+ * ng_rdma_reads. */
+extern const struct ng_option ng_chan_options[];
 
-/* Reads the --rdma-* options (a bad value is reported: NG_ERR_USAGE). */
+/* Reads the layer's options (ng_rdma_conf_read) and the channel's (a bad
+ * value is reported: NG_ERR_USAGE). */
 ng_status ng_chan_conf_read(const struct ng_module_env *env, struct ng_chan_conf *cf);
-/* The entries of the verbs modules' table that it reads too (the verbs
- * backend's device, port and GID), for the .reads_also of the modules on the
- * channel (NULL in a build without verbs). */
-#if NG_HAVE_VERBS
-#define NG_CHAN_READS_ALSO "ib-dev|ib-port|ib-gid"
-#else
-#define NG_CHAN_READS_ALSO NULL
-#endif
-
-/*
- * Credits carried by a ring message (here and in ibrc's send mode): @low
- * holds the low bits (@mask) of the peer's release count when it posted the
- * message.  The count is at most @ring ahead of *@seen, the highest known,
- * or behind it when the credit word (written later) was read first.  Raises
- * *@seen to the carried count when it is ahead; returns whether it was.
- */
-static inline bool ng_chan_credit_widen(uint64_t *seen, uint64_t low, uint64_t mask, size_t ring)
-{
-	uint64_t delta = (low - *seen) & mask;
-
-	if (!delta || delta > ring)
-		return false;
-	*seen += delta;
-	return true;
-}
 
 /* ---- the channel over an opened layer ---------------------------------- */
 

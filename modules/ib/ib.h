@@ -18,8 +18,11 @@
 #include "options.h"
 #include "queue.h"
 
-/* The --ib-* options, one table shared by ibrc, ibuc and ibud. */
-extern const struct ng_option ng_ib_options[];
+/* The option tables of ibrc and ibuc (the connected modules) and of ibud:
+ * the verbs core's device options (ng_verbs_options), then their own --ib-*
+ * options. */
+extern const struct ng_option *const ng_ib_conn_options[];
+extern const struct ng_option *const ng_ib_ud_options[];
 
 /* Limits of --ib-ring. */
 #define NG_IB_RING_MIN 4u

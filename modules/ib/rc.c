@@ -131,7 +131,6 @@ struct ng_rc_peer {
 	uint64_t credit_seen;  /* the peer's release count, the highest seen */
 	struct ng_rc_cts *cts; /* [K] CTSs received for my sends */
 	uint64_t cts_head, cts_tail;
-	unsigned char *stage; /* [depth * NG_RC_STAGE], indexed by work request number */
 	bool credit_due;
 };
 
@@ -148,12 +147,13 @@ struct ng_rc {
 	uint32_t max_inline;
 	uint32_t scq_size, scq_busy;
 	struct ibv_cq *scq, *rcq;
-	struct ng_ibv_area ring_a, ctl_a, stage_a;
-	struct ng_rc_peer *peers; /* [size] */
-	struct ng_rc_meta *metas; /* [size * R] */
-	uint64_t *unexps;         /* [size * R] */
-	struct ng_rc_cts *ctss;   /* [size * K] */
-	int *active;              /* peers with work, [nactive] */
+	struct ng_ibv_area ring_a, ctl_a;
+	struct ng_ibv_stage stage; /* NG_RC_STAGE bytes per work request: CTSs, credit words */
+	struct ng_rc_peer *peers;  /* [size] */
+	struct ng_rc_meta *metas;  /* [size * R] */
+	uint64_t *unexps;          /* [size * R] */
+	struct ng_rc_cts *ctss;    /* [size * K] */
+	int *active;               /* peers with work, [nactive] */
 	size_t nactive;
 	struct ng_watch watch;
 };
@@ -175,9 +175,10 @@ static inline unsigned char *ng_rc_payload(const struct ng_rc *t, const struct n
 	return p->ring + slot * t->slot;
 }
 
-static inline unsigned char *ng_rc_stage(const struct ng_rc *t, const struct ng_rc_peer *p, uint64_t wrnum)
+/* The staging slot of the next work request to @p. */
+static inline unsigned char *ng_rc_stage(const struct ng_rc *t, const struct ng_rc_peer *p)
 {
-	return p->stage + (size_t)(wrnum % t->depth) * NG_RC_STAGE;
+	return ng_ibv_stage_at(&t->stage, p->rank, p->q.posted + 1);
 }
 
 /* ---- active peers ----------------------------------------------------- */
@@ -341,9 +342,9 @@ static void ng_rc_post_credit(struct ng_rc *t, struct ng_rc_peer *p)
 
 	if (!ng_rc_room(t, p, 1))
 		return;
-	val = (uint64_t *)(void *)ng_rc_stage(t, p, p->q.posted);
+	val = (uint64_t *)(void *)ng_rc_stage(t, p);
 	*val = p->rx_free;
-	sge = (struct ibv_sge){.addr = (uintptr_t)val, .length = 8, .lkey = t->stage_a.mr->lkey};
+	sge = (struct ibv_sge){.addr = (uintptr_t)val, .length = 8, .lkey = ng_ibv_stage_lkey(&t->stage)};
 	memset(&wr, 0, sizeof(wr));
 	ng_ibv_wr_rdma(&wr, IBV_WR_RDMA_WRITE, (uint64_t)p->rank, p->r_ctl + 8, p->r_ctl_rkey);
 	wr.send_flags |= 8 <= t->max_inline ? IBV_SEND_INLINE : 0;
@@ -498,11 +499,11 @@ static void ng_rc_send_cts(struct ng_rc *t, struct ng_rc_peer *p)
 		if (p->cts_out >= t->K || !ng_rc_room(t, p, 1) || !ng_rc_credit(t, p, false))
 			return;
 		/* Staged with the work request that carries it. */
-		c = (struct ng_rc_cts *)(void *)ng_rc_stage(t, p, p->q.posted);
+		c = (struct ng_rc_cts *)(void *)ng_rc_stage(t, p);
 		*c = (struct ng_rc_cts){
 		    .idx = r->idx, .addr = (uintptr_t)r->buf, .len = r->len, .rkey = r->bkey};
-		sge =
-		    (struct ibv_sge){.addr = (uintptr_t)c, .length = sizeof(*c), .lkey = t->stage_a.mr->lkey};
+		sge = (struct ibv_sge){
+		    .addr = (uintptr_t)c, .length = sizeof(*c), .lkey = ng_ibv_stage_lkey(&t->stage)};
 		rc = ng_rc_post_msg(t, p, NG_RC_CTS, 0, &sge, 1, &inl);
 		if (rc) {
 			ng_rc_post_error(t, p, "a CTS", rc);
@@ -698,7 +699,7 @@ static void ng_rc_poll(struct ng_rc *t)
 		imm = ntohl(wc[i].imm_data);
 		m->type = (uint8_t)(imm >> 30);
 		m->flags = (uint8_t)(imm >> NG_RC_CREDIT_BITS & 1u);
-		if (ng_chan_credit_widen(&p->credit_seen, imm, NG_RC_CREDIT_MASK, t->R))
+		if (ng_rdma_credit_widen(&p->credit_seen, imm, NG_RC_CREDIT_MASK, t->R))
 			t->watch.events++;
 		m->len = wc[i].opcode == IBV_WC_RECV ? wc[i].byte_len : 0;
 		p->rx_tail++;
@@ -881,7 +882,7 @@ static void ng_rc_close(struct ng_comm *c)
 		ibv_destroy_cq(t->rcq);
 	if (t->scq)
 		ibv_destroy_cq(t->scq);
-	ng_ibv_area_free(&t->stage_a);
+	ng_ibv_stage_free(&t->stage);
 	ng_ibv_area_free(&t->ctl_a);
 	ng_ibv_area_free(&t->ring_a);
 	ng_ibv_close(&t->v);
@@ -962,8 +963,7 @@ static ng_status ng_rc_setup(struct ng_rc *t)
 		                       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, "counters",
 		                       &t->ctl_a);
 	if (!st)
-		st = ng_ibv_area_alloc(&t->v, size * t->depth * NG_RC_STAGE, IBV_ACCESS_LOCAL_WRITE,
-		                       "staging", &t->stage_a);
+		st = ng_ibv_stage_alloc(&t->v, size, t->depth, NG_RC_STAGE, &t->stage);
 	if (st)
 		return st;
 
@@ -992,7 +992,6 @@ static ng_status ng_rc_setup(struct ng_rc *t)
 		p->unexp = &t->unexps[i * t->R];
 		p->cts = &t->ctss[i * t->K];
 		p->ctl = (volatile uint64_t *)(void *)(t->ctl_a.base + i * NG_RC_CTL);
-		p->stage = t->stage_a.base + i * t->depth * NG_RC_STAGE;
 		if (i == (size_t)t->base.rank)
 			continue;
 		st = ng_ibv_qp_create(&t->v, t->type, t->scq, t->rcq, t->depth, (uint32_t)t->R, &inl, &p->q);
@@ -1033,11 +1032,11 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 	if (cf.write) {
 		struct ng_chan_conf cc = {
 		    .backend = "verbs",
-		    .dev = cf.dev.dev,
-		    .port = cf.dev.port,
-		    .gid_index = cf.dev.gid_index,
-		    .unreliable = m == &ng_module_ibuc,
-		    .yield = cf.yield,
+		    .rdma = {.dev = cf.dev.dev,
+		             .port = cf.dev.port,
+		             .gid_index = cf.dev.gid_index,
+		             .unreliable = m == &ng_module_ibuc,
+		             .yield = cf.yield},
 		    .ring = cf.ring,
 		    .eager = cf.eager,
 		};
@@ -1118,8 +1117,7 @@ err_close:
 
 /* clang-format off */
 #define NG_RC_OPS                        \
-	.options = ng_ib_options,        \
-	.options_owner = "ib",           \
+	.options = ng_ib_conn_options,   \
 	.max_msg = 0,                    \
 	.hdr_bytes = 0,                  \
 	.open = ng_rc_open,              \

@@ -726,8 +726,7 @@ err_free:
 const struct ng_module ng_module_ibud = {
 	.name = "ibud",
 	.desc = "InfiniBand/RoCE verbs, unreliable datagrams (messages up to the MTU minus the 40-byte GRH)",
-	.options = ng_ib_options,
-	.options_owner = "ib",
+	.options = ng_ib_ud_options,
 	.caps = NG_CAP_CHANNEL | NG_CAP_REGMEM | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
 	.max_msg = 4096 - NG_UD_GRH,
 	.hdr_bytes = 0,

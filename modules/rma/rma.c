@@ -1482,7 +1482,9 @@ static ng_status rma_open(const struct ng_module *mod, const struct ng_module_en
                           struct ng_comm **comm_p)
 {
 	const struct ng_args *a = env->args;
-	const char *design = ng_args_str(a, "rma-design"), *sched = ng_args_str(a, "rma-sched");
+	/* --rma-design direct|sendrecv; --rma-sched none|reorder|aggregate|all:
+	 * bit 0 reorder, bit 1 aggregate. */
+	int design = ng_args_choice(a, "rma-design"), sched = ng_args_choice(a, "rma-sched");
 	struct ng_chan_conf cf;
 	struct rma *m;
 	size_t n = (size_t)env->boot->size;
@@ -1497,9 +1499,9 @@ static ng_status rma_open(const struct ng_module *mod, const struct ng_module_en
 		return NG_ERR_NOMEM;
 	}
 	m->boot = env->boot;
-	m->sendrecv = strcmp(design, "sendrecv") == 0;
-	m->reorder = !m->sendrecv && (strcmp(sched, "reorder") == 0 || strcmp(sched, "all") == 0);
-	m->aggregate = !m->sendrecv && (strcmp(sched, "aggregate") == 0 || strcmp(sched, "all") == 0);
+	m->sendrecv = design == 1;
+	m->reorder = !m->sendrecv && (sched & 1);
+	m->aggregate = !m->sendrecv && (sched & 2);
 	m->agg_max = ng_args_size(a, "rma-aggregate");
 	st = ng_chan_mod_init(&m->cm, mod, mod, env, &cf);
 	if (st != NG_OK) {
@@ -1553,6 +1555,24 @@ err:
 	return st;
 }
 
+/* clang-format off */
+static const struct ng_option rma_own_options[] = {
+	{ .name = "rma-design", .type = NG_OPT_CHOICE, .def = "direct", .choices = "direct|sendrecv",
+	  .help = "rma: direct (put = RDMA write, get = RDMA read, flags by RDMA; no target involvement), or "
+	          "sendrecv (operations shipped as messages, applied by the target in its synchronisation calls)" },
+	{ .name = "rma-sched", .type = NG_OPT_CHOICE, .def = "none", .choices = "none|reorder|aggregate|all",
+	  .help = "rma direct: scheduling within an epoch: reorder (gets first, reads and writes interleaved), "
+	          "aggregate (small operations travel with the epoch's completion message), all (both)" },
+	{ .name = "rma-aggregate", .type = NG_OPT_SIZE, .def = "256",
+	  .help = "rma: operations up to this many bytes are aggregated (--rma-sched aggregate|all)" },
+	{ .name = NULL },
+};
+/* clang-format on */
+
+/* The layer's options, the channel's, its own. */
+static const struct ng_option *const rma_options[] = {ng_rdma_options, ng_chan_options, rma_own_options,
+                                                      NULL};
+
 static const struct ng_rma_ops rma_ops = {
     .win_allocate = rma_win_allocate,
     .win_free = rma_win_free,
@@ -1573,9 +1593,8 @@ const struct ng_module ng_module_rma = {
     .desc =
         "MPI-2 one-sided communication over the RDMA layer (--rma-design direct|sendrecv, --rma-sched), and "
         "the rdma module's two-sided channel",
-    .options = ng_rdma_options,
-    .options_owner = "rdma",
-    .reads_also = NG_CHAN_READS_ALSO,
+    .options = rma_options,
+    .reads = ng_rdma_reads,
     .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_REGMEM | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK |
             NG_CAP_ONESIDED,
     .open = rma_open,

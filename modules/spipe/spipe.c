@@ -1049,14 +1049,12 @@ static void sp_close(struct ng_comm *c)
 static ng_status sp_conf(struct spipe *sp, const struct ng_module_env *env)
 {
 	const struct ng_args *a = env->args;
-	const char *mode = ng_args_str(a, "spipe-mode");
 	long long nbuf = ng_args_int(a, "spipe-buffers");
 	size_t block = ng_args_size(a, "spipe-block"), slot = ng_args_size(a, "spipe-bufsize");
 	bool say = env->boot->rank == 0;
 
-	for (unsigned i = 0; i < NG_SPIPE_NMODES; i++)
-		if (strcmp(mode, ng_spipe_mode_name((enum ng_spipe_mode)i)) == 0)
-			sp->proto.mode = (enum ng_spipe_mode)i;
+	/* The words of --spipe-mode are those of enum ng_spipe_mode, in order. */
+	sp->proto.mode = (enum ng_spipe_mode)ng_args_choice(a, "spipe-mode");
 	if (nbuf < 1 || nbuf > SP_NBUF_MAX) {
 		if (say)
 			ng_error("--spipe-buffers %lld is outside 1-%u", nbuf, SP_NBUF_MAX);
@@ -1187,13 +1185,38 @@ err:
 	return st;
 }
 
+/* clang-format off */
+static const struct ng_option sp_own_options[] = {
+	{ .name = "spipe-mode", .type = NG_OPT_CHOICE, .def = "super", .choices = "reg|rcache|copy|pipeline|super",
+	  .help = "spipe: messages above --rdma-eager: reg (register the buffers on the fly), rcache (keep the "
+	          "registrations), copy (whole messages through a registered buffer), pipeline (fixed chunks "
+	          "C_opt), super (the superpipeline)" },
+	{ .name = "spipe-block", .type = NG_OPT_SIZE, .def = "4K",
+	  .help = "spipe super: sub-block bytes (a power of two, 64 B-1M), each ending in an 8-byte flag" },
+	{ .name = "spipe-buffers", .type = NG_OPT_INT, .def = "3", .metavar = "N",
+	  .help = "spipe pipeline/super: registered buffers per peer a message is folded onto (1-16)" },
+	{ .name = "spipe-bufsize", .type = NG_OPT_SIZE, .def = "1M",
+	  .help = "spipe pipeline/super: bytes per buffer, the largest chunk (a multiple of --spipe-block)" },
+	{ .name = "spipe-c0", .type = NG_OPT_SIZE, .metavar = "BYTES",
+	  .help = "spipe super: first chunk (default from the model: B_copy x 2 lambda_net)" },
+	{ .name = "spipe-q", .type = NG_OPT_DOUBLE, .metavar = "Q",
+	  .help = "spipe super: chunk growth factor (default from the model: B_copy / B_net, at least 1.5)" },
+	{ .name = "spipe-fresh", .type = NG_OPT_FLAG,
+	  .help = "spipe: every message on memory the protocol has never seen (the registration cache forgets "
+	          "the buffers before each message, as when they were freed and allocated anew)" },
+	{ .name = NULL },
+};
+/* clang-format on */
+
+/* The layer's options, the channel's, its own. */
+static const struct ng_option *const sp_options[] = {ng_rdma_options, ng_chan_options, sp_own_options, NULL};
+
 const struct ng_module ng_module_spipe = {
     .name = "spipe",
     .desc = "messages from ordinary memory over the RDMA layer: the superpipeline (--spipe-mode super) and "
             "register-on-the-fly, registration cache, copy and pipeline protocols, with their model",
-    .options = ng_rdma_options,
-    .options_owner = "rdma",
-    .reads_also = NG_CHAN_READS_ALSO,
+    .options = sp_options,
+    .reads = ng_rdma_reads,
     .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
     .hdr_bytes = NG_CHAN_MSG_HDR,
     .open = sp_open,

@@ -122,6 +122,14 @@ const char *ng_args_str(const struct ng_args *a, const char *name)
 	return NULL;
 }
 
+/* --tcp-poll as the index of its word in "sleep|spin". */
+int ng_args_choice(const struct ng_args *a, const char *name)
+{
+	const char *s = ng_args_str(a, name);
+
+	return s && !strcmp(s, "spin") ? 1 : 0;
+}
+
 long long ng_args_int(const struct ng_args *a, const char *name)
 {
 	const char *s = ng_args_str(a, name);
