@@ -3,11 +3,15 @@
  * The one-sided channel (the Netgauge paper's Fig. 4) over the RDMA layer:
  * two-sided messages made of RDMA writes into rings at the receiver.  It is
  * the "rdma" module, and the data path of ibrc/ibuc --ib-mode write (the
- * same code over the verbs backend with the --ib-* settings).  Internal to
- * modules/.
+ * same code over the verbs backend with the --ib-* settings).
+ *
+ * Layering: modules/chan/ is built on the RDMA layer only (this header
+ * includes rdma.h, whose helpers, such as the credit widening of ring
+ * messages, its users share); the ib modules (--ib-mode write), rma and
+ * spipe are built on it.  Patterns never include it.
  */
-#ifndef NG_RDMA_CHAN_H
-#define NG_RDMA_CHAN_H
+#ifndef NG_CHAN_CHAN_H
+#define NG_CHAN_CHAN_H
 
 #include "config.h"
 

@@ -3,6 +3,10 @@
  * What the two-sided verbs modules (ibrc, ibuc in rc.c; ibud in ud.c) share
  * besides the verbs core: their options (--ib-*), and the request state they
  * keep in struct ng_req.priv.  Internal to modules/ib/.
+ *
+ * Layering: the ib modules are built on the verbs core (verbs.h) and, for
+ * ibrc/ibuc --ib-mode write, on the channel (modules/chan/chan.h), which
+ * brings the RDMA layer; nothing outside modules/ib/ includes this header.
  */
 #ifndef NG_IB_IB_H
 #define NG_IB_IB_H

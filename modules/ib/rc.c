@@ -5,7 +5,7 @@
  * ranks, on the verbs core (verbs.h).
  *
  * --ib-mode write is not this file's: it is the rdma module's channel
- * (modules/rdma/chan.h, the Netgauge paper's one-sided channel, Fig. 4) over
+ * (modules/chan/chan.h, the Netgauge paper's one-sided channel, Fig. 4) over
  * the RDMA layer's verbs backend, one RDMA write per message, with the --ib-*
  * settings.  What follows describes send mode.
  *

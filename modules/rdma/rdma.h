@@ -5,14 +5,20 @@
  * it (rdma, the two-sided channel; rma, MPI-2 one-sided; spipe, the
  * superpipeline; ibrc/ibuc --ib-mode write) include it, patterns never do.
  *
+ * Layering: modules/rdma/ holds the layer (rdma.c), its options
+ * (options.c), a registration cache over it (rcache.h) and its backends
+ * (shm.c; verbs.c on the verbs core, modules/verbs/verbs.h; ofi.c).  It
+ * includes core and modules/watch.h, and the verbs core in verbs.c and
+ * options.c only; the channel (modules/chan/) is built on it.
+ *
  * A backend is one `const struct ng_rdma_backend` (name, description, ops),
- * listed once in ng_rdma_backends[] (backends.c), in the order "auto" tries
+ * listed once in ng_rdma_backends[] (rdma.c), in the order "auto" tries
  * them: verbs, shm, ofi.  Its open() creates an instance that embeds
  * `struct ng_rdma` first; every operation takes the instance first.  No
  * global state: two instances can live in one process.
  *
  * Backends:
- *   verbs  RC (or UC) queue pairs on the verbs core (modules/ib/verbs.h);
+ *   verbs  RC (or UC) queue pairs on the verbs core (modules/verbs/verbs.h);
  *          hardware keys, true one-sided progress; UC has no read/atomics.
  *   shm    ranks on one host.  Memory from mem_alloc() lives in memfd
  *          segments that every local rank maps; write/read are copies,

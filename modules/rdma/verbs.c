@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The "verbs" backend of the RDMA layer (rdma.h): any HCA (InfiniBand,
- * RoCE) and Soft-RoCE, on the verbs core (modules/ib/verbs.h).
+ * RoCE) and Soft-RoCE, on the verbs core (modules/verbs/verbs.h).
  *
  * Connections.  One RC queue pair per pair of ranks (UC with
  * conf->unreliable: writes only, no reads or atomics), all on one

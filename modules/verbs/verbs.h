@@ -28,12 +28,16 @@
  * order, so after the first error completion all later ones are flushed:
  * err_from records the number of the first failed one.
  *
+ * Layering: the bottom of the verbs family: it includes core and
+ * modules/watch.h only; the ib modules (modules/ib/) and the RDMA layer's
+ * verbs backend (modules/rdma/verbs.c) are built on it.
+ *
  * Threading: none; an instance belongs to one thread.  Byte order: the
  * addresses exchanged between ranks are in host order (all ranks of a run
  * share one).
  */
-#ifndef NG_IB_VERBS_H
-#define NG_IB_VERBS_H
+#ifndef NG_VERBS_VERBS_H
+#define NG_VERBS_VERBS_H
 
 #include <infiniband/verbs.h>
 #include <sched.h>
