@@ -7,11 +7,11 @@
  * "parameters" block of every result file.
  *
  * Names are namespaced by their owner: a module "tcp" declares "tcp-port",
- * a pattern "loggp" declares "loggp-n", the RDMA layer "rdma-backend".  On the command line they are given as
- * --tcp-port 5000 or --tcp-port=5000.  The driver validates every value
- * against its type before anything runs (exit 2 on a bad value), so the typed
- * getters below never fail.  Look values up once, at open/setup time, never in
- * a timed loop.
+ * a pattern "loggp" declares "loggp-n", the RDMA layer "rdma-backend".  On
+ * the command line they are given as --tcp-port 5000 or --tcp-port=5000.
+ * The driver validates every value against its type before anything runs
+ * (exit 2 on a bad value), so the typed getters below never fail.  Look
+ * values up once, at open/setup time, never in a timed loop.
  */
 #ifndef NG_OPTIONS_H
 #define NG_OPTIONS_H

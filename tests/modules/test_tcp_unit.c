@@ -2,8 +2,9 @@
 /*
  * Unit test of the "tcp" module without the driver.
  *
- * Built from this file and modules/tcp.c only (not libngauge): it provides
- * the few core functions the module calls (ng_error, ng_warn, ng_args_*,
+ * Built from this file and the tcp module's sources (modules/tcp.c,
+ * modules/tcp_setup.c) only, not libngauge: it provides the few core
+ * functions the module calls (ng_error, ng_warn, ng_args_*,
  * ng_boot_bcast) and a fake bootstrap.  Each scenario forks its ranks; the
  * test process itself is their hub: every rank has a socketpair to it, and an
  * allgather is "send my bytes, get everyone's".  The hub can act between the
