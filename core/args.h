@@ -36,6 +36,10 @@ int ng_args_set(struct ng_args *a, struct ng_arg_ent *e, const char *value, char
 int ng_opt_check(const struct ng_option *opt, const char *value, char *err, size_t errlen);
 /* Effective values of the options of @owner as a JSON object (new reference). */
 json_t *ng_args_json(const struct ng_args *a, const char *owner);
+/* Adds the effective values of the options of @table to @obj, in table order. */
+void ng_args_json_table(const struct ng_args *a, const struct ng_option *table, json_t *obj);
+/* Whether @table (its first entry) is declared already. */
+bool ng_args_declared(const struct ng_args *a, const struct ng_option *table);
 void ng_args_release(struct ng_args *a);
 
 #endif

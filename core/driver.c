@@ -47,34 +47,32 @@
 enum { EXIT_USAGE = 2 };
 
 static const struct ng_option core_options[] = {
-    {"module", NG_OPT_STRING, "tcp", "communication module (-x); see --list", NULL, "NAME", NULL},
-    {"pattern", NG_OPT_STRING, "pingpong", "benchmark pattern (-p); see --list", NULL, "NAME", NULL},
-    {"list", NG_OPT_FLAG, NULL, "list modules, patterns and their options (-l)", NULL, NULL, NULL},
-    {"sizes", NG_OPT_STRING, NULL, "message sizes (-s): 1-1M, 1-64K:x1.5, 1,8,4K, 1K-64K:+1K", NULL, "SPEC",
-     NULL},
-    {"count", NG_OPT_INT, "1000", "timed repetitions per size (-c)", NULL, "N", NULL},
-    {"warmup", NG_OPT_INT, "100", "untimed repetitions before them (-w)", NULL, "N", NULL},
-    {"output", NG_OPT_STRING, NULL, "results file (-o); .json or .csv picks the format", NULL, "FILE", NULL},
-    {"np", NG_OPT_INT, "2", "number of local ranks when not launched by MPI", NULL, "N", NULL},
-    {"timer", NG_OPT_CHOICE, NULL, "timer (default: tsc where invariant, else clock)", "tsc|clock|mpi", NULL,
-     NULL},
-    {"timer-info", NG_OPT_FLAG, NULL, "print the timer's resolution and overhead and exit", NULL, NULL, NULL},
-    {"verify", NG_OPT_FLAG, NULL, "check every received payload byte", NULL, NULL, NULL},
-    {"raw", NG_OPT_FLAG, NULL, "keep raw samples in the results file", NULL, NULL, NULL},
-    {"seed", NG_OPT_INT, "1", "seed for random pairings and server choice", NULL, "N", NULL},
+    {"module", NG_OPT_STRING, "tcp", "communication module (-x); see --list", NULL, "NAME"},
+    {"pattern", NG_OPT_STRING, "pingpong", "benchmark pattern (-p); see --list", NULL, "NAME"},
+    {"list", NG_OPT_FLAG, NULL, "list modules, patterns and their options (-l)", NULL, NULL},
+    {"sizes", NG_OPT_STRING, NULL, "message sizes (-s): 1-1M, 1-64K:x1.5, 1,8,4K, 1K-64K:+1K", NULL, "SPEC"},
+    {"count", NG_OPT_INT, "1000", "timed repetitions per size (-c)", NULL, "N"},
+    {"warmup", NG_OPT_INT, "100", "untimed repetitions before them (-w)", NULL, "N"},
+    {"output", NG_OPT_STRING, NULL, "results file (-o); .json or .csv picks the format", NULL, "FILE"},
+    {"np", NG_OPT_INT, "2", "number of local ranks when not launched by MPI", NULL, "N"},
+    {"timer", NG_OPT_CHOICE, NULL, "timer (default: tsc where invariant, else clock)", "tsc|clock|mpi", NULL},
+    {"timer-info", NG_OPT_FLAG, NULL, "print the timer's resolution and overhead and exit", NULL, NULL},
+    {"verify", NG_OPT_FLAG, NULL, "check every received payload byte", NULL, NULL},
+    {"raw", NG_OPT_FLAG, NULL, "keep raw samples in the results file", NULL, NULL},
+    {"seed", NG_OPT_INT, "1", "seed for random pairings and server choice", NULL, "N"},
     {"server", NG_OPT_FLAG, NULL, "serve --client runs, one after another, until stopped (two hosts, no MPI)",
-     NULL, NULL, NULL},
-    {"once", NG_OPT_FLAG, NULL, "with --server: serve one client, then exit with its run's status", NULL,
      NULL, NULL},
-    {"client", NG_OPT_STRING, NULL, "connect to a --server on HOST", NULL, "HOST", NULL},
-    {"port", NG_OPT_INT, "5217", "bootstrap port of --server/--client", NULL, "PORT", NULL},
-    {"bind", NG_OPT_STRING, NULL, "bootstrap address --server listens on (default: all)", NULL, "ADDR", NULL},
+    {"once", NG_OPT_FLAG, NULL, "with --server: serve one client, then exit with its run's status", NULL,
+     NULL},
+    {"client", NG_OPT_STRING, NULL, "connect to a --server on HOST", NULL, "HOST"},
+    {"port", NG_OPT_INT, "5217", "bootstrap port of --server/--client", NULL, "PORT"},
+    {"bind", NG_OPT_STRING, NULL, "bootstrap address --server listens on (default: all)", NULL, "ADDR"},
     {"pin", NG_OPT_STRING, NULL, "run rank r on CPU LIST[r mod length], e.g. 0,1 (default: unpinned)", NULL,
-     "LIST", NULL},
-    {"timeout", NG_OPT_DOUBLE, "8", "seconds after which a silent peer counts as lost", NULL, "SEC", NULL},
-    {"help", NG_OPT_FLAG, NULL, "this help (-h)", NULL, NULL, NULL},
-    {"version", NG_OPT_FLAG, NULL, "print the version (-V)", NULL, NULL, NULL},
-    {NULL, 0, NULL, NULL, NULL, NULL, NULL},
+     "LIST"},
+    {"timeout", NG_OPT_DOUBLE, "8", "seconds after which a silent peer counts as lost", NULL, "SEC"},
+    {"help", NG_OPT_FLAG, NULL, "this help (-h)", NULL, NULL},
+    {"version", NG_OPT_FLAG, NULL, "print the version (-V)", NULL, NULL},
+    {NULL, 0, NULL, NULL, NULL, NULL},
 };
 
 static const struct {
@@ -127,32 +125,18 @@ static void print_option(FILE *f, const struct ng_option *t, bool core)
 	fputc('\n', f);
 }
 
-/* The options of table @t; @module: only those it reads (a shared table). */
-static void print_options(FILE *f, const struct ng_option *t, bool core, const char *module)
+/* The options of table @t. */
+static void print_options(FILE *f, const struct ng_option *t, bool core)
 {
 	for (; t && t->name; t++)
-		if (!module || ng_option_read_by(t, module))
-			print_option(f, t, core);
+		print_option(f, t, core);
 }
 
-/* The entries of other modules' tables that @m reads too (reads_also). */
-static void print_reads_also(FILE *f, const struct ng_module *m)
+/* The options of the tables of the NULL-terminated list @tables. */
+static void print_tables(FILE *f, const struct ng_option *const *tables)
 {
-	for (const char *p = m->reads_also; p && *p;) {
-		size_t len = strcspn(p, "|");
-
-		for (size_t i = 0; ng_modules[i]; i++) {
-			const struct ng_option *t = ng_modules[i]->options;
-
-			while (t && t->name && (strlen(t->name) != len || strncmp(t->name, p, len) != 0))
-				t++;
-			if (t && t->name) {
-				print_option(f, t, false);
-				break;
-			}
-		}
-		p += len + (p[len] == '|');
-	}
+	for (; tables && *tables; tables++)
+		print_options(f, *tables, false);
 }
 
 static void caps_string(unsigned caps, char *buf, size_t len)
@@ -177,7 +161,7 @@ static void print_help(void)
 	       "       ngauge report FILE... [-o OUT.html]\n\n"
 	       "options:\n",
 	       NG_VERSION);
-	print_options(stdout, core_options, true, NULL);
+	print_options(stdout, core_options, true);
 	printf("\nModule and pattern options are listed by --list.\n");
 }
 
@@ -193,8 +177,8 @@ static void print_list(void)
 		if (m->max_msg)
 			printf("; max message %zu bytes", m->max_msg);
 		printf(")\n");
-		print_options(stdout, m->options, false, m->name);
-		print_reads_also(stdout, m);
+		print_tables(stdout, m->options);
+		print_tables(stdout, m->reads);
 	}
 	for (size_t i = 0; ng_missing_modules[i].name; i++)
 		printf("  %-10s not available: %s\n", ng_missing_modules[i].name, ng_missing_modules[i].why);
@@ -205,7 +189,7 @@ static void print_list(void)
 		printf("  %-10s %s\n  %-10s (needs: %s; ranks >= %d%s; default sizes %s)\n", p->name, p->desc,
 		       "", caps[0] ? caps : "nothing special", p->min_ranks, p->even_ranks ? ", even" : "",
 		       p->default_sizes ? p->default_sizes : "1-1M");
-		print_options(stdout, p->options, false, NULL);
+		print_options(stdout, p->options, false);
 	}
 }
 
@@ -231,17 +215,9 @@ static int declare_all(struct ng_args *a)
 {
 	if (ng_args_declare(a, core_options, ""))
 		return -1;
-	for (size_t i = 0; ng_modules[i]; i++) {
-		const struct ng_module *m = ng_modules[i];
-		bool shared_seen = false;
-
-		/* A table shared by several modules (options_owner) is declared once. */
-		for (size_t j = 0; j < i && m->options_owner; j++)
-			shared_seen |= ng_modules[j]->options == m->options;
-		if (!shared_seen &&
-		    ng_args_declare(a, m->options, m->options_owner ? m->options_owner : m->name))
+	for (size_t i = 0; ng_modules[i]; i++)
+		if (ng_module_declare(a, ng_modules[i]))
 			return -1;
-	}
 	for (size_t i = 0; ng_patterns[i]; i++)
 		if (ng_args_declare(a, ng_patterns[i]->options, ng_patterns[i]->name))
 			return -1;
@@ -528,11 +504,6 @@ static json_t *doc_head(const struct plan *p, const struct ng_args *a, struct ng
 	json_t *env = ng_env_json(c->device, mpi_version);
 	char started[64];
 	json_t *params = ng_args_json(a, "");
-	json_t *mod = ng_args_json(a, p->mod->options_owner ? p->mod->options_owner : p->mod->name);
-	json_t *pat = ng_args_json(a, p->pat->name);
-	const char *key;
-	json_t *v;
-	void *tmp;
 
 	/* The parameters block: run settings and the options of the module and
 	 * pattern in use (the driver-only switches are left out). */
@@ -540,13 +511,9 @@ static json_t *doc_head(const struct plan *p, const struct ng_args *a, struct ng
 	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
 		json_object_del(params, drop[i]);
 	json_object_set_new(params, "sizes", json_string(p->sizes_spec));
-	for (const struct ng_option *o = p->mod->options; o && o->name; o++)
-		if (!ng_option_read_by(o, p->mod->name))
-			json_object_del(mod, o->name);
-	json_object_foreach_safe(mod, tmp, key, v) json_object_set(params, key, v);
-	json_object_foreach_safe(pat, tmp, key, v) json_object_set(params, key, v);
-	json_decref(mod);
-	json_decref(pat);
+	for (const struct ng_option *const *tab = p->mod->options; tab && *tab; tab++)
+		ng_args_json_table(a, *tab, params);
+	ng_args_json_table(a, p->pat->options, params);
 
 	json_object_set_new(env, "oversubscribed", json_boolean(over->over));
 	if (over->over)

@@ -9,9 +9,16 @@
  * the instance first; a module keeps no global or function-static state, so
  * two instances can live in one process.
  *
- * Patterns see only this interface: they never include a module's header.
- * Optional operations are NULL; callers check the capability flags (the
- * driver has already checked what the pattern declared it needs).
+ * Patterns see only this interface: they never include a module's header,
+ * and they call a module only through the inline wrappers at the end
+ * (ng_send, ng_isend, ng_rma, ...).  Optional operations are NULL; callers
+ * check the capability flags (the driver has already checked what the
+ * pattern declared it needs).
+ *
+ * Operations come in sub-tables that several modules may share: the
+ * two-sided ones (.msg, struct ng_msg_ops: mpirma's are the mpi module's,
+ * rma's and spipe's the channel's) and the one-sided ones (.rma, struct
+ * ng_rma_ops).
  *
  * Messages: send(peer, buf, len) is matched by recv(peer, buf, len) on the
  * peer with the same length; between two ranks, messages are matched in the
@@ -35,7 +42,9 @@
 #include "options.h"
 #include "status.h"
 
+#ifndef ng_container_of
 #define ng_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+#endif
 
 /* Capability flags (module descriptor .caps, pattern .needs). */
 enum {
@@ -63,10 +72,38 @@ struct ng_req {
 	_Alignas(16) unsigned char priv[112];
 };
 
+struct ng_comm;
 struct ng_module;
 struct ng_rma_ops;
 struct ng_row;
 struct json_t;
+
+/*
+ * Two-sided operations (NG_CAP_CHANNEL; isend, irecv, test and wait with
+ * NG_CAP_NONBLOCK).  A module points .msg at its table, or at the table of
+ * the module whose messages it carries (mpirma: the mpi module's; rma and
+ * spipe: the channel's).
+ */
+struct ng_msg_ops {
+	/* Blocking: returns when @buf may be reused (send) or holds the message
+	 * (recv).  NG_ERR_PEER_LOST names the peer in its report;
+	 * NG_ERR_TRUNCATED when the incoming message is not @len bytes.
+	 * Optional where isend/irecv and wait exist: an instance of a module
+	 * that leaves them NULL gets isend/irecv followed by wait (set once,
+	 * by ng_comm_init). */
+	ng_status (*send)(struct ng_comm *c, int peer, const void *buf, size_t len);
+	ng_status (*recv)(struct ng_comm *c, int peer, void *buf, size_t len);
+
+	/* Optional (NG_CAP_NONBLOCK): start an operation, complete it with test or
+	 * wait.  Operations to one peer complete in the order they were posted
+	 * relative to the blocking ones. */
+	ng_status (*isend)(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *req);
+	ng_status (*irecv)(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *req);
+	/* Makes progress; *done_p = true once @req has completed. */
+	ng_status (*test)(struct ng_comm *c, struct ng_req *req, bool *done_p);
+	/* Blocks until @req has completed. */
+	ng_status (*wait)(struct ng_comm *c, struct ng_req *req);
+};
 
 /* Instance base; a module's private instance embeds it first. */
 struct ng_comm {
@@ -74,8 +111,13 @@ struct ng_comm {
 	/* Whose operations serve this instance: @mod itself (ng_comm_init sets
 	 * it), or the module it is built on (ibrc --ib-mode write is the rdma
 	 * module's channel over the verbs backend).  Every call goes through
-	 * it; the driver closes the instance with ops->close. */
+	 * it; the driver closes the instance with ops->close.  Set by
+	 * ng_comm_init, changed only with ng_comm_set_ops. */
 	const struct ng_module *ops;
+	/* The two-sided operations of this instance: ops->msg, with send and
+	 * recv that it leaves NULL made of isend/irecv + wait.  ng_send and the
+	 * other wrappers call through it: one indirect call. */
+	struct ng_msg_ops msg;
 	int rank;
 	int size;
 	unsigned caps;  /* effective capabilities of this instance */
@@ -99,9 +141,13 @@ struct ng_comm {
 
 /* Fills an instance's base in open(): the descriptor's capabilities and
  * maximum message size (the instance may narrow them afterwards), its rank
- * and size, and the driver's cancellation flag. */
+ * and size, the driver's cancellation flag, and its operations: those of
+ * @m (ng_comm_set_ops). */
 static inline void ng_comm_init(struct ng_comm *c, const struct ng_module *m, int rank, int size,
                                 const volatile sig_atomic_t *cancel);
+/* Makes @ops's operations serve instance @c (ng_comm.ops), and resolves its
+ * two-sided ones (ng_comm.msg). */
+static inline void ng_comm_set_ops(struct ng_comm *c, const struct ng_module *ops);
 
 /* What open() receives. */
 struct ng_module_env {
@@ -112,19 +158,23 @@ struct ng_module_env {
 };
 
 struct ng_module {
-	const char *name;                /* "tcp" */
-	const char *desc;                /* one line */
-	const struct ng_option *options; /* NULL-name terminated, may be NULL */
-	/* Optional: the owner and namespace of .options when several modules
-	 * share one table (ibrc, ibuc and ibud share "ib": --ib-dev, ...); the
-	 * driver declares a shared table once.  NULL: the options are the
-	 * module's own, namespaced by .name. */
-	const char *options_owner;
-	/* Optional: entries of another module's table that this module reads too,
-	 * '|'-separated ("ib-dev|ib-port|ib-gid": the RDMA layer's verbs backend
-	 * picks its device as the verbs modules do); --list shows them among the
-	 * module's options. */
-	const char *reads_also;
+	const char *name; /* "tcp" */
+	const char *desc; /* one line */
+	/*
+	 * The module's options: a NULL-terminated list of option tables
+	 * (core/options.h), its own and those of the layers and backends it is
+	 * built on (rma: the RDMA layer's, the channel's, its own), in the order
+	 * --list shows them; the result's parameters block records their values
+	 * in that order.  A table that several modules list is one table,
+	 * declared once.  May be NULL.
+	 */
+	const struct ng_option *const *options;
+	/* Optional: tables of another family of modules that this module reads
+	 * too (the RDMA layer's verbs backend chooses its device with the verbs
+	 * core's --ib-dev, --ib-port, --ib-gid).  --list shows them after
+	 * .options; the parameters block leaves them out (the env block's device
+	 * names what they chose). */
+	const struct ng_option *const *reads;
 	unsigned caps;    /* NG_CAP_* */
 	size_t max_msg;   /* 0 = unlimited; an instance may lower it */
 	size_t hdr_bytes; /* per-message header bytes on the wire (informative) */
@@ -144,21 +194,8 @@ struct ng_module {
 	ng_status (*alloc)(struct ng_comm *c, size_t len, void **buf_p);
 	void (*free)(struct ng_comm *c, void *buf);
 
-	/* Blocking: returns when @buf may be reused (send) or holds the message
-	 * (recv).  NG_ERR_PEER_LOST names the peer in its report;
-	 * NG_ERR_TRUNCATED when the incoming message is not @len bytes. */
-	ng_status (*send)(struct ng_comm *c, int peer, const void *buf, size_t len);
-	ng_status (*recv)(struct ng_comm *c, int peer, void *buf, size_t len);
-
-	/* Optional (NG_CAP_NONBLOCK): start an operation, complete it with test or
-	 * wait.  Operations to one peer complete in the order they were posted
-	 * relative to the blocking ones. */
-	ng_status (*isend)(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *req);
-	ng_status (*irecv)(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *req);
-	/* Makes progress; *done_p = true once @req has completed. */
-	ng_status (*test)(struct ng_comm *c, struct ng_req *req, bool *done_p);
-	/* Blocks until @req has completed. */
-	ng_status (*wait)(struct ng_comm *c, struct ng_req *req);
+	/* Two-sided operations (NG_CAP_CHANNEL): struct ng_msg_ops. */
+	const struct ng_msg_ops *msg;
 
 	/* Optional (NG_CAP_ONESIDED): MPI-2 style one-sided operations. */
 	const struct ng_rma_ops *rma;
@@ -275,11 +312,38 @@ static inline const struct ng_rma_ops *ng_rma(const struct ng_comm *c)
 	return c->ops->rma;
 }
 
+/* Blocking send and receive of an instance whose module leaves them NULL:
+ * isend/irecv, then wait (what ng_comm_set_ops puts into ng_comm.msg). */
+static inline ng_status ng_msg_send_by_wait(struct ng_comm *c, int peer, const void *buf, size_t len)
+{
+	struct ng_req req;
+	ng_status st = c->msg.isend(c, peer, buf, len, &req);
+
+	return st != NG_OK ? st : c->msg.wait(c, &req);
+}
+static inline ng_status ng_msg_recv_by_wait(struct ng_comm *c, int peer, void *buf, size_t len)
+{
+	struct ng_req req;
+	ng_status st = c->msg.irecv(c, peer, buf, len, &req);
+
+	return st != NG_OK ? st : c->msg.wait(c, &req);
+}
+
+static inline void ng_comm_set_ops(struct ng_comm *c, const struct ng_module *ops)
+{
+	c->ops = ops;
+	c->msg = ops->msg ? *ops->msg : (struct ng_msg_ops){0};
+	if (!c->msg.send && c->msg.isend && c->msg.wait)
+		c->msg.send = ng_msg_send_by_wait;
+	if (!c->msg.recv && c->msg.irecv && c->msg.wait)
+		c->msg.recv = ng_msg_recv_by_wait;
+}
+
 static inline void ng_comm_init(struct ng_comm *c, const struct ng_module *m, int rank, int size,
                                 const volatile sig_atomic_t *cancel)
 {
 	c->mod = m;
-	c->ops = m;
+	ng_comm_set_ops(c, m);
 	c->rank = rank;
 	c->size = size;
 	c->caps = m->caps;
@@ -291,27 +355,27 @@ static inline void ng_comm_init(struct ng_comm *c, const struct ng_module *m, in
 /* Convenience wrappers: the only way patterns call a module. */
 static inline ng_status ng_send(struct ng_comm *c, int peer, const void *buf, size_t len)
 {
-	return c->ops->send(c, peer, buf, len);
+	return c->msg.send(c, peer, buf, len);
 }
 static inline ng_status ng_recv(struct ng_comm *c, int peer, void *buf, size_t len)
 {
-	return c->ops->recv(c, peer, buf, len);
+	return c->msg.recv(c, peer, buf, len);
 }
 static inline ng_status ng_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *r)
 {
-	return c->ops->isend(c, peer, buf, len, r);
+	return c->msg.isend(c, peer, buf, len, r);
 }
 static inline ng_status ng_irecv(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *r)
 {
-	return c->ops->irecv(c, peer, buf, len, r);
+	return c->msg.irecv(c, peer, buf, len, r);
 }
 static inline ng_status ng_test(struct ng_comm *c, struct ng_req *r, bool *done_p)
 {
-	return c->ops->test(c, r, done_p);
+	return c->msg.test(c, r, done_p);
 }
 static inline ng_status ng_wait(struct ng_comm *c, struct ng_req *r)
 {
-	return c->ops->wait(c, r);
+	return c->msg.wait(c, r);
 }
 static inline ng_status ng_alloc(struct ng_comm *c, size_t len, void **buf_p)
 {
@@ -330,5 +394,10 @@ static inline ng_status ng_alltoall(struct ng_comm *c, const void *sbuf, void *r
 
 /* Waits for @n requests in order; returns the first error. */
 ng_status ng_waitall(struct ng_comm *c, struct ng_req *reqs, size_t n);
+
+/* Driver side: declares the options of @m in @a, its .options and .reads
+ * tables, each table once however many modules list it.  Returns -1 on
+ * out-of-memory. */
+int ng_module_declare(struct ng_args *a, const struct ng_module *m);
 
 #endif

@@ -57,21 +57,6 @@ int ng_parse_size(const char *s, size_t *out_p)
 	return 0;
 }
 
-bool ng_option_read_by(const struct ng_option *o, const char *module)
-{
-	size_t n = strlen(module);
-
-	if (!o->modules)
-		return true;
-	for (const char *p = o->modules; *p;) {
-		size_t len = strcspn(p, "|");
-		if (len == n && strncmp(p, module, n) == 0)
-			return true;
-		p += len + (p[len] == '|');
-	}
-	return false;
-}
-
 int ng_args_declare(struct ng_args *a, const struct ng_option *table, const char *owner)
 {
 	for (const struct ng_option *o = table; o && o->name; o++) {
@@ -96,17 +81,20 @@ struct ng_arg_ent *ng_args_find(const struct ng_args *a, const char *name)
 	return NULL;
 }
 
-static bool choice_ok(const char *choices, const char *v)
+/* The index of word @v among the '|'-separated @choices, or -1. */
+static int choice_index(const char *choices, const char *v)
 {
 	size_t len = strlen(v);
-	for (const char *p = choices; p && *p;) {
+	int i = 0;
+
+	for (const char *p = choices; p && *p; i++) {
 		const char *bar = strchr(p, '|');
 		size_t n = bar ? (size_t)(bar - p) : strlen(p);
 		if (n == len && strncmp(p, v, n) == 0)
-			return true;
+			return i;
 		p = bar ? bar + 1 : NULL;
 	}
-	return false;
+	return -1;
 }
 
 int ng_opt_check(const struct ng_option *o, const char *v, char *err, size_t errlen)
@@ -142,7 +130,7 @@ int ng_opt_check(const struct ng_option *o, const char *v, char *err, size_t err
 		return 0;
 	}
 	case NG_OPT_CHOICE:
-		if (!choice_ok(o->choices, v)) {
+		if (choice_index(o->choices, v) < 0) {
 			snprintf(err, errlen, "--%s must be one of %s, got '%s'", o->name, o->choices, v);
 			return -1;
 		}
@@ -209,10 +197,41 @@ const char *ng_args_str(const struct ng_args *a, const char *name)
 	return value_of(a, name);
 }
 
+int ng_args_choice(const struct ng_args *a, const char *name)
+{
+	const struct ng_arg_ent *e = ng_args_find(a, name);
+	const char *v;
+
+	assert(e && e->opt->type == NG_OPT_CHOICE && "not a declared choice option");
+	if (!e)
+		return -1;
+	v = e->given ? e->value : e->opt->def;
+	return v ? choice_index(e->opt->choices, v) : -1;
+}
+
 bool ng_args_given(const struct ng_args *a, const char *name)
 {
 	const struct ng_arg_ent *e = ng_args_find(a, name);
 	return e && e->given;
+}
+
+/* The effective value of @e as JSON (new reference). */
+static json_t *ent_json(const struct ng_args *a, const struct ng_arg_ent *e)
+{
+	const char *v = e->given ? e->value : e->opt->def;
+
+	switch (e->opt->type) {
+	case NG_OPT_FLAG:
+		return json_boolean(ng_args_flag(a, e->opt->name));
+	case NG_OPT_INT:
+		return v ? json_integer(strtoll(v, NULL, 0)) : json_null();
+	case NG_OPT_SIZE:
+		return v ? json_integer((json_int_t)ng_args_size(a, e->opt->name)) : json_null();
+	case NG_OPT_DOUBLE:
+		return v ? json_real(strtod(v, NULL)) : json_null();
+	default:
+		return v ? json_string(v) : json_null();
+	}
 }
 
 json_t *ng_args_json(const struct ng_args *a, const char *owner)
@@ -220,32 +239,29 @@ json_t *ng_args_json(const struct ng_args *a, const char *owner)
 	json_t *o = json_object();
 	for (size_t i = 0; i < a->n; i++) {
 		const struct ng_arg_ent *e = &a->ents[i];
-		const char *v;
-		json_t *jv;
 
-		if (strcmp(e->owner, owner) != 0)
-			continue;
-		v = e->given ? e->value : e->opt->def;
-		switch (e->opt->type) {
-		case NG_OPT_FLAG:
-			jv = json_boolean(ng_args_flag(a, e->opt->name));
-			break;
-		case NG_OPT_INT:
-			jv = v ? json_integer(strtoll(v, NULL, 0)) : json_null();
-			break;
-		case NG_OPT_SIZE:
-			jv = v ? json_integer((json_int_t)ng_args_size(a, e->opt->name)) : json_null();
-			break;
-		case NG_OPT_DOUBLE:
-			jv = v ? json_real(strtod(v, NULL)) : json_null();
-			break;
-		default:
-			jv = v ? json_string(v) : json_null();
-			break;
-		}
-		json_object_set_new(o, e->opt->name, jv);
+		if (strcmp(e->owner, owner) == 0)
+			json_object_set_new(o, e->opt->name, ent_json(a, e));
 	}
 	return o;
+}
+
+void ng_args_json_table(const struct ng_args *a, const struct ng_option *table, json_t *obj)
+{
+	for (const struct ng_option *o = table; o && o->name; o++) {
+		const struct ng_arg_ent *e = ng_args_find(a, o->name);
+
+		if (e)
+			json_object_set_new(obj, o->name, ent_json(a, e));
+	}
+}
+
+bool ng_args_declared(const struct ng_args *a, const struct ng_option *table)
+{
+	for (size_t i = 0; table && table->name && i < a->n; i++)
+		if (a->ents[i].opt == table)
+			return true;
+	return false;
 }
 
 void ng_args_release(struct ng_args *a)

@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Options declared as data.  Every module and pattern lists its own options in
- * a table terminated by an entry with name == NULL; the driver uses the tables
- * to parse the command line, to generate --help and --list, and to write the
+ * Options declared as data.  Options come in tables terminated by an entry
+ * with name == NULL: a pattern has one, a module lists several (its own, its
+ * layer's, its backend's: core/module.h); the driver uses the tables to
+ * parse the command line, to generate --help and --list, and to write the
  * "parameters" block of every result file.
  *
  * Names are namespaced by their owner: a module "tcp" declares "tcp-port",
- * a pattern "loggp" declares "loggp-n".  On the command line they are given as
- * --tcp-port 5000 or --tcp-port=5000.  The driver validates every value
- * against its type before anything runs (exit 2 on a bad value), so the typed
- * getters below never fail.  Look values up once, at open/setup time, never in
- * a timed loop.
+ * a pattern "loggp" declares "loggp-n", the RDMA layer "rdma-backend".  On
+ * the command line they are given as --tcp-port 5000 or --tcp-port=5000.
+ * The driver validates every value against its type before anything runs
+ * (exit 2 on a bad value), so the typed getters below never fail.  Look
+ * values up once, at open/setup time, never in a timed loop.
  */
 #ifndef NG_OPTIONS_H
 #define NG_OPTIONS_H
@@ -34,15 +35,7 @@ struct ng_option {
 	const char *help;    /* one line */
 	const char *choices; /* NG_OPT_CHOICE: "send|write" */
 	const char *metavar; /* shown in --help, e.g. "PORT"; NULL = from type */
-	/* A table shared by several modules (ng_module.options_owner): the
-	 * modules that read this entry, '|'-separated ("ibrc|ibuc"); NULL: every
-	 * module sharing the table.  --list shows a module only the entries it
-	 * reads, and a result's parameters block holds only those. */
-	const char *modules;
 };
-
-/* True when module @module reads entry @o of its table (see .modules). */
-bool ng_option_read_by(const struct ng_option *o, const char *module);
 
 /* Parsed option values: name -> text; opaque, owned by the driver. */
 struct ng_args;
@@ -57,6 +50,10 @@ long long ng_args_int(const struct ng_args *a, const char *name);
 size_t ng_args_size(const struct ng_args *a, const char *name);
 double ng_args_double(const struct ng_args *a, const char *name);
 const char *ng_args_str(const struct ng_args *a, const char *name);
+/* A choice option (NG_OPT_CHOICE) as the index of its value among the
+ * option's .choices: 0 for the first word ("send|write": send 0, write 1);
+ * -1 when neither given nor defaulted. */
+int ng_args_choice(const struct ng_args *a, const char *name);
 /* true when the option was given explicitly on the command line. */
 bool ng_args_given(const struct ng_args *a, const char *name);
 

@@ -99,12 +99,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../timers/timer.h"
 #include "bootstrap.h"
 #include "module.h"
 #include "options.h"
+#include "queue.h"
 #include "registry.h"
 #include "status.h"
+#include "timers/timer.h"
 
 extern const struct ng_module ng_module_emu;
 
@@ -114,7 +115,7 @@ extern const struct ng_module ng_module_emu;
 
 /* Per-request state kept in struct ng_req.priv. */
 struct ng_emu_req {
-	struct ng_emu_req *next; /* FIFO link in the peer's receive queue */
+	struct ng_qlink link; /* in its peer's receive queue */
 	void *buf;
 	size_t len;
 	int peer;
@@ -127,10 +128,6 @@ static_assert(sizeof(struct ng_emu_req) <= sizeof(((struct ng_req *)0)->priv),
               "struct ng_emu_req does not fit in struct ng_req.priv");
 static_assert(alignof(struct ng_emu_req) <= alignof(struct ng_req),
               "struct ng_emu_req needs more alignment than struct ng_req");
-
-struct ng_emu_queue {
-	struct ng_emu_req *head, *tail;
-};
 
 struct ng_emu {
 	struct ng_comm base;               /* first: container_of */
@@ -150,7 +147,7 @@ struct ng_emu {
 	uint64_t early_t;        /* spins stop this much before their target */
 	uint64_t late_t;         /* a spin ending later than this past its target was disturbed */
 	uint64_t debt_s, debt_r; /* what disturbed send / receive spins owe (ticks) */
-	struct ng_emu_queue *rq; /* [size] queued irecvs per peer */
+	struct ng_queue *rq;     /* [size] queued irecvs per peer */
 	bool poll;               /* the base is non-blocking: poll it */
 	uint64_t timeout_t;      /* give up polling after this long; 0: never */
 	struct ng_req breq;      /* the base's receive being polled */
@@ -279,7 +276,7 @@ static ng_status ng_emu_send(struct ng_comm *c, int peer, const void *buf, size_
 		t_inj = e->next_inj;
 	memcpy(save, tail, sizeof(save));
 	memcpy(tail, &t_inj, sizeof(t_inj));
-	st = e->bm->send(e->bc, peer, buf, len + NG_EMU_TRAILER);
+	st = ng_send(e->bc, peer, buf, len + NG_EMU_TRAILER);
 	memcpy(tail, save, sizeof(save));
 	if (st != NG_OK)
 		return st;
@@ -312,12 +309,12 @@ static ng_status ng_emu_base_recv(struct ng_emu *e, int peer, void *buf, size_t 
 	ng_status st;
 
 	if (!e->poll)
-		return e->bm->recv(e->bc, peer, buf, len);
-	st = e->bm->irecv(e->bc, peer, buf, len, &e->breq);
+		return ng_recv(e->bc, peer, buf, len);
+	st = ng_irecv(e->bc, peer, buf, len, &e->breq);
 	if (st != NG_OK)
 		return st;
 	t0 = ng_emu_now(e);
-	while ((st = e->bm->test(e->bc, &e->breq, &done)) == NG_OK && !done) {
+	while ((st = ng_test(e->bc, &e->breq, &done)) == NG_OK && !done) {
 		if (cancel && *cancel)
 			return NG_ERR_CANCELLED;
 		if (e->timeout_t && ng_emu_now(e) - t0 > e->timeout_t) {
@@ -362,14 +359,11 @@ static ng_status ng_emu_recv_now(struct ng_emu *e, int peer, void *buf, size_t l
  * them when NULL), in posting order; the caller called at @t_a. */
 static ng_status ng_emu_drain(struct ng_emu *e, int peer, const struct ng_emu_req *upto, uint64_t t_a)
 {
-	struct ng_emu_queue *q = &e->rq[peer];
-	struct ng_emu_req *r;
+	struct ng_qlink *n;
 
-	while ((r = q->head)) {
-		q->head = r->next;
-		if (!q->head)
-			q->tail = NULL;
-		r->next = NULL;
+	while ((n = ng_queue_pop(&e->rq[peer]))) {
+		struct ng_emu_req *r = NG_QUEUE_ENTRY(n, struct ng_emu_req, link);
+
 		r->status = ng_emu_recv_now(e, peer, r->buf, r->len, t_a);
 		r->done = true;
 		t_a = ng_emu_now(e);
@@ -387,7 +381,7 @@ static ng_status ng_emu_recv(struct ng_comm *c, int peer, void *buf, size_t len)
 	uint64_t t_a = ng_emu_now(e); /* first: the call's cost counts from here */
 	ng_status st;
 
-	if (e->rq[peer].head) {
+	if (!ng_queue_empty(&e->rq[peer])) {
 		st = ng_emu_drain(e, peer, NULL, t_a);
 		if (st != NG_OK)
 			return st;
@@ -409,14 +403,9 @@ static ng_status ng_emu_irecv(struct ng_comm *c, int peer, void *buf, size_t len
 {
 	struct ng_emu *e = ng_emu_of(c);
 	struct ng_emu_req *r = ng_emu_req_of(req);
-	struct ng_emu_queue *q = &e->rq[peer];
 
 	*r = (struct ng_emu_req){.buf = buf, .len = len, .peer = peer, .is_recv = true};
-	if (q->tail)
-		q->tail->next = r;
-	else
-		q->head = r;
-	q->tail = r;
+	ng_queue_push(&e->rq[peer], &r->link);
 	return NG_OK;
 }
 
@@ -449,15 +438,14 @@ static ng_status ng_emu_alloc(struct ng_comm *c, size_t len, void **buf_p)
 		ng_error("emu: cannot allocate %zu bytes", len);
 		return NG_ERR_NOMEM;
 	}
-	return e->bm->alloc(e->bc, len + NG_EMU_TRAILER, buf_p);
+	return ng_alloc(e->bc, len + NG_EMU_TRAILER, buf_p);
 }
 
 static void ng_emu_free(struct ng_comm *c, void *buf)
 {
 	struct ng_emu *e = ng_emu_of(c);
 
-	if (buf)
-		e->bm->free(e->bc, buf);
+	ng_free(e->bc, buf);
 }
 
 /* ---- setup ----------------------------------------------------------------- */
@@ -569,7 +557,7 @@ static void ng_emu_close(struct ng_comm *c)
 	struct ng_emu *e = ng_emu_of(c);
 
 	if (e->bc)
-		e->bm->close(e->bc);
+		e->bc->ops->close(e->bc);
 	free(e->rq);
 	free(e);
 }
@@ -613,6 +601,8 @@ static ng_status ng_emu_open(const struct ng_module *m, const struct ng_module_e
 		st = NG_ERR_NOMEM;
 		goto err_free;
 	}
+	for (int i = 0; i < env->boot->size; i++)
+		ng_queue_init(&e->rq[i]);
 	/* The TSC where it is invariant: reading it touches no memory, where
 	 * CLOCK_MONOTONIC_RAW's first read after a while can miss the cache
 	 * (measured: +0.3 us on every emulated call). */
@@ -665,7 +655,7 @@ static ng_status ng_emu_open(const struct ng_module *m, const struct ng_module_e
 	return NG_OK;
 
 err_close_base:
-	e->bm->close(e->bc);
+	e->bc->ops->close(e->bc);
 	e->bc = NULL;
 err_free:
 	free(e->rq);
@@ -699,10 +689,21 @@ static const struct ng_option ng_emu_options[] = {
 };
 /* clang-format on */
 
+static const struct ng_option *const ng_emu_option_tables[] = {ng_emu_options, NULL};
+
+static const struct ng_msg_ops ng_emu_msg_ops = {
+    .send = ng_emu_send,
+    .recv = ng_emu_recv,
+    .isend = ng_emu_isend,
+    .irecv = ng_emu_irecv,
+    .test = ng_emu_test,
+    .wait = ng_emu_wait,
+};
+
 const struct ng_module ng_module_emu = {
     .name = "emu",
     .desc = "wraps another module and injects known LogGP costs o_s, o_r, g, G, L by busy-waiting",
-    .options = ng_emu_options,
+    .options = ng_emu_option_tables,
     .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
     .max_msg = 0,
     .hdr_bytes = NG_EMU_TRAILER,
@@ -710,10 +711,5 @@ const struct ng_module ng_module_emu = {
     .close = ng_emu_close,
     .alloc = ng_emu_alloc,
     .free = ng_emu_free,
-    .send = ng_emu_send,
-    .recv = ng_emu_recv,
-    .isend = ng_emu_isend,
-    .irecv = ng_emu_irecv,
-    .test = ng_emu_test,
-    .wait = ng_emu_wait,
+    .msg = &ng_emu_msg_ops,
 };

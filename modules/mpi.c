@@ -49,7 +49,7 @@
 
 #include "launch.h"
 #include "module.h"
-#include "mpimod.h"
+#include "modules/mpimod.h"
 #include "options.h"
 #include "status.h"
 
@@ -139,7 +139,7 @@ static inline ng_status ng_mpi_check_count(const MPI_Status *st, int peer, size_
 	return got == len ? NG_OK : ng_mpi_short(peer, got, len);
 }
 
-ng_status ng_mpi_send(struct ng_comm *c, int peer, const void *buf, size_t len)
+static ng_status ng_mpi_send(struct ng_comm *c, int peer, const void *buf, size_t len)
 {
 	struct ng_mpi *m = ng_mpi_of(c);
 	int rc;
@@ -158,7 +158,7 @@ ng_status ng_mpi_send(struct ng_comm *c, int peer, const void *buf, size_t len)
 	return rc == MPI_SUCCESS ? NG_OK : ng_mpi_fail("MPI_Send", peer, rc);
 }
 
-ng_status ng_mpi_recv(struct ng_comm *c, int peer, void *buf, size_t len)
+static ng_status ng_mpi_recv(struct ng_comm *c, int peer, void *buf, size_t len)
 {
 	struct ng_mpi *m = ng_mpi_of(c);
 	MPI_Status st;
@@ -194,7 +194,7 @@ ng_status ng_mpi_alltoall(struct ng_comm *c, const void *sbuf, void *rbuf, size_
 	return rc == MPI_SUCCESS ? NG_OK : ng_mpi_fail("MPI_Alltoall", -1, rc);
 }
 
-ng_status ng_mpi_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *r)
+static ng_status ng_mpi_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *r)
 {
 	struct ng_mpi *m = ng_mpi_of(c);
 	struct ng_mpi_req *q = ng_mpi_req_of(r);
@@ -213,7 +213,7 @@ ng_status ng_mpi_isend(struct ng_comm *c, int peer, const void *buf, size_t len,
 	return rc == MPI_SUCCESS ? NG_OK : ng_mpi_fail("MPI_Isend", peer, rc);
 }
 
-ng_status ng_mpi_irecv(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *r)
+static ng_status ng_mpi_irecv(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *r)
 {
 	struct ng_mpi *m = ng_mpi_of(c);
 	struct ng_mpi_req *q = ng_mpi_req_of(r);
@@ -242,7 +242,7 @@ static inline ng_status ng_mpi_done(struct ng_mpi_req *q, int rc, const MPI_Stat
 	return NG_OK;
 }
 
-ng_status ng_mpi_test(struct ng_comm *c, struct ng_req *r, bool *done_p)
+static ng_status ng_mpi_test(struct ng_comm *c, struct ng_req *r, bool *done_p)
 {
 	struct ng_mpi_req *q = ng_mpi_req_of(r);
 	MPI_Status st;
@@ -273,7 +273,7 @@ static ng_status __attribute__((noinline, cold)) ng_mpi_abandon(struct ng_mpi_re
 	return NG_ERR_CANCELLED;
 }
 
-ng_status ng_mpi_wait(struct ng_comm *c, struct ng_req *r)
+static ng_status ng_mpi_wait(struct ng_comm *c, struct ng_req *r)
 {
 	struct ng_mpi_req *q = ng_mpi_req_of(r);
 	const volatile sig_atomic_t *cancel = c->cancel;
@@ -423,16 +423,27 @@ static ng_status ng_mpi_open(const struct ng_module *mod, const struct ng_module
 	return NG_OK;
 }
 
+const struct ng_msg_ops ng_mpi_msg_ops = {
+    .send = ng_mpi_send,
+    .recv = ng_mpi_recv,
+    .isend = ng_mpi_isend,
+    .irecv = ng_mpi_irecv,
+    .test = ng_mpi_test,
+    .wait = ng_mpi_wait,
+};
+
 const struct ng_option ng_mpi_options[] = {
     {.name = "mpi-ssend", .type = NG_OPT_FLAG, .help = "blocking sends use MPI_Ssend (synchronous)"},
     {.name = NULL},
 };
 
+static const struct ng_option *const ng_mpi_option_tables[] = {ng_mpi_options, NULL};
+
 const struct ng_module ng_module_mpi = {
     .name = "mpi",
     .desc =
         "MPI point-to-point (MPI_Send/MPI_Recv, MPI_Isend/MPI_Irecv) and MPI_Alltoall as its native alltoall",
-    .options = ng_mpi_options,
+    .options = ng_mpi_option_tables,
     .caps =
         NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MPI | NG_CAP_MULTIRANK | NG_CAP_ALLTOALL,
     .max_msg = NG_MPI_MAX_MSG,
@@ -441,12 +452,7 @@ const struct ng_module ng_module_mpi = {
     .close = ng_mpi_close,
     .alloc = ng_mpi_alloc,
     .free = ng_mpi_free,
-    .send = ng_mpi_send,
-    .recv = ng_mpi_recv,
-    .isend = ng_mpi_isend,
-    .irecv = ng_mpi_irecv,
-    .test = ng_mpi_test,
-    .wait = ng_mpi_wait,
+    .msg = &ng_mpi_msg_ops,
     .rma = NULL,
     .alltoall = ng_mpi_alltoall,
 };

@@ -56,13 +56,9 @@ void ng_mpi_fini(struct ng_mpi *m);
 ng_status ng_mpi_report(const char *who, const char *call, int peer, int rc) __attribute__((cold));
 
 /* The module operations (core/module.h) of an instance embedding struct
- * ng_mpi first. */
-ng_status ng_mpi_send(struct ng_comm *c, int peer, const void *buf, size_t len);
-ng_status ng_mpi_recv(struct ng_comm *c, int peer, void *buf, size_t len);
-ng_status ng_mpi_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *r);
-ng_status ng_mpi_irecv(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *r);
-ng_status ng_mpi_test(struct ng_comm *c, struct ng_req *r, bool *done_p);
-ng_status ng_mpi_wait(struct ng_comm *c, struct ng_req *r);
+ * ng_mpi first: the two-sided ones (MPI_Send, MPI_Recv, MPI_Isend,
+ * MPI_Irecv, MPI_Test), MPI_Alltoall, alloc and free. */
+extern const struct ng_msg_ops ng_mpi_msg_ops;
 ng_status ng_mpi_alltoall(struct ng_comm *c, const void *sbuf, void *rbuf, size_t block);
 ng_status ng_mpi_alloc(struct ng_comm *c, size_t len, void **buf_p);
 void ng_mpi_free(struct ng_comm *c, void *buf);

@@ -97,7 +97,7 @@
 
 #include "launch.h"
 #include "module.h"
-#include "mpimod.h"
+#include "modules/mpimod.h"
 #include "status.h"
 
 #define MR_NGROUPS 64
@@ -873,13 +873,15 @@ static const struct ng_rma_ops mr_ops = {
     .unlock = mr_unlock,
 };
 
+/* The mpi module's options (--mpi-ssend: its blocking sends). */
+static const struct ng_option *const mr_options[] = {ng_mpi_options, NULL};
+
 const struct ng_module ng_module_mpirma = {
     .name = "mpirma",
     .desc =
         "the MPI library's one-sided operations (MPI_Win_allocate, MPI_Put/Get/Accumulate, fence, "
         "post/start/complete/wait, lock/unlock), and MPI point-to-point and MPI_Alltoall (the mpi module's)",
-    .options = ng_mpi_options,
-    .options_owner = "mpi",
+    .options = mr_options,
     .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MPI | NG_CAP_MULTIRANK |
             NG_CAP_ONESIDED | NG_CAP_ALLTOALL,
     .max_msg = NG_MPI_MAX_MSG,
@@ -888,12 +890,7 @@ const struct ng_module ng_module_mpirma = {
     .close = mr_close,
     .alloc = ng_mpi_alloc,
     .free = ng_mpi_free,
-    .send = ng_mpi_send,
-    .recv = ng_mpi_recv,
-    .isend = ng_mpi_isend,
-    .irecv = ng_mpi_irecv,
-    .test = ng_mpi_test,
-    .wait = ng_mpi_wait,
+    .msg = &ng_mpi_msg_ops,
     .alltoall = ng_mpi_alltoall,
     .rma = &mr_ops,
 };

@@ -1,26 +1,37 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The --ib-* options of the verbs modules. */
+/* The --ib-* options of the verbs modules and their reading. */
 #include <string.h>
 
-#include "ib.h"
+#include "modules/ib/ib.h"
 
+/*
+ * The ib modules' own options.  ibrc and ibuc read all four, ibud the ring
+ * and the waiting only (a datagram has no data-path mode and no
+ * rendezvous), and --list shows them in this order after the verbs core's
+ * device options: so each is a table of its own, and each module lists
+ * those it reads.
+ */
 /* clang-format off */
-const struct ng_option ng_ib_options[] = {
-	{ .name = "ib-dev", .type = NG_OPT_STRING, .metavar = "NAME",
-	  .help = "RDMA device (default: the first one with an active port; see ibv_devices)" },
-	{ .name = "ib-port", .type = NG_OPT_INT, .metavar = "N",
-	  .help = "port of the device (default: its first active port)" },
-	{ .name = "ib-gid", .type = NG_OPT_INT, .metavar = "INDEX",
-	  .help = "GID table index (default: RoCE: the IPv4-mapped RoCE v2 GID; InfiniBand: none, LID routing)" },
+static const struct ng_option ng_ib_mode_options[] = {
 	{ .name = "ib-mode", .type = NG_OPT_CHOICE, .def = "send", .choices = "send|write",
-	  .help = "ibrc/ibuc data path: send/receive, or RDMA write + sequence counter",
-	  .modules = "ibrc|ibuc" },
+	  .help = "ibrc/ibuc data path: send/receive, or RDMA write + sequence counter" },
+	{ .name = NULL },
+};
+
+static const struct ng_option ng_ib_ring_options[] = {
 	{ .name = "ib-ring", .type = NG_OPT_INT, .def = "32", .metavar = "N",
 	  .help = "pre-posted receive slots per peer (4-4096)" },
+	{ .name = NULL },
+};
+
+static const struct ng_option ng_ib_eager_options[] = {
 	{ .name = "ib-eager", .type = NG_OPT_SIZE, .def = "8K",
 	  .help = "ibrc/ibuc: largest message copied through the ring; larger ones are RDMA-written into the "
-	          "receive buffer (64-1M)",
-	  .modules = "ibrc|ibuc" },
+	          "receive buffer (64-1M)" },
+	{ .name = NULL },
+};
+
+static const struct ng_option ng_ib_poll_options[] = {
 	{ .name = "ib-poll", .type = NG_OPT_CHOICE, .def = "spin", .choices = "spin|yield",
 	  .help = "waiting: spin (busy-poll; for measurements), or yield the CPU after every empty poll (more "
 	          "ranks than cores, Soft-RoCE VMs)" },
@@ -28,31 +39,34 @@ const struct ng_option ng_ib_options[] = {
 };
 /* clang-format on */
 
+/* The word indices of the choices above. */
+enum { NG_IB_MODE_WRITE = 1, NG_IB_POLL_YIELD = 1 };
+
+const struct ng_option *const ng_ib_conn_options[] = {
+    ng_verbs_options, ng_ib_mode_options, ng_ib_ring_options, ng_ib_eager_options, ng_ib_poll_options, NULL,
+};
+
+const struct ng_option *const ng_ib_ud_options[] = {
+    ng_verbs_options,
+    ng_ib_ring_options,
+    ng_ib_poll_options,
+    NULL,
+};
+
 ng_status ng_ib_conf_read(const struct ng_module_env *env, const char *who, struct ng_ib_conf *cf)
 {
 	const struct ng_args *a = env->args;
-	long long port = ng_args_int(a, "ib-port"), ring = ng_args_int(a, "ib-ring");
-	long long gid = ng_args_given(a, "ib-gid") ? ng_args_int(a, "ib-gid") : -1;
-	const char *mode = ng_args_str(a, "ib-mode");
+	long long ring = ng_args_int(a, "ib-ring");
+	ng_status st;
 
 	memset(cf, 0, sizeof(*cf));
 	cf->dev.who = who;
-	cf->dev.dev = ng_args_str(a, "ib-dev");
-	if (ng_args_given(a, "ib-port") && (port < 1 || port > 255)) {
-		if (env->boot->rank == 0)
-			ng_error("%s: --ib-port %lld: ports are numbered 1-255", who, port);
-		return NG_ERR_USAGE;
-	}
-	cf->dev.port = (int)port;
-	if (ng_args_given(a, "ib-gid") && (gid < 0 || gid > 65535)) {
-		if (env->boot->rank == 0)
-			ng_error("%s: --ib-gid %lld: not a GID table index", who, gid);
-		return NG_ERR_USAGE;
-	}
-	cf->dev.gid_index = (int)gid;
-	cf->write = mode && strcmp(mode, "write") == 0;
-	mode = ng_args_str(a, "ib-poll");
-	cf->yield = mode && strcmp(mode, "yield") == 0;
+	st = ng_ibv_conf_read(a, who, env->boot->rank == 0, &cf->dev);
+	if (st != NG_OK)
+		return st;
+	/* ibud reads the mode too: it refuses write. */
+	cf->write = ng_args_choice(a, "ib-mode") == NG_IB_MODE_WRITE;
+	cf->yield = ng_args_choice(a, "ib-poll") == NG_IB_POLL_YIELD;
 	if (ring < NG_IB_RING_MIN || ring > NG_IB_RING_MAX) {
 		if (env->boot->rank == 0)
 			ng_error("%s: --ib-ring %lld: between %u and %u slots", who, ring, NG_IB_RING_MIN,

@@ -3,6 +3,10 @@
  * What the two-sided verbs modules (ibrc, ibuc in rc.c; ibud in ud.c) share
  * besides the verbs core: their options (--ib-*), and the request state they
  * keep in struct ng_req.priv.  Internal to modules/ib/.
+ *
+ * Layering: the ib modules are built on the verbs core (verbs.h) and, for
+ * ibrc/ibuc --ib-mode write, on the channel (modules/chan/chan.h), which
+ * brings the RDMA layer; nothing outside modules/ib/ includes this header.
  */
 #ifndef NG_IB_IB_H
 #define NG_IB_IB_H
@@ -14,11 +18,15 @@
 #include <stdint.h>
 
 #include "module.h"
+#include "modules/verbs/verbs.h"
 #include "options.h"
-#include "verbs.h"
+#include "queue.h"
 
-/* The --ib-* options, one table shared by ibrc, ibuc and ibud. */
-extern const struct ng_option ng_ib_options[];
+/* The option tables of ibrc and ibuc (the connected modules) and of ibud:
+ * the verbs core's device options (ng_verbs_options), then their own --ib-*
+ * options. */
+extern const struct ng_option *const ng_ib_conn_options[];
+extern const struct ng_option *const ng_ib_ud_options[];
 
 /* Limits of --ib-ring. */
 #define NG_IB_RING_MIN 4u
@@ -44,7 +52,7 @@ enum ng_ib_state {
 
 /* Per-request state in struct ng_req.priv. */
 struct ng_ib_req {
-	struct ng_ib_req *next; /* FIFO link */
+	struct ng_qlink link; /* in its peer's send or receive queue */
 	unsigned char *buf;
 	size_t len;
 	size_t off;     /* rendezvous send: bytes written so far */
@@ -84,45 +92,45 @@ static inline void ng_ib_req_init(struct ng_ib_req *r, int peer, const void *buf
 	};
 }
 
-/* Completes @r.  Leaves ->next alone: a request completed at the head of a
- * queue is popped afterwards. */
+/* Completes @r.  Leaves its link alone: a request completed at the head of
+ * a queue is popped afterwards. */
 static inline void ng_ib_req_done(struct ng_ib_req *r, ng_status st)
 {
 	r->status = st;
 	r->state = NG_IB_DONE;
 }
 
-/* A FIFO of requests. */
-struct ng_ib_queue {
-	struct ng_ib_req *head, *tail;
-};
-
-static inline void ng_ib_queue_push(struct ng_ib_queue *q, struct ng_ib_req *r)
+/* The request of queue node @n (NULL: none). */
+static inline struct ng_ib_req *ng_ib_req_at(struct ng_qlink *n)
 {
-	r->next = NULL;
-	if (q->tail)
-		q->tail->next = r;
-	else
-		q->head = r;
-	q->tail = r;
+	return n ? NG_QUEUE_ENTRY(n, struct ng_ib_req, link) : NULL;
 }
 
-static inline struct ng_ib_req *ng_ib_queue_pop(struct ng_ib_queue *q)
+/* The oldest request of @q, left queued; NULL when empty. */
+static inline struct ng_ib_req *ng_ib_queue_head(const struct ng_queue *q)
 {
-	struct ng_ib_req *r = q->head;
+	return ng_ib_req_at(ng_queue_first(q));
+}
 
-	q->head = r->next;
-	if (!q->head)
-		q->tail = NULL;
-	r->next = NULL;
-	return r;
+/* The request queued after @r, NULL at the tail. */
+static inline struct ng_ib_req *ng_ib_req_next(const struct ng_ib_req *r)
+{
+	return ng_ib_req_at(r->link.next);
+}
+
+/* Removes the oldest request of @q (not empty) and returns it. */
+static inline struct ng_ib_req *ng_ib_queue_pop(struct ng_queue *q)
+{
+	return ng_ib_req_at(ng_queue_pop(q));
 }
 
 /* Completes every queued request with @st. */
-static inline void ng_ib_queue_drop(struct ng_ib_queue *q, ng_status st)
+static inline void ng_ib_queue_drop(struct ng_queue *q, ng_status st)
 {
-	while (q->head)
-		ng_ib_req_done(ng_ib_queue_pop(q), st);
+	struct ng_qlink *n;
+
+	while ((n = ng_queue_pop(q)))
+		ng_ib_req_done(ng_ib_req_at(n), st);
 }
 
 #endif

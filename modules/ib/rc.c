@@ -5,7 +5,7 @@
  * ranks, on the verbs core (verbs.h).
  *
  * --ib-mode write is not this file's: it is the rdma module's channel
- * (modules/rdma/chan.h, the Netgauge paper's one-sided channel, Fig. 4) over
+ * (modules/chan/chan.h, the Netgauge paper's one-sided channel, Fig. 4) over
  * the RDMA layer's verbs backend, one RDMA write per message, with the --ib-*
  * settings.  What follows describes send mode.
  *
@@ -59,8 +59,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../rdma/chan.h"
-#include "ib.h"
+#include "modules/chan/chan.h"
+#include "modules/ib/ib.h"
 
 extern const struct ng_module ng_module_ibrc;
 extern const struct ng_module ng_module_ibuc;
@@ -121,17 +121,16 @@ struct ng_rc_peer {
 	uint64_t rx_posted;      /* receives posted */
 	uint64_t *unexp;         /* [R] ring numbers of data messages with no receive yet */
 	size_t unexp_head, unexp_n;
-	struct ng_ib_queue rq;      /* posted receives; the head gets the next data message */
+	struct ng_queue rq;         /* posted receives; the head gets the next data message */
 	struct ng_ib_req *cts_next; /* first receive in rq not yet looked at for a CTS */
 	uint64_t cts_out;           /* CTSs sent whose FIN has not come */
 	/* Send side. */
-	struct ng_ib_queue sq; /* sends not (fully) posted yet */
+	struct ng_queue sq;    /* sends not (fully) posted yet */
 	uint64_t tx_seq;       /* ring messages sent */
 	uint64_t tx_idx;       /* data messages sent */
 	uint64_t credit_seen;  /* the peer's release count, the highest seen */
 	struct ng_rc_cts *cts; /* [K] CTSs received for my sends */
 	uint64_t cts_head, cts_tail;
-	unsigned char *stage; /* [depth * NG_RC_STAGE], indexed by work request number */
 	bool credit_due;
 };
 
@@ -148,12 +147,13 @@ struct ng_rc {
 	uint32_t max_inline;
 	uint32_t scq_size, scq_busy;
 	struct ibv_cq *scq, *rcq;
-	struct ng_ibv_area ring_a, ctl_a, stage_a;
-	struct ng_rc_peer *peers; /* [size] */
-	struct ng_rc_meta *metas; /* [size * R] */
-	uint64_t *unexps;         /* [size * R] */
-	struct ng_rc_cts *ctss;   /* [size * K] */
-	int *active;              /* peers with work, [nactive] */
+	struct ng_ibv_area ring_a, ctl_a;
+	struct ng_ibv_stage stage; /* NG_RC_STAGE bytes per work request: CTSs, credit words */
+	struct ng_rc_peer *peers;  /* [size] */
+	struct ng_rc_meta *metas;  /* [size * R] */
+	uint64_t *unexps;          /* [size * R] */
+	struct ng_rc_cts *ctss;    /* [size * K] */
+	int *active;               /* peers with work, [nactive] */
 	size_t nactive;
 	struct ng_watch watch;
 };
@@ -175,9 +175,10 @@ static inline unsigned char *ng_rc_payload(const struct ng_rc *t, const struct n
 	return p->ring + slot * t->slot;
 }
 
-static inline unsigned char *ng_rc_stage(const struct ng_rc *t, const struct ng_rc_peer *p, uint64_t wrnum)
+/* The staging slot of the next work request to @p. */
+static inline unsigned char *ng_rc_stage(const struct ng_rc *t, const struct ng_rc_peer *p)
 {
-	return p->stage + (size_t)(wrnum % t->depth) * NG_RC_STAGE;
+	return ng_ibv_stage_at(&t->stage, p->rank, p->q.posted + 1);
 }
 
 /* ---- active peers ----------------------------------------------------- */
@@ -194,7 +195,7 @@ static void ng_rc_deactivate(struct ng_rc *t, struct ng_rc_peer *p)
 {
 	int last;
 
-	if (p->apos == NG_RC_NONE || p->sq.head || p->rq.head || p->credit_due)
+	if (p->apos == NG_RC_NONE || !ng_queue_empty(&p->sq) || !ng_queue_empty(&p->rq) || p->credit_due)
 		return;
 	last = t->active[--t->nactive];
 	t->active[p->apos] = last;
@@ -341,9 +342,9 @@ static void ng_rc_post_credit(struct ng_rc *t, struct ng_rc_peer *p)
 
 	if (!ng_rc_room(t, p, 1))
 		return;
-	val = (uint64_t *)(void *)ng_rc_stage(t, p, p->q.posted);
+	val = (uint64_t *)(void *)ng_rc_stage(t, p);
 	*val = p->rx_free;
-	sge = (struct ibv_sge){.addr = (uintptr_t)val, .length = 8, .lkey = t->stage_a.mr->lkey};
+	sge = (struct ibv_sge){.addr = (uintptr_t)val, .length = 8, .lkey = ng_ibv_stage_lkey(&t->stage)};
 	memset(&wr, 0, sizeof(wr));
 	ng_ibv_wr_rdma(&wr, IBV_WR_RDMA_WRITE, (uint64_t)p->rank, p->r_ctl + 8, p->r_ctl_rkey);
 	wr.send_flags |= 8 <= t->max_inline ? IBV_SEND_INLINE : 0;
@@ -468,7 +469,7 @@ static void ng_rc_push(struct ng_rc *t, struct ng_rc_peer *p)
 {
 	struct ng_ib_req *r;
 
-	while ((r = p->sq.head)) {
+	while ((r = ng_ib_queue_head(&p->sq))) {
 		bool posted = r->rndv ? ng_rc_post_rndv(t, p, r) : ng_rc_post_eager(t, p, r);
 
 		if (p->err) /* failed: the queue was dropped */
@@ -492,17 +493,17 @@ static void ng_rc_send_cts(struct ng_rc *t, struct ng_rc_peer *p)
 		int rc;
 
 		if (!r->rndv) {
-			p->cts_next = r->next;
+			p->cts_next = ng_ib_req_next(r);
 			continue;
 		}
 		if (p->cts_out >= t->K || !ng_rc_room(t, p, 1) || !ng_rc_credit(t, p, false))
 			return;
 		/* Staged with the work request that carries it. */
-		c = (struct ng_rc_cts *)(void *)ng_rc_stage(t, p, p->q.posted);
+		c = (struct ng_rc_cts *)(void *)ng_rc_stage(t, p);
 		*c = (struct ng_rc_cts){
 		    .idx = r->idx, .addr = (uintptr_t)r->buf, .len = r->len, .rkey = r->bkey};
-		sge =
-		    (struct ibv_sge){.addr = (uintptr_t)c, .length = sizeof(*c), .lkey = t->stage_a.mr->lkey};
+		sge = (struct ibv_sge){
+		    .addr = (uintptr_t)c, .length = sizeof(*c), .lkey = ng_ibv_stage_lkey(&t->stage)};
 		rc = ng_rc_post_msg(t, p, NG_RC_CTS, 0, &sge, 1, &inl);
 		if (rc) {
 			ng_rc_post_error(t, p, "a CTS", rc);
@@ -510,7 +511,7 @@ static void ng_rc_send_cts(struct ng_rc *t, struct ng_rc_peer *p)
 		}
 		r->cts = true;
 		p->cts_out++;
-		p->cts_next = r->next;
+		p->cts_next = ng_ib_req_next(r);
 		t->watch.events++;
 	}
 }
@@ -533,7 +534,7 @@ static void ng_rc_deliver(struct ng_rc *t, struct ng_rc_peer *p, uint64_t s)
 {
 	size_t slot = (size_t)(s % t->R);
 	struct ng_rc_meta *m = &p->meta[slot];
-	struct ng_ib_req *r = p->rq.head;
+	struct ng_ib_req *r = ng_ib_queue_head(&p->rq);
 	ng_status st = NG_OK;
 
 	if (m->type == NG_RC_EAGER) {
@@ -551,7 +552,7 @@ static void ng_rc_deliver(struct ng_rc *t, struct ng_rc_peer *p, uint64_t s)
 	}
 	m->done = true;
 	if (p->cts_next == r)
-		p->cts_next = r->next;
+		p->cts_next = ng_ib_req_next(r);
 	ng_ib_queue_pop(&p->rq);
 	ng_ib_req_done(r, st);
 }
@@ -559,7 +560,7 @@ static void ng_rc_deliver(struct ng_rc *t, struct ng_rc_peer *p, uint64_t s)
 /* Matches buffered (unexpected) data messages with posted receives. */
 static void ng_rc_match(struct ng_rc *t, struct ng_rc_peer *p)
 {
-	while (p->unexp_n && p->rq.head && !p->err) {
+	while (p->unexp_n && !ng_queue_empty(&p->rq) && !p->err) {
 		uint64_t s = p->unexp[p->unexp_head];
 
 		p->unexp_head = (p->unexp_head + 1) % t->R;
@@ -591,7 +592,7 @@ static void ng_rc_scan(struct ng_rc *t, struct ng_rc_peer *p)
 			       sizeof(struct ng_rc_cts));
 			p->cts_tail++;
 			m->done = true;
-		} else if (!p->unexp_n && p->rq.head) {
+		} else if (!p->unexp_n && !ng_queue_empty(&p->rq)) {
 			ng_rc_deliver(t, p, s);
 		} else {
 			p->unexp[(p->unexp_head + p->unexp_n) % t->R] = s;
@@ -698,7 +699,7 @@ static void ng_rc_poll(struct ng_rc *t)
 		imm = ntohl(wc[i].imm_data);
 		m->type = (uint8_t)(imm >> 30);
 		m->flags = (uint8_t)(imm >> NG_RC_CREDIT_BITS & 1u);
-		if (ng_chan_credit_widen(&p->credit_seen, imm, NG_RC_CREDIT_MASK, t->R))
+		if (ng_rdma_credit_widen(&p->credit_seen, imm, NG_RC_CREDIT_MASK, t->R))
 			t->watch.events++;
 		m->len = wc[i].opcode == IBV_WC_RECV ? wc[i].byte_len : 0;
 		p->rx_tail++;
@@ -815,9 +816,9 @@ static ng_status ng_rc_isend(struct ng_comm *c, int peer, const void *buf, size_
 		return st;
 	}
 	r->rndv = len > t->eager;
-	if (!p->sq.head && (r->rndv ? ng_rc_post_rndv(t, p, r) : ng_rc_post_eager(t, p, r)))
+	if (ng_queue_empty(&p->sq) && (r->rndv ? ng_rc_post_rndv(t, p, r) : ng_rc_post_eager(t, p, r)))
 		return r->state == NG_IB_DONE ? r->status : NG_OK;
-	ng_ib_queue_push(&p->sq, r);
+	ng_queue_push(&p->sq, &r->link);
 	ng_rc_activate(t, p);
 	return NG_OK;
 }
@@ -838,7 +839,7 @@ static ng_status ng_rc_irecv(struct ng_comm *c, int peer, void *buf, size_t len,
 	}
 	r->rndv = len > t->eager;
 	r->idx = p->rx_posted++;
-	ng_ib_queue_push(&p->rq, r);
+	ng_queue_push(&p->rq, &r->link);
 	if (!p->cts_next)
 		p->cts_next = r;
 	ng_rc_activate(t, p);
@@ -849,25 +850,13 @@ static ng_status ng_rc_irecv(struct ng_comm *c, int peer, void *buf, size_t len,
 	return r->state == NG_IB_DONE ? r->status : NG_OK;
 }
 
-static ng_status ng_rc_send(struct ng_comm *c, int peer, const void *buf, size_t len)
-{
-	struct ng_req req;
-	ng_status st = ng_rc_isend(c, peer, buf, len, &req);
-
-	if (st || ng_ib_req_of(&req)->state == NG_IB_DONE)
-		return st;
-	return ng_rc_wait(c, &req);
-}
-
-static ng_status ng_rc_recv(struct ng_comm *c, int peer, void *buf, size_t len)
-{
-	struct ng_req req;
-	ng_status st = ng_rc_irecv(c, peer, buf, len, &req);
-
-	if (st || ng_ib_req_of(&req)->state == NG_IB_DONE)
-		return st;
-	return ng_rc_wait(c, &req);
-}
+/* Blocking send and receive are the core's: isend/irecv + wait. */
+static const struct ng_msg_ops ng_rc_msg_ops = {
+    .isend = ng_rc_isend,
+    .irecv = ng_rc_irecv,
+    .test = ng_rc_test,
+    .wait = ng_rc_wait,
+};
 
 static ng_status ng_rc_alloc(struct ng_comm *c, size_t len, void **buf_p)
 {
@@ -893,7 +882,7 @@ static void ng_rc_close(struct ng_comm *c)
 		ibv_destroy_cq(t->rcq);
 	if (t->scq)
 		ibv_destroy_cq(t->scq);
-	ng_ibv_area_free(&t->stage_a);
+	ng_ibv_stage_free(&t->stage);
 	ng_ibv_area_free(&t->ctl_a);
 	ng_ibv_area_free(&t->ring_a);
 	ng_ibv_close(&t->v);
@@ -974,8 +963,7 @@ static ng_status ng_rc_setup(struct ng_rc *t)
 		                       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, "counters",
 		                       &t->ctl_a);
 	if (!st)
-		st = ng_ibv_area_alloc(&t->v, size * t->depth * NG_RC_STAGE, IBV_ACCESS_LOCAL_WRITE,
-		                       "staging", &t->stage_a);
+		st = ng_ibv_stage_alloc(&t->v, size, t->depth, NG_RC_STAGE, &t->stage);
 	if (st)
 		return st;
 
@@ -997,12 +985,13 @@ static ng_status ng_rc_setup(struct ng_rc *t)
 
 		p->rank = (int)i;
 		p->apos = NG_RC_NONE;
+		ng_queue_init(&p->rq);
+		ng_queue_init(&p->sq);
 		p->ring = t->ring_a.base + i * t->ring_stride;
 		p->meta = &t->metas[i * t->R];
 		p->unexp = &t->unexps[i * t->R];
 		p->cts = &t->ctss[i * t->K];
 		p->ctl = (volatile uint64_t *)(void *)(t->ctl_a.base + i * NG_RC_CTL);
-		p->stage = t->stage_a.base + i * t->depth * NG_RC_STAGE;
 		if (i == (size_t)t->base.rank)
 			continue;
 		st = ng_ibv_qp_create(&t->v, t->type, t->scq, t->rcq, t->depth, (uint32_t)t->R, &inl, &p->q);
@@ -1043,11 +1032,11 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 	if (cf.write) {
 		struct ng_chan_conf cc = {
 		    .backend = "verbs",
-		    .dev = cf.dev.dev,
-		    .port = cf.dev.port,
-		    .gid_index = cf.dev.gid_index,
-		    .unreliable = m == &ng_module_ibuc,
-		    .yield = cf.yield,
+		    .rdma = {.dev = cf.dev.dev,
+		             .port = cf.dev.port,
+		             .gid_index = cf.dev.gid_index,
+		             .unreliable = m == &ng_module_ibuc,
+		             .yield = cf.yield},
 		    .ring = cf.ring,
 		    .eager = cf.eager,
 		};
@@ -1128,20 +1117,14 @@ err_close:
 
 /* clang-format off */
 #define NG_RC_OPS                        \
-	.options = ng_ib_options,        \
-	.options_owner = "ib",           \
+	.options = ng_ib_conn_options,   \
 	.max_msg = 0,                    \
 	.hdr_bytes = 0,                  \
 	.open = ng_rc_open,              \
 	.close = ng_rc_close,            \
 	.alloc = ng_rc_alloc,            \
 	.free = ng_rc_free,              \
-	.send = ng_rc_send,              \
-	.recv = ng_rc_recv,              \
-	.isend = ng_rc_isend,            \
-	.irecv = ng_rc_irecv,            \
-	.test = ng_rc_test,              \
-	.wait = ng_rc_wait
+	.msg = &ng_rc_msg_ops
 
 const struct ng_module ng_module_ibrc = {
 	.name = "ibrc",

@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ib.h"
+#include "modules/ib/ib.h"
 
 extern const struct ng_module ng_module_ibud;
 
@@ -57,8 +57,8 @@ struct ng_ud_peer {
 	uint64_t credit_sent; /* rx_free last told */
 	uint32_t *arr;        /* [R] slots of its arrived datagrams, oldest first */
 	size_t arr_head, arr_n;
-	struct ng_ib_queue rq; /* posted receives */
-	struct ng_ib_queue sq; /* sends waiting for credit or room */
+	struct ng_queue rq; /* posted receives */
+	struct ng_queue sq; /* sends waiting for credit or room */
 	bool credit_due;
 };
 
@@ -106,7 +106,7 @@ static void ng_ud_deactivate(struct ng_ud *u, struct ng_ud_peer *p)
 {
 	int last;
 
-	if (p->apos == NG_UD_NONE || p->sq.head || p->rq.head || p->credit_due)
+	if (p->apos == NG_UD_NONE || !ng_queue_empty(&p->sq) || !ng_queue_empty(&p->rq) || p->credit_due)
 		return;
 	last = u->active[--u->nactive];
 	u->active[p->apos] = last;
@@ -239,7 +239,7 @@ static bool ng_ud_post_send(struct ng_ud *u, struct ng_ud_peer *p, struct ng_ib_
 /* Hands arrived datagrams of @p to its posted receives, oldest first. */
 static void ng_ud_match(struct ng_ud *u, struct ng_ud_peer *p)
 {
-	while (p->arr_n && p->rq.head) {
+	while (p->arr_n && !ng_queue_empty(&p->rq)) {
 		size_t slot = p->arr[p->arr_head];
 		struct ng_ib_req *r = ng_ib_queue_pop(&p->rq);
 		uint32_t len = u->slot_len[slot];
@@ -271,7 +271,7 @@ static void ng_ud_peer_progress(struct ng_ud *u, struct ng_ud_peer *p)
 
 	if (!p->err)
 		ng_ud_match(u, p);
-	while (!p->err && (r = p->sq.head)) {
+	while (!p->err && (r = ng_ib_queue_head(&p->sq))) {
 		bool posted = ng_ud_post_send(u, p, r);
 
 		if (p->err || !posted)
@@ -372,7 +372,7 @@ static void ng_ud_poll(struct ng_ud *u)
 		u->slot_len[slot] = wc[i].byte_len - NG_UD_GRH;
 		p->arr[(p->arr_head + p->arr_n) % u->R] = (uint32_t)slot;
 		p->arr_n++;
-		if (p->sq.head)
+		if (!ng_queue_empty(&p->sq))
 			ng_ud_activate(u, p); /* its credit may free a waiting send */
 	}
 	u->watch.events += (uint64_t)n;
@@ -475,9 +475,9 @@ static ng_status ng_ud_isend(struct ng_comm *c, int peer, const void *buf, size_
 	st = ng_ud_start(u, r);
 	if (st)
 		return st;
-	if (!p->sq.head && ng_ud_post_send(u, p, r))
+	if (ng_queue_empty(&p->sq) && ng_ud_post_send(u, p, r))
 		return r->state == NG_IB_DONE ? r->status : NG_OK;
-	ng_ib_queue_push(&p->sq, r);
+	ng_queue_push(&p->sq, &r->link);
 	ng_ud_activate(u, p);
 	return NG_OK;
 }
@@ -494,32 +494,20 @@ static ng_status ng_ud_irecv(struct ng_comm *c, int peer, void *buf, size_t len,
 	st = ng_ud_start(u, r);
 	if (st)
 		return st;
-	ng_ib_queue_push(&p->rq, r);
+	ng_queue_push(&p->rq, &r->link);
 	ng_ud_activate(u, p);
 	if (p->arr_n)
 		ng_ud_match(u, p);
 	return r->state == NG_IB_DONE ? r->status : NG_OK;
 }
 
-static ng_status ng_ud_send(struct ng_comm *c, int peer, const void *buf, size_t len)
-{
-	struct ng_req req;
-	ng_status st = ng_ud_isend(c, peer, buf, len, &req);
-
-	if (st || ng_ib_req_of(&req)->state == NG_IB_DONE)
-		return st;
-	return ng_ud_wait(c, &req);
-}
-
-static ng_status ng_ud_recv(struct ng_comm *c, int peer, void *buf, size_t len)
-{
-	struct ng_req req;
-	ng_status st = ng_ud_irecv(c, peer, buf, len, &req);
-
-	if (st || ng_ib_req_of(&req)->state == NG_IB_DONE)
-		return st;
-	return ng_ud_wait(c, &req);
-}
+/* Blocking send and receive are the core's: isend/irecv + wait. */
+static const struct ng_msg_ops ng_ud_msg_ops = {
+    .isend = ng_ud_isend,
+    .irecv = ng_ud_irecv,
+    .test = ng_ud_test,
+    .wait = ng_ud_wait,
+};
 
 static ng_status ng_ud_alloc(struct ng_comm *c, size_t len, void **buf_p)
 {
@@ -597,6 +585,8 @@ static ng_status ng_ud_setup(struct ng_ud *u, const struct ng_ib_conf *cf)
 		u->peers[i].rank = (int)i;
 		u->peers[i].apos = NG_UD_NONE;
 		u->peers[i].arr = &u->arrs[i * u->R];
+		ng_queue_init(&u->peers[i].rq);
+		ng_queue_init(&u->peers[i].sq);
 	}
 	st =
 	    ng_ibv_area_alloc(&u->v, u->nslots * u->slot, IBV_ACCESS_LOCAL_WRITE, "receive ring", &u->ring_a);
@@ -736,8 +726,7 @@ err_free:
 const struct ng_module ng_module_ibud = {
 	.name = "ibud",
 	.desc = "InfiniBand/RoCE verbs, unreliable datagrams (messages up to the MTU minus the 40-byte GRH)",
-	.options = ng_ib_options,
-	.options_owner = "ib",
+	.options = ng_ib_ud_options,
 	.caps = NG_CAP_CHANNEL | NG_CAP_REGMEM | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
 	.max_msg = 4096 - NG_UD_GRH,
 	.hdr_bytes = 0,
@@ -745,11 +734,6 @@ const struct ng_module ng_module_ibud = {
 	.close = ng_ud_close,
 	.alloc = ng_ud_alloc,
 	.free = ng_ud_free,
-	.send = ng_ud_send,
-	.recv = ng_ud_recv,
-	.isend = ng_ud_isend,
-	.irecv = ng_ud_irecv,
-	.test = ng_ud_test,
-	.wait = ng_ud_wait,
+	.msg = &ng_ud_msg_ops,
 };
 /* clang-format on */

@@ -70,7 +70,7 @@
 #include <sys/uio.h>
 
 #include "module.h"
-#include "rdma.h"
+#include "modules/rdma/rdma.h"
 
 #define OFI_DEPTH   128u        /* operations in flight per peer */
 #define OFI_STAGE   (16u << 10) /* staging bytes per context */

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "rcache.h"
-#include "rdma.h"
+#include "modules/rdma/rcache.h"
+#include "modules/rdma/rdma.h"
 
 ng_status ng_rcache_init(struct ng_rcache *c, struct ng_rdma *r, size_t max, size_t max_bytes)
 {

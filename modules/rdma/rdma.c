@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rdma.h"
+#include "modules/rdma/rdma.h"
 
 #if NG_HAVE_VERBS
 extern const struct ng_rdma_backend ng_rdma_verbs;

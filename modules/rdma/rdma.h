@@ -5,14 +5,20 @@
  * it (rdma, the two-sided channel; rma, MPI-2 one-sided; spipe, the
  * superpipeline; ibrc/ibuc --ib-mode write) include it, patterns never do.
  *
+ * Layering: modules/rdma/ holds the layer (rdma.c), its options
+ * (options.c), a registration cache over it (rcache.h) and its backends
+ * (shm.c; verbs.c on the verbs core, modules/verbs/verbs.h; ofi.c).  It
+ * includes core and modules/watch.h, and the verbs core in verbs.c and
+ * options.c only; the channel (modules/chan/) is built on it.
+ *
  * A backend is one `const struct ng_rdma_backend` (name, description, ops),
- * listed once in ng_rdma_backends[] (backends.c), in the order "auto" tries
+ * listed once in ng_rdma_backends[] (rdma.c), in the order "auto" tries
  * them: verbs, shm, ofi.  Its open() creates an instance that embeds
  * `struct ng_rdma` first; every operation takes the instance first.  No
  * global state: two instances can live in one process.
  *
  * Backends:
- *   verbs  RC (or UC) queue pairs on the verbs core (modules/ib/verbs.h);
+ *   verbs  RC (or UC) queue pairs on the verbs core (modules/verbs/verbs.h);
  *          hardware keys, true one-sided progress; UC has no read/atomics.
  *   shm    ranks on one host.  Memory from mem_alloc() lives in memfd
  *          segments that every local rank maps; write/read are copies,
@@ -131,9 +137,9 @@
 #include <stdint.h>
 
 #include "bootstrap.h"
+#include "modules/watch.h"
+#include "options.h"
 #include "status.h"
-
-#include "../watch.h"
 
 /* Capabilities of an opened instance (struct ng_rdma .caps). */
 enum {
@@ -266,6 +272,23 @@ struct ng_rdma {
 	char desc[160];        /* what was opened, for the result's env */
 };
 
+/* ---- options (options.c) ----------------------------------------------- */
+
+/* The layer's options (namespace "rdma"): --rdma-backend, and the ofi
+ * backend's --ofi-provider.  The modules on the layer list this table
+ * before the channel's and their own. */
+extern const struct ng_option ng_rdma_options[];
+/* The option tables of another family that the layer reads, for the .reads
+ * of the modules on it (NULL-terminated): the verbs core's device options
+ * (ng_verbs_options), which the verbs backend selects by, in a build with
+ * verbs; none without. */
+extern const struct ng_option *const ng_rdma_reads[];
+/* Reads the layer's options: the backend to open into *@backend_p ("auto",
+ * "verbs", "shm", "ofi"; ng_rdma_open checks it) and, into @cf, the ofi
+ * provider and the verbs backend's device, port and GID (0, -1: automatic).
+ * The rest of @cf is left alone. */
+void ng_rdma_conf_read(const struct ng_args *a, const char **backend_p, struct ng_rdma_conf *cf);
+
 /* The backends built in, NULL-terminated, in the order "auto" tries them. */
 extern const struct ng_rdma_backend *const ng_rdma_backends[];
 
@@ -372,6 +395,24 @@ static inline ng_status ng_rdma_flush(struct ng_rdma *r, int peer)
 static inline bool ng_rdma_done(const struct ng_rdma *r, int peer, uint64_t t)
 {
 	return r->completed[peer] >= t;
+}
+
+/*
+ * For ring protocols on the layer and beside it (the channel, ibrc's send
+ * mode): credits carried by a ring message.  @low holds the low bits
+ * (@mask) of the peer's release count when it posted the message.  The
+ * count is at most @ring ahead of *@seen, the highest known, or behind it
+ * when the credit word (written later) was read first.  Raises *@seen to the
+ * carried count when it is ahead; returns whether it was.
+ */
+static inline bool ng_rdma_credit_widen(uint64_t *seen, uint64_t low, uint64_t mask, size_t ring)
+{
+	uint64_t delta = (low - *seen) & mask;
+
+	if (!delta || delta > ring)
+		return false;
+	*seen += delta;
+	return true;
 }
 
 /* Acquire load of a word of this rank's registered memory that peers write

@@ -45,7 +45,7 @@
 #include <unistd.h>
 
 #include "module.h"
-#include "rdma.h"
+#include "modules/rdma/rdma.h"
 
 #define SHM_NSEG  1024u
 #define SHM_NREG  16384u

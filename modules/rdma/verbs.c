@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The "verbs" backend of the RDMA layer (rdma.h): any HCA (InfiniBand,
- * RoCE) and Soft-RoCE, on the verbs core (modules/ib/verbs.h).
+ * RoCE) and Soft-RoCE, on the verbs core (modules/verbs/verbs.h).
  *
  * Connections.  One RC queue pair per pair of ranks (UC with
  * conf->unreliable: writes only, no reads or atomics), all on one
@@ -54,9 +54,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ib/verbs.h"
 #include "module.h"
-#include "rdma.h"
+#include "modules/rdma/rdma.h"
+#include "modules/verbs/verbs.h"
 
 #define VB_DEPTH  128u   /* WRs in flight per QP */
 #define VB_STAGE  16384u /* staging bytes per WR: eager messages from unregistered memory (spipe) */
@@ -76,11 +76,11 @@ struct vb {
 	struct ng_rdma base; /* first */
 	struct ng_ibv v;
 	struct ibv_cq *cq;
-	struct ng_ibv_qp *qps; /* [size]; qps[rank] is connected to @loop */
-	struct ng_ibv_qp loop; /* the responder of operations on my own memory */
-	struct vb_mr *stage;   /* [size][depth][VB_STAGE] */
-	uint64_t **old;        /* [size][depth]: where an atomic's old value goes */
-	struct vb_mr *mrs;     /* every registration, for close() */
+	struct ng_ibv_qp *qps;     /* [size]; qps[rank] is connected to @loop */
+	struct ng_ibv_qp loop;     /* the responder of operations on my own memory */
+	struct ng_ibv_stage stage; /* VB_STAGE bytes per WR */
+	uint64_t **old;            /* [size][depth]: where an atomic's old value goes */
+	struct vb_mr *mrs;         /* every registration, for close() */
 	uint32_t depth;
 	uint32_t max_inline;
 	bool uc;
@@ -94,7 +94,7 @@ static inline struct vb *vb_of(struct ng_rdma *r)
 
 static inline unsigned char *vb_slot(const struct vb *b, int peer, uint64_t n)
 {
-	return (unsigned char *)b->stage->pub.base + ((size_t)peer * b->depth + n % b->depth) * VB_STAGE;
+	return ng_ibv_stage_at(&b->stage, peer, n);
 }
 
 /* ---- completions ------------------------------------------------------ */
@@ -227,12 +227,12 @@ static ng_status vb_write(struct ng_rdma *r, int peer, const struct ng_rdma_iov 
 			}
 			memcpy(slot + staged, p->addr, p->len);
 			/* Consecutive staged pieces share one entry. */
-			if (ns && sge[ns - 1].lkey == b->stage->mr->lkey &&
+			if (ns && sge[ns - 1].lkey == ng_ibv_stage_lkey(&b->stage) &&
 			    sge[ns - 1].addr + sge[ns - 1].length == (uint64_t)(uintptr_t)(slot + staged))
 				sge[ns - 1].length += (uint32_t)p->len;
 			else
 				sge[ns++] = (struct ibv_sge){(uint64_t)(uintptr_t)(slot + staged),
-				                             (uint32_t)p->len, b->stage->mr->lkey};
+				                             (uint32_t)p->len, ng_ibv_stage_lkey(&b->stage)};
 			staged += p->len;
 		}
 	}
@@ -304,7 +304,7 @@ static ng_status vb_atomic(struct ng_rdma *r, int peer, enum ng_rdma_aop aop, co
 	if (st != NG_OK)
 		return st;
 	wrn = b->qps[peer].posted + 1;
-	sge = (struct ibv_sge){(uint64_t)(uintptr_t)vb_slot(b, peer, wrn), 8, b->stage->mr->lkey};
+	sge = (struct ibv_sge){(uint64_t)(uintptr_t)vb_slot(b, peer, wrn), 8, ng_ibv_stage_lkey(&b->stage)};
 	memset(&wr, 0, sizeof(wr));
 	if (aop == NG_RDMA_CAS)
 		ng_ibv_wr_atomic(&wr, IBV_WR_ATOMIC_CMP_AND_SWP, (uint64_t)peer << VB_NBITS | wrn,
@@ -408,6 +408,7 @@ static void vb_close(struct ng_rdma *r)
 	ng_ibv_qp_destroy(&b->loop);
 	while (b->mrs)
 		vb_dereg(r, &b->mrs->pub);
+	ng_ibv_stage_free(&b->stage);
 	if (b->cq)
 		ibv_destroy_cq(b->cq);
 	if (b->v.ctx)
@@ -506,7 +507,7 @@ static ng_status vb_open(const struct ng_rdma_backend *be, const struct ng_rdma_
 	if (st == NG_OK)
 		st = vb_loop(b, inl);
 	if (st == NG_OK)
-		st = vb_mem_alloc(&b->base, n * b->depth * VB_STAGE, (struct ng_rdma_mr **)&b->stage);
+		st = ng_ibv_stage_alloc(&b->v, n, b->depth, VB_STAGE, &b->stage);
 	st = ng_ibv_mesh_connect(&b->v, boot, qpp, st, NULL, 0, NULL, &mtu);
 	free(qpp);
 	if (st != NG_OK) {

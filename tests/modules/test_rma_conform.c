@@ -57,10 +57,6 @@ extern const struct ng_module ng_module_rma;
 extern const struct ng_module ng_module_mpirma;
 extern const struct ng_option ng_mpi_options[];
 #endif
-extern const struct ng_option ng_rdma_options[];
-#if NG_HAVE_VERBS
-extern const struct ng_option ng_ib_options[];
-#endif
 
 #define WLEN ((size_t)(2 << 20) + 4096)
 
@@ -311,10 +307,7 @@ static int t_open_rma(int argc, char **argv, struct ng_args *args, struct ng_mod
 
 	if (argc != 5 && argc != 6)
 		return usage(argv[0]);
-	ng_args_declare(args, ng_rdma_options, "rdma");
-#if NG_HAVE_VERBS
-	ng_args_declare(args, ng_ib_options, "ib");
-#endif
+	ng_module_declare(args, &ng_module_rma);
 	ng_args_set(args, ng_args_find(args, "rma-design"), argv[2], err, sizeof(err));
 	ng_args_set(args, ng_args_find(args, "rma-sched"), argv[3], err, sizeof(err));
 	ng_args_set(args, ng_args_find(args, "rdma-backend"), argv[4], err, sizeof(err));

@@ -38,10 +38,6 @@
 #include "../check.h"
 
 extern const struct ng_module ng_module_spipe;
-extern const struct ng_option ng_rdma_options[];
-#if NG_HAVE_VERBS
-extern const struct ng_option ng_ib_options[];
-#endif
 
 struct t {
 	struct ng_comm *c;
@@ -230,10 +226,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	t.mode = argv[1];
-	ng_args_declare(&args, ng_rdma_options, "rdma");
-#if NG_HAVE_VERBS
-	ng_args_declare(&args, ng_ib_options, "ib");
-#endif
+	ng_module_declare(&args, &ng_module_spipe);
 	ng_args_set(&args, ng_args_find(&args, "spipe-mode"), argv[1], err, sizeof(err));
 	ng_args_set(&args, ng_args_find(&args, "rdma-backend"), argv[2], err, sizeof(err));
 	ng_args_set(&args, ng_args_find(&args, "rdma-poll"), "yield", err, sizeof(err));

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The superpipeline's model and chunk schedules (modules/rdma/spipe_model.h)
+ * The superpipeline's model and chunk schedules (modules/spipe/spipe_model.h)
  * against answers worked out by hand from the paper's equations.
  */
 #include <math.h>
 #include <stdio.h>
 
-#include "modules/rdma/spipe_model.h"
+#include "modules/spipe/spipe_model.h"
 
 #include "../check.h"
 

@@ -2,8 +2,9 @@
 /*
  * Unit test of the "tcp" module without the driver.
  *
- * Built from this file and modules/tcp.c only (not libngauge): it provides
- * the few core functions the module calls (ng_error, ng_warn, ng_args_*,
+ * Built from this file and the tcp module's sources (modules/tcp.c,
+ * modules/tcp_setup.c) only, not libngauge: it provides the few core
+ * functions the module calls (ng_error, ng_warn, ng_args_*,
  * ng_boot_bcast) and a fake bootstrap.  Each scenario forks its ranks; the
  * test process itself is their hub: every rank has a socketpair to it, and an
  * allgather is "send my bytes, get everyone's".  The hub can act between the
@@ -120,6 +121,14 @@ const char *ng_args_str(const struct ng_args *a, const char *name)
 	if (!strcmp(name, "tcp-poll"))
 		return poll_mode;
 	return NULL;
+}
+
+/* --tcp-poll as the index of its word in "sleep|spin". */
+int ng_args_choice(const struct ng_args *a, const char *name)
+{
+	const char *s = ng_args_str(a, name);
+
+	return s && !strcmp(s, "spin") ? 1 : 0;
 }
 
 long long ng_args_int(const struct ng_args *a, const char *name)

@@ -78,14 +78,14 @@ static void t_blocking(struct t_ctx *t, int lo, int hi, size_t size)
 	ng_payload_fill(t->sbuf, size, t_tag(size, me, peer, 0));
 	memset(t->rbuf, 0xa5, size);
 	if (me == lo) {
-		st = t->m->send(t->c, peer, t->sbuf, size);
+		st = t->m->msg->send(t->c, peer, t->sbuf, size);
 		T_CHECK(t, st == NG_OK, "send %zu to %d: %s", size, peer, ng_status_name(st));
-		st = t->m->recv(t->c, peer, t->rbuf, size);
+		st = t->m->msg->recv(t->c, peer, t->rbuf, size);
 		T_CHECK(t, st == NG_OK, "recv %zu from %d: %s", size, peer, ng_status_name(st));
 	} else {
-		st = t->m->recv(t->c, peer, t->rbuf, size);
+		st = t->m->msg->recv(t->c, peer, t->rbuf, size);
 		T_CHECK(t, st == NG_OK, "recv %zu from %d: %s", size, peer, ng_status_name(st));
-		st = t->m->send(t->c, peer, t->sbuf, size);
+		st = t->m->msg->send(t->c, peer, t->sbuf, size);
 		T_CHECK(t, st == NG_OK, "send %zu to %d: %s", size, peer, ng_status_name(st));
 	}
 	t_check_payload(t, t->rbuf, size, t_tag(size, peer, me, 0), peer, "blocking");
@@ -103,18 +103,18 @@ static void t_nonblocking(struct t_ctx *t, int lo, int hi, size_t size)
 
 	ng_payload_fill(s, size, t_tag(size, me, peer, 1));
 	memset(r, 0x5a, size);
-	st = t->m->irecv(t->c, peer, r, size, &rq);
+	st = t->m->msg->irecv(t->c, peer, r, size, &rq);
 	T_CHECK(t, st == NG_OK, "irecv %zu from %d: %s", size, peer, ng_status_name(st));
 	if (st != NG_OK)
 		return;
-	st = t->m->isend(t->c, peer, s, size, &sq);
+	st = t->m->msg->isend(t->c, peer, s, size, &sq);
 	T_CHECK(t, st == NG_OK, "isend %zu to %d: %s", size, peer, ng_status_name(st));
 	if (st == NG_OK) {
-		st = t->m->wait(t->c, &sq);
+		st = t->m->msg->wait(t->c, &sq);
 		T_CHECK(t, st == NG_OK, "wait(isend %zu to %d): %s", size, peer, ng_status_name(st));
 	}
 	while (!done) {
-		st = t->m->test(t->c, &rq, &done);
+		st = t->m->msg->test(t->c, &rq, &done);
 		if (st != NG_OK)
 			break;
 	}
@@ -128,11 +128,11 @@ static void t_truncated(struct t_ctx *t)
 	ng_status st;
 
 	if (t->c->rank == 0) {
-		st = t->m->send(t->c, 1, t->sbuf, 8);
+		st = t->m->msg->send(t->c, 1, t->sbuf, 8);
 		T_CHECK(t, st == NG_OK, "send 8 to 1: %s", ng_status_name(st));
 	} else if (t->c->rank == 1) {
 		fprintf(stderr, "(an expected 'message size mismatch' report follows)\n");
-		st = t->m->recv(t->c, 0, t->rbuf, 9);
+		st = t->m->msg->recv(t->c, 0, t->rbuf, 9);
 		T_CHECK(t, st == NG_ERR_TRUNCATED, "short message gave %s, want ERR_TRUNCATED",
 		        ng_status_name(st));
 	}

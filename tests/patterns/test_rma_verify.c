@@ -34,10 +34,6 @@
 
 extern const struct ng_module ng_module_rma;
 extern const struct ng_pattern ng_pattern_rma;
-extern const struct ng_option ng_rdma_options[];
-#if NG_HAVE_VERBS
-extern const struct ng_option ng_ib_options[];
-#endif
 
 enum fault { F_NONE, F_DROP_PUT, F_BAD_BYTE, F_GET_OFF, F_ACC_AS_PUT, F_DROP_LOCKED_PUT, F_WRONG_SLOT, F_N };
 
@@ -224,10 +220,7 @@ int main(void)
 
 	t_check();
 	ng_args_declare(&args, core_opts, "");
-	ng_args_declare(&args, ng_rdma_options, "rdma");
-#if NG_HAVE_VERBS
-	ng_args_declare(&args, ng_ib_options, "ib");
-#endif
+	ng_module_declare(&args, &ng_module_rma);
 	ng_args_declare(&args, ng_pattern_rma.options, "rma");
 	ng_args_set(&args, ng_args_find(&args, "rdma-backend"), "shm", err, sizeof(err));
 	ng_args_set(&args, ng_args_find(&args, "rdma-poll"), "yield", err, sizeof(err));

@@ -81,9 +81,6 @@ TRANSPORT = re.compile(r"^((mpi|mpio)\.h$|infiniband/|rdma/|rdma_|fabric|ofi|(\.
 # when its split is merged (the test fails on a line whose file has become
 # short enough, or is gone).
 KNOWN_LONG = {
-    "modules/tcp.c",         # split below 1,200 lines (issue 20, item 2)
-    "modules/rdma/rma.c",    # one file per design (issue 20, item 2)
-    "modules/rdma/spipe.c",  # protocols apart from the calibration (issue 20, item 2)
     "patterns/alltoall.c",   # onto the shared sampler (issue 20, item 4)
     "patterns/rma.c",        # onto the shared sampler (issue 20, item 4)
 }

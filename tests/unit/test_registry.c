@@ -14,16 +14,28 @@
 
 /* Names the documentation promises: the alltoall pattern's options use
  * the short prefix "a2a", pingpong's "pp", and --ranks-per-node groups
- * ranks for any pattern that knows nodes. */
+ * ranks for any pattern that knows nodes.  A module's options are its own or
+ * those of the layers it is built on: the verbs core's and the ib modules'
+ * "ib", the RDMA layer's and the channel's "rdma", the ofi backend's "ofi",
+ * the mpi module's "mpi". */
 static const struct {
 	const char *owner, *prefix;
 } short_prefixes[] = {{"alltoall", "a2a"},
                       {"alltoall", "ranks-per-node"},
                       {"mpbibw", "ranks-per-node"},
                       {"pingpong", "pp"},
+                      {"ibrc", "ib"},
+                      {"ibuc", "ib"},
+                      {"ibud", "ib"},
                       {"rdma", "ofi"},
-                      {"rdma", "rma"},
-                      {"rdma", "spipe"}};
+                      {"rdma", "ib"},
+                      {"rma", "rdma"},
+                      {"rma", "ofi"},
+                      {"rma", "ib"},
+                      {"spipe", "rdma"},
+                      {"spipe", "ofi"},
+                      {"spipe", "ib"},
+                      {"mpirma", "mpi"}};
 
 static bool namespaced(const char *owner, const char *name)
 {
@@ -52,32 +64,31 @@ static void check_options(const char *owner, const struct ng_option *t)
 	}
 }
 
-/* Every reader named in a shared table's .modules is a module of this build
- * that shares the table (a misspelt name would hide the option). */
-static void check_readers(const struct ng_module *m)
+/* A module's tables (.options, .reads): every one has options, none is
+ * listed twice (its options would show twice), and each is namespaced. */
+static void check_tables(const struct ng_module *m)
 {
-	for (const struct ng_option *o = m->options; o && o->name; o++) {
-		for (const char *p = o->modules; p && *p;) {
-			size_t len = strcspn(p, "|");
-			bool found = false;
-			for (size_t j = 0; ng_modules[j]; j++)
-				found |= strlen(ng_modules[j]->name) == len &&
-				         strncmp(ng_modules[j]->name, p, len) == 0 &&
-				         ng_modules[j]->options == m->options;
-			CHECK(found, "option --%s names reader '%.*s', which does not share its table",
-			      o->name, (int)len, p);
-			p += len + (p[len] == '|');
+	const struct ng_option *const *lists[] = {m->options, m->reads};
+
+	for (size_t l = 0; l < 2; l++)
+		for (const struct ng_option *const *t = lists[l]; t && *t; t++) {
+			CHECK((*t)->name, "module '%s' lists an empty option table", m->name);
+			check_options(m->name, *t);
+			for (size_t k = 0; k <= l; k++)
+				for (const struct ng_option *const *u = lists[k]; u && *u && u != t; u++)
+					CHECK(*u != *t, "module '%s' lists the table of --%s twice", m->name,
+					      (*t)->name);
 		}
-	}
 }
 
-/* Whether module @mod reads option @opt, by the table. */
+/* Whether module @mod reads option @opt, by its tables (.options). */
 static bool reads(const char *mod, const char *opt)
 {
 	const struct ng_module *m = ng_module_find(mod);
-	for (const struct ng_option *o = m ? m->options : NULL; o && o->name; o++)
-		if (strcmp(o->name, opt) == 0)
-			return ng_option_read_by(o, mod);
+	for (const struct ng_option *const *t = m ? m->options : NULL; t && *t; t++)
+		for (const struct ng_option *o = *t; o->name; o++)
+			if (strcmp(o->name, opt) == 0)
+				return true;
 	return false;
 }
 
@@ -91,9 +102,13 @@ int main(void)
 		CHECK(m->name && m->desc && m->open && m->close && m->alloc && m->free,
 		      "module %zu incomplete", i);
 		CHECK(ng_module_find(m->name) == m, "module '%s' not found by name", m->name);
+		/* Blocking send/recv: the module's own, or the core's isend/irecv + wait. */
 		if (m->caps & NG_CAP_CHANNEL)
-			CHECK(m->send && m->recv, "module '%s' claims send/recv without them", m->name);
-		CHECK(!(m->caps & NG_CAP_NONBLOCK) == !(m->isend && m->irecv && m->test && m->wait),
+			CHECK(m->msg && (m->msg->send || (m->msg->isend && m->msg->wait)) &&
+			          (m->msg->recv || (m->msg->irecv && m->msg->wait)),
+			      "module '%s' claims send/recv without them", m->name);
+		CHECK(!(m->caps & NG_CAP_NONBLOCK) ==
+		          !(m->msg && m->msg->isend && m->msg->irecv && m->msg->test && m->msg->wait),
 		      "module '%s': non-blocking flag and operations disagree", m->name);
 		CHECK(!(m->caps & NG_CAP_ONESIDED) == !m->rma, "module '%s': one-sided flag and rma disagree",
 		      m->name);
@@ -101,16 +116,8 @@ int main(void)
 		      "module '%s': alltoall flag and operation disagree", m->name);
 		for (size_t j = 0; j < i; j++)
 			CHECK(strcmp(ng_modules[j]->name, m->name) != 0, "module name '%s' twice", m->name);
-		bool shared_seen = false;
-		for (size_t j = 0; j < i && m->options_owner; j++)
-			shared_seen |= ng_modules[j]->options == m->options;
-		check_readers(m);
-		if (!shared_seen) {
-			check_options(m->options_owner ? m->options_owner : m->name, m->options);
-			CHECK(ng_args_declare(&all, m->options,
-			                      m->options_owner ? m->options_owner : m->name) == 0,
-			      "declare");
-		}
+		check_tables(m);
+		CHECK(ng_module_declare(&all, m) == 0, "declare");
 	}
 	for (size_t i = 0; ng_patterns[i]; i++, npat++) {
 		const struct ng_pattern *p = ng_patterns[i];
@@ -133,7 +140,7 @@ int main(void)
 	CHECK(ng_module_find("tcp") != NULL, "tcp module missing");
 	CHECK(ng_pattern_find("pingpong") && ng_pattern_find("1n") && ng_pattern_find("n1"), "core patterns");
 	CHECK(ng_module_find("no-such-module") == NULL, "lookup of an unknown name");
-	/* Shared tables: each module reads only what applies to it. */
+	/* Tables of a layer: each module reads only what applies to it. */
 	CHECK(reads("rma", "rma-design") && !reads("rdma", "rma-design") && reads("rdma", "rdma-ring"),
 	      "rdma/rma readers of the shared table");
 	if (ng_module_find("ibud"))

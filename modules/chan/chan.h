@@ -3,11 +3,15 @@
  * The one-sided channel (the Netgauge paper's Fig. 4) over the RDMA layer:
  * two-sided messages made of RDMA writes into rings at the receiver.  It is
  * the "rdma" module, and the data path of ibrc/ibuc --ib-mode write (the
- * same code over the verbs backend with the --ib-* settings).  Internal to
- * modules/.
+ * same code over the verbs backend with the --ib-* settings).
+ *
+ * Layering: modules/chan/ is built on the RDMA layer only (this header
+ * includes rdma.h, whose helpers, such as the credit widening of ring
+ * messages, its users share); the ib modules (--ib-mode write), rma and
+ * spipe are built on it.  Patterns never include it.
  */
-#ifndef NG_RDMA_CHAN_H
-#define NG_RDMA_CHAN_H
+#ifndef NG_CHAN_CHAN_H
+#define NG_CHAN_CHAN_H
 
 #include "config.h"
 
@@ -16,6 +20,7 @@
 #include <stdint.h>
 
 #include "module.h"
+#include "modules/rdma/rdma.h"
 
 /* Bytes a ring message adds to its payload (header and trailing word). */
 #define NG_CHAN_MSG_HDR 24u
@@ -26,48 +31,25 @@
 #define NG_CHAN_EAGER_MIN 64u
 #define NG_CHAN_EAGER_MAX ((size_t)1 << 20)
 
+/* What a channel module opens: the layer (its backend and how it opens:
+ * who, cancel and timeout_s are the module's, filled by ng_chan_mod_init)
+ * and the channel on it. */
 struct ng_chan_conf {
-	const char *backend;  /* "auto", "verbs", "shm", "ofi" */
-	const char *provider; /* ofi: provider name or NULL */
-	const char *dev;      /* verbs: device, port, GID (NULL, 0, -1: automatic) */
-	int port;
-	int gid_index;
-	bool unreliable; /* verbs: UC queue pairs */
-	bool yield;      /* poll: sched_yield() when idle */
-	size_t ring;     /* slots per peer */
-	size_t eager;    /* largest message through the ring */
+	const char *backend;      /* "auto", "verbs", "shm", "ofi" */
+	struct ng_rdma_conf rdma; /* .yield: --rdma-poll yield */
+	size_t ring;              /* slots per peer */
+	size_t eager;             /* largest message through the ring */
 };
 
-/* The options of the modules on the layer (options.c; owner "rdma"). */
-extern const struct ng_option ng_rdma_options[];
+/* The channel's options (namespace "rdma"): --rdma-ring, --rdma-eager and
+ * --rdma-poll (how the modules on it wait).  A module on the channel lists
+ * the layer's table (ng_rdma_options), this one, then its own, and reads
+ * ng_rdma_reads. */
+extern const struct ng_option ng_chan_options[];
 
-/* Reads the --rdma-* options (a bad value is reported: NG_ERR_USAGE). */
+/* Reads the layer's options (ng_rdma_conf_read) and the channel's (a bad
+ * value is reported: NG_ERR_USAGE). */
 ng_status ng_chan_conf_read(const struct ng_module_env *env, struct ng_chan_conf *cf);
-/* The entries of the verbs modules' table that it reads too (the verbs
- * backend's device, port and GID), for the .reads_also of the modules on the
- * channel (NULL in a build without verbs). */
-#if NG_HAVE_VERBS
-#define NG_CHAN_READS_ALSO "ib-dev|ib-port|ib-gid"
-#else
-#define NG_CHAN_READS_ALSO NULL
-#endif
-
-/*
- * Credits carried by a ring message (here and in ibrc's send mode): @low
- * holds the low bits (@mask) of the peer's release count when it posted the
- * message.  The count is at most @ring ahead of *@seen, the highest known,
- * or behind it when the credit word (written later) was read first.  Raises
- * *@seen to the carried count when it is ahead; returns whether it was.
- */
-static inline bool ng_chan_credit_widen(uint64_t *seen, uint64_t low, uint64_t mask, size_t ring)
-{
-	uint64_t delta = (low - *seen) & mask;
-
-	if (!delta || delta > ring)
-		return false;
-	*seen += delta;
-	return true;
-}
 
 /* ---- the channel over an opened layer ---------------------------------- */
 
@@ -136,9 +118,8 @@ ng_status ng_chan_block_add(struct ng_chan *ch, struct ng_rdma_mr *mr);
 /* Forgets the block at @base; returns its registration (NULL: none). */
 struct ng_rdma_mr *ng_chan_block_remove(struct ng_chan *ch, void *base);
 
-/* The module operations' semantics (core/module.h), on a channel. */
-ng_status ng_chan_send(struct ng_chan *ch, int peer, const void *buf, size_t len);
-ng_status ng_chan_recv(struct ng_chan *ch, int peer, void *buf, size_t len);
+/* The two-sided operations' semantics (core/module.h, struct ng_msg_ops),
+ * on a channel. */
 ng_status ng_chan_isend(struct ng_chan *ch, int peer, const void *buf, size_t len, struct ng_req *req);
 ng_status ng_chan_irecv(struct ng_chan *ch, int peer, void *buf, size_t len, struct ng_req *req);
 /* A receive of any message of at most min(@cap, eager) bytes; its length is
@@ -169,12 +150,13 @@ ng_status ng_chan_mod_init(struct ng_chan_mod *cm, const struct ng_module *m, co
 /* Frees the alloc() blocks left, the channel and the layer. */
 void ng_chan_mod_fini(struct ng_chan_mod *cm);
 
-ng_status ng_chan_mod_send(struct ng_comm *c, int peer, const void *buf, size_t len);
-ng_status ng_chan_mod_recv(struct ng_comm *c, int peer, void *buf, size_t len);
-ng_status ng_chan_mod_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *req);
-ng_status ng_chan_mod_irecv(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *req);
-ng_status ng_chan_mod_test(struct ng_comm *c, struct ng_req *req, bool *done_p);
-ng_status ng_chan_mod_wait(struct ng_comm *c, struct ng_req *req);
+/* The two-sided operations of a module on the channel (rdma, rma, spipe):
+ * isend, irecv, test and wait of its channel; blocking send and receive are
+ * the core's (isend/irecv + wait). */
+extern const struct ng_msg_ops ng_chan_msg_ops;
+
+/* alloc() and free() of a module on the channel: layer memory, made a block
+ * of the channel. */
 ng_status ng_chan_mod_alloc(struct ng_comm *c, size_t len, void **buf_p);
 void ng_chan_mod_free(struct ng_comm *c, void *buf);
 

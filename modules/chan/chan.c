@@ -56,13 +56,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chan.h"
 #include "module.h"
+#include "modules/chan/chan.h"
+#include "modules/rdma/rdma.h"
 #include "options.h"
-#include "rdma.h"
+#include "queue.h"
 
 extern const struct ng_module ng_module_rdma;
-extern const struct ng_option ng_rdma_options[];
 
 #define CH_HDR   16u
 #define CH_TRAIL 8u
@@ -98,7 +98,7 @@ enum ch_state { CH_QUEUED, CH_POSTED, CH_DONE };
 
 /* Per-request state in struct ng_req.priv. */
 struct ch_req {
-	struct ch_req *next;
+	struct ng_qlink link; /* in its peer's send or receive queue */
 	unsigned char *buf;
 	size_t len;
 	const struct ng_rdma_mr *mr; /* holding buf */
@@ -118,10 +118,6 @@ struct ch_req {
 static_assert(sizeof(struct ch_req) <= sizeof(((struct ng_req *)0)->priv), "ch_req fits in ng_req");
 static_assert(alignof(struct ch_req) <= alignof(struct ng_req), "ch_req alignment");
 
-struct ch_queue {
-	struct ch_req *head, *tail;
-};
-
 struct ch_meta {
 	uint32_t len;
 	uint8_t type;
@@ -138,11 +134,11 @@ struct ch_peer {
 	uint64_t rx_posted;   /* receives posted */
 	uint64_t *unexp;      /* [R] ring numbers of EAGER messages not received yet */
 	size_t unexp_head, unexp_n;
-	struct ch_queue rq;      /* receives not complete, in order */
+	struct ng_queue rq;      /* receives not complete, in order */
 	struct ch_req *cts_next; /* first rendezvous receive in rq without a CTS */
 	uint64_t cts_out;        /* CTSs sent whose FIN has not come */
 	/* Send side. */
-	struct ch_queue sq;        /* sends not (fully) posted */
+	struct ng_queue sq;        /* sends not (fully) posted */
 	uint64_t tx_seq;           /* ring messages sent */
 	uint64_t tx_posted;        /* sends posted */
 	volatile uint64_t *credit; /* its release count of my messages (it writes) */
@@ -194,25 +190,20 @@ static inline size_t ch_pad8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
-static inline void ch_push(struct ch_queue *q, struct ch_req *r)
+/* The request of queue node @n (NULL: none). */
+static inline struct ch_req *ch_req_at(struct ng_qlink *n)
 {
-	r->next = NULL;
-	if (q->tail)
-		q->tail->next = r;
-	else
-		q->head = r;
-	q->tail = r;
+	return n ? NG_QUEUE_ENTRY(n, struct ch_req, link) : NULL;
 }
 
-static inline struct ch_req *ch_pop(struct ch_queue *q)
+static inline struct ch_req *ch_head(const struct ng_queue *q)
 {
-	struct ch_req *r = q->head;
+	return ch_req_at(ng_queue_first(q));
+}
 
-	q->head = r->next;
-	if (!q->head)
-		q->tail = NULL;
-	r->next = NULL;
-	return r;
+static inline struct ch_req *ch_next(const struct ch_req *r)
+{
+	return ch_req_at(r->link.next);
 }
 
 static inline void ch_done(struct ch_req *r, ng_status st)
@@ -363,7 +354,7 @@ static ng_status ch_send_cts(struct ng_chan *t, int peer)
 			return st;
 		r->cts = true;
 		p->cts_out++;
-		p->cts_next = r->next;
+		p->cts_next = ch_next(r);
 	}
 	return NG_OK;
 }
@@ -374,8 +365,9 @@ static ng_status ch_send_progress(struct ng_chan *t, int peer)
 	struct ch_peer *p = &t->peers[peer];
 	ng_status st;
 
-	while (p->sq.head) {
-		struct ch_req *r = p->sq.head;
+	struct ch_req *r;
+
+	while ((r = ch_head(&p->sq))) {
 
 		if (!r->rndv) {
 			if (!ch_credit(t, p, true))
@@ -418,12 +410,12 @@ static ng_status ch_send_progress(struct ng_chan *t, int peer)
 			if (!r->ticket)
 				r->ticket = ticket;
 			if (flags) {
-				ch_pop(&p->sq);
+				ng_queue_pop(&p->sq);
 				ch_finish(t, r, NG_ERR_TRUNCATED);
 				continue;
 			}
 		}
-		ch_pop(&p->sq);
+		ng_queue_pop(&p->sq);
 		r->state = CH_POSTED;
 	}
 	return NG_OK;
@@ -493,22 +485,22 @@ static ng_status ch_recv_progress(struct ng_chan *t, int peer, bool *seen_p)
 		any = true;
 		m->len = h->len;
 		m->type = h->type;
-		(void)ng_chan_credit_widen(&p->credit_seen, h->credit, UINT16_MAX, t->R);
+		(void)ng_rdma_credit_widen(&p->credit_seen, h->credit, UINT16_MAX, t->R);
 		m->done = false;
 		p->rx_scan++;
 		if (m->type == CH_EAGER) {
-			struct ch_req *r = p->rq.head;
+			struct ch_req *r = ch_head(&p->rq);
 
 			if (r && !r->rndv) {
-				ch_pop(&p->rq);
+				ng_queue_pop(&p->rq);
 				ch_deliver(t, p, want - 1, r);
 			} else if (r) {
 				/* An EAGER message for a rendezvous receive. */
 				if (p->cts_next == r)
-					p->cts_next = r->next;
+					p->cts_next = ch_next(r);
 				else
 					p->cts_out--;
-				ch_pop(&p->rq);
+				ng_queue_pop(&p->rq);
 				ch_finish(t, r, NG_ERR_TRUNCATED);
 				m->done = true;
 			} else {
@@ -518,7 +510,7 @@ static ng_status ch_recv_progress(struct ng_chan *t, int peer, bool *seen_p)
 			memcpy(&p->ctss[p->cts_tail++ % t->K], s + CH_HDR, sizeof(struct ch_cts));
 			m->done = true;
 		} else if (m->type == CH_FIN) {
-			struct ch_req *r = p->rq.head;
+			struct ch_req *r = ch_head(&p->rq);
 			ng_status st = NG_ERR_TRUNCATED;
 
 			m->done = true;
@@ -527,7 +519,7 @@ static ng_status ch_recv_progress(struct ng_chan *t, int peer, bool *seen_p)
 				         peer);
 				return NG_ERR_PROTO;
 			}
-			ch_pop(&p->rq);
+			ng_queue_pop(&p->rq);
 			p->cts_out--;
 			if (!(h->flags & CH_F_MISMATCH))
 				st = t->rv->rx_step
@@ -542,8 +534,9 @@ static ng_status ch_recv_progress(struct ng_chan *t, int peer, bool *seen_p)
 		}
 	}
 	/* The active rendezvous receive takes what has arrived. */
-	if (t->rv->rx_step && p->rq.head && p->rq.head->rndv && p->rq.head->cts) {
-		struct ch_req *r = p->rq.head;
+	struct ch_req *r = ch_head(&p->rq);
+
+	if (t->rv->rx_step && r && r->rndv && r->cts) {
 		ng_status st = t->rv->rx_step(t->rv_ctx, peer, r->buf, r->len, r->h, false);
 
 		if (st != NG_OK)
@@ -564,12 +557,12 @@ static ng_status ch_progress(struct ng_chan *t, bool *seen_p)
 	for (int i = 0; i < t->size && st == NG_OK; i++) {
 		struct ch_peer *p = &t->peers[i];
 
-		if (!p->rq.head && !p->sq.head)
+		if (ng_queue_empty(&p->rq) && ng_queue_empty(&p->sq))
 			continue;
 		st = ch_recv_progress(t, i, seen_p);
 		if (st == NG_OK && p->cts_next)
 			st = ch_send_cts(t, i);
-		if (st == NG_OK && p->sq.head)
+		if (st == NG_OK && !ng_queue_empty(&p->sq))
 			st = ch_send_progress(t, i);
 	}
 	return st;
@@ -594,7 +587,7 @@ ng_status ng_chan_isend(struct ng_chan *t, int peer, const void *buf, size_t len
 		return NG_ERR_USAGE;
 	}
 	r->idx = p->tx_posted++;
-	ch_push(&p->sq, r);
+	ng_queue_push(&p->sq, &r->link);
 	return ch_send_progress(t, peer);
 }
 
@@ -615,7 +608,7 @@ static ng_status ch_irecv(struct ng_chan *t, int peer, void *buf, size_t len, bo
 		ng_error("%s: receive buffer %p is not communication memory (alloc)", t->who, buf);
 		return NG_ERR_USAGE;
 	}
-	if (p->unexp_n && !p->rq.head) {
+	if (p->unexp_n && ng_queue_empty(&p->rq)) {
 		uint64_t n = p->unexp[p->unexp_head % t->R];
 
 		p->unexp_head++;
@@ -628,7 +621,7 @@ static ng_status ch_irecv(struct ng_chan *t, int peer, void *buf, size_t len, bo
 		}
 		return ch_release(t, peer);
 	}
-	ch_push(&p->rq, r);
+	ng_queue_push(&p->rq, &r->link);
 	if (r->rndv && !p->cts_next)
 		p->cts_next = r;
 	if (p->cts_next)
@@ -714,22 +707,6 @@ ng_status ng_chan_wait(struct ng_chan *t, struct ng_req *req)
 		if (st != NG_OK)
 			return st;
 	}
-}
-
-ng_status ng_chan_send(struct ng_chan *t, int peer, const void *buf, size_t len)
-{
-	struct ng_req req;
-	ng_status st = ng_chan_isend(t, peer, buf, len, &req);
-
-	return st == NG_OK ? ng_chan_wait(t, &req) : st;
-}
-
-ng_status ng_chan_recv(struct ng_chan *t, int peer, void *buf, size_t len)
-{
-	struct ng_req req;
-	ng_status st = ng_chan_irecv(t, peer, buf, len, &req);
-
-	return st == NG_OK ? ng_chan_wait(t, &req) : st;
 }
 
 ng_status ng_chan_set_rndv(struct ng_chan *t, const struct ng_chan_rndv *rv, void *ctx)
@@ -845,6 +822,8 @@ ng_status ng_chan_new(struct ng_rdma *r, struct ng_boot *b, size_t ring, size_t 
 			st = NG_ERR_USAGE;
 			goto err;
 		}
+		ng_queue_init(&p->rq);
+		ng_queue_init(&p->sq);
 		p->ring = (unsigned char *)t->ring_mr->base + i * t->R * t->slot;
 		p->meta = t->metas + i * t->R;
 		p->unexp = t->unexps + i * t->R;
@@ -877,35 +856,32 @@ static inline struct ng_chan_mod *cm_of(struct ng_comm *c)
 	return ng_container_of(c, struct ng_chan_mod, base);
 }
 
-ng_status ng_chan_mod_send(struct ng_comm *c, int peer, const void *buf, size_t len)
-{
-	return ng_chan_send(cm_of(c)->ch, peer, buf, len);
-}
-
-ng_status ng_chan_mod_recv(struct ng_comm *c, int peer, void *buf, size_t len)
-{
-	return ng_chan_recv(cm_of(c)->ch, peer, buf, len);
-}
-
-ng_status ng_chan_mod_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *req)
+static ng_status cm_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *req)
 {
 	return ng_chan_isend(cm_of(c)->ch, peer, buf, len, req);
 }
 
-ng_status ng_chan_mod_irecv(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *req)
+static ng_status cm_irecv(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *req)
 {
 	return ng_chan_irecv(cm_of(c)->ch, peer, buf, len, req);
 }
 
-ng_status ng_chan_mod_test(struct ng_comm *c, struct ng_req *req, bool *done_p)
+static ng_status cm_test(struct ng_comm *c, struct ng_req *req, bool *done_p)
 {
 	return ng_chan_test(cm_of(c)->ch, req, done_p);
 }
 
-ng_status ng_chan_mod_wait(struct ng_comm *c, struct ng_req *req)
+static ng_status cm_wait(struct ng_comm *c, struct ng_req *req)
 {
 	return ng_chan_wait(cm_of(c)->ch, req);
 }
+
+const struct ng_msg_ops ng_chan_msg_ops = {
+    .isend = cm_isend,
+    .irecv = cm_irecv,
+    .test = cm_test,
+    .wait = cm_wait,
+};
 
 ng_status ng_chan_mod_alloc(struct ng_comm *c, size_t len, void **buf_p)
 {
@@ -950,26 +926,19 @@ ng_status ng_chan_mod_init(struct ng_chan_mod *cm, const struct ng_module *m, co
                            const struct ng_module_env *env, const struct ng_chan_conf *cf)
 {
 	struct ng_boot *b = env->boot;
-	struct ng_rdma_conf rc = {
-	    .who = m->name,
-	    .provider = cf->provider,
-	    .dev = cf->dev,
-	    .port = cf->port,
-	    .gid_index = cf->gid_index,
-	    .unreliable = cf->unreliable,
-	    .yield = cf->yield,
-	    .cancel = env->cancel,
-	    .timeout_s = env->timeout_s,
-	};
+	struct ng_rdma_conf rc = cf->rdma;
 	ng_status st;
 
 	ng_comm_init(&cm->base, m, b->rank, b->size, env->cancel);
-	cm->base.ops = ops;
-	cm->base.spins = !cf->yield;
+	ng_comm_set_ops(&cm->base, ops);
+	cm->base.spins = !rc.yield;
+	rc.who = m->name;
+	rc.cancel = env->cancel;
+	rc.timeout_s = env->timeout_s;
 	st = ng_rdma_open(cf->backend, &rc, b, &cm->r);
 	if (st != NG_OK)
 		return st;
-	if (cf->unreliable)
+	if (rc.unreliable)
 		cm->base.caps &= ~(unsigned)NG_CAP_RELIABLE;
 	st = ng_chan_new(cm->r, b, cf->ring, cf->eager, &cm->ch);
 	if (st != NG_OK) {
@@ -1011,20 +980,31 @@ ng_status ng_chan_open(const struct ng_module *m, const struct ng_module_env *en
 
 /* ---- the module "rdma" ------------------------------------------------ */
 
+/* clang-format off */
+const struct ng_option ng_chan_options[] = {
+	{ .name = "rdma-ring", .type = NG_OPT_INT, .def = "32", .metavar = "N",
+	  .help = "ring slots per peer of the two-sided channel (4-4096)" },
+	{ .name = "rdma-eager", .type = NG_OPT_SIZE, .def = "8K",
+	  .help = "largest message written through the ring; larger ones are written into the receive buffer "
+	          "(64-1M)" },
+	{ .name = "rdma-poll", .type = NG_OPT_CHOICE, .def = "spin", .choices = "spin|yield",
+	  .help = "waiting: spin, or yield the CPU after every empty poll (more ranks than cores)" },
+	{ .name = NULL },
+};
+/* clang-format on */
+
+/* The word index of --rdma-poll yield. */
+#define CH_POLL_YIELD 1
+
 ng_status ng_chan_conf_read(const struct ng_module_env *env, struct ng_chan_conf *cf)
 {
 	const struct ng_args *a = env->args;
 	long long ring = ng_args_int(a, "rdma-ring");
 	size_t eager = ng_args_size(a, "rdma-eager");
 
-	*cf = (struct ng_chan_conf){
-	    .backend = ng_args_str(a, "rdma-backend"),
-	    .provider = ng_args_str(a, "ofi-provider"),
-	    .gid_index = -1,
-	    .yield = strcmp(ng_args_str(a, "rdma-poll"), "yield") == 0,
-	    .ring = (size_t)ring,
-	    .eager = eager,
-	};
+	*cf = (struct ng_chan_conf){.ring = (size_t)ring, .eager = eager};
+	ng_rdma_conf_read(a, &cf->backend, &cf->rdma);
+	cf->rdma.yield = ng_args_choice(a, "rdma-poll") == CH_POLL_YIELD;
 	if (ring < NG_CHAN_RING_MIN || ring > NG_CHAN_RING_MAX) {
 		if (env->boot->rank == 0)
 			ng_error("--rdma-ring %lld is outside %u-%u", ring, NG_CHAN_RING_MIN,
@@ -1037,13 +1017,6 @@ ng_status ng_chan_conf_read(const struct ng_module_env *env, struct ng_chan_conf
 			         NG_CHAN_EAGER_MAX);
 		return NG_ERR_USAGE;
 	}
-#if NG_HAVE_VERBS
-	/* NG_CHAN_READS_ALSO names these */
-	cf->dev = ng_args_str(a, "ib-dev");
-	cf->port = (int)ng_args_int(a, "ib-port");
-	if (ng_args_given(a, "ib-gid"))
-		cf->gid_index = (int)ng_args_int(a, "ib-gid");
-#endif
 	return NG_OK;
 }
 
@@ -1056,23 +1029,19 @@ static ng_status ch_module_open(const struct ng_module *m, const struct ng_modul
 	return st == NG_OK ? ng_chan_open(m, env, &cf, comm_p) : st;
 }
 
+static const struct ng_option *const ch_options[] = {ng_rdma_options, ng_chan_options, NULL};
+
 const struct ng_module ng_module_rdma = {
     .name = "rdma",
     .desc = "two-sided messages as RDMA writes into rings (the one-sided channel) over the RDMA layer: "
             "--rdma-backend verbs|shm|ofi",
-    .options = ng_rdma_options,
-    .options_owner = "rdma",
-    .reads_also = NG_CHAN_READS_ALSO,
+    .options = ch_options,
+    .reads = ng_rdma_reads,
     .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_REGMEM | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
     .hdr_bytes = CH_HDR + CH_TRAIL,
     .open = ch_module_open,
     .close = ch_close,
     .alloc = ng_chan_mod_alloc,
     .free = ng_chan_mod_free,
-    .send = ng_chan_mod_send,
-    .recv = ng_chan_mod_recv,
-    .isend = ng_chan_mod_isend,
-    .irecv = ng_chan_mod_irecv,
-    .test = ng_chan_mod_test,
-    .wait = ng_chan_mod_wait,
+    .msg = &ng_chan_msg_ops,
 };

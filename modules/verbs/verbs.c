@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "verbs.h"
+#include "modules/verbs/verbs.h"
 
 #define NG_IBV_ERRLEN    248 /* one selection error line, exchanged between ranks */
 #define NG_IBV_TIMEOUT   14  /* RC local ack timeout: 4.096 us * 2^14 = 67 ms */
@@ -24,6 +24,41 @@
 static const char ng_ibv_howto[] =
     "to try ngauge without an RDMA adapter, create a Soft-RoCE device on an Ethernet interface: "
     "'rdma link add rxe0 type rxe netdev IFACE' (modprobe rdma_rxe first; see README.md)";
+
+/* ---- options ---------------------------------------------------------- */
+
+/* clang-format off */
+const struct ng_option ng_verbs_options[] = {
+	{ .name = "ib-dev", .type = NG_OPT_STRING, .metavar = "NAME",
+	  .help = "RDMA device (default: the first one with an active port; see ibv_devices)" },
+	{ .name = "ib-port", .type = NG_OPT_INT, .metavar = "N",
+	  .help = "port of the device (default: its first active port)" },
+	{ .name = "ib-gid", .type = NG_OPT_INT, .metavar = "INDEX",
+	  .help = "GID table index (default: RoCE: the IPv4-mapped RoCE v2 GID; InfiniBand: none, LID routing)" },
+	{ .name = NULL },
+};
+/* clang-format on */
+
+ng_status ng_ibv_conf_read(const struct ng_args *a, const char *who, bool say, struct ng_ibv_conf *cf)
+{
+	long long port = ng_args_int(a, "ib-port");
+	long long gid = ng_args_given(a, "ib-gid") ? ng_args_int(a, "ib-gid") : -1;
+
+	cf->dev = ng_args_str(a, "ib-dev");
+	if (ng_args_given(a, "ib-port") && (port < 1 || port > 255)) {
+		if (say)
+			ng_error("%s: --ib-port %lld: ports are numbered 1-255", who, port);
+		return NG_ERR_USAGE;
+	}
+	cf->port = (int)port;
+	if (ng_args_given(a, "ib-gid") && (gid < 0 || gid > 65535)) {
+		if (say)
+			ng_error("%s: --ib-gid %lld: not a GID table index", who, gid);
+		return NG_ERR_USAGE;
+	}
+	cf->gid_index = (int)gid;
+	return NG_OK;
+}
 
 /* ---- selection -------------------------------------------------------- */
 
@@ -471,6 +506,19 @@ ng_status ng_ibv_area_alloc(struct ng_ibv *v, size_t len, int access, const char
 	}
 	a->len = body;
 	return NG_OK;
+}
+
+ng_status ng_ibv_stage_alloc(struct ng_ibv *v, size_t npeers, uint32_t depth, size_t slot,
+                             struct ng_ibv_stage *s)
+{
+	s->slot = slot;
+	s->depth = depth;
+	return ng_ibv_area_alloc(v, npeers * depth * slot, IBV_ACCESS_LOCAL_WRITE, "staging", &s->area);
+}
+
+void ng_ibv_stage_free(struct ng_ibv_stage *s)
+{
+	ng_ibv_area_free(&s->area);
 }
 
 void ng_ibv_area_free(struct ng_ibv_area *a)

@@ -2,7 +2,7 @@
 /* The superpipeline's model and chunk schedules (spipe_model.h). */
 #include <math.h>
 
-#include "spipe_model.h"
+#include "modules/spipe/spipe_model.h"
 
 const char *ng_spipe_mode_name(enum ng_spipe_mode m)
 {

@@ -12,7 +12,7 @@
  * rings or matching: the two-sided modules (ibrc, ibuc, ibud) and the
  * one-sided RDMA layer build those on top.
  *
- * Selection (ng_ibv_open):
+ * Selection (ng_ibv_open), by the options of ng_verbs_options:
  *   device  --ib-dev NAME, else the first device (in libibverbs' order) that
  *           has an active port;
  *   port    --ib-port N, else the device's first active port;
@@ -28,12 +28,16 @@
  * order, so after the first error completion all later ones are flushed:
  * err_from records the number of the first failed one.
  *
+ * Layering: the bottom of the verbs family: it includes core and
+ * modules/watch.h only; the ib modules (modules/ib/) and the RDMA layer's
+ * verbs backend (modules/rdma/verbs.c) are built on it.
+ *
  * Threading: none; an instance belongs to one thread.  Byte order: the
  * addresses exchanged between ranks are in host order (all ranks of a run
  * share one).
  */
-#ifndef NG_IB_VERBS_H
-#define NG_IB_VERBS_H
+#ifndef NG_VERBS_VERBS_H
+#define NG_VERBS_VERBS_H
 
 #include <infiniband/verbs.h>
 #include <sched.h>
@@ -42,8 +46,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../watch.h"
 #include "bootstrap.h"
+#include "modules/watch.h"
+#include "options.h"
 #include "status.h"
 
 /* What ng_ibv_open selects by. */
@@ -54,6 +59,16 @@ struct ng_ibv_conf {
 	int gid_index;   /* -1: automatic */
 	bool quiet;      /* report nothing (a caller probing whether verbs opens) */
 };
+
+/* The options of the selection: --ib-dev, --ib-port, --ib-gid (namespace
+ * "ib"); the ib modules list this table first, the RDMA layer's verbs
+ * backend reads it. */
+extern const struct ng_option ng_verbs_options[];
+
+/* Reads ng_verbs_options into @cf (who and quiet untouched).  A port outside
+ * 1-255 or a GID index outside 0-65535 is NG_ERR_USAGE, reported by the rank
+ * with @say (every rank reads the same options). */
+ng_status ng_ibv_conf_read(const struct ng_args *a, const char *who, bool say, struct ng_ibv_conf *cf);
 
 /* One registered block handed out by ng_ibv_mem_alloc. */
 struct ng_ibv_mem {
@@ -181,6 +196,41 @@ ng_status ng_ibv_area_alloc(struct ng_ibv *v, size_t len, int access, const char
                             struct ng_ibv_area *a);
 /* Safe on a zeroed area. */
 void ng_ibv_area_free(struct ng_ibv_area *a);
+
+/*
+ * Staging: registered bytes that belong to one work request while it is in
+ * flight, @slot bytes for each of the @depth work requests of the send queue
+ * to each of @npeers peers.  What a work request sends from memory that is
+ * not registered (a CTS, a credit word, unregistered pieces of a write) is
+ * copied into the slot of its number, and an atomic's old value lands
+ * there; the slot of work request n to peer p (n as ng_ibv_qp.posted counts
+ * them) is free again once n has completed, when the send queue (at most
+ * @depth in flight) lets number n + depth be posted.
+ */
+struct ng_ibv_stage {
+	struct ng_ibv_area area; /* [npeers][depth][slot] */
+	size_t slot;
+	uint32_t depth;
+};
+
+/* Allocates the staging of @npeers send queues of @depth work requests, with
+ * @slot bytes each (local access only).  Reports its errors. */
+ng_status ng_ibv_stage_alloc(struct ng_ibv *v, size_t npeers, uint32_t depth, size_t slot,
+                             struct ng_ibv_stage *s);
+/* Safe on a zeroed staging. */
+void ng_ibv_stage_free(struct ng_ibv_stage *s);
+
+/* The slot of work request number @wr to peer @peer. */
+static inline unsigned char *ng_ibv_stage_at(const struct ng_ibv_stage *s, int peer, uint64_t wr)
+{
+	return s->area.base + ((size_t)peer * s->depth + (size_t)(wr % s->depth)) * s->slot;
+}
+
+/* The local key of every slot. */
+static inline uint32_t ng_ibv_stage_lkey(const struct ng_ibv_stage *s)
+{
+	return s->area.mr->lkey;
+}
 
 /* ---- queue pairs ------------------------------------------------------ */
 
