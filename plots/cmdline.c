@@ -166,7 +166,7 @@ int ng_plot_main(int argc, char **argv)
 {
 	char **paths = ng_plot_xcalloc((size_t)argc, sizeof(*paths));
 	const char **labels = ng_plot_xcalloc((size_t)argc, sizeof(*labels));
-	struct ng_plot_req req = {.kind = NG_PLOT_KIND_AUTO};
+	struct ng_plot_req req = {.cmd = "plot", .kind = NG_PLOT_KIND_AUTO};
 	struct ng_plot_opts po = {.labels = labels, .req = &req};
 	struct ng_plot_cmdline cl = {
 	    .usage = ng_plot_usage,
@@ -292,7 +292,7 @@ int ng_report_main(int argc, char **argv)
 
 	gnuplot = ng_plot_find_gnuplot();
 	if (!gnuplot)
-		ng_warn("gnuplot not found: install the Debian package gnuplot-nox; "
+		ng_warn("report: gnuplot not found: install the Debian package gnuplot-nox; "
 		        "the report has no figures");
 	if (ng_report_render(files, npaths, out, gnuplot) == NG_OK)
 		status = 0;

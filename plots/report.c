@@ -53,6 +53,7 @@ struct ng_report {
 	char *tmpdir;        /* figures; NULL when not drawing */
 	const char *gnuplot; /* NULL: no figures */
 	unsigned nfig;       /* figures so far (file names, id prefixes) */
+	bool left_out;       /* a file's figure was left out */
 };
 
 /* ------------------------------------------------------------------------
@@ -122,41 +123,92 @@ static void ng_report_made_add(void *data, const char *path)
 	}
 }
 
-/* Draws @files (one pattern) with the svg terminal and pastes the figures
- * (one, or one per part of a pattern drawn in parts). */
-static ng_status ng_report_figure(struct ng_report *r, const struct ng_plot_file *files, size_t n)
+/* What one drawing left out (ng_plot_req.note): the lines, and whether a
+ * file was left out entirely. */
+struct ng_report_notes {
+	char **text;
+	size_t n;
+	bool file;
+};
+
+static void ng_report_note(void *data, const char *text, bool file)
+{
+	struct ng_report_notes *nt = data;
+
+	nt->text = realloc(nt->text, (nt->n + 1) * sizeof(*nt->text));
+	if (!nt->text) {
+		ng_error("out of memory");
+		abort();
+	}
+	nt->text[nt->n++] = ng_plot_xasprintf("%s", text);
+	nt->file = nt->file || file;
+}
+
+/*
+ * Draws @files (one pattern) with the svg terminal and pastes the figures
+ * (one, or one per part of a pattern drawn in parts).  What the drawing
+ * leaves out is said in the page, and (@tell: a file's own figure, not a
+ * comparison, which would say it again) in a line on stderr; a file left
+ * out, or gnuplot failing, leaves the rest of the page as it is.  Returns
+ * NG_OK, or NG_ERR_IO / NG_ERR_NOMEM (reported).
+ */
+static ng_status ng_report_figure(struct ng_report *r, const struct ng_plot_file *files, size_t n, bool tell)
 {
 	struct ng_report_made made = {0};
-	struct ng_plot_req req = {.kind = NG_PLOT_KIND_AUTO,
+	struct ng_report_notes notes = {0};
+	struct ng_plot_req req = {.cmd = "report",
+	                          .kind = NG_PLOT_KIND_AUTO,
+	                          .keep_going = true,
 	                          .gnuplot = r->gnuplot,
 	                          .quiet = true,
 	                          .made = ng_report_made_add,
-	                          .made_data = &made};
+	                          .made_data = &made,
+	                          .note = ng_report_note,
+	                          .note_data = &notes};
 	char *out;
-	ng_status rc;
+	ng_status rc, pasted = NG_OK;
+	size_t i;
 
 	if (!r->gnuplot)
 		return NG_OK;
 	r->nfig++;
-	if (asprintf(&out, "%s/f%u.svg", r->tmpdir, r->nfig) < 0) {
-		ng_error("out of memory");
-		abort();
-	}
+	out = ng_plot_xasprintf("%s/f%u.svg", r->tmpdir, r->nfig);
 	req.out = out;
 	rc = ng_plot_render(files, n, &req);
-	for (size_t i = 0; i < made.n; i++) {
-		if (rc == NG_OK) {
+	for (i = 0; i < made.n; i++) {
+		if (pasted == NG_OK) {
 			if (i)
 				r->nfig++; /* a prefix of its own for the ids of each figure */
 			fputs("<figure>\n", r->f);
-			rc = ng_report_paste_svg(r, made.paths[i]);
+			pasted = ng_report_paste_svg(r, made.paths[i]);
 			fputs("</figure>\n", r->f);
 		}
 		free(made.paths[i]);
 	}
 	free(made.paths);
 	free(out);
-	return rc;
+	for (i = 0; i < notes.n; i++) {
+		fprintf(r->f, "<p class=\"%s\">", notes.file ? "warn" : "note");
+		fputs(notes.file ? "Figure left out: " : "Left out of the figure: ", r->f);
+		ng_html(r->f, notes.text[i]);
+		fputs("</p>\n", r->f);
+		if (tell && notes.file)
+			ng_error("report: %s", notes.text[i]);
+		else if (tell)
+			ng_warn("report: %s", notes.text[i]);
+		free(notes.text[i]);
+	}
+	free(notes.text);
+	if (rc == NG_ERR_SYS) {
+		/* gnuplot failed (said on stderr): the page goes on without the figure */
+		fputs("<p class=\"warn\">Figure left out: gnuplot failed on it.</p>\n", r->f);
+		rc = NG_ERR_PROTO;
+	}
+	if (rc == NG_ERR_PROTO || notes.file) {
+		r->left_out = true;
+		rc = NG_OK;
+	}
+	return pasted ? pasted : rc;
 }
 
 /* Removes the temporary directory and what the figures left in it. */
@@ -275,7 +327,7 @@ static ng_status ng_report_file(struct ng_report *r, const struct ng_plot_file *
 	ng_report_pattern_blocks(f, pf);
 	if (r->gnuplot)
 		fputs("<h3>Figure</h3>\n", f);
-	return ng_report_figure(r, pf, 1);
+	return ng_report_figure(r, pf, 1, true);
 }
 
 /* Writes the whole page to r->f. */
@@ -332,7 +384,7 @@ static ng_status ng_report_write(struct ng_report *r, const struct ng_plot_file 
 		fputs("<section>\n<h2>Comparison: ", f);
 		ng_html(f, files[i].pattern);
 		fputs("</h2>\n", f);
-		rc = ng_report_figure(r, copy, same);
+		rc = ng_report_figure(r, copy, same, false);
 		free(copy);
 		fputs("</section>\n", f);
 		if (rc)
@@ -368,7 +420,8 @@ ng_status ng_report_render(const struct ng_plot_file *files, size_t n, const cha
 			goto out_nomem;
 		}
 		if (!mkdtemp(r.tmpdir)) {
-			ng_error("cannot create a temporary directory %s: %s", r.tmpdir, strerror(errno));
+			ng_error("report: cannot create a temporary directory %s: %s", r.tmpdir,
+			         strerror(errno));
 			free(r.tmpdir);
 			return NG_ERR_IO;
 		}
@@ -379,21 +432,21 @@ ng_status ng_report_render(const struct ng_plot_file *files, size_t n, const cha
 	}
 	r.f = fopen(out_tmp, "w");
 	if (!r.f) {
-		ng_error("cannot create %s: %s", out_tmp, strerror(errno));
+		ng_error("report: cannot create %s: %s", out_tmp, strerror(errno));
 		rc = NG_ERR_IO;
 		goto out_remove_tmpdir;
 	}
 	rc = ng_report_write(&r, files, n);
 	if (ferror(r.f) && rc == NG_OK) {
-		ng_error("cannot write %s: %s", out_tmp, strerror(errno));
+		ng_error("report: cannot write %s: %s", out_tmp, strerror(errno));
 		rc = NG_ERR_IO;
 	}
 	if (fclose(r.f) != 0 && rc == NG_OK) {
-		ng_error("cannot write %s: %s", out_tmp, strerror(errno));
+		ng_error("report: cannot write %s: %s", out_tmp, strerror(errno));
 		rc = NG_ERR_IO;
 	}
 	if (rc == NG_OK && rename(out_tmp, out) != 0) {
-		ng_error("cannot rename %s to %s: %s", out_tmp, out, strerror(errno));
+		ng_error("report: cannot rename %s to %s: %s", out_tmp, out, strerror(errno));
 		rc = NG_ERR_IO;
 	}
 	if (rc != NG_OK) {
@@ -401,6 +454,8 @@ ng_status ng_report_render(const struct ng_plot_file *files, size_t n, const cha
 		goto out_remove_tmpdir;
 	}
 	printf("%s\n", out);
+	if (r.left_out)
+		rc = NG_ERR_PROTO;
 
 out_remove_tmpdir:
 	if (r.tmpdir)
