@@ -19,6 +19,7 @@
 #include "config.h"
 #include "figure.h"
 #include "html.h"
+#include "registry.h"
 #include "render.h"
 #include "report.h"
 
@@ -30,22 +31,29 @@ static const char *const ng_report_known[] = {
     "finished", "launch",   "env",    "timer",   "parameters", "results", NULL,
 };
 
+/* The page's style: tables and figures no wider than the page, on a
+ * screen and printed on A4 or letter paper (margins of 12 mm). */
 static const char ng_report_css[] =
     "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;max-width:72rem;"
     "margin:1.5rem auto;padding:0 1rem;color:#111;line-height:1.4}\n"
     "h1{font-size:1.6rem}\n"
     "h2{font-size:1.3rem;border-bottom:2px solid #333;padding-bottom:.2rem;margin-top:2.5rem}\n"
     "h3{font-size:1.05rem;margin:1.2rem 0 .4rem}\n"
-    "table{border-collapse:collapse;font-size:.85rem;margin:.3rem 0}\n"
-    "th,td{border:1px solid #bbb;padding:.15rem .45rem;text-align:left;vertical-align:top}\n"
-    "th{background:#eee}tbody tr:nth-child(even){background:#f7f7f7}\n"
-    "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
-    "table.kv th{font-weight:normal;color:#444;background:#f3f3f3}\n"
+    "h4{font-size:.95rem;margin:.9rem 0 .3rem}\n"
+    "table{border-collapse:collapse;font-size:.8rem;margin:.3rem 0;max-width:100%}\n"
+    "caption{caption-side:top;text-align:left;color:#444;padding:.1rem 0}\n"
+    "th,td{border:1px solid #bbb;padding:.15rem .4rem;text-align:left;vertical-align:top;"
+    "overflow-wrap:anywhere}\n"
+    "th{background:#eee;overflow-wrap:normal}tbody tr:nth-child(even){background:#f7f7f7}\n"
+    "td.num{text-align:right;font-variant-numeric:tabular-nums;overflow-wrap:normal}\n"
+    "table.kv{width:100%}table.kv th{font-weight:normal;color:#444;background:#f3f3f3;width:30%}\n"
     "code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85em;word-break:break-all}\n"
     ".flag{color:#a00}.warn{border:1px solid #c60;background:#fff4e5;padding:.4rem .7rem}\n"
     ".note{color:#444;font-size:.85rem}\n"
-    "figure{margin:.5rem 0}figure svg{max-width:100%;height:auto}\n"
-    "@media print{h2{break-before:page}figure,table{break-inside:avoid}}\n";
+    "figure{margin:.5rem 0}figure svg{display:block;width:100%;height:auto}\n"
+    "@page{margin:12mm}\n"
+    "@media print{body{max-width:none;margin:0;padding:0}h2{break-before:page}"
+    "figure,tr{break-inside:avoid}}\n";
 
 /* One report being written. */
 struct ng_report {
@@ -270,18 +278,144 @@ static void ng_report_pattern_blocks(FILE *f, const struct ng_plot_file *pf)
 	{
 		if (ng_report_is_known(key))
 			continue;
-		if (!other) {
-			fputs("<h3>Other data</h3>\n<table class=\"kv\"><tbody>\n", f);
-			other = true;
-		}
-		fputs("<tr><th>", f);
-		ng_html(f, key);
-		fputs("</th><td>", f);
-		ng_html_value(f, v);
-		fputs("</td></tr>\n", f);
+		if (!other)
+			fputs("<h3>Other data</h3>\n", f);
+		other = true;
+		ng_html_data(f, key, v);
 	}
-	if (other)
-		fputs("</tbody></table>\n", f);
+}
+
+/* ------------------------------------------------------------------------
+ * Parameters
+ */
+
+/* Parameters that apply to some runs only: @key applies when parameter @on
+ * is one of @values ('|'-separated) and applies itself; @launch: when the
+ * run's "launch" is one of them.  From the options' own help (ngauge
+ * --list). */
+static const struct {
+	const char *key, *on, *values, *launch;
+} ng_report_applies[] = {
+    {"server", NULL, NULL, "tcp"},
+    {"once", NULL, NULL, "tcp"},
+    {"client", NULL, NULL, "tcp"},
+    {"port", NULL, NULL, "tcp"},
+    {"bind", NULL, NULL, "tcp"},
+    {"np", NULL, NULL, "local"},
+    {"rma-sched", "rma-design", "direct", NULL},
+    {"rma-aggregate", "rma-sched", "aggregate|all", NULL},
+    {"ofi-provider", "rdma-backend", "ofi|auto", NULL},
+    {"spipe-block", "spipe-mode", "super", NULL},
+    {"spipe-c0", "spipe-mode", "super", NULL},
+    {"spipe-q", "spipe-mode", "super", NULL},
+    {"spipe-buffers", "spipe-mode", "pipeline|super", NULL},
+    {"spipe-bufsize", "spipe-mode", "pipeline|super", NULL},
+};
+
+/* Whether @word is one of the '|'-separated @list. */
+static bool ng_report_one_of(const char *word, const char *list)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; *p;) {
+		size_t len = strcspn(p, "|");
+
+		if (len == n && strncmp(p, word, n) == 0)
+			return true;
+		p += len + (p[len] == '|');
+	}
+	return false;
+}
+
+/* Whether option @key is in @table (read by @module, when one is named). */
+static bool ng_report_in_table(const struct ng_option *table, const char *key, const char *module)
+{
+	for (const struct ng_option *o = table; o && o->name; o++)
+		if (strcmp(o->name, key) == 0 && (!module || ng_option_read_by(o, module)))
+			return true;
+	return false;
+}
+
+/*
+ * Whether parameter @key of @pf applies to its run: not an option of
+ * another module or pattern of this build only (an older file's, or one
+ * written with options ignored), and not one the configuration leaves
+ * unused (ng_report_applies).  Parameters nothing here knows are shown.
+ */
+static bool ng_report_applies_to(const struct ng_plot_file *pf, const json_t *params, const char *key,
+                                 int depth)
+{
+	const struct ng_module *m = ng_module_find(pf->module);
+	const struct ng_pattern *p = ng_pattern_find(pf->pattern);
+	bool mine = false, other = false;
+	size_t i;
+
+	if (m)
+		mine = ng_report_in_table(m->options, key, m->name) ||
+		       (m->reads_also && ng_report_one_of(key, m->reads_also));
+	if (p)
+		mine = mine || ng_report_in_table(p->options, key, NULL);
+	for (i = 0; !mine && ng_modules[i]; i++)
+		other = other || ng_report_in_table(ng_modules[i]->options, key, NULL);
+	for (i = 0; !mine && ng_patterns[i]; i++)
+		other = other || ng_report_in_table(ng_patterns[i]->options, key, NULL);
+	if (!mine && other)
+		return false;
+	for (i = 0; i < sizeof(ng_report_applies) / sizeof(ng_report_applies[0]); i++) {
+		const char *on, *launch;
+
+		if (strcmp(ng_report_applies[i].key, key) != 0)
+			continue;
+		if (ng_report_applies[i].launch) {
+			launch = json_string_value(json_object_get(pf->doc, "launch"));
+			return !launch || ng_report_one_of(launch, ng_report_applies[i].launch);
+		}
+		on = json_string_value(json_object_get(params, ng_report_applies[i].on));
+		if (!on)
+			return true; /* not said: shown */
+		return ng_report_one_of(on, ng_report_applies[i].values) &&
+		       (depth > 4 || ng_report_applies_to(pf, params, ng_report_applies[i].on, depth + 1));
+	}
+	return true;
+}
+
+/* The parameters that apply to the run, and the names of the others. */
+static void ng_report_params(FILE *f, const struct ng_plot_file *pf)
+{
+	const json_t *params = json_object_get(pf->doc, "parameters");
+	json_t *shown = json_object(), *v;
+	const char *key;
+	size_t hidden = 0;
+
+	if (!shown) {
+		ng_error("out of memory");
+		abort();
+	}
+	json_object_foreach((json_t *)params, key, v)
+	{
+		if (ng_report_applies_to(pf, params, key, 0))
+			json_object_set(shown, key, v);
+	}
+	if (json_is_object(params) && !json_object_size(shown) && json_object_size(params)) {
+		json_decref(shown);
+		shown = json_deep_copy(params);
+	}
+	ng_html_kv(f, shown);
+	json_object_foreach((json_t *)params, key, v)
+	{
+		if (json_object_get(shown, key))
+			continue;
+		fputs(hidden++ ? ", "
+		               : "<p class=\"note\">Not used by this run (its launch, module, pattern or "
+		                 "configuration leaves them aside), so not shown: ",
+		      f);
+		fputs("<code>", f);
+		ng_html(f, key);
+		fputs("</code>", f);
+	}
+	if (hidden)
+		fputs(".</p>\n", f);
+	json_decref(shown);
 }
 
 static ng_status ng_report_file(struct ng_report *r, const struct ng_plot_file *pf, size_t idx)
@@ -321,7 +455,7 @@ static ng_status ng_report_file(struct ng_report *r, const struct ng_plot_file *
 	fputs("<h3>Timer</h3>\n", f);
 	ng_html_kv(f, json_object_get(pf->doc, "timer"));
 	fputs("<h3>Parameters</h3>\n", f);
-	ng_html_kv(f, json_object_get(pf->doc, "parameters"));
+	ng_report_params(f, pf);
 	fputs("<h3>Results</h3>\n", f);
 	ng_html_rows(f, pf->rows);
 	ng_report_pattern_blocks(f, pf);
