@@ -3,7 +3,7 @@
  * Figures and reports from "ngauge-result/1" files (doc/result-format.md).
  *
  *   ngauge plot FILE... [-o OUT.pdf|.svg|.png|.tex] [--label NAME]... [--kind KIND]
- *   ngauge report FILE... [-o OUT.html]
+ *   ngauge report FILE... [-o OUT.html|OUT.pdf]
  *
  * Both read every FILE completely and check it before writing anything: a
  * missing or unreadable file, invalid or truncated JSON, another schema, or a
@@ -124,7 +124,10 @@
  *   out is said in the page; a file of which no figure can be drawn is said
  *   in the page and in one line, "report: FILE: not drawn: WHY", and the page
  *   is written with the others (exit status 1).  The file is written to
- *   OUT.tmp and renamed.
+ *   OUT.tmp and renamed.  OUT.pdf: the page printed by headless Chromium
+ *   ($NGAUGE_CHROMIUM when set, else chromium, chromium-browser or
+ *   google-chrome from PATH; Debian package chromium); without it one line
+ *   says so, exit status 1, nothing written.
  *
  * Both return the process exit status: 0 success, 2 usage error, 1 failure
  * (the same for the same file in both); their own messages start with

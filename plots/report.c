@@ -8,17 +8,19 @@
  * directory and pasted inline, their element ids prefixed so that several
  * figures on one page do not share ids.
  */
-#include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "figure.h"
 #include "html.h"
+#include "pdf.h"
 #include "registry.h"
 #include "render.h"
 #include "report.h"
@@ -57,8 +59,8 @@ static const char ng_report_css[] =
 
 /* One report being written. */
 struct ng_report {
-	FILE *f;             /* OUT.tmp */
-	char *tmpdir;        /* figures; NULL when not drawing */
+	FILE *f;             /* the page being written */
+	char *tmpdir;        /* figures (and the page to print); NULL when neither */
 	const char *gnuplot; /* NULL: no figures */
 	unsigned nfig;       /* figures so far (file names, id prefixes) */
 	bool left_out;       /* a file's figure was left out */
@@ -219,25 +221,20 @@ static ng_status ng_report_figure(struct ng_report *r, const struct ng_plot_file
 	return pasted ? pasted : rc;
 }
 
-/* Removes the temporary directory and what the figures left in it. */
+static int ng_report_rm1(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+/* Removes the temporary directory and everything in it (the figures, and
+ * Chromium's profile). */
 static void ng_report_rmtmp(const char *dir)
 {
-	struct dirent *de;
-	DIR *d = opendir(dir);
-	char *path;
-
-	if (d) {
-		while ((de = readdir(d))) {
-			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-				continue;
-			if (asprintf(&path, "%s/%s", dir, de->d_name) < 0)
-				continue;
-			unlink(path);
-			free(path);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
+	nftw(dir, ng_report_rm1, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* ------------------------------------------------------------------------
@@ -538,21 +535,19 @@ static ng_status ng_report_write(struct ng_report *r, const struct ng_plot_file 
  * The page
  */
 
-ng_status ng_report_render(const struct ng_plot_file *files, size_t n, const char *out, const char *gnuplot)
+ng_status ng_report_render(const struct ng_plot_file *files, size_t n, const char *out, const char *gnuplot,
+                           const char *chromium)
 {
 	struct ng_report r = {.gnuplot = gnuplot};
 	const char *tmproot;
-	char *out_tmp = NULL;
-	ng_status rc = NG_ERR_NOMEM;
+	char *out_tmp = NULL, *page = NULL;
+	ng_status rc = NG_OK;
 
-	if (gnuplot) {
+	if (gnuplot || chromium) {
 		tmproot = getenv("TMPDIR");
 		if (!tmproot || !*tmproot)
 			tmproot = "/tmp";
-		if (asprintf(&r.tmpdir, "%s/ngauge-report-XXXXXX", tmproot) < 0) {
-			r.tmpdir = NULL;
-			goto out_nomem;
-		}
+		r.tmpdir = ng_plot_xasprintf("%s/ngauge-report-XXXXXX", tmproot);
 		if (!mkdtemp(r.tmpdir)) {
 			ng_error("report: cannot create a temporary directory %s: %s", r.tmpdir,
 			         strerror(errno));
@@ -560,25 +555,26 @@ ng_status ng_report_render(const struct ng_plot_file *files, size_t n, const cha
 			return NG_ERR_IO;
 		}
 	}
-	if (asprintf(&out_tmp, "%s.tmp", out) < 0) {
-		out_tmp = NULL;
-		goto out_nomem;
-	}
-	r.f = fopen(out_tmp, "w");
+	out_tmp = ng_plot_xasprintf("%s.tmp", out);
+	/* the page itself, or the page Chromium prints to OUT.tmp */
+	page = chromium ? ng_plot_xasprintf("%s/report.html", r.tmpdir) : ng_plot_xasprintf("%s", out_tmp);
+	r.f = fopen(page, "w");
 	if (!r.f) {
-		ng_error("report: cannot create %s: %s", out_tmp, strerror(errno));
+		ng_error("report: cannot create %s: %s", page, strerror(errno));
 		rc = NG_ERR_IO;
 		goto out_remove_tmpdir;
 	}
 	rc = ng_report_write(&r, files, n);
 	if (ferror(r.f) && rc == NG_OK) {
-		ng_error("report: cannot write %s: %s", out_tmp, strerror(errno));
+		ng_error("report: cannot write %s: %s", page, strerror(errno));
 		rc = NG_ERR_IO;
 	}
 	if (fclose(r.f) != 0 && rc == NG_OK) {
-		ng_error("report: cannot write %s: %s", out_tmp, strerror(errno));
+		ng_error("report: cannot write %s: %s", page, strerror(errno));
 		rc = NG_ERR_IO;
 	}
+	if (rc == NG_OK && chromium)
+		rc = ng_pdf_print(chromium, page, out_tmp, r.tmpdir);
 	if (rc == NG_OK && rename(out_tmp, out) != 0) {
 		ng_error("report: cannot rename %s to %s: %s", out_tmp, out, strerror(errno));
 		rc = NG_ERR_IO;
@@ -595,10 +591,7 @@ out_remove_tmpdir:
 	if (r.tmpdir)
 		ng_report_rmtmp(r.tmpdir);
 	free(r.tmpdir);
+	free(page);
 	free(out_tmp);
 	return rc;
-
-out_nomem:
-	ng_error("out of memory");
-	goto out_remove_tmpdir;
 }

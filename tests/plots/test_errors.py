@@ -9,6 +9,7 @@
   no rows naming rma's tests): plot and report both exit 1 with one line
   naming it and why ("plot: ...", "report: ..."); plot writes nothing, report
   writes its page with the other files and says in it what was left out;
+- report -o r.pdf without Chromium: exit 1, one line, nothing written;
 - usage errors: exit 2;
 - no gnuplot (PATH without it and NGAUGE_GNUPLOT naming a file that does
   not exist): plot exits 1 with "gnuplot not found: install the Debian
@@ -104,6 +105,13 @@ def body(exe, tmp):
                   "report %s: the page does not say what was left out" % name)
         os.unlink(page)
         print("%s: %s" % (name, line))
+
+    # a PDF report is printed by Chromium: without it, one line and nothing written
+    env = pc.clean_env(NGAUGE_CHROMIUM=os.path.join(tmp, "no", "chromium"))
+    _, err = pc.expect_run([exe, "report", good, "-o", os.path.join(tmp, "r.pdf")], 1, env=env)
+    line = one_line_naming(err, os.path.join(tmp, "r.pdf"), "report -o r.pdf without Chromium")
+    pc.expect(line.startswith("ngauge: report: ") and "Chromium" in line, "report -o r.pdf: %r" % line)
+    pc.expect(not [f for f in os.listdir(tmp) if f.startswith("r.pdf")], "report -o r.pdf wrote something")
 
     # usage errors
     usage = (
