@@ -2,6 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The report as a reader sees it: laid out and printed by headless Chromium.
 
+The gallery: every fixture drawn as SVG (each family, each rma test, the edge
+cases), the figures side by side in one page that Chromium lays out; a script
+measures every text with the browser's own fonts: none reaches beyond its
+figure, and a screenshot of the gallery has the window's size.
+
 A report of every fixture (the edge cases too) is opened in Chromium at the
 width of an A4 page less its print margins (703 CSS pixels), with a script
 (in a copy of the page: the report itself has none) that writes the layout
@@ -56,6 +61,72 @@ window.addEventListener('load', function () {
 """
 
 
+GALLERY_PROBE = """<script>
+window.addEventListener('load', function () {
+  var out = {figures: 0, texts: 0, outside: []};
+  document.querySelectorAll('div.fig').forEach(function (d) {
+    var svg = d.querySelector('svg'), r = svg.getBoundingClientRect();
+    out.figures++;
+    svg.querySelectorAll('text').forEach(function (t) {
+      var b = t.getBoundingClientRect();
+      out.texts++;
+      if (b.width && (b.left < r.left - 0.5 || b.right > r.right + 0.5 || b.top < r.top - 0.5 ||
+                      b.bottom > r.bottom + 0.5))
+        out.outside.push([d.id, t.textContent, Math.round(b.left - r.left), Math.round(r.right - b.right),
+                          Math.round(b.top - r.top), Math.round(r.bottom - b.bottom)]);
+    });
+  });
+  var pre = document.createElement('pre');
+  pre.id = 'ng-layout';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>
+"""
+
+
+def layout(dom):
+    m = re.search(r'<pre id="ng-layout">(.*?)</pre>', dom, re.S)
+    if not m:
+        return None
+    return json.loads(m.group(1).replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">")
+                      .replace("&amp;", "&"))
+
+
+def gallery(exe, tmp, browser):
+    """Every fixture's figures as SVG in one page; every text inside its figure, measured by Chromium."""
+    fixtures = list(pc.FIXTURES) + pc.RMA_FIXTURES + list(pc.EDGE_FIXTURES)
+    parts = []
+    for name in fixtures:
+        out = os.path.join(tmp, "g-" + name.replace(".json", ".svg"))
+        stdout, _ = pc.expect_run([exe, "plot", pc.fixture(name), "-o", out], 0)
+        for k, fig in enumerate(stdout.split()):
+            with open(fig, encoding="utf-8") as f:
+                svg = f.read()
+            parts.append('<div class="fig" id="%s-%d">%s</div>' % (name[:-5], k, svg[svg.index("<svg"):]))
+    page = os.path.join(tmp, "gallery.html")
+    with open(page, "w", encoding="utf-8") as f:
+        f.write("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><style>body{margin:8px}"
+                "div.fig{display:inline-block;margin:4px;vertical-align:top}</style></head><body>\n")
+        f.write("\n".join(parts))
+        f.write(GALLERY_PROBE + "</body></html>\n")
+    rc, dom, err = run_chromium(browser, ["--window-size=1280,1000", "--run-all-compositor-stages-before-draw",
+                                          "--virtual-time-budget=5000", "--dump-dom", "file://" + page], tmp)
+    lay = layout(dom)
+    pc.expect(rc == 0 and lay, "chromium --dump-dom on the gallery: exit %d: %s" % (rc, err[-500:]))
+    pc.expect(lay["figures"] == len(parts) and lay["texts"] > 10 * len(parts),
+              "the gallery: %d figures, %d texts measured" % (lay["figures"], lay["texts"]))
+    pc.expect(not lay["outside"], "%d texts beyond their figure (figure, text, room left, right, top, bottom): %r"
+              % (len(lay["outside"]), lay["outside"][:5]))
+    shot = os.path.join(tmp, "gallery.png")
+    rc, _, err = run_chromium(browser, ["--window-size=1280,4000", "--hide-scrollbars", "--screenshot=" + shot,
+                                        "file://" + page], tmp)
+    pc.expect(rc == 0 and png_size(shot) == (1280, 4000), "the gallery's screenshot: exit %d, %r: %s"
+              % (rc, os.path.isfile(shot) and png_size(shot), err[-300:]))
+    print("gallery: %d figures of %d fixtures, %d texts, each within its figure" % (lay["figures"], len(fixtures),
+                                                                                 lay["texts"]))
+
+
 def chromium():
     env = os.environ.get("NGAUGE_CHROMIUM")
     if env:
@@ -86,6 +157,7 @@ def png_size(path):
 
 def body(exe, tmp):
     browser = chromium()
+    gallery(exe, tmp, browser)
     names = list(pc.FIXTURES) + pc.RMA_FIXTURES + list(pc.EDGE_FIXTURES)
     page = os.path.join(tmp, "r.html")
     env = pc.clean_env(TMPDIR=tmp)
@@ -99,10 +171,8 @@ def body(exe, tmp):
         f.write(html.replace("</body>", PROBE + "</body>"))
     rc, dom, err = run_chromium(browser, ["--window-size=%d,1200" % PAGE_W, "--run-all-compositor-stages-before-draw",
                                           "--virtual-time-budget=5000", "--dump-dom", "file://" + probe], tmp)
-    m = re.search(r'<pre id="ng-layout">(.*?)</pre>', dom, re.S)
-    pc.expect(rc == 0 and m, "chromium --dump-dom: exit %d, no layout in the page: %s" % (rc, err[-500:]))
-    lay = json.loads(m.group(1).replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<")
-                     .replace("&gt;", ">"))
+    lay = layout(dom)
+    pc.expect(rc == 0 and lay, "chromium --dump-dom: exit %d, no layout in the page: %s" % (rc, err[-500:]))
     print("window %d, content box %.0f..%.0f, %d tables, %d figures"
           % (lay["window"], lay["left"], lay["right"], len(lay["tables"]), len(lay["figures"])))
     pc.expect(lay["window"] == PAGE_W, "the window is %d wide, not %d" % (lay["window"], PAGE_W))

@@ -3,8 +3,8 @@
 """The gallery: every figure kind, drawn from the fixtures, fits its image.
 
 Every fixture (each family, the rma suite's tests, and the edge cases: size 0,
-rows without origins) with every --kind and every terminal (--kind auto with
-pdf, svg, png and tex; the others with svg and png):
+rows without origins) with every --kind and every terminal (pdf, svg, png,
+tex):
 
 - a kind with no panel for the pattern is a usage error (exit 2, one line);
   else exit 0, the figures listed on stdout, every line on stderr a warning
@@ -198,7 +198,7 @@ def body(exe, tmp):
     jobs = []
     for name, pattern in fixtures.items():
         for kind in KINDS:
-            for ext in ((".pdf", ".svg", ".png", ".tex") if kind == "auto" else (".svg", ".png")):
+            for ext in (".pdf", ".svg", ".png", ".tex"):
                 jobs.append((name, pattern, kind, ext))
     with ThreadPoolExecutor(max_workers=2) as ex:
         for line in ex.map(lambda j: draw(exe, tmp, helper, *j), jobs):
