@@ -220,7 +220,8 @@ int ng_plot_main(int argc, char **argv)
 	if (rc)
 		goto out_free_files;
 	if (!gnuplot) {
-		ng_error("gnuplot not found: install the Debian package gnuplot-nox (or set NGAUGE_GNUPLOT); "
+		ng_error("plot: gnuplot not found: install the Debian package gnuplot-nox (or set "
+		         "NGAUGE_GNUPLOT); "
 		         "scripts and data are written beside %s",
 		         out);
 		goto out_free_files;

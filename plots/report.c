@@ -82,11 +82,11 @@ static ng_status ng_report_paste_svg(struct ng_report *r, const char *path)
 
 	in = fopen(path, "r");
 	if (!in) {
-		ng_error("cannot read %s: %s", path, strerror(errno));
+		ng_error("report: cannot read %s: %s", path, strerror(errno));
 		return NG_ERR_IO;
 	}
 	if (getdelim(&text, &len, '\0', in) < 0 || !(p = strstr(text, "<svg"))) {
-		ng_error("%s: not an SVG figure", path);
+		ng_error("report: %s: not an SVG figure", path);
 		free(text);
 		fclose(in);
 		return NG_ERR_IO;
