@@ -432,7 +432,7 @@ static void ng_panel_left_out(struct ng_fig *g, char *buf, size_t len)
 
 	buf[0] = '\0';
 	if (g->nbad)
-		n = snprintf(buf, len, "%zu value%s of 0 or below (a log axis)", g->nbad,
+		n = snprintf(buf, len, "%zu value%s of 0 or below, which a log axis cannot show", g->nbad,
 		             g->nbad == 1 ? "" : "s");
 	if (g->nnox && n >= 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n, "%s%zu value%s without an x", n ? ", " : "", g->nnox,
