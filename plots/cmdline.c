@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "gnuplot.h"
 #include "load.h"
+#include "pdf.h"
 #include "plot.h"
 #include "render.h"
 #include "report.h"
@@ -166,7 +168,7 @@ int ng_plot_main(int argc, char **argv)
 {
 	char **paths = ng_plot_xcalloc((size_t)argc, sizeof(*paths));
 	const char **labels = ng_plot_xcalloc((size_t)argc, sizeof(*labels));
-	struct ng_plot_req req = {.kind = NG_PLOT_KIND_AUTO};
+	struct ng_plot_req req = {.cmd = "plot", .kind = NG_PLOT_KIND_AUTO};
 	struct ng_plot_opts po = {.labels = labels, .req = &req};
 	struct ng_plot_cmdline cl = {
 	    .usage = ng_plot_usage,
@@ -218,7 +220,8 @@ int ng_plot_main(int argc, char **argv)
 	if (rc)
 		goto out_free_files;
 	if (!gnuplot) {
-		ng_error("gnuplot not found: install the Debian package gnuplot-nox (or set NGAUGE_GNUPLOT); "
+		ng_error("plot: gnuplot not found: install the Debian package gnuplot-nox (or set "
+		         "NGAUGE_GNUPLOT); "
 		         "scripts and data are written beside %s",
 		         out);
 		goto out_free_files;
@@ -241,14 +244,24 @@ out_free_args:
  * ngauge report
  */
 
+/* Whether the report's output @out is a PDF (its extension, any case). */
+static bool ng_report_is_pdf(const char *out)
+{
+	const char *dot = strrchr(out, '.');
+
+	return dot && !strchr(dot, '/') && strcasecmp(dot, ".pdf") == 0;
+}
+
 static void ng_report_usage(FILE *f)
 {
-	fputs("usage: ngauge report FILE... [-o OUT.html]\n"
-	      "  One self-contained HTML page summarising result files (schema " NG_PLOT_SCHEMA "):\n"
-	      "  environment, parameters, per-size table, LogGP/pLogP parameters, figures (inline SVG).\n"
-	      "  -o, --output OUT   the page (default: the first FILE with .json replaced by .html)\n"
-	      "  NGAUGE_GNUPLOT=PATH chooses the gnuplot program.\n",
-	      f);
+	fputs(
+	    "usage: ngauge report FILE... [-o OUT.html|OUT.pdf]\n"
+	    "  One self-contained HTML page summarising result files (schema " NG_PLOT_SCHEMA "):\n"
+	    "  environment, parameters, per-size table, LogGP/pLogP parameters, figures (inline SVG).\n"
+	    "  -o, --output OUT   the page (default: the first FILE with .json replaced by .html);\n"
+	    "                     OUT.pdf: the page printed by headless Chromium (Debian package chromium)\n"
+	    "  NGAUGE_GNUPLOT=PATH chooses the gnuplot program, NGAUGE_CHROMIUM=PATH the Chromium.\n",
+	    f);
 }
 
 int ng_report_main(int argc, char **argv)
@@ -258,7 +271,7 @@ int ng_report_main(int argc, char **argv)
 	struct ng_plot_file *files = NULL;
 	size_t npaths, nloaded = 0, k;
 	const char *out;
-	char *out_default = NULL, *gnuplot = NULL;
+	char *out_default = NULL, *gnuplot = NULL, *chromium = NULL;
 	int status;
 
 	if (!paths) {
@@ -280,6 +293,16 @@ int ng_report_main(int argc, char **argv)
 	}
 
 	status = 1;
+	/* a PDF is the page printed by Chromium; without it, nothing is written */
+	if (ng_report_is_pdf(out)) {
+		chromium = ng_pdf_find_chromium();
+		if (!chromium) {
+			ng_error("report: %s: a PDF report needs Chromium (the Debian package chromium, or "
+			         "NGAUGE_CHROMIUM=PATH), which was not found; -o FILE.html writes the page",
+			         out);
+			goto out_free_args;
+		}
+	}
 	files = calloc(npaths, sizeof(*files));
 	if (!files)
 		goto out_nomem;
@@ -292,9 +315,9 @@ int ng_report_main(int argc, char **argv)
 
 	gnuplot = ng_plot_find_gnuplot();
 	if (!gnuplot)
-		ng_warn("gnuplot not found: install the Debian package gnuplot-nox; "
+		ng_warn("report: gnuplot not found: install the Debian package gnuplot-nox; "
 		        "the report has no figures");
-	if (ng_report_render(files, npaths, out, gnuplot) == NG_OK)
+	if (ng_report_render(files, npaths, out, gnuplot, chromium) == NG_OK)
 		status = 0;
 
 out_free_files:
@@ -303,6 +326,7 @@ out_free_files:
 	free(files);
 	free(gnuplot);
 out_free_args:
+	free(chromium);
 	free(out_default);
 	free(paths);
 	return status;

@@ -91,16 +91,9 @@ static void ng_fig_alltoall(struct ng_fig *g)
 			const char **algs = ng_alltoall_algs(g->files[i], &n);
 
 			for (a = 0; a < n; a++) {
-				/* "ALGORITHM", or "LABEL ALGORITHM" when several files share the panel */
+				/* "ALGORITHM", after the file's legend when it has one */
 				ng_gp_ci_using(g, i, (int)a, ng_col_of(ng_cols_alltoall, panels[p].key));
-				g->ntitled++;
-				fputs(" title '", g->plot);
-				if (g->n > 1) {
-					ng_gp_chars(g->plot, g->files[i]->label, g->term->tex);
-					fputc(' ', g->plot);
-				}
-				ng_gp_chars(g->plot, algs[a], g->term->tex);
-				fputc('\'', g->plot);
+				ng_gp_legend(g, i, algs[a], NULL);
 			}
 			free(algs);
 		}

@@ -49,13 +49,9 @@ static void ng_fig_generic(struct ng_fig *g)
 }
 
 /* A file whose rows hold no statistics has nothing to draw. */
-static ng_status ng_check_generic(const struct ng_plot_file *pf)
+static const char *ng_check_generic(const struct ng_plot_file *pf)
 {
-	if (!ng_plot_first_stats_key(pf)) {
-		ng_error("%s: no statistics in the rows of pattern \"%s\" to plot", pf->path, pf->pattern);
-		return NG_ERR_PROTO;
-	}
-	return NG_OK;
+	return ng_plot_first_stats_key(pf) ? NULL : "no statistics in its rows";
 }
 
 const struct ng_figure ng_figure_generic = {

@@ -77,7 +77,7 @@ static void ng_fig_loggp_fit(struct ng_fig *g, size_t i, int style)
 		if (titled) {
 			fputs(" notitle", g->plot);
 		} else {
-			ng_gp_title(g, g->files[i]->label, "fit", NULL);
+			ng_gp_legend(g, i, "fit", NULL);
 			titled = true;
 		}
 	}
@@ -127,7 +127,7 @@ static void ng_fig_loggp(struct ng_fig *g)
 				ng_gp_next(g);
 				fprintf(g->plot, "NaN with lines lw 1 dt 3 lc rgb '%s'",
 				        ng_gp_color(styles[i]));
-				ng_gp_title(g, g->files[i]->label, "breakpoints", NULL);
+				ng_gp_legend(g, i, "breakpoints", NULL);
 			}
 		}
 		ng_gp_panel_end(g);

@@ -60,29 +60,39 @@ static void ng_dat_bw(FILE *f, const struct ng_plot_file *pf)
 	ng_dat_rows(f, pf, ng_cols_bw);
 }
 
-/* A panel of one statistics key of the rows (table 0), one series per file. */
-static void ng_row_panel(struct ng_fig *g, const struct ng_col *cols, const char *key, const char *name,
-                         enum ng_unit u)
-{
-	size_t i;
-
-	ng_gp_panel(g, name, u);
-	for (i = 0; i < g->n; i++)
-		ng_gp_ci_series(g, i, 0, ng_col_of(cols, key), NULL, NULL);
-}
-
 /* Whether some row of file @i has a number under @key. */
 static bool ng_rows_have(const struct ng_fig *g, size_t i, const char *key)
 {
 	json_t *row;
 	size_t j;
 
+	if (!key)
+		return false;
 	json_array_foreach(g->files[i]->rows, j, row)
 	{
 		if (isfinite(ng_plot_num(row, key)))
 			return true;
 	}
 	return false;
+}
+
+/* The median of a file's pairs, named so beside the file's aggregate
+ * series (number @aggregate of the rows; NULL: none). */
+static const char *ng_pair_suffix(const struct ng_fig *g, size_t i, const char *aggregate)
+{
+	return ng_rows_have(g, i, aggregate) ? "per pair" : NULL;
+}
+
+/* A panel of one statistics key of the rows (table 0), one series per
+ * file (and its aggregate, @aggregate, when the file has one). */
+static void ng_row_panel(struct ng_fig *g, const struct ng_col *cols, const char *key, const char *name,
+                         enum ng_unit u, const char *aggregate)
+{
+	size_t i;
+
+	ng_gp_panel(g, name, u);
+	for (i = 0; i < g->n; i++)
+		ng_gp_ci_series(g, i, 0, ng_col_of(cols, key), ng_pair_suffix(g, i, aggregate), NULL);
 }
 
 /*
@@ -92,7 +102,8 @@ static bool ng_rows_have(const struct ng_fig *g, size_t i, const char *key)
  * the time itself, or size / time on a bandwidth panel; one key entry,
  * "model (dotted)", stands for all of them.
  */
-static void ng_pp_panel(struct ng_fig *g, const char *key, const char *name, enum ng_unit u, bool bandwidth)
+static void ng_pp_panel(struct ng_fig *g, const char *key, const char *name, enum ng_unit u, bool bandwidth,
+                        const char *aggregate)
 {
 	const struct ng_col *cols = ng_cols_pingpong;
 	int pcol = ng_col_of(cols, "predicted_us");
@@ -103,23 +114,29 @@ static void ng_pp_panel(struct ng_fig *g, const char *key, const char *name, enu
 	for (i = 0; i < g->n; i++) {
 		int style = (int)((size_t)g->style % NG_NSTYLES) + 1;
 
-		ng_gp_ci_series(g, i, 0, ng_col_of(cols, key), NULL, NULL);
-		if (!ng_rows_have(g, i, "predicted_us"))
+		if (!ng_rows_have(g, i, "predicted_us")) {
+			ng_gp_ci_series(g, i, 0, ng_col_of(cols, key), ng_pair_suffix(g, i, aggregate), NULL);
 			continue;
+		}
+		/* the measurement named as such beside the model */
+		ng_gp_ci_series(g, i, 0, ng_col_of(cols, key), g->legend[i][0] ? NULL : "measured", NULL);
 		ng_gp_next(g);
 		ng_gp_quote(g->plot, ng_plot_basename(g->dat[i]));
+		/* the model's line starts at the first size above 0 (ypos(), gnuplot.c) */
 		if (bandwidth)
-			fprintf(g->plot, " index 0 using 1:($1 / $%d) with lines ls %d dt 3", pcol, style);
+			fprintf(g->plot,
+			        " index 0 using " NG_GP_X ":(ypos($1, $1 / $%d)) with lines ls %d dt 3", pcol,
+			        style);
 		else
-			fprintf(g->plot, " index 0 using 1:%d with lines ls %d dt 3", pcol, style);
+			fprintf(g->plot, " index 0 using " NG_GP_X ":(ypos($1, $%d)) with lines ls %d dt 3",
+			        pcol, style);
 		if (!bandwidth)
 			ng_gp_range(g, i, 0, pcol, 1);
 		/* one key entry for all of them: the colour says whose */
 		if (titled) {
 			fputs(" notitle", g->plot);
 		} else {
-			g->ntitled++;
-			fputs(" title 'model (dotted)'", g->plot);
+			ng_gp_title(g, "", "model (dotted)", NULL);
 			titled = true;
 		}
 	}
@@ -143,11 +160,11 @@ static void ng_fig_pingpong(struct ng_fig *g)
 	const struct ng_col *cols = ng_cols_pingpong;
 
 	if (g->panels & NG_PANEL_LAT) {
-		ng_pp_panel(g, "latency_us", "Latency", NG_UNIT_US, false);
+		ng_pp_panel(g, "latency_us", "Latency", NG_UNIT_US, false, NULL);
 		ng_gp_panel_end(g);
 	}
 	if (g->panels & NG_PANEL_BW) {
-		ng_pp_panel(g, "bandwidth_MBps", "Bandwidth", NG_UNIT_MBPS, true);
+		ng_pp_panel(g, "bandwidth_MBps", "Bandwidth", NG_UNIT_MBPS, true, "aggregate_bandwidth_MBps");
 		/* more than two ranks: the sum over the pairs as well */
 		ng_aggregate_series(g, cols, "aggregate_bandwidth_MBps");
 		ng_gp_panel_end(g);
@@ -160,12 +177,14 @@ static void ng_fig_bw(struct ng_fig *g)
 	const struct ng_col *cols = ng_cols_bw;
 
 	if (g->panels & NG_PANEL_BW) {
-		ng_row_panel(g, cols, "bandwidth_MBps", "Bandwidth", NG_UNIT_MBPS);
+		ng_row_panel(g, cols, "bandwidth_MBps", "Bandwidth", NG_UNIT_MBPS,
+		             "aggregate_bandwidth_MBps");
 		ng_aggregate_series(g, cols, "aggregate_bandwidth_MBps");
 		ng_gp_panel_end(g);
 	}
 	if (g->panels & NG_PANEL_MSG) {
-		ng_row_panel(g, cols, "messages_per_s", "Message rate (messages/s)", NG_UNIT_NONE);
+		ng_row_panel(g, cols, "messages_per_s", "Message rate (messages/s)", NG_UNIT_NONE,
+		             "aggregate_messages_per_s");
 		ng_aggregate_series(g, cols, "aggregate_messages_per_s");
 		ng_gp_panel_end(g);
 	}
@@ -174,11 +193,12 @@ static void ng_fig_bw(struct ng_fig *g)
 static void ng_fig_1n(struct ng_fig *g)
 {
 	if (g->panels & NG_PANEL_LAT) {
-		ng_row_panel(g, ng_cols_1n, "time_us", "Time per round", NG_UNIT_US);
+		ng_row_panel(g, ng_cols_1n, "time_us", "Time per round", NG_UNIT_US, NULL);
 		ng_gp_panel_end(g);
 	}
 	if (g->panels & NG_PANEL_BW) {
-		ng_row_panel(g, ng_cols_1n, "aggregate_bandwidth_MBps", "Aggregate bandwidth", NG_UNIT_MBPS);
+		ng_row_panel(g, ng_cols_1n, "aggregate_bandwidth_MBps", "Aggregate bandwidth", NG_UNIT_MBPS,
+		             NULL);
 		ng_gp_panel_end(g);
 	}
 }

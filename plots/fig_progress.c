@@ -119,7 +119,7 @@ static void ng_dat_skew(FILE *f, const struct ng_plot_file *pf)
 }
 
 /* The points of series @k of file @i with their CIs, titled with the file's
- * label and, where the file has several series, the size and side. */
+ * legend and, where the file has several series, the size and side. */
 static int ng_series_points(struct ng_fig *g, size_t i, size_t k, const struct ng_series *se, size_t n,
                             const struct ng_col *cols)
 {
@@ -135,10 +135,14 @@ static int ng_series_points(struct ng_fig *g, size_t i, size_t k, const struct n
 		else
 			snprintf(size, sizeof(size), "%.0f B", s);
 	}
-	suffix = se[k].side ? ng_plot_xasprintf("(%s computes%s%s)", se[k].side, size[0] ? ", " : "", size)
-	                    : ng_plot_xasprintf("%s", size);
+	/* after a --label in parentheses, as the user's text may say anything */
+	if (se[k].side)
+		suffix = ng_plot_xasprintf("%s%s computes%s%s%s", g->files[i]->user ? "(" : "", se[k].side,
+		                           size[0] ? ", " : "", size, g->files[i]->user ? ")" : "");
+	else
+		suffix = ng_plot_xasprintf("%s", size);
 	ng_gp_ci_using(g, i, (int)k, ng_col_of(cols, "time_us"));
-	ng_gp_title(g, g->files[i]->label, suffix[0] ? suffix : NULL, NULL);
+	ng_gp_legend(g, i, suffix[0] ? suffix : NULL, NULL);
 	free(suffix);
 	/* the style ng_gp_ci_using took (1-based) */
 	return (int)((size_t)(g->style - 1) % NG_NSTYLES) + 1;
@@ -163,10 +167,7 @@ static void ng_key_line(struct ng_fig *g, const char *dt, const char *title)
 {
 	ng_gp_next(g);
 	fprintf(g->plot, "NaN with lines lw 1 dt %s lc rgb '#666666'", dt);
-	g->ntitled++;
-	fputs(" title '", g->plot);
-	ng_gp_chars(g->plot, title, g->term->tex);
-	fputc('\'', g->plot);
+	ng_gp_title(g, "", title, NULL);
 }
 
 /* Time per iteration against computation; per series the no-overlap line
@@ -256,7 +257,7 @@ static void ng_fig_skew(struct ng_fig *g)
 			        "(x >= 0 && x <= %s ? %s + %s * x : NaN) with lines ls %d dt solid lw 1", hi,
 			        a, b, style);
 			title = ng_plot_xasprintf("slope %.2f [%.2f, %.2f]", vb, lo, up);
-			ng_gp_title(g, g->files[i]->label, title, NULL);
+			ng_gp_legend(g, i, title, NULL);
 			free(title);
 		}
 		free(se);

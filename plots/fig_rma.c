@@ -3,8 +3,9 @@
  * The rma suite's figures, drawn in parts: one figure per test (the rows'
  * "test", doc/result-format.md), one series per file and synchronisation
  * mode, like the figures of the one-sided papers: time per epoch or
- * iteration, bandwidth; sync against the number of origins and of targets,
- * multi-origin against origins; lock's latency and the throughput of n
+ * iteration, bandwidth; sync against the number of origins (one target) and,
+ * in a panel of its own, of targets (one origin); multi-origin against
+ * origins; lock's latency and, in a second panel, the throughput of n
  * origins.
  */
 #include <math.h>
@@ -66,7 +67,7 @@ struct ng_rma_series {
 	enum ng_rma_x x;
 	double size; /* NaN: every size */
 	bool single; /* size axis: rows with one origin and one target only (lock) */
-	bool panel2; /* lock: the throughput panel */
+	int panel;   /* 0: the first panel; 1: sync's targets, lock's throughput */
 };
 
 #define NG_RMA_MAXSERIES 32
@@ -117,7 +118,7 @@ static void ng_rma_series_add(const struct ng_plot_file *pf, const char *test, s
 	size_t i, r;
 
 	for (i = 0; i < *n; i++)
-		if (strcmp(out[i].sync, s->sync) == 0 && out[i].x == s->x && out[i].panel2 == s->panel2 &&
+		if (strcmp(out[i].sync, s->sync) == 0 && out[i].x == s->x && out[i].panel == s->panel &&
 		    (out[i].size == s->size || (isnan(out[i].size) && isnan(s->size))))
 			return;
 	if (*n == NG_RMA_MAXSERIES)
@@ -153,11 +154,12 @@ static size_t ng_rma_series_of(const struct ng_plot_file *pf, const char *test, 
 				s = (struct ng_rma_series){.sync = sync,
 				                           .x = NG_RMA_X_ORIGINS,
 				                           .size = ng_rma_lock_size(pf),
-				                           .panel2 = true};
+				                           .panel = 1};
 			} else if (multi) {
 				s.size = ng_plot_num(row, "size");
 			} else if (f->x == NG_RMA_X_ORIGINS && ng_plot_num(row, "targets") > 1) {
 				s.x = NG_RMA_X_TARGETS;
+				s.panel = 1;
 			}
 			ng_rma_series_add(pf, test, out, &n, &s);
 		}
@@ -202,7 +204,9 @@ static void ng_dat_rma(FILE *f, const struct ng_plot_file *pf, const char *test)
 		ng_rma_series_name(name, sizeof(name), test, &ser[i]);
 		fprintf(f, "%s# table %zu: ", i ? "\n\n" : "", i);
 		ng_gp_chars(f, name, false);
-		fprintf(f, "%s\n# columns: %s", ser[i].panel2 ? " (throughput)" : "", ng_rma_xkeys[ser[i].x]);
+		fprintf(f, "%s\n# columns: %s",
+		        ser[i].panel && strcmp(test, "lock") == 0 ? " (throughput)" : "",
+		        ng_rma_xkeys[ser[i].x]);
 		for (const struct ng_col *c = ng_cols_rma + 1; c->key; c++) {
 			if (c->type == NG_COL_NUM)
 				fprintf(f, " %s", c->key);
@@ -228,31 +232,43 @@ static void ng_dat_rma(FILE *f, const struct ng_plot_file *pf, const char *test)
 	}
 }
 
-/* An x axis of rank counts 1..max (linear) in place of the size axis. */
-static void ng_rma_xranks(struct ng_fig *g, const char *label)
+/* The largest @key (origins, targets) of the part's rows: the end of a
+ * rank-count axis. */
+static double ng_rma_xmax(const struct ng_fig *g, const char *key)
 {
-	double max = 1;
+	double max = 1, v;
 	const json_t *row;
 	size_t i, r;
 
 	for (i = 0; i < g->n; i++) {
 		json_array_foreach(g->files[i]->rows, r, row)
 		{
-			double o = ng_plot_num(row, "origins"), t = ng_plot_num(row, "targets");
-
-			if (!ng_plot_row_is(row, g->desc->parts.key, g->sub))
-				continue;
-			max = o > max ? o : max;
-			max = t > max ? t : max;
+			v = ng_plot_num(row, key);
+			if (ng_plot_row_is(row, g->desc->parts.key, g->sub) && v > max && v < 1e6)
+				max = v;
 		}
 	}
-	fprintf(g->gp, "unset logscale x\nset xrange [0.5:%g]\nset xtics %s\nset xlabel '%s'\n", max + 0.5,
-	        max <= 16 ? "1" : "autofreq", label);
+	return max;
 }
 
-/* One panel: @key of the series of every file, of the first panel or
- * (@panel2) of lock's throughput panel; a STATS key with its CI. */
-static void ng_rma_panel(struct ng_fig *g, bool panel2, const char *key)
+/* Whether some file has a series in @panel. */
+static bool ng_rma_has_panel(const struct ng_fig *g, int panel)
+{
+	struct ng_rma_series ser[NG_RMA_MAXSERIES];
+	size_t i, k, n;
+
+	for (i = 0; i < g->n; i++) {
+		n = ng_rma_series_of(g->files[i], g->sub, ser);
+		for (k = 0; k < n; k++)
+			if (ser[k].panel == panel)
+				return true;
+	}
+	return false;
+}
+
+/* The series of @panel of every file: @key with its CI (a STATS key), or
+ * as plain values. */
+static void ng_rma_panel(struct ng_fig *g, int panel, const char *key)
 {
 	struct ng_rma_series ser[NG_RMA_MAXSERIES];
 	int col = ng_col_of(ng_cols_rma, key);
@@ -265,7 +281,7 @@ static void ng_rma_panel(struct ng_fig *g, bool panel2, const char *key)
 	for (i = 0; i < g->n; i++) {
 		n = ng_rma_series_of(g->files[i], g->sub, ser);
 		for (k = 0; k < n; k++) {
-			if (ser[k].panel2 != panel2)
+			if (ser[k].panel != panel)
 				continue;
 			ng_rma_series_name(name, sizeof(name), g->sub, &ser[k]);
 			if (plain)
@@ -276,31 +292,41 @@ static void ng_rma_panel(struct ng_fig *g, bool panel2, const char *key)
 	}
 }
 
+/* The test's figure (its name is in the title): its first panel against
+ * size or origins; sync's targets and lock's throughput in a second. */
 static void ng_fig_rma(struct ng_fig *g)
 {
 	const struct ng_rma_fig *f = ng_rma_fig_of(g->sub);
 	bool lock = f->test && strcmp(f->test, "lock") == 0;
+	bool sync = f->test && strcmp(f->test, "sync") == 0;
 
-	if (g->panels & f->panel) {
-		fputs("set title '", g->gp);
-		ng_gp_chars(g->gp, g->sub, g->term->tex);
-		fputs(lock ? ": latency'\n" : "'\n", g->gp);
-		if (f->x != NG_RMA_X_SIZE)
-			ng_rma_xranks(g,
-			              strcmp(g->sub, "sync") == 0 ? "Origins or targets (ranks)" : "Origins");
+	if (!ng_rma_has_panel(g, 0) && !ng_rma_has_panel(g, 1))
+		ng_gp_note(g,
+		           "no row of the test with the sync, origins and targets its series are drawn by");
+	if ((g->panels & f->panel) && ng_rma_has_panel(g, 0)) {
 		ng_gp_panel(g, f->name, f->unit);
-		ng_rma_panel(g, false, f->key);
+		if (lock)
+			fputs("set title 'lock: latency'\n", g->gp);
+		if (f->x != NG_RMA_X_SIZE)
+			ng_gp_xlinear(g, sync ? "Origins (one target)" : "Origins",
+			              ng_rma_xmax(g, "origins"));
+		ng_rma_panel(g, 0, f->key);
 		ng_gp_panel_end(g);
 	}
-	if (lock && (g->panels & NG_PANEL_BW)) {
-		fputs("set title 'lock: throughput of n origins'\n", g->gp);
-		ng_rma_xranks(g, "Origins");
+	if (sync && (g->panels & f->panel) && ng_rma_has_panel(g, 1)) {
+		ng_gp_panel(g, f->name, f->unit);
+		ng_gp_xlinear(g, "Targets (one origin)", ng_rma_xmax(g, "targets"));
+		ng_rma_panel(g, 1, f->key);
+		ng_gp_panel_end(g);
+	}
+	if (lock && (g->panels & NG_PANEL_BW) && ng_rma_has_panel(g, 1)) {
 		ng_gp_panel(g, "Lock epochs", NG_UNIT_PER_S);
+		fputs("set title 'lock: throughput of n origins'\n", g->gp);
+		ng_gp_xlinear(g, "Origins", ng_rma_xmax(g, "origins"));
 		/* every origin's epochs over the span in which they ran */
-		ng_rma_panel(g, true, "aggregate_epochs_per_s");
+		ng_rma_panel(g, 1, "aggregate_epochs_per_s");
 		ng_gp_panel_end(g);
 	}
-	fputs("unset title\n", g->gp);
 }
 
 const struct ng_figure ng_figure_rma = {

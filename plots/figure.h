@@ -37,9 +37,10 @@ struct ng_figure {
 	const char *const *patterns;
 	unsigned panels;   /* NG_PANEL_* it can draw */
 	const char *block; /* top-level object with a "sizes" array it needs, or NULL */
-	/* Optional: whether file @pf can be drawn beyond @block; NG_OK, else
-	 * NG_ERR_PROTO reported once, naming the file. */
-	ng_status (*check)(const struct ng_plot_file *pf);
+	/* Optional: why file @pf cannot be drawn beyond @block (a phrase for
+	 * the message that leaves it out, "no statistics in its rows"), or
+	 * NULL when it can. */
+	const char *(*check)(const struct ng_plot_file *pf);
 	/* Writes the data tables of file @pf into @f (after the header the
 	 * shared code writes), tables separated by two blank lines (gnuplot
 	 * "index"; data.h); unused when drawn in parts. */
@@ -75,8 +76,8 @@ extern const struct ng_figure *const ng_figures[];
 /* The figure that draws @pattern (the generic one when no other does). */
 const struct ng_figure *ng_figure_of(const char *pattern);
 
-/* Checks that @pf can be drawn by @d: the block it needs, then d->check
- * (reported once, naming the file).  NG_OK or NG_ERR_PROTO. */
-ng_status ng_figure_check(const struct ng_figure *d, const struct ng_plot_file *pf);
+/* Why @pf cannot be drawn by @d (the block it needs, then d->check), as a
+ * malloc'ed phrase; NULL when it can.  Reports nothing. */
+char *ng_figure_check(const struct ng_figure *d, const struct ng_plot_file *pf);
 
 #endif

@@ -46,17 +46,17 @@ const struct ng_figure *ng_figure_of(const char *pattern)
 	return *d;
 }
 
-ng_status ng_figure_check(const struct ng_figure *d, const struct ng_plot_file *pf)
+char *ng_figure_check(const struct ng_figure *d, const struct ng_plot_file *pf)
 {
+	const char *why;
 	const json_t *b;
 
 	if (d->block) {
 		b = json_object_get(pf->doc, d->block);
-		if (!json_is_object(b) || !json_is_array(json_object_get(b, "sizes"))) {
-			ng_error("%s: no \"%s\" block with \"sizes\" to plot%s", pf->path, d->block,
-			         pf->complete ? "" : " (the run did not complete)");
-			return NG_ERR_PROTO;
-		}
+		if (!json_is_object(b) || !json_is_array(json_object_get(b, "sizes")))
+			return ng_plot_xasprintf("no \"%s\" block with \"sizes\"%s", d->block,
+			                         pf->complete ? "" : " (the run did not complete)");
 	}
-	return d->check ? d->check(pf) : NG_OK;
+	why = d->check ? d->check(pf) : NULL;
+	return why ? ng_plot_xasprintf("%s", why) : NULL;
 }

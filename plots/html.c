@@ -4,6 +4,7 @@
  * headings with their units, key/value tables and tables of rows.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,21 @@ void ng_html(FILE *f, const char *s)
 			break;
 		default:
 			fputc(*s, f);
+		}
+	}
+}
+
+/* A key's name, a line break allowed after each "_" (long names such as
+ * aggregate_epochs_per_s would widen a table). */
+static void ng_html_name(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '_') {
+			fputs("_<wbr>", f);
+		} else {
+			char c[2] = {*s, '\0'};
+
+			ng_html(f, c);
 		}
 	}
 }
@@ -139,7 +155,7 @@ static void ng_html_key(FILE *f, const char *key, const char *what)
 		if (len > sl && strcmp(key + len - sl, units[i].suffix) == 0) {
 			char *name = strndup(key, len - sl);
 
-			ng_html(f, name ? name : key);
+			ng_html_name(f, name ? name : key);
 			free(name);
 			if (what)
 				fprintf(f, " %s", what);
@@ -147,41 +163,161 @@ static void ng_html_key(FILE *f, const char *key, const char *what)
 			return;
 		}
 	}
-	ng_html(f, key);
+	ng_html_name(f, key);
 	if (what)
 		fprintf(f, " %s", what);
+}
+
+/* The characters of the longest part of @s that cannot wrap: the parts
+ * between the characters of @breaks (a line may break after them). */
+static size_t ng_unbroken(const char *s, const char *breaks)
+{
+	size_t best = 0, run = 0;
+
+	for (; *s; s++) {
+		if (((unsigned char)*s & 0xc0) == 0x80)
+			continue; /* the rest of a character */
+		run++;
+		if (strchr(breaks, *s)) {
+			best = run > best ? run : best;
+			run = 0;
+		}
+	}
+	return run > best ? run : best;
 }
 
 /* ------------------------------------------------------------------------
  * Tables
  */
 
-/* A key/value table of object @o (keys in the document's order). */
-void ng_html_kv(FILE *f, const json_t *o)
+/* The deepest nesting of objects flattened into a key/value table. */
+#define NG_KV_DEPTH 4
+
+/* Whether every element of array @a is an object (and there is one). */
+static bool ng_all_objects(const json_t *a)
+{
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach(a, i, v)
+	{
+		if (!json_is_object(v))
+			return false;
+	}
+	return json_array_size(a) > 0;
+}
+
+/* Whether array @a holds numbers, strings, booleans and nulls only. */
+static bool ng_all_scalars(const json_t *a)
+{
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach(a, i, v)
+	{
+		if (json_is_object(v) || json_is_array(v))
+			return false;
+	}
+	return true;
+}
+
+/* The rows of a key/value table for object @o, its keys after @prefix
+ * ("model.B_net_MBps"): statistics and parameters as value and CI, nested
+ * objects flattened, lists of plain values as a list; a list of objects is
+ * a table of its own, after this one (appended to @later as [name, list]). */
+static void ng_kv_rows(FILE *f, const json_t *o, const char *prefix, int depth, json_t *later)
 {
 	const char *key;
-	json_t *v;
+	json_t *v, *e;
+	size_t i;
 
-	if (!json_is_object(o) || !json_object_size(o)) {
-		fprintf(f, "<p class=\"note\">(none)</p>\n");
-		return;
-	}
-	fputs("<table class=\"kv\"><tbody>\n", f);
 	json_object_foreach((json_t *)o, key, v)
 	{
+		char *name = prefix ? ng_plot_xasprintf("%s.%s", prefix, key) : ng_plot_xasprintf("%s", key);
+
+		if (json_is_object(v) && !ng_plot_is_stats(v) && !ng_plot_is_param(v) &&
+		    json_object_size(v) && depth < NG_KV_DEPTH) {
+			ng_kv_rows(f, v, name, depth + 1, later);
+			free(name);
+			continue;
+		}
 		fputs("<tr><th>", f);
-		ng_html_key(f, key, NULL);
+		ng_html_key(f, name, NULL);
 		fputs("</th><td>", f);
 		if (ng_plot_is_stats(v) || ng_plot_is_param(v)) {
 			ng_html_value(f, json_object_get(v, ng_plot_is_stats(v) ? "median" : "value"));
 			fputs(" ", f);
 			ng_html_ci(f, v);
+		} else if (json_is_array(v) && ng_all_scalars(v)) {
+			json_array_foreach(v, i, e)
+			{
+				fputs(i ? ", " : "", f);
+				ng_html_value(f, e);
+			}
+			if (!json_array_size(v))
+				fputs("none", f);
+		} else if (json_is_array(v) && ng_all_objects(v)) {
+			fprintf(f, "%zu entries: the table <q>", json_array_size(v));
+			ng_html_key(f, name, NULL);
+			fputs("</q> below", f);
+			json_array_append_new(later, json_pack("[s,O]", name, v));
 		} else {
 			ng_html_value(f, v);
 		}
 		fputs("</td></tr>\n", f);
+		free(name);
 	}
+}
+
+/* A key/value table of object @o (keys in the document's order; statistics
+ * and parameters as value and CI), nested objects flattened into it, lists
+ * of objects as tables after it; or "(none)". */
+void ng_html_kv(FILE *f, const json_t *o)
+{
+	json_t *later, *e;
+	size_t i;
+
+	if (!json_is_object(o) || !json_object_size(o)) {
+		fprintf(f, "<p class=\"note\">(none)</p>\n");
+		return;
+	}
+	later = json_array();
+	if (!later) {
+		ng_error("out of memory");
+		abort();
+	}
+	fputs("<table class=\"kv\"><tbody>\n", f);
+	ng_kv_rows(f, o, NULL, 0, later);
 	fputs("</tbody></table>\n", f);
+	json_array_foreach(later, i, e)
+	{
+		fputs("<h4>", f);
+		ng_html_key(f, json_string_value(json_array_get(e, 0)), NULL);
+		fputs("</h4>\n", f);
+		ng_html_rows(f, json_array_get(e, 1));
+	}
+	json_decref(later);
+}
+
+void ng_html_data(FILE *f, const char *key, const json_t *v)
+{
+	fputs("<h4>", f);
+	ng_html_key(f, key, NULL);
+	fputs("</h4>\n", f);
+	if (json_is_object(v)) {
+		ng_html_kv(f, v);
+	} else if (json_is_array(v) && ng_all_objects(v)) {
+		ng_html_rows(f, v);
+	} else {
+		json_t *one = json_pack("{s:O}", key, v);
+
+		if (!one) {
+			ng_error("out of memory");
+			abort();
+		}
+		ng_html_kv(f, one);
+		json_decref(one);
+	}
 }
 
 enum ng_cell { NG_CELL_PLAIN, NG_CELL_STATS, NG_CELL_PARAM };
@@ -189,28 +325,138 @@ enum ng_cell { NG_CELL_PLAIN, NG_CELL_STATS, NG_CELL_PARAM };
 struct ng_column {
 	const char *key;
 	enum ng_cell type;
+	size_t width, ci_width; /* characters that cannot wrap, its own and its CI's */
+	bool ident;             /* names the row (the first column, words): in every part of a split table */
 };
+
+/* The widest part of a table row's cells in characters (about 0.55 em each
+ * at the table's size) that fits the narrowest page (A4, margins of 12 mm),
+ * the cells' padding counted. */
+#define NG_TABLE_CHARS 80
+/* A cell's padding and border, in characters. */
+#define NG_CELL_PAD 2
+
+/* The characters of value @v's text that cannot wrap. */
+static size_t ng_cell_width(const json_t *v)
+{
+	char buf[64];
+
+	if (json_is_number(v)) {
+		ng_fmt_human(buf, sizeof(buf), json_number_value(v));
+		return ng_unbroken(buf, "");
+	}
+	if (json_is_string(v))
+		return ng_unbroken(json_string_value(v), " -/,");
+	return 3; /* yes, no, a dash */
+}
+
+/* The same for the CI "[lo, hi]" of @o (it may wrap after the comma). */
+static size_t ng_ci_width(const json_t *o)
+{
+	char lo[64], hi[64];
+	double l, h;
+
+	ng_plot_ci(o, &l, &h);
+	ng_fmt_human(lo, sizeof(lo), l);
+	ng_fmt_human(hi, sizeof(hi), h);
+	return (strlen(lo) > strlen(hi) ? strlen(lo) : strlen(hi)) + 2;
+}
+
+/* The column heading's widest word. */
+static size_t ng_heading_width(const struct ng_column *c)
+{
+	char *text = ng_plot_xasprintf("%s %s (xx/yy)", c->key, c->type == NG_CELL_STATS ? "median" : "");
+	size_t w = ng_unbroken(text, " _(");
+
+	free(text);
+	return w;
+}
+
+/* One cell (two for statistics and parameters) of row @row. */
+static void ng_html_cell(FILE *f, const struct ng_column *c, const json_t *row)
+{
+	const json_t *v = json_object_get(row, c->key);
+
+	if (c->type == NG_CELL_PLAIN) {
+		fputs(json_is_number(v) ? "<td class=\"num\">" : "<td>", f);
+		ng_html_value(f, v);
+		fputs("</td>", f);
+		return;
+	}
+	if (c->type == NG_CELL_PARAM && json_is_null(json_object_get(v, "value"))) {
+		fputs("<td class=\"flag\">", f);
+		if (json_is_string(json_object_get(v, "flag"))) {
+			fputs("flagged: ", f);
+			ng_html(f, json_string_value(json_object_get(v, "flag")));
+		} else {
+			fputs("not estimated", f);
+		}
+		fputs("</td><td></td>", f);
+		return;
+	}
+	fputs("<td class=\"num\">", f);
+	ng_html_value(f, json_object_get(v, c->type == NG_CELL_STATS ? "median" : "value"));
+	fputs("</td><td class=\"num\">", f);
+	ng_html_ci(f, v);
+	fputs("</td>", f);
+}
+
+/* One table of @rows with the columns @cols[k] for which @in[k] is set. */
+static void ng_html_table(FILE *f, const json_t *rows, const struct ng_column *cols, size_t ncols,
+                          const bool *in, bool continued)
+{
+	const json_t *row;
+	size_t i, c;
+
+	fputs("<table>", f);
+	if (continued)
+		fputs("<caption>the same rows, more columns</caption>", f);
+	fputs("<thead><tr>", f);
+	for (c = 0; c < ncols; c++) {
+		if (!in[c])
+			continue;
+		fputs("<th>", f);
+		ng_html_key(f, cols[c].key, cols[c].type == NG_CELL_STATS ? "median" : NULL);
+		fputs("</th>", f);
+		if (cols[c].type != NG_CELL_PLAIN)
+			fputs("<th>95% CI</th>", f);
+	}
+	fputs("</tr></thead>\n<tbody>\n", f);
+	json_array_foreach(rows, i, row)
+	{
+		fputs("<tr>", f);
+		for (c = 0; c < ncols; c++)
+			if (in[c])
+				ng_html_cell(f, &cols[c], row);
+		fputs("</tr>\n", f);
+	}
+	fputs("</tbody></table>\n", f);
+}
+
+/* The characters a column takes that cannot wrap, its padding counted. */
+static size_t ng_column_chars(const struct ng_column *c)
+{
+	return c->width + NG_CELL_PAD + (c->type == NG_CELL_PLAIN ? 0 : c->ci_width + NG_CELL_PAD);
+}
 
 /*
  * A table of the objects of @rows: one column per key in the order keys first
  * appear; statistics as median and 95% CI, parameters ({"value", "ci95"}) as
  * value and CI ("flag" shown when there is no value), numbers and words as
  * they are.  Nested arrays and objects of another kind are left out and named
- * in a note.
+ * in a note.  A table wider than a page is split into several, each with
+ * the columns that name the rows (the first, and those of words).
  */
 void ng_html_rows(FILE *f, const json_t *rows)
 {
 	struct ng_column *cols;
-	size_t ncols = 0, cap = 0, i, c;
+	size_t ncols = 0, cap = 0, i, c, width, ident = 0, total = 0;
 	const char *key, *skipped = NULL;
+	bool *in, continued = false;
 	json_t *row, *v;
 
 	json_array_foreach(rows, i, row) cap += json_object_size(row);
-	cols = calloc(cap ? cap : 1, sizeof(*cols));
-	if (!cols) {
-		ng_error("out of memory");
-		abort();
-	}
+	cols = ng_plot_xcalloc(cap, sizeof(*cols));
 	json_array_foreach(rows, i, row)
 	{
 		json_object_foreach(row, key, v)
@@ -228,56 +474,59 @@ void ng_html_rows(FILE *f, const json_t *rows)
 				;
 			if (c == ncols) {
 				cols[ncols].key = key;
-				cols[ncols++].type = type;
+				cols[ncols].type = type;
+				cols[ncols].ident =
+				    ncols == 0 || (type == NG_CELL_PLAIN && json_is_string(v));
+				cols[ncols].width = ng_heading_width(&cols[ncols]);
+				cols[ncols++].ci_width = 6; /* "95% CI" */
 			}
+			width = ng_cell_width(
+			    type == NG_CELL_PLAIN
+			        ? v
+			        : json_object_get(v, type == NG_CELL_STATS ? "median" : "value"));
+			cols[c].width = width > cols[c].width ? width : cols[c].width;
+			if (type != NG_CELL_PLAIN && ng_ci_width(v) > cols[c].ci_width)
+				cols[c].ci_width = ng_ci_width(v);
+			cols[c].ident = cols[c].ident && (c == 0 || json_is_string(v) || json_is_null(v));
 		}
+	}
+	for (c = 0; c < ncols; c++) {
+		total += ng_column_chars(&cols[c]);
+		ident += cols[c].ident ? ng_column_chars(&cols[c]) : 0;
 	}
 
-	fputs("<table><thead><tr>", f);
-	for (c = 0; c < ncols; c++) {
-		fputs("<th>", f);
-		ng_html_key(f, cols[c].key, cols[c].type == NG_CELL_STATS ? "median" : NULL);
-		fputs("</th>", f);
-		if (cols[c].type != NG_CELL_PLAIN)
-			fputs("<th>95% CI</th>", f);
-	}
-	fputs("</tr></thead>\n<tbody>\n", f);
-	json_array_foreach(rows, i, row)
-	{
-		fputs("<tr>", f);
-		for (c = 0; c < ncols; c++) {
-			v = json_object_get(row, cols[c].key);
-			if (cols[c].type == NG_CELL_PLAIN) {
-				fputs(json_is_number(v) ? "<td class=\"num\">" : "<td>", f);
-				ng_html_value(f, v);
-				fputs("</td>", f);
-				continue;
+	in = ng_plot_xcalloc(ncols, sizeof(*in));
+	if (total <= NG_TABLE_CHARS || ident >= NG_TABLE_CHARS / 2) {
+		for (c = 0; c < ncols; c++)
+			in[c] = true;
+		ng_html_table(f, rows, cols, ncols, in, false);
+	} else {
+		/* parts: the naming columns, and as many others as fit */
+		for (c = 0; c < ncols;) {
+			size_t used = ident, others = 0;
+
+			for (i = 0; i < ncols; i++)
+				in[i] = cols[i].ident;
+			for (; c < ncols; c++) {
+				if (cols[c].ident)
+					continue;
+				if (others && used + ng_column_chars(&cols[c]) > NG_TABLE_CHARS)
+					break;
+				in[c] = true;
+				used += ng_column_chars(&cols[c]);
+				others++;
 			}
-			if (cols[c].type == NG_CELL_PARAM && json_is_null(json_object_get(v, "value"))) {
-				fputs("<td class=\"flag\">", f);
-				if (json_is_string(json_object_get(v, "flag"))) {
-					fputs("flagged: ", f);
-					ng_html(f, json_string_value(json_object_get(v, "flag")));
-				} else {
-					fputs("not estimated", f);
-				}
-				fputs("</td><td></td>", f);
-				continue;
-			}
-			fputs("<td class=\"num\">", f);
-			ng_html_value(f,
-			              json_object_get(v, cols[c].type == NG_CELL_STATS ? "median" : "value"));
-			fputs("</td><td class=\"num\">", f);
-			ng_html_ci(f, v);
-			fputs("</td>", f);
+			if (!others)
+				break;
+			ng_html_table(f, rows, cols, ncols, in, continued);
+			continued = true;
 		}
-		fputs("</tr>\n", f);
 	}
-	fputs("</tbody></table>\n", f);
 	if (skipped) {
 		fputs("<p class=\"note\">Nested details (such as <code>", f);
 		ng_html(f, skipped);
 		fputs("</code>) are in the result file.</p>\n", f);
 	}
+	free(in);
 	free(cols);
 }

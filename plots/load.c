@@ -303,6 +303,7 @@ ng_status ng_plot_labels(struct ng_plot_file *files, size_t n, const char *const
 
 	for (i = 0; i < n; i++) {
 		free(files[i].label);
+		files[i].user = i < nuser ? user[i] : NULL;
 		if (i < nuser)
 			files[i].label = ng_plot_xasprintf("%s", user[i]);
 		else

@@ -29,7 +29,9 @@ struct ng_plot_file {
 	bool complete;       /* "complete": true, or no "complete" key */
 	bool oversubscribed; /* env "oversubscribed": true (busy-polling ranks outnumbered the cores) */
 	json_t *rows;        /* "results", a non-empty array of objects with a numeric "size" */
-	char *label;         /* owned; legend text, NULL until ng_plot_labels() */
+	char
+	    *label; /* owned; the file's name in the report and the data files, NULL until ng_plot_labels() */
+	const char *user; /* its --label (borrowed), or NULL; set by ng_plot_labels() */
 };
 
 /*
@@ -43,10 +45,11 @@ ng_status ng_plot_file_load(const char *path, struct ng_plot_file *f_p);
 void ng_plot_file_release(struct ng_plot_file *f);
 
 /*
- * Gives each file a label: user[i] for i < nuser (copied), else the default
- * "MODULE PATTERN", made unique within its pattern as plot.h says; the
- * label of an oversubscribed run ends with " (oversubscribed)".  Returns
- * NG_OK or NG_ERR_NOMEM (reported).
+ * Gives each file a label: user[i] for i < nuser (copied, and kept in
+ * @user), else the default "MODULE PATTERN", made unique within its pattern
+ * by the rank count, then by the file name; the label of an oversubscribed
+ * run ends with " (oversubscribed)".  The legends of a figure are made from
+ * the files it draws (legend.h).  Returns NG_OK or NG_ERR_NOMEM (reported).
  */
 ng_status ng_plot_labels(struct ng_plot_file *files, size_t n, const char *const *user, size_t nuser);
 

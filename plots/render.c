@@ -17,6 +17,7 @@
 #include "config.h"
 #include "figure.h"
 #include "gnuplot.h"
+#include "legend.h"
 #include "render.h"
 
 /* gnuplot's messages kept for showing when it fails */
@@ -72,8 +73,7 @@ static bool ng_is_executable(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
 }
 
-/* @name itself when it holds a '/', else the first match in $PATH. */
-static char *ng_which(const char *name)
+char *ng_plot_which(const char *name)
 {
 	const char *path = getenv("PATH"), *p, *end;
 	char *cand;
@@ -104,14 +104,14 @@ char *ng_plot_find_gnuplot(void)
 	char *path;
 
 	if (env && *env)
-		return ng_which(env);
-	path = ng_which(NG_GNUPLOT);
-	return path ? path : ng_which("gnuplot");
+		return ng_plot_which(env);
+	path = ng_plot_which(NG_GNUPLOT);
+	return path ? path : ng_plot_which("gnuplot");
 }
 
 /* Runs "gnuplot SCRIPT" in directory @dir; shows gnuplot's messages only
  * when it fails. */
-static ng_status ng_gnuplot_run(const char *gnuplot, const char *dir, const char *script)
+static ng_status ng_gnuplot_run(const char *cmd, const char *gnuplot, const char *dir, const char *script)
 {
 	char *log = ng_plot_xcalloc(NG_GNUPLOT_LOG_MAX + 1, 1);
 	char arg0[] = "gnuplot";
@@ -175,13 +175,25 @@ static ng_status ng_gnuplot_run(const char *gnuplot, const char *dir, const char
 		rc = NG_OK;
 		goto out_close_pipe;
 	}
-	fputs(log, stderr);
-	if (used && log[used - 1] != '\n')
-		fputc('\n', stderr);
-	if (WIFEXITED(status))
-		ng_error("gnuplot failed on %s (exit status %d)", script, WEXITSTATUS(status));
-	else
-		ng_error("gnuplot failed on %s (signal %d)", script, WTERMSIG(status));
+	/* one line: gnuplot's first complaint ("F.gp" line N: WHAT) */
+	{
+		char *line = strstr(log, ".gp\" line ");
+		char *end;
+
+		while (line && line > log && line[-1] != '\n')
+			line--;
+		if (!line)
+			for (line = log; *line == '\n' || *line == ' '; line++)
+				;
+		end = line + strcspn(line, "\n");
+		*end = '\0';
+		if (WIFEXITED(status))
+			ng_error("%s: gnuplot failed on %s (exit status %d)%s%.300s", cmd, script,
+			         WEXITSTATUS(status), *line ? ": " : "", line);
+		else
+			ng_error("%s: gnuplot failed on %s (signal %d)%s%.300s", cmd, script,
+			         WTERMSIG(status), *line ? ": " : "", line);
+	}
 out_close_pipe:
 	close(pipefd[0]);
 	if (pipefd[1] >= 0)
@@ -211,9 +223,11 @@ static char *ng_file_word(const char *s)
 /*
  * Replaces each figure of a pattern drawn in parts (its family's .parts) by
  * one figure per part with a panel that --kind keeps; the others stay.  A
- * pattern left with no figure is a usage error (reported).
+ * pattern with parts of which --kind keeps none is a usage error (reported);
+ * a file with no row naming a part is in none of the figures (the caller
+ * says why).
  */
-static ng_status ng_figs_split(struct ng_fig **figs_p, size_t *n_p, enum ng_plot_kind kind)
+static ng_status ng_figs_split(struct ng_fig **figs_p, size_t *n_p, enum ng_plot_kind kind, const char *cmd)
 {
 	struct ng_fig *in = *figs_p, *out;
 	size_t n = *n_p, cap = n, k = 0, i, j, r, s, nsubs;
@@ -269,13 +283,9 @@ static ng_status ng_figs_split(struct ng_fig **figs_p, size_t *n_p, enum ng_plot
 			}
 			k++;
 		}
-		if (k == before && !rc) {
-			if (nsubs)
-				ng_error("plot: --kind %s has no panel for any %s of pattern \"%s\" (%s)",
-				         ng_kind_names[kind], key, g->files[0]->pattern, g->files[0]->path);
-			else
-				ng_error("plot: no row of pattern \"%s\" names its %s (%s)",
-				         g->files[0]->pattern, key, g->files[0]->path);
+		if (k == before && nsubs && !rc) {
+			ng_error("%s: --kind %s has no panel for any %s of pattern \"%s\" (%s)", cmd,
+			         ng_kind_names[kind], key, g->files[0]->pattern, g->files[0]->path);
 			rc = NG_ERR_USAGE;
 		}
 		free(g->files);
@@ -287,21 +297,107 @@ static ng_status ng_figs_split(struct ng_fig **figs_p, size_t *n_p, enum ng_plot
 	return rc;
 }
 
+/* Where a figure's message points: its file (or files) and its part. */
+static char *ng_fig_where(const struct ng_fig *g)
+{
+	if (g->n == 1)
+		return ng_plot_xasprintf("%s%s%s", g->files[0]->path, g->sub ? ", test " : "",
+		                         g->sub ? g->sub : "");
+	return ng_plot_xasprintf("%s and %zu more file%s%s%s", g->files[0]->path, g->n - 1,
+	                         g->n > 2 ? "s" : "", g->sub ? ", test " : "", g->sub ? g->sub : "");
+}
+
+/* Says @text: to req->note, else as a line on stderr ("CMD: TEXT", an error
+ * for a file left out, else a warning). */
+static void ng_render_say(const struct ng_plot_req *req, bool file, const char *text)
+{
+	if (req->note)
+		req->note(req->note_data, text, file);
+	else if (file)
+		ng_error("%s: %s", req->cmd, text);
+	else
+		ng_warn("%s: %s", req->cmd, text);
+}
+
+/* One rendering: the figures and what became of the files. */
+struct ng_render {
+	struct ng_fig *figs;
+	size_t nfigs;
+	char **notes; /* per figure: what it left out (NULL: nothing) */
+	char **why;   /* per file: why its figure cannot draw it (NULL: it can) */
+	bool *drawn;  /* per file: in a figure drawn */
+};
+
+/* Says what was left out once everything is drawn; NG_ERR_PROTO when a file
+ * was left out entirely. */
+static ng_status ng_render_tell(const struct ng_render *rd, const struct ng_plot_file *files, size_t n,
+                                const struct ng_plot_req *req)
+{
+	ng_status rc = NG_OK;
+	size_t i, j;
+	char *text;
+
+	for (i = 0; i < rd->nfigs; i++) {
+		const struct ng_fig *g = &rd->figs[i];
+		bool some = false;
+
+		for (j = 0; j < g->n; j++)
+			some = some || rd->drawn[g->files[j] - files];
+		if (!rd->notes[i] || !some)
+			continue; /* nothing left out, or said by the files' errors */
+		text = ng_fig_where(g);
+		if (g->drawn) {
+			char *line = ng_plot_xasprintf("%s: left out: %s", text, rd->notes[i]);
+
+			ng_render_say(req, false, line);
+			free(line);
+		} else {
+			char *line = ng_plot_xasprintf("%s: not drawn: %s", text, rd->notes[i]);
+
+			ng_render_say(req, false, line);
+			free(line);
+		}
+		free(text);
+	}
+	for (j = 0; j < n; j++) {
+		const char *why = rd->why[j];
+
+		if (rd->drawn[j])
+			continue;
+		for (i = 0; !why && i < rd->nfigs; i++) {
+			const struct ng_fig *g = &rd->figs[i];
+
+			for (size_t k = 0; k < g->n; k++)
+				if (g->files[k] == &files[j] && rd->notes[i])
+					why = rd->notes[i];
+		}
+		text = ng_plot_xasprintf("%s: not drawn: %s", files[j].path,
+		                         why ? why : "nothing to draw: no value of its rows can be drawn");
+		ng_render_say(req, true, text);
+		free(text);
+		rc = NG_ERR_PROTO;
+	}
+	return rc;
+}
+
 ng_status ng_plot_render(const struct ng_plot_file *files, size_t n, const struct ng_plot_req *req)
 {
 	const struct ng_term *term = ng_term_of(req->out);
 	size_t *group = ng_plot_xcalloc(n, sizeof(*group)); /* figure of each file */
-	struct ng_fig *figs = ng_plot_xcalloc(n, sizeof(*figs));
-	size_t nfigs = 0, i, j;
+	struct ng_render rd = {0};
+	size_t ngroups = 0, i, j;
 	char *stem, *dir, *slash;
-	ng_status rc = NG_OK;
+	ng_status rc = NG_OK, told;
 
 	if (!term) {
-		ng_error("%s: unknown figure type (the name must end in .pdf, .svg, .png or .tex)", req->out);
+		ng_error("%s: %s: unknown figure type (the name must end in .pdf, .svg, .png or .tex)",
+		         req->cmd, req->out);
 		free(group);
-		free(figs);
 		return NG_ERR_USAGE;
 	}
+	rd.figs = ng_plot_xcalloc(n, sizeof(*rd.figs));
+	rd.why = ng_plot_xcalloc(n, sizeof(*rd.why));
+	rd.drawn = ng_plot_xcalloc(n, sizeof(*rd.drawn));
 	stem = ng_plot_xasprintf("%.*s", (int)(strrchr(req->out, '.') - req->out), req->out);
 	slash = strrchr(stem, '/');
 	dir = slash ? ng_plot_xasprintf("%.*s", slash == stem ? 1 : (int)(slash - stem), stem)
@@ -315,36 +411,67 @@ ng_status ng_plot_render(const struct ng_plot_file *files, size_t n, const struc
 			group[i] = group[j];
 			continue;
 		}
-		group[i] = nfigs;
-		figs[nfigs].term = term;
-		figs[nfigs].desc = ng_figure_of(files[i].pattern);
-		figs[nfigs].panels = figs[nfigs].desc->panels & ng_kind_panels(req->kind);
-		figs[nfigs].files = ng_plot_xcalloc(n, sizeof(*figs[nfigs].files));
-		if (!figs[nfigs++].panels) {
-			ng_error("plot: --kind %s has no panel for pattern \"%s\" (%s)",
+		group[i] = ngroups;
+		rd.figs[ngroups].term = term;
+		rd.figs[ngroups].desc = ng_figure_of(files[i].pattern);
+		rd.figs[ngroups].panels = rd.figs[ngroups].desc->panels & ng_kind_panels(req->kind);
+		rd.figs[ngroups].files = ng_plot_xcalloc(n, sizeof(*rd.figs[ngroups].files));
+		if (!rd.figs[ngroups++].panels) {
+			ng_error("%s: --kind %s has no panel for pattern \"%s\" (%s)", req->cmd,
 			         ng_kind_names[req->kind], files[i].pattern, files[i].path);
 			rc = NG_ERR_USAGE;
 		}
 	}
+	rd.nfigs = ngroups;
+	if (rc)
+		goto out_free_figs;
+	/* the files their figures can draw */
+	for (i = 0; i < n; i++) {
+		struct ng_fig *g = &rd.figs[group[i]];
+
+		rd.why[i] = ng_figure_check(g->desc, &files[i]);
+		if (!rd.why[i])
+			g->files[g->n++] = &files[i];
+	}
+	for (i = j = 0; i < rd.nfigs; i++) {
+		if (rd.figs[i].n)
+			rd.figs[j++] = rd.figs[i];
+		else
+			free(rd.figs[i].files);
+	}
+	rd.nfigs = j;
+	rc = ng_figs_split(&rd.figs, &rd.nfigs, req->kind, req->cmd);
 	if (rc)
 		goto out_free_figs;
 	for (i = 0; i < n; i++) {
-		struct ng_fig *g = &figs[group[i]];
+		bool in = false;
 
-		g->files[g->n++] = &files[i];
-		rc = ng_figure_check(g->desc, &files[i]);
-		if (rc)
-			goto out_free_figs;
+		for (j = 0; j < rd.nfigs && !in; j++)
+			for (size_t k = 0; k < rd.figs[j].n; k++)
+				in = in || rd.figs[j].files[k] == &files[i];
+		if (!in && !rd.why[i])
+			rd.why[i] = ng_plot_xasprintf("no row names its %s",
+			                              ng_figure_of(files[i].pattern)->parts.key
+			                                  ? ng_figure_of(files[i].pattern)->parts.key
+			                                  : "figure");
 	}
-	rc = ng_figs_split(&figs, &nfigs, req->kind);
-	if (rc)
-		goto out_free_figs;
+	for (i = 0; i < n && !req->keep_going; i++) {
+		if (rd.why[i]) {
+			char *text = ng_plot_xasprintf("%s: not drawn: %s", files[i].path, rd.why[i]);
 
-	/* names, data and scripts */
-	for (i = 0; i < nfigs; i++) {
-		struct ng_fig *g = &figs[i];
+			ng_render_say(req, true, text);
+			free(text);
+			rc = NG_ERR_PROTO;
+			goto out_free_figs;
+		}
+	}
+	rd.notes = ng_plot_xcalloc(rd.nfigs, sizeof(*rd.notes));
 
-		if (nfigs == 1) {
+	/* names, legends, data and scripts */
+	for (i = 0; i < rd.nfigs; i++) {
+		struct ng_fig *g = &rd.figs[i];
+
+		if (rd.nfigs == 1) {
 			g->stem = ng_plot_xasprintf("%s", stem);
 		} else {
 			char *word = ng_file_word(g->files[0]->pattern);
@@ -359,38 +486,80 @@ ng_status ng_plot_render(const struct ng_plot_file *files, size_t n, const struc
 		for (j = 0; j < g->n; j++)
 			g->dat[j] = g->n == 1 ? ng_plot_xasprintf("%s.dat", g->stem)
 			                      : ng_plot_xasprintf("%s-%zu.dat", g->stem, j + 1);
-		rc = ng_fig_write(g);
+		ng_legend_make(g->files, g->n, g->sub, &g->legend, &g->caption);
+		rc = ng_fig_write(g, &rd.notes[i]);
 		if (rc)
 			goto out_free_figs;
+		if (!g->drawn && !rd.notes[i])
+			rd.notes[i] = ng_plot_xasprintf("nothing to draw");
+	}
+
+	/* the files with a point in a figure; without keep_going, a file with
+	 * none stops everything (its line says why), the scripts and data
+	 * written so far removed */
+	for (i = 0; i < rd.nfigs; i++)
+		for (j = 0; rd.figs[i].drawn && j < rd.figs[i].n; j++)
+			if (rd.figs[i].fdraw[j])
+				rd.drawn[rd.figs[i].files[j] - files] = true;
+	for (i = 0; i < n && rd.drawn[i]; i++)
+		;
+	if (i < n && !req->keep_going) {
+		rc = ng_render_tell(&rd, files, n, req);
+		for (i = 0; i < rd.nfigs; i++) {
+			char *script = ng_plot_xasprintf("%s.gp", rd.figs[i].stem);
+
+			unlink(script);
+			free(script);
+			for (j = 0; j < rd.figs[i].n; j++)
+				unlink(rd.figs[i].dat[j]);
+		}
+		goto out_free_figs;
 	}
 
 	/* figures */
-	for (i = 0; i < nfigs && req->gnuplot; i++) {
-		char *script = ng_plot_xasprintf("%s.gp", figs[i].stem);
+	for (i = 0; i < rd.nfigs; i++) {
+		char *script = ng_plot_xasprintf("%s.gp", rd.figs[i].stem);
 
-		rc = ng_gnuplot_run(req->gnuplot, dir, script);
+		if (!rd.figs[i].drawn) {
+			free(script);
+			continue;
+		}
+		rc = req->gnuplot ? ng_gnuplot_run(req->cmd, req->gnuplot, dir, script) : NG_OK;
 		free(script);
 		if (rc)
 			goto out_free_figs;
+		if (!req->gnuplot)
+			continue;
 		if (!req->quiet)
-			printf("%s%s\n", figs[i].stem, term->ext);
+			printf("%s%s\n", rd.figs[i].stem, term->ext);
 		if (req->made) {
-			char *fig = ng_plot_xasprintf("%s%s", figs[i].stem, term->ext);
+			char *fig = ng_plot_xasprintf("%s%s", rd.figs[i].stem, term->ext);
 
 			req->made(req->made_data, fig);
 			free(fig);
 		}
 	}
+	told = ng_render_tell(&rd, files, n, req);
+	rc = rc ? rc : told;
 
 out_free_figs:
-	for (i = 0; i < nfigs; i++) {
-		for (j = 0; figs[i].dat && j < figs[i].n; j++)
-			free(figs[i].dat[j]);
-		free(figs[i].dat);
-		free(figs[i].files);
-		free(figs[i].stem);
+	for (i = 0; i < rd.nfigs; i++) {
+		for (j = 0; rd.figs[i].dat && j < rd.figs[i].n; j++)
+			free(rd.figs[i].dat[j]);
+		free(rd.figs[i].dat);
+		ng_legend_free(rd.figs[i].legend, rd.figs[i].n, rd.figs[i].caption);
+		free(rd.figs[i].fdraw);
+		free(rd.figs[i].files);
+		free(rd.figs[i].stem);
+		if (rd.notes)
+			free(rd.notes[i]);
 	}
-	free(figs);
+	for (i = 0; i < n; i++)
+		free(rd.why[i]);
+	free(rd.why);
+	free(rd.drawn);
+	free(rd.notes);
+	free(rd.figs);
 	free(group);
 	free(dir);
 	free(stem);

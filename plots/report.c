@@ -8,17 +8,20 @@
  * directory and pasted inline, their element ids prefixed so that several
  * figures on one page do not share ids.
  */
-#include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "figure.h"
 #include "html.h"
+#include "pdf.h"
+#include "registry.h"
 #include "render.h"
 #include "report.h"
 
@@ -30,29 +33,37 @@ static const char *const ng_report_known[] = {
     "finished", "launch",   "env",    "timer",   "parameters", "results", NULL,
 };
 
+/* The page's style: tables and figures no wider than the page, on a
+ * screen and printed on A4 or letter paper (margins of 12 mm). */
 static const char ng_report_css[] =
     "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;max-width:72rem;"
     "margin:1.5rem auto;padding:0 1rem;color:#111;line-height:1.4}\n"
     "h1{font-size:1.6rem}\n"
     "h2{font-size:1.3rem;border-bottom:2px solid #333;padding-bottom:.2rem;margin-top:2.5rem}\n"
     "h3{font-size:1.05rem;margin:1.2rem 0 .4rem}\n"
-    "table{border-collapse:collapse;font-size:.85rem;margin:.3rem 0}\n"
-    "th,td{border:1px solid #bbb;padding:.15rem .45rem;text-align:left;vertical-align:top}\n"
-    "th{background:#eee}tbody tr:nth-child(even){background:#f7f7f7}\n"
-    "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
-    "table.kv th{font-weight:normal;color:#444;background:#f3f3f3}\n"
+    "h4{font-size:.95rem;margin:.9rem 0 .3rem}\n"
+    "table{border-collapse:collapse;font-size:.8rem;margin:.3rem 0;max-width:100%}\n"
+    "caption{caption-side:top;text-align:left;color:#444;padding:.1rem 0}\n"
+    "th,td{border:1px solid #bbb;padding:.15rem .4rem;text-align:left;vertical-align:top;"
+    "overflow-wrap:anywhere}\n"
+    "th{background:#eee;overflow-wrap:normal}tbody tr:nth-child(even){background:#f7f7f7}\n"
+    "td.num{text-align:right;font-variant-numeric:tabular-nums;overflow-wrap:normal}\n"
+    "table.kv{width:100%}table.kv th{font-weight:normal;color:#444;background:#f3f3f3;width:30%}\n"
     "code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85em;word-break:break-all}\n"
     ".flag{color:#a00}.warn{border:1px solid #c60;background:#fff4e5;padding:.4rem .7rem}\n"
     ".note{color:#444;font-size:.85rem}\n"
-    "figure{margin:.5rem 0}figure svg{max-width:100%;height:auto}\n"
-    "@media print{h2{break-before:page}figure,table{break-inside:avoid}}\n";
+    "figure{margin:.5rem 0}figure svg{display:block;width:100%;height:auto}\n"
+    "@page{margin:12mm}\n"
+    "@media print{body{max-width:none;margin:0;padding:0}h2{break-before:page}"
+    "figure,tr{break-inside:avoid}}\n";
 
 /* One report being written. */
 struct ng_report {
-	FILE *f;             /* OUT.tmp */
-	char *tmpdir;        /* figures; NULL when not drawing */
+	FILE *f;             /* the page being written */
+	char *tmpdir;        /* figures (and the page to print); NULL when neither */
 	const char *gnuplot; /* NULL: no figures */
 	unsigned nfig;       /* figures so far (file names, id prefixes) */
+	bool left_out;       /* a file's figure was left out */
 };
 
 /* ------------------------------------------------------------------------
@@ -71,11 +82,11 @@ static ng_status ng_report_paste_svg(struct ng_report *r, const char *path)
 
 	in = fopen(path, "r");
 	if (!in) {
-		ng_error("cannot read %s: %s", path, strerror(errno));
+		ng_error("report: cannot read %s: %s", path, strerror(errno));
 		return NG_ERR_IO;
 	}
 	if (getdelim(&text, &len, '\0', in) < 0 || !(p = strstr(text, "<svg"))) {
-		ng_error("%s: not an SVG figure", path);
+		ng_error("report: %s: not an SVG figure", path);
 		free(text);
 		fclose(in);
 		return NG_ERR_IO;
@@ -122,62 +133,108 @@ static void ng_report_made_add(void *data, const char *path)
 	}
 }
 
-/* Draws @files (one pattern) with the svg terminal and pastes the figures
- * (one, or one per part of a pattern drawn in parts). */
-static ng_status ng_report_figure(struct ng_report *r, const struct ng_plot_file *files, size_t n)
+/* What one drawing left out (ng_plot_req.note): the lines, and whether a
+ * file was left out entirely. */
+struct ng_report_notes {
+	char **text;
+	size_t n;
+	bool file;
+};
+
+static void ng_report_note(void *data, const char *text, bool file)
+{
+	struct ng_report_notes *nt = data;
+
+	nt->text = realloc(nt->text, (nt->n + 1) * sizeof(*nt->text));
+	if (!nt->text) {
+		ng_error("out of memory");
+		abort();
+	}
+	nt->text[nt->n++] = ng_plot_xasprintf("%s", text);
+	nt->file = nt->file || file;
+}
+
+/*
+ * Draws @files (one pattern) with the svg terminal and pastes the figures
+ * (one, or one per part of a pattern drawn in parts).  What the drawing
+ * leaves out is said in the page, and (@tell: a file's own figure, not a
+ * comparison, which would say it again) in a line on stderr; a file left
+ * out, or gnuplot failing, leaves the rest of the page as it is.  Returns
+ * NG_OK, or NG_ERR_IO / NG_ERR_NOMEM (reported).
+ */
+static ng_status ng_report_figure(struct ng_report *r, const struct ng_plot_file *files, size_t n, bool tell)
 {
 	struct ng_report_made made = {0};
-	struct ng_plot_req req = {.kind = NG_PLOT_KIND_AUTO,
+	struct ng_report_notes notes = {0};
+	struct ng_plot_req req = {.cmd = "report",
+	                          .kind = NG_PLOT_KIND_AUTO,
+	                          .keep_going = true,
 	                          .gnuplot = r->gnuplot,
 	                          .quiet = true,
 	                          .made = ng_report_made_add,
-	                          .made_data = &made};
+	                          .made_data = &made,
+	                          .note = ng_report_note,
+	                          .note_data = &notes};
 	char *out;
-	ng_status rc;
+	ng_status rc, pasted = NG_OK;
+	size_t i;
 
 	if (!r->gnuplot)
 		return NG_OK;
 	r->nfig++;
-	if (asprintf(&out, "%s/f%u.svg", r->tmpdir, r->nfig) < 0) {
-		ng_error("out of memory");
-		abort();
-	}
+	out = ng_plot_xasprintf("%s/f%u.svg", r->tmpdir, r->nfig);
 	req.out = out;
 	rc = ng_plot_render(files, n, &req);
-	for (size_t i = 0; i < made.n; i++) {
-		if (rc == NG_OK) {
+	for (i = 0; i < made.n; i++) {
+		if (pasted == NG_OK) {
 			if (i)
 				r->nfig++; /* a prefix of its own for the ids of each figure */
 			fputs("<figure>\n", r->f);
-			rc = ng_report_paste_svg(r, made.paths[i]);
+			pasted = ng_report_paste_svg(r, made.paths[i]);
 			fputs("</figure>\n", r->f);
 		}
 		free(made.paths[i]);
 	}
 	free(made.paths);
 	free(out);
-	return rc;
+	for (i = 0; i < notes.n; i++) {
+		fprintf(r->f, "<p class=\"%s\">", notes.file ? "warn" : "note");
+		fputs(notes.file ? "Figure left out: " : "Left out of the figure: ", r->f);
+		ng_html(r->f, notes.text[i]);
+		fputs("</p>\n", r->f);
+		if (tell && notes.file)
+			ng_error("report: %s", notes.text[i]);
+		else if (tell)
+			ng_warn("report: %s", notes.text[i]);
+		free(notes.text[i]);
+	}
+	free(notes.text);
+	if (rc == NG_ERR_SYS) {
+		/* gnuplot failed (said on stderr): the page goes on without the figure */
+		fputs("<p class=\"warn\">Figure left out: gnuplot failed on it.</p>\n", r->f);
+		rc = NG_ERR_PROTO;
+	}
+	if (rc == NG_ERR_PROTO || notes.file) {
+		r->left_out = true;
+		rc = NG_OK;
+	}
+	return pasted ? pasted : rc;
 }
 
-/* Removes the temporary directory and what the figures left in it. */
+static int ng_report_rm1(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+/* Removes the temporary directory and everything in it (the figures, and
+ * Chromium's profile). */
 static void ng_report_rmtmp(const char *dir)
 {
-	struct dirent *de;
-	DIR *d = opendir(dir);
-	char *path;
-
-	if (d) {
-		while ((de = readdir(d))) {
-			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-				continue;
-			if (asprintf(&path, "%s/%s", dir, de->d_name) < 0)
-				continue;
-			unlink(path);
-			free(path);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
+	nftw(dir, ng_report_rm1, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* ------------------------------------------------------------------------
@@ -218,18 +275,144 @@ static void ng_report_pattern_blocks(FILE *f, const struct ng_plot_file *pf)
 	{
 		if (ng_report_is_known(key))
 			continue;
-		if (!other) {
-			fputs("<h3>Other data</h3>\n<table class=\"kv\"><tbody>\n", f);
-			other = true;
-		}
-		fputs("<tr><th>", f);
-		ng_html(f, key);
-		fputs("</th><td>", f);
-		ng_html_value(f, v);
-		fputs("</td></tr>\n", f);
+		if (!other)
+			fputs("<h3>Other data</h3>\n", f);
+		other = true;
+		ng_html_data(f, key, v);
 	}
-	if (other)
-		fputs("</tbody></table>\n", f);
+}
+
+/* ------------------------------------------------------------------------
+ * Parameters
+ */
+
+/* Parameters that apply to some runs only: @key applies when parameter @on
+ * is one of @values ('|'-separated) and applies itself; @launch: when the
+ * run's "launch" is one of them.  From the options' own help (ngauge
+ * --list). */
+static const struct {
+	const char *key, *on, *values, *launch;
+} ng_report_applies[] = {
+    {"server", NULL, NULL, "tcp"},
+    {"once", NULL, NULL, "tcp"},
+    {"client", NULL, NULL, "tcp"},
+    {"port", NULL, NULL, "tcp"},
+    {"bind", NULL, NULL, "tcp"},
+    {"np", NULL, NULL, "local"},
+    {"rma-sched", "rma-design", "direct", NULL},
+    {"rma-aggregate", "rma-sched", "aggregate|all", NULL},
+    {"ofi-provider", "rdma-backend", "ofi|auto", NULL},
+    {"spipe-block", "spipe-mode", "super", NULL},
+    {"spipe-c0", "spipe-mode", "super", NULL},
+    {"spipe-q", "spipe-mode", "super", NULL},
+    {"spipe-buffers", "spipe-mode", "pipeline|super", NULL},
+    {"spipe-bufsize", "spipe-mode", "pipeline|super", NULL},
+};
+
+/* Whether @word is one of the '|'-separated @list. */
+static bool ng_report_one_of(const char *word, const char *list)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; *p;) {
+		size_t len = strcspn(p, "|");
+
+		if (len == n && strncmp(p, word, n) == 0)
+			return true;
+		p += len + (p[len] == '|');
+	}
+	return false;
+}
+
+/* Whether option @key is in @table (read by @module, when one is named). */
+static bool ng_report_in_table(const struct ng_option *table, const char *key, const char *module)
+{
+	for (const struct ng_option *o = table; o && o->name; o++)
+		if (strcmp(o->name, key) == 0 && (!module || ng_option_read_by(o, module)))
+			return true;
+	return false;
+}
+
+/*
+ * Whether parameter @key of @pf applies to its run: not an option of
+ * another module or pattern of this build only (an older file's, or one
+ * written with options ignored), and not one the configuration leaves
+ * unused (ng_report_applies).  Parameters nothing here knows are shown.
+ */
+static bool ng_report_applies_to(const struct ng_plot_file *pf, const json_t *params, const char *key,
+                                 int depth)
+{
+	const struct ng_module *m = ng_module_find(pf->module);
+	const struct ng_pattern *p = ng_pattern_find(pf->pattern);
+	bool mine = false, other = false;
+	size_t i;
+
+	if (m)
+		mine = ng_report_in_table(m->options, key, m->name) ||
+		       (m->reads_also && ng_report_one_of(key, m->reads_also));
+	if (p)
+		mine = mine || ng_report_in_table(p->options, key, NULL);
+	for (i = 0; !mine && ng_modules[i]; i++)
+		other = other || ng_report_in_table(ng_modules[i]->options, key, NULL);
+	for (i = 0; !mine && ng_patterns[i]; i++)
+		other = other || ng_report_in_table(ng_patterns[i]->options, key, NULL);
+	if (!mine && other)
+		return false;
+	for (i = 0; i < sizeof(ng_report_applies) / sizeof(ng_report_applies[0]); i++) {
+		const char *on, *launch;
+
+		if (strcmp(ng_report_applies[i].key, key) != 0)
+			continue;
+		if (ng_report_applies[i].launch) {
+			launch = json_string_value(json_object_get(pf->doc, "launch"));
+			return !launch || ng_report_one_of(launch, ng_report_applies[i].launch);
+		}
+		on = json_string_value(json_object_get(params, ng_report_applies[i].on));
+		if (!on)
+			return true; /* not said: shown */
+		return ng_report_one_of(on, ng_report_applies[i].values) &&
+		       (depth > 4 || ng_report_applies_to(pf, params, ng_report_applies[i].on, depth + 1));
+	}
+	return true;
+}
+
+/* The parameters that apply to the run, and the names of the others. */
+static void ng_report_params(FILE *f, const struct ng_plot_file *pf)
+{
+	const json_t *params = json_object_get(pf->doc, "parameters");
+	json_t *shown = json_object(), *v;
+	const char *key;
+	size_t hidden = 0;
+
+	if (!shown) {
+		ng_error("out of memory");
+		abort();
+	}
+	json_object_foreach((json_t *)params, key, v)
+	{
+		if (ng_report_applies_to(pf, params, key, 0))
+			json_object_set(shown, key, v);
+	}
+	if (json_is_object(params) && !json_object_size(shown) && json_object_size(params)) {
+		json_decref(shown);
+		shown = json_deep_copy(params);
+	}
+	ng_html_kv(f, shown);
+	json_object_foreach((json_t *)params, key, v)
+	{
+		if (json_object_get(shown, key))
+			continue;
+		fputs(hidden++ ? ", "
+		               : "<p class=\"note\">Not used by this run (its launch, module, pattern or "
+		                 "configuration leaves them aside), so not shown: ",
+		      f);
+		fputs("<code>", f);
+		ng_html(f, key);
+		fputs("</code>", f);
+	}
+	if (hidden)
+		fputs(".</p>\n", f);
+	json_decref(shown);
 }
 
 static ng_status ng_report_file(struct ng_report *r, const struct ng_plot_file *pf, size_t idx)
@@ -269,13 +452,13 @@ static ng_status ng_report_file(struct ng_report *r, const struct ng_plot_file *
 	fputs("<h3>Timer</h3>\n", f);
 	ng_html_kv(f, json_object_get(pf->doc, "timer"));
 	fputs("<h3>Parameters</h3>\n", f);
-	ng_html_kv(f, json_object_get(pf->doc, "parameters"));
+	ng_report_params(f, pf);
 	fputs("<h3>Results</h3>\n", f);
 	ng_html_rows(f, pf->rows);
 	ng_report_pattern_blocks(f, pf);
 	if (r->gnuplot)
 		fputs("<h3>Figure</h3>\n", f);
-	return ng_report_figure(r, pf, 1);
+	return ng_report_figure(r, pf, 1, true);
 }
 
 /* Writes the whole page to r->f. */
@@ -332,7 +515,7 @@ static ng_status ng_report_write(struct ng_report *r, const struct ng_plot_file 
 		fputs("<section>\n<h2>Comparison: ", f);
 		ng_html(f, files[i].pattern);
 		fputs("</h2>\n", f);
-		rc = ng_report_figure(r, copy, same);
+		rc = ng_report_figure(r, copy, same, false);
 		free(copy);
 		fputs("</section>\n", f);
 		if (rc)
@@ -352,48 +535,48 @@ static ng_status ng_report_write(struct ng_report *r, const struct ng_plot_file 
  * The page
  */
 
-ng_status ng_report_render(const struct ng_plot_file *files, size_t n, const char *out, const char *gnuplot)
+ng_status ng_report_render(const struct ng_plot_file *files, size_t n, const char *out, const char *gnuplot,
+                           const char *chromium)
 {
 	struct ng_report r = {.gnuplot = gnuplot};
 	const char *tmproot;
-	char *out_tmp = NULL;
-	ng_status rc = NG_ERR_NOMEM;
+	char *out_tmp = NULL, *page = NULL;
+	ng_status rc = NG_OK;
 
-	if (gnuplot) {
+	if (gnuplot || chromium) {
 		tmproot = getenv("TMPDIR");
 		if (!tmproot || !*tmproot)
 			tmproot = "/tmp";
-		if (asprintf(&r.tmpdir, "%s/ngauge-report-XXXXXX", tmproot) < 0) {
-			r.tmpdir = NULL;
-			goto out_nomem;
-		}
+		r.tmpdir = ng_plot_xasprintf("%s/ngauge-report-XXXXXX", tmproot);
 		if (!mkdtemp(r.tmpdir)) {
-			ng_error("cannot create a temporary directory %s: %s", r.tmpdir, strerror(errno));
+			ng_error("report: cannot create a temporary directory %s: %s", r.tmpdir,
+			         strerror(errno));
 			free(r.tmpdir);
 			return NG_ERR_IO;
 		}
 	}
-	if (asprintf(&out_tmp, "%s.tmp", out) < 0) {
-		out_tmp = NULL;
-		goto out_nomem;
-	}
-	r.f = fopen(out_tmp, "w");
+	out_tmp = ng_plot_xasprintf("%s.tmp", out);
+	/* the page itself, or the page Chromium prints to OUT.tmp */
+	page = chromium ? ng_plot_xasprintf("%s/report.html", r.tmpdir) : ng_plot_xasprintf("%s", out_tmp);
+	r.f = fopen(page, "w");
 	if (!r.f) {
-		ng_error("cannot create %s: %s", out_tmp, strerror(errno));
+		ng_error("report: cannot create %s: %s", page, strerror(errno));
 		rc = NG_ERR_IO;
 		goto out_remove_tmpdir;
 	}
 	rc = ng_report_write(&r, files, n);
 	if (ferror(r.f) && rc == NG_OK) {
-		ng_error("cannot write %s: %s", out_tmp, strerror(errno));
+		ng_error("report: cannot write %s: %s", page, strerror(errno));
 		rc = NG_ERR_IO;
 	}
 	if (fclose(r.f) != 0 && rc == NG_OK) {
-		ng_error("cannot write %s: %s", out_tmp, strerror(errno));
+		ng_error("report: cannot write %s: %s", page, strerror(errno));
 		rc = NG_ERR_IO;
 	}
+	if (rc == NG_OK && chromium)
+		rc = ng_pdf_print(chromium, page, out_tmp, r.tmpdir);
 	if (rc == NG_OK && rename(out_tmp, out) != 0) {
-		ng_error("cannot rename %s to %s: %s", out_tmp, out, strerror(errno));
+		ng_error("report: cannot rename %s to %s: %s", out_tmp, out, strerror(errno));
 		rc = NG_ERR_IO;
 	}
 	if (rc != NG_OK) {
@@ -401,15 +584,14 @@ ng_status ng_report_render(const struct ng_plot_file *files, size_t n, const cha
 		goto out_remove_tmpdir;
 	}
 	printf("%s\n", out);
+	if (r.left_out)
+		rc = NG_ERR_PROTO;
 
 out_remove_tmpdir:
 	if (r.tmpdir)
 		ng_report_rmtmp(r.tmpdir);
 	free(r.tmpdir);
+	free(page);
 	free(out_tmp);
 	return rc;
-
-out_nomem:
-	ng_error("out of memory");
-	goto out_remove_tmpdir;
 }

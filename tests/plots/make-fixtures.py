@@ -330,6 +330,55 @@ def skew():
     return d
 
 
+def bw_size0():
+    """bw -s 0: every row of size 0 (bandwidth 0, which a log axis has not; a message rate)."""
+    d = bw("bw", 2)
+    d["parameters"]["sizes"] = "0"
+    row = d["results"][0]
+    row["size"] = 0
+    row["bandwidth_MBps"] = stats(0.0, 100)
+    row["bytes"] = 0
+    d["results"] = [row]
+    return d
+
+
+def pingpong_size0():
+    """pingpong -s 0,1-1K: size 0 beside the others on the log size axis."""
+    d = head("pingpong", "tcp", 2, {"sizes": "0,1-1K"})
+    for s in [0] + SIZES[:11]:
+        m = lat(s)
+        d["results"].append({"size": s, "count": 1000, "latency_us": stats(m), "bandwidth_MBps": stats(s / m)})
+    return d
+
+
+def rma_size0():
+    """rma -s 0: every test at size 0 (the bandwidth tests move no bytes)."""
+    d = rma("rma", 1.0)
+    rows = []
+    for r in d["results"]:
+        if r["size"] == 65536 or (r["test"] not in ("sync", "multi-origin") and r["size"] != 8):
+            continue
+        r = json.loads(json.dumps(r))
+        if r["test"] != "sync":
+            r["size"] = 0
+            r["bandwidth_MBps"] = stats(0.0, 500)
+        rows.append(r)
+    d["results"] = rows
+    d["parameters"]["sizes"] = "0"
+    d["rma"]["lock_throughput_size"] = 0
+    d["rma"]["multi_origin_sizes"] = []
+    return d
+
+
+def rma_no_origins():
+    """rma rows without "origins" and "targets" (a file written before they existed, or cut)."""
+    d = rma("rma", 1.0)
+    for r in d["results"]:
+        del r["origins"]
+        del r["targets"]
+    return d
+
+
 def main():
     os.makedirs(DATA, exist_ok=True)
     files = {
@@ -348,6 +397,10 @@ def main():
         "spipe.json": spipe(),
         "overlap.json": overlap(),
         "skew.json": skew(),
+        "bw-s0.json": bw_size0(),
+        "pingpong-s0.json": pingpong_size0(),
+        "rma-s0.json": rma_size0(),
+        "rma-no-origins.json": rma_no_origins(),
     }
     # a label that needs escaping in HTML, LaTeX and gnuplot strings
     files["pingpong-2.json"]["env"]["device"] = "lo <127.0.0.1> & 'quotes' \"too\" 50% $_^~#{}\\"

@@ -5,6 +5,11 @@
 - wrong schema, truncated JSON, invalid JSON, a missing file, a directory,
   a document without results: exit 1, one line on stderr naming the file,
   nothing written (plot and report alike);
+- a valid file with nothing to draw (no values, no block its figure needs,
+  no rows naming rma's tests): plot and report both exit 1 with one line
+  naming it and why ("plot: ...", "report: ..."); plot writes nothing, report
+  writes its page with the other files and says in it what was left out;
+- report -o r.pdf without Chromium: exit 1, one line, nothing written;
 - usage errors: exit 2;
 - no gnuplot (PATH without it and NGAUGE_GNUPLOT naming a file that does
   not exist): plot exits 1 with "gnuplot not found: install the Debian
@@ -65,6 +70,48 @@ def body(exe, tmp):
     pc.expect("ngauge-result/0" in err and "ngauge-result/1" in err, "schema message: %r" % err)
     _, err = pc.expect_run([exe, "plot", bad["truncated.json"]], 1)
     pc.expect("truncated" in err, "truncation not named as such: %r" % err)
+
+    # a result file with nothing to draw (every value null, no block, no test named): plot and report
+    # agree, exit 1 and one line naming the file and why (report's starting "report:"); plot writes
+    # nothing, report writes its page, the good file's figure in it, and says in it what was left out
+    nothing = pc.load("pingpong-2.json")
+    for row in nothing["results"]:
+        row["latency_us"] = None
+        row["bandwidth_MBps"] = None
+    notest = pc.load("rma-a.json")
+    for row in notest["results"]:
+        del row["test"]
+    undrawable = {"no-values.json": (nothing, "nothing to draw"), "no-test.json": (notest, "no row names its test")}
+    for name, (doc, why) in undrawable.items():
+        bad[name] = os.path.join(tmp, name)
+        with open(bad[name], "w") as f:
+            json.dump(doc, f)
+    undrawable["loggp-no-block.json"] = (None, "no \"loggp\" block")
+    for name, (_, why) in undrawable.items():
+        path = bad[name]
+        _, err = pc.expect_run([exe, "plot", good, path, "-o", os.path.join(tmp, "out.pdf")], 1)
+        line = one_line_naming(err, path, "plot %s" % name)
+        pc.expect(line.startswith("ngauge: plot: ") and why in line, "plot %s: %r" % (name, line))
+        left = [f for f in os.listdir(tmp) if f.startswith("out")]
+        pc.expect(not left, "plot %s left %r behind" % (name, left))
+        page = os.path.join(tmp, "page.html")
+        out, err = pc.expect_run([exe, "report", good, path, "-o", page], 1)
+        line = one_line_naming(err, path, "report %s" % name)
+        pc.expect(line.startswith("ngauge: report: ") and why in line, "report %s: %r" % (name, line))
+        pc.expect(out.strip() == page, "report %s: the page is not listed: %r" % (name, out))
+        with open(page, encoding="utf-8") as f:
+            text = f.read()
+        pc.expect(text.count("<svg") >= 1 and "Figure left out: " in text and why.replace('"', "&quot;") in text,
+                  "report %s: the page does not say what was left out" % name)
+        os.unlink(page)
+        print("%s: %s" % (name, line))
+
+    # a PDF report is printed by Chromium: without it, one line and nothing written
+    env = pc.clean_env(NGAUGE_CHROMIUM=os.path.join(tmp, "no", "chromium"))
+    _, err = pc.expect_run([exe, "report", good, "-o", os.path.join(tmp, "r.pdf")], 1, env=env)
+    line = one_line_naming(err, os.path.join(tmp, "r.pdf"), "report -o r.pdf without Chromium")
+    pc.expect(line.startswith("ngauge: report: ") and "Chromium" in line, "report -o r.pdf: %r" % line)
+    pc.expect(not [f for f in os.listdir(tmp) if f.startswith("r.pdf")], "report -o r.pdf wrote something")
 
     # usage errors
     usage = (

@@ -57,6 +57,11 @@ def svg_text(path):
     return "".join(ET.parse(path).getroot().itertext())
 
 
+def svg_texts(path):
+    """The texts of the figure, one per <text> element."""
+    return ["".join(t.itertext()).strip() for t in ET.parse(path).getroot().iter("{http://www.w3.org/2000/svg}text")]
+
+
 def body(exe, tmp):
     # every pattern, every terminal
     for name, pattern in pc.FIXTURES.items():
@@ -103,7 +108,7 @@ def body(exe, tmp):
     pc.expect(text.count("model (dotted)") == 2, "spipe: no model line in both panels: %r" % text[:300])
     with open(os.path.join(tmp, "spipe.gp"), encoding="utf-8") as f:
         gp = f.read()
-    pc.expect("using 1:($1 / $" in gp, "spipe: the bandwidth panel does not draw size / predicted time")
+    pc.expect("(ypos($1, $1 / $" in gp, "spipe: the bandwidth panel does not draw size / predicted time")
     text = svg_text(os.path.join(tmp, "pingpong-2.svg"))
     pc.expect("model" not in text, "a model line without predictions")
 
@@ -123,11 +128,12 @@ def body(exe, tmp):
     with open(out, encoding="utf-8") as f:
         pc.expect("a<b \\& 'c' \"d\" 50\\% \\$\\_" in f.read(), "label not escaped for LaTeX in %s" % out)
 
-    # default labels are unique: same module and pattern, different rank counts
+    # default legends name what differs (the rank count), the title what the files share
     out = os.path.join(tmp, "uniq.svg")
     pc.expect_run([exe, "plot", pc.fixture("pingpong-2.json"), pc.fixture("pingpong-4.json"), "-o", out], 0)
-    text = svg_text(out)
-    pc.expect("(2 ranks)" in text and "(4 ranks)" in text, "default labels not made unique: %r" % text[:300])
+    texts = svg_texts(out)
+    pc.expect("2 ranks" in texts and "4 ranks" in texts and "tcp pingpong" in texts,
+              "default legends not made of what differs: %r" % texts)
 
     # an oversubscribed run says so in the legend, with a label of its own or the default one
     over_path = pc.oversubscribed("n1.json", tmp)

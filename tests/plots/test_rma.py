@@ -5,8 +5,9 @@
 Checks on two synthetic files (two modules): OUT-rma-TEST.EXT per test in the
 order of the rows, each listed on stdout and no OUT itself; a file with one
 test gives OUT; one series per file and synchronisation mode (sync: origins
-and targets apart; multi-origin: per size; lock: latency against size and
-the aggregate throughput against origins in a second panel), with the legend
+and targets apart, each in a panel of its own; multi-origin: per size; lock:
+latency against size and the aggregate throughput against origins in a
+second panel), with the legend
 naming the file's label and the mode; the data tables hold exactly the
 numbers of the JSON rows they come from; --kind bandwidth keeps the
 bandwidth tests (and lock's throughput panel); the report pastes every
@@ -108,8 +109,10 @@ def body(exe, tmp):
     text = svg_text(figs[TESTS.index("lock")])
     pc.expect("lock: latency" in text and "lock: throughput" in text and "(1/s)" in text,
               "lock: two panels expected: %r" % text[:300])
+    # sync: n origins (one target) and n targets (one origin) in panels of their own, one label per axis
     text = svg_text(figs[TESTS.index("sync")])
-    pc.expect("Origins or targets" in text and "(\u00b5s)" in text, "sync: axes %r" % text[:300])
+    pc.expect("Origins (one target)" in text and "Targets (one origin)" in text and "Origins or targets" not in text
+              and text.count("(\u00b5s)") == 2, "sync: axes %r" % text[:300])
     text = svg_text(figs[TESTS.index("put-bw")])
     pc.expect("(MB/s)" in text and "Message size (bytes)" in text, "put-bw: axes %r" % text[:300])
 
