@@ -324,11 +324,20 @@ static bool ng_report_one_of(const char *word, const char *list)
 	return false;
 }
 
-/* Whether option @key is in @table (read by @module, when one is named). */
-static bool ng_report_in_table(const struct ng_option *table, const char *key, const char *module)
+/* Whether option @key is in @table. */
+static bool ng_report_in_table(const struct ng_option *table, const char *key)
 {
 	for (const struct ng_option *o = table; o && o->name; o++)
-		if (strcmp(o->name, key) == 0 && (!module || ng_option_read_by(o, module)))
+		if (strcmp(o->name, key) == 0)
+			return true;
+	return false;
+}
+
+/* Whether option @key is in one of the NULL-terminated @tables. */
+static bool ng_report_in_tables(const struct ng_option *const *tables, const char *key)
+{
+	for (size_t i = 0; tables && tables[i]; i++)
+		if (ng_report_in_table(tables[i], key))
 			return true;
 	return false;
 }
@@ -348,14 +357,13 @@ static bool ng_report_applies_to(const struct ng_plot_file *pf, const json_t *pa
 	size_t i;
 
 	if (m)
-		mine = ng_report_in_table(m->options, key, m->name) ||
-		       (m->reads_also && ng_report_one_of(key, m->reads_also));
+		mine = ng_report_in_tables(m->options, key) || ng_report_in_tables(m->reads, key);
 	if (p)
-		mine = mine || ng_report_in_table(p->options, key, NULL);
+		mine = mine || ng_report_in_table(p->options, key);
 	for (i = 0; !mine && ng_modules[i]; i++)
-		other = other || ng_report_in_table(ng_modules[i]->options, key, NULL);
+		other = other || ng_report_in_tables(ng_modules[i]->options, key);
 	for (i = 0; !mine && ng_patterns[i]; i++)
-		other = other || ng_report_in_table(ng_patterns[i]->options, key, NULL);
+		other = other || ng_report_in_table(ng_patterns[i]->options, key);
 	if (!mine && other)
 		return false;
 	for (i = 0; i < sizeof(ng_report_applies) / sizeof(ng_report_applies[0]); i++) {
