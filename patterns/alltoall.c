@@ -85,10 +85,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common.h"
 #include "core/registry.h"
 #include "nodes.h"
 #include "payload.h"
+#include "sampler.h"
 
 enum ng_a2a_algo {
 	NG_A2A_BRUCK,
@@ -180,12 +180,9 @@ struct ng_a2a {
 	bool shm_g, shm_d; /* which areas the selected algorithms need */
 	struct ng_a2a_shm shm;
 
-	double *samples; /* [count + 1] this rank's times, then its verify flag */
-	double *all;     /* [P * (count + 1)] everyone's */
-	double *iter;    /* [count] per-iteration maximum (reporter) */
-	double *scratch; /* [count] (reporter) */
-	double *medians; /* [NG_A2A_NALGOS * nsizes] for the summary (reporter) */
-	size_t checked;  /* iterations verified in the current measurement */
+	struct ng_sampler smp; /* one stream, this rank's times; the tail: its verify flag */
+	double *medians;       /* [NG_A2A_NALGOS * nsizes] for the summary (reporter) */
+	size_t checked;        /* iterations verified in the current measurement */
 };
 
 static inline unsigned char *ng_a2a_blk(unsigned char *base, size_t i, size_t s)
@@ -1088,6 +1085,8 @@ static ng_status ng_a2a_setup(struct ng_a2a *a)
 	size_t stage_s = 0, stage_r = 0, nreqs = 2 * P;
 	struct ng_a2a_plan *plans[] = {&a->sa, &a->rd, &a->ld};
 	const int plan_algo[] = {NG_A2A_SA, NG_A2A_RD, NG_A2A_LEADER};
+	struct ng_sampler_spec spec = {
+	    .name = "alltoall", .cap = count, .tail = 1, .flags = NG_SAMPLER_GATHER};
 	ng_status st;
 
 	st = ng_a2a_plans_alloc(a);
@@ -1124,15 +1123,14 @@ static ng_status ng_a2a_setup(struct ng_a2a *a)
 
 	a->nreqs = nreqs;
 	a->reqs = calloc(nreqs, sizeof(*a->reqs));
-	a->samples = calloc(count + 1, sizeof(*a->samples));
-	a->all = calloc(P * (count + 1), sizeof(*a->all));
-	if (!a->reqs || !a->samples || !a->all)
+	if (!a->reqs)
 		goto err_nomem;
+	st = ng_sampler_init(&a->smp, run, &spec);
+	if (st != NG_OK)
+		return st;
 	if (ng_results_active(run->results)) {
-		a->iter = calloc(count + 1, sizeof(*a->iter));
-		a->scratch = calloc(count + 1, sizeof(*a->scratch));
 		a->medians = calloc(NG_A2A_NALGOS * (run->nsizes + 1), sizeof(*a->medians));
-		if (!a->iter || !a->scratch || !a->medians)
+		if (!a->medians)
 			goto err_nomem;
 	}
 	return NG_OK;
@@ -1177,10 +1175,7 @@ static void ng_a2a_teardown(struct ng_a2a *a)
 	free(a->sa_wpos);
 	free(a->rd_fromd);
 	free(a->reqs);
-	free(a->samples);
-	free(a->all);
-	free(a->iter);
-	free(a->scratch);
+	ng_sampler_free(&a->smp);
 	free(a->medians);
 	ng_nodes_free(&a->nodes);
 }
@@ -1227,20 +1222,21 @@ static bool ng_a2a_check(const struct ng_a2a *a, int algo, size_t s, uint64_t it
 
 /*
  * One algorithm at one size on this rank: the checked iteration, the
- * warm-up, the timed iterations.  Leaves the times in a->samples[0..count)
- * and the verify outcome in a->samples[count] (1: a block was wrong).
+ * warm-up, the timed iterations.  Leaves the times in the sampler's stream
+ * and the verify outcome in its tail (1: a block was wrong).
  */
 static ng_status ng_a2a_measure(struct ng_a2a *a, int algo, size_t s)
 {
 	const struct ng_run *run = a->run;
 	const struct ng_timer *tm = run->timer;
+	struct ng_sampler *smp = &a->smp;
 	ng_status (*fn)(struct ng_a2a *, size_t) = ng_a2a_fns[algo];
-	size_t skip = 1 + run->warmup, total = skip + run->count;
 	bool bad = false;
 	ng_status st;
 
 	a->checked = 0;
-	for (size_t it = 0; it < total; it++) {
+	ng_sampler_start(smp, 1 + run->warmup, run->count);
+	for (uint64_t it = 0; ng_sampler_more(smp, it); it++) {
 		bool check = it == 0 || run->verify;
 		uint64_t t0, t1;
 
@@ -1251,8 +1247,7 @@ static ng_status ng_a2a_measure(struct ng_a2a *a, int algo, size_t s)
 		t1 = ng_timer_now(tm);
 		if (st != NG_OK)
 			return st;
-		if (it >= skip)
-			a->samples[it - skip] = ng_timer_us(tm, t1 - t0);
+		ng_sampler_add(smp, 0, it, ng_timer_us(tm, t1 - t0));
 		if (check) {
 			/* Report the first wrong block only; finish the size so
 			 * every rank reaches the gather. */
@@ -1261,7 +1256,7 @@ static ng_status ng_a2a_measure(struct ng_a2a *a, int algo, size_t s)
 			a->checked++;
 		}
 	}
-	a->samples[run->count] = bad ? 1.0 : 0.0;
+	ng_sampler_tail(smp)[0] = bad ? 1.0 : 0.0;
 	return NG_OK;
 }
 
@@ -1269,38 +1264,31 @@ static ng_status ng_a2a_measure(struct ng_a2a *a, int algo, size_t s)
 static ng_status ng_a2a_report(struct ng_a2a *a, int algo, size_t isize, size_t s)
 {
 	struct ng_run *run = a->run;
-	size_t count = run->count, per = count + 1;
-	struct ng_stats t, bw;
+	struct ng_sampler *smp = &a->smp;
+	size_t count = ng_sampler_count(smp);
+	const double *iter;
+	struct ng_stats t;
 	struct ng_row *row;
 	ng_status st;
 
-	st = ng_samples_gather(run->boot, a->samples, per, a->all);
+	st = ng_sampler_gather(smp);
 	if (st != NG_OK)
 		return st;
 	for (int r = 0; r < a->P; r++)
-		if (a->all[(size_t)r * per + count] != 0.0)
+		if (ng_sampler_tail_of(smp, r)[0] != 0.0)
 			return NG_ERR_VERIFY; /* reported by the rank that saw it */
 	if (!ng_results_active(run->results))
 		return NG_OK;
 
-	for (size_t i = 0; i < count; i++) {
-		double m = a->all[i];
-
-		for (int r = 1; r < a->P; r++)
-			if (a->all[(size_t)r * per + i] > m)
-				m = a->all[(size_t)r * per + i];
-		a->iter[i] = m;
-	}
-	ng_samples_stats(a->iter, count, a->scratch, &t);
-	ng_samples_bw(a->iter, count, (double)s * (double)(a->P - 1), a->scratch, &bw);
-	a->medians[(size_t)algo * run->nsizes + isize] = t.median;
-
-	row = ng_row_begin(run->results, s, count);
+	/* An iteration takes as long as its slowest rank. */
+	iter = ng_sampler_max(smp, 0);
+	row = ng_sampler_row(smp, s);
 	ng_row_json(row, "algorithm", json_string(ng_a2a_names[algo]));
-	ng_row_stats(row, "time_us", &t);
-	ng_row_stats(row, "algbw_MBps", &bw);
+	ng_sampler_row_stats(smp, row, "time_us", iter, count, &t);
+	ng_sampler_row_bw(smp, row, "algbw_MBps", iter, count, (double)s * (double)(a->P - 1), NULL);
+	a->medians[(size_t)algo * run->nsizes + isize] = t.median;
 	ng_row_number(row, "verified", (double)a->checked);
-	ng_row_raw(row, "time_us", a->iter, count);
+	ng_sampler_row_raw(smp, row, "time_us", iter, count);
 	return ng_row_commit(run->results, row);
 }
 
