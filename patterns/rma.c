@@ -84,8 +84,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
 #include "rma_check.h"
+#include "sampler.h"
 
 enum rp_test {
 	RP_PUT_PP,
@@ -152,6 +152,10 @@ static const struct rp_desc rp_tests[RP_NTESTS] = {
 /* multi-origin's size without -s (the paper's 64 KiB). */
 #define RP_MULTI_SIZE ((size_t)64 << 10)
 
+/* The sampler's streams: the time of a sample, and when it began
+ * (microseconds of the timer: how the lock modes' origins overlapped). */
+enum { RP_S_TIME, RP_S_START, RP_NSTREAMS };
+
 /* One measurement: one row. */
 struct rp_meas {
 	enum rp_test test;
@@ -189,13 +193,10 @@ struct rp {
 	size_t get_off, src_off, dst_off;
 	struct ng_bufs bufs; /* bidir two-sided */
 	struct ng_req reqs[2];
-	int *ogrp, *tgrp;     /* [P] groups of the current measurement */
-	double *samples;      /* [count] */
-	double *starts;       /* [count] when each sample began (microseconds of the timer) */
-	double *all;          /* [P * count] pooled (lock) */
-	double *all_starts;   /* [P * count] their starts */
-	double *pool;         /* [P * count] */
-	double *scratch;      /* [P * count] */
+	int *ogrp, *tgrp; /* [P] groups of the current measurement */
+	/* the streams RP_S_TIME and RP_S_START, gathered and pooled over the
+	 * origins in the lock modes */
+	struct ng_sampler smp;
 	uint64_t first, last; /* start of the first timed sample, end of the last */
 	double *med;          /* [nplan] reporter: the median of each measurement's main figure */
 	/* --verify of the current measurement */
@@ -804,13 +805,13 @@ static void rp_sample(struct rp *rp, const struct rp_meas *m, uint64_t it, uint6
 {
 	double us = ng_timer_us(rp->tm, t1 - t0);
 
-	if (it < rp->run->warmup)
+	if (!ng_sampler_timed(&rp->smp, it))
 		return;
 	if (it == rp->run->warmup)
 		rp->first = t0;
 	rp->last = t1;
-	rp->samples[it - rp->run->warmup] = m->half ? us / 2.0 : us;
-	rp->starts[it - rp->run->warmup] = ng_timer_us(rp->tm, t0);
+	ng_sampler_add(&rp->smp, RP_S_TIME, it, m->half ? us / 2.0 : us);
+	ng_sampler_add(&rp->smp, RP_S_START, it, ng_timer_us(rp->tm, t0));
 }
 
 /*
@@ -824,7 +825,6 @@ static ng_status rp_alternate(struct rp *rp, const struct rp_meas *m)
 	const struct ng_timer *tm = rp->tm;
 	struct ng_comm *c = rp->c;
 	struct ng_win *w = rp->w;
-	size_t total = rp->run->warmup + rp->run->count;
 	bool a = rp->me == 0, b = rp->me == 1, fence = m->sync == RP_FENCE;
 	int peer = a ? 1 : 0;
 	uint64_t t0 = 0, t1 = 0;
@@ -836,7 +836,7 @@ static ng_status rp_alternate(struct rp *rp, const struct rp_meas *m)
 		st = o->fence(c, w);
 	if (b && !fence)
 		rp_verify_prep(rp, m, 0, peer);
-	for (uint64_t it = 0; it < total && st == NG_OK; it++) {
+	for (uint64_t it = 0; ng_sampler_more(&rp->smp, it) && st == NG_OK; it++) {
 		size_t off = rp_put_off(rp, m, it & 1, 0);
 
 		if (fence) {
@@ -890,7 +890,6 @@ static ng_status rp_both(struct rp *rp, const struct rp_meas *m)
 	const struct ng_timer *tm = rp->tm;
 	struct ng_comm *c = rp->c;
 	struct ng_win *w = rp->w;
-	size_t total = rp->run->warmup + rp->run->count;
 	bool active = rp->me < 2, verify = rp->run->verify;
 	int peer = rp->me == 0 ? 1 : 0;
 	unsigned char *sbuf = rp->bufs.send, *rbuf = rp->bufs.recv;
@@ -901,7 +900,7 @@ static ng_status rp_both(struct rp *rp, const struct rp_meas *m)
 		return NG_OK;
 	if (m->sync == RP_FENCE)
 		st = o->fence(c, w);
-	for (uint64_t it = 0; it < total && st == NG_OK; it++) {
+	for (uint64_t it = 0; ng_sampler_more(&rp->smp, it) && st == NG_OK; it++) {
 		size_t off = rp_put_off(rp, m, it & 1, 0);
 
 		if (active)
@@ -968,7 +967,6 @@ static ng_status rp_fan(struct rp *rp, const struct rp_meas *m)
 	const struct ng_timer *tm = rp->tm;
 	struct ng_comm *c = rp->c;
 	struct ng_win *w = rp->w;
-	size_t total = rp->run->warmup + rp->run->count;
 	int me = rp->me, n = m->n, *og = rp->ogrp, *tg = rp->tgrp, nog, ntg;
 	bool origin, target, lock = m->sync == RP_LOCK_EXCL || m->sync == RP_LOCK_SHARED;
 	bool excl = m->sync == RP_LOCK_EXCL, timer;
@@ -990,7 +988,8 @@ static ng_status rp_fan(struct rp *rp, const struct rp_meas *m)
 	 * fence of the other window (no active-target epoch on the locked one) */
 	if (m->sync == RP_FENCE || lock)
 		st = o->fence(c, lock ? rp->meet : w);
-	for (uint64_t it = 0; it < total && st == NG_OK && (origin || target || m->sync == RP_FENCE || lock);
+	for (uint64_t it = 0; ng_sampler_more(&rp->smp, it) && st == NG_OK &&
+	                      (origin || target || m->sync == RP_FENCE || lock);
 	     it++) {
 		size_t off = rp_put_off(rp, m, it & 1, k);
 
@@ -1055,14 +1054,15 @@ static ng_status rp_fan(struct rp *rp, const struct rp_meas *m)
  * the last end (one host: one clock), else the longest epoch; summed. */
 static double rp_lock_span(const struct rp *rp, const struct rp_meas *m, int first)
 {
-	size_t count = rp->run->count;
+	size_t count = ng_sampler_count(&rp->smp);
 	double span = 0.0;
 
 	for (size_t i = 0; i < count; i++) {
 		double lo = 1e300, hi = -1e300, longest = 0.0;
 
 		for (int r = first; r < first + m->origins; r++) {
-			double s = rp->all_starts[(size_t)r * count + i], d = rp->all[(size_t)r * count + i];
+			double s = ng_sampler_of(&rp->smp, r, RP_S_START)[i];
+			double d = ng_sampler_of(&rp->smp, r, RP_S_TIME)[i];
 
 			lo = s < lo ? s : lo;
 			hi = s + d > hi ? s + d : hi;
@@ -1078,12 +1078,13 @@ static double rp_lock_span(const struct rp *rp, const struct rp_meas *m, int fir
 static ng_status rp_report(struct rp *rp, const struct rp_meas *m)
 {
 	struct ng_run *run = rp->run;
-	size_t count = run->count, n = count;
+	struct ng_sampler *smp = &rp->smp;
+	size_t count = ng_sampler_count(smp), n = count;
 	bool pooled = m->sync == RP_LOCK_EXCL || m->sync == RP_LOCK_SHARED;
 	double agree[2] = {rp->bad ? 1.0 : 0.0, (double)rp->checked};
 	double span[3] = {-1e300, -1e300, 0.0}; /* latest end, -earliest start, longest own span */
-	const double *x = rp->samples;
-	struct ng_stats t, bw, eps;
+	const double *x = ng_sampler_mine(smp, RP_S_TIME);
+	struct ng_stats t, bw;
 	struct ng_row *row;
 	ng_status st;
 
@@ -1104,9 +1105,7 @@ static ng_status rp_report(struct rp *rp, const struct rp_meas *m)
 	if (rp->one_host && span[0] + span[1] > 0.0)
 		span[2] = span[0] + span[1];
 	if (pooled) {
-		st = ng_samples_gather(run->boot, rp->samples, count, rp->all);
-		if (st == NG_OK)
-			st = ng_samples_gather(run->boot, rp->starts, count, rp->all_starts);
+		st = ng_sampler_gather(smp);
 		if (st != NG_OK)
 			return st;
 	}
@@ -1117,22 +1116,17 @@ static ng_status rp_report(struct rp *rp, const struct rp_meas *m)
 		int first = m->fan_in ? 1 : 0;
 
 		for (int r = 0; r < m->origins; r++)
-			memcpy(rp->pool + (size_t)r * count, rp->all + (size_t)(first + r) * count,
-			       count * sizeof(*rp->pool));
-		x = rp->pool;
-		n = (size_t)m->origins * count;
+			rp->ogrp[r] = first + r;
+		x = ng_sampler_pool(smp, RP_S_TIME, rp->ogrp, (size_t)m->origins, &n);
 		span[2] = rp_lock_span(rp, m, first);
 	}
-	ng_samples_stats(x, n, rp->scratch, &t);
-	ng_samples_bw(x, n, m->bytes, rp->scratch, &bw);
-	ng_samples_bw(x, n, m->epochs * 1e6, rp->scratch, &eps);
 
-	row = ng_row_begin(run->results, m->size, count);
+	row = ng_sampler_row(smp, m->size);
 	ng_row_json(row, "test", json_string(rp_tests[m->test].name));
 	ng_row_json(row, "sync", json_string(rp_sync_names[m->sync]));
-	ng_row_stats(row, "time_us", &t);
-	ng_row_stats(row, "bandwidth_MBps", &bw);
-	ng_row_stats(row, "epochs_per_s", &eps);
+	ng_sampler_row_stats(smp, row, "time_us", x, n, &t);
+	ng_sampler_row_bw(smp, row, "bandwidth_MBps", x, n, m->bytes, &bw);
+	ng_sampler_row_bw(smp, row, "epochs_per_s", x, n, m->epochs * 1e6, NULL);
 	ng_row_number(row, "origins", m->origins);
 	ng_row_number(row, "targets", m->targets);
 	ng_row_number(row, "burst", (double)m->burst);
@@ -1143,7 +1137,7 @@ static ng_status rp_report(struct rp *rp, const struct rp_meas *m)
 	ng_row_number(row, "aggregate_epochs_per_s",
 	              span[2] > 0.0 ? m->epochs * (m->half ? 2.0 : 1.0) * (double)count * 1e6 / span[2]
 	                            : 0.0);
-	ng_row_raw(row, "time_us", x, n);
+	ng_sampler_row_raw(smp, row, "time_us", x, n);
 	rp->med[m - rp->plan] = rp_tests[m->test].burst ? bw.median : t.median;
 	return ng_row_commit(run->results, row);
 }
@@ -1256,20 +1250,25 @@ static ng_status rp_one_host(struct rp *rp)
 static ng_status rp_setup(struct rp *rp)
 {
 	size_t count = rp->run->count, P = (size_t)rp->P;
+	struct ng_sampler_spec spec = {
+	    .name = "rma",
+	    .streams = RP_NSTREAMS,
+	    .cap = count,
+	    .pool = P,
+	    .flags = NG_SAMPLER_GATHER,
+	};
+	ng_status st;
 
 	rp->ogrp = calloc(P, sizeof(*rp->ogrp));
 	rp->tgrp = calloc(P, sizeof(*rp->tgrp));
-	rp->samples = calloc(count + 1, sizeof(*rp->samples));
-	rp->starts = calloc(count + 1, sizeof(*rp->starts));
-	rp->all = calloc(P * count + 1, sizeof(*rp->all));
-	rp->all_starts = calloc(P * count + 1, sizeof(*rp->all_starts));
-	if (!rp->ogrp || !rp->tgrp || !rp->samples || !rp->starts || !rp->all || !rp->all_starts)
+	if (!rp->ogrp || !rp->tgrp)
 		goto err_nomem;
+	st = ng_sampler_init(&rp->smp, rp->run, &spec);
+	if (st != NG_OK)
+		return st;
 	if (ng_results_active(rp->run->results)) {
-		rp->pool = calloc(P * count + 1, sizeof(*rp->pool));
-		rp->scratch = calloc(P * count + 1, sizeof(*rp->scratch));
 		rp->skipped = json_object();
-		if (!rp->pool || !rp->scratch || !rp->skipped)
+		if (!rp->skipped)
 			goto err_nomem;
 	}
 	return rp_one_host(rp);
@@ -1291,12 +1290,7 @@ static void rp_teardown(struct rp *rp, ng_status st)
 	free(rp->plan);
 	free(rp->ogrp);
 	free(rp->tgrp);
-	free(rp->samples);
-	free(rp->starts);
-	free(rp->all);
-	free(rp->all_starts);
-	free(rp->pool);
-	free(rp->scratch);
+	ng_sampler_free(&rp->smp);
 	free(rp->med);
 	json_decref(rp->skipped);
 }
@@ -1308,7 +1302,7 @@ static ng_status rp_measure(struct rp *rp, const struct rp_meas *m)
 	rp->bad = false;
 	rp->checked = 0;
 	rp->first = rp->last = 0;
-	memset(rp->samples, 0, rp->run->count * sizeof(*rp->samples));
+	ng_sampler_start(&rp->smp, rp->run->warmup, rp->run->count);
 	rp_verify_setup(rp, m);
 	st = ng_sizes_sync(rp->run);
 	if (st != NG_OK)
