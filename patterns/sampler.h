@@ -43,11 +43,22 @@
  * ever inside a timed region (between the two timer reads of a sample).
  * Everything else is for before or after the loop.
  *
- * The loop's shape (ng_sampler_start's skip and count, ng_sampler_more) is
- * the one place a measurement's length is decided: a run by time or one
- * that stops once an interval is narrow enough changes these, not the
- * patterns.  A measurement's iterations are counted from 0, untimed ones
- * included, so --verify payloads and buffer parities can key on them.
+ * A measurement's iterations are counted from 0, untimed ones included, so
+ * --verify payloads and buffer parities can key on them.
+ *
+ * Where a change to sampling goes, once for every pattern:
+ *   - how long a measurement runs: ng_sampler_start and ng_sampler_more
+ *     (every rank of a measurement runs its loop on ng_sampler_more, the
+ *     passive side too, so a decision to stop early, which all ranks must
+ *     take together, can be made there between batches of iterations);
+ *   - what is kept of a sample: ng_sampler_add and ng_sampler_push (every
+ *     sample passes there);
+ *   - what a STATS holds and what a row says of its samples:
+ *     ng_sampler_stats, ng_sampler_row_stats and ng_sampler_row (and
+ *     analysis/stats.c, results.c's ng_stats_json, common.c's packing).
+ * Patterns that do not run one fixed loop per measurement say so where
+ * they loop (assess.h: adaptive batches of interleaved rounds; onen.c's
+ * reply arrivals, whose statistics are merged rather than their samples).
  */
 #ifndef NG_PATTERNS_SAMPLER_H
 #define NG_PATTERNS_SAMPLER_H
