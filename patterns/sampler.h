@@ -33,8 +33,8 @@
  *
  * Ownership: the sampler owns every sample it holds.  Its memory is
  * allocated by ng_sampler_init (and ng_sampler_reserve) and freed by
- * ng_sampler_free; a pointer it returns stays valid until the next call that
- * says it moves memory (start, gather, share, pool, max, reserve, free).
+ * ng_sampler_free.  What a pointer it returns points to stays as it is
+ * until the next start, gather, share, pool, max, reserve or free.
  *
  * Inside a timed loop (between the first and the last iteration of a
  * measurement) a pattern calls only ng_sampler_more, ng_sampler_timed,
@@ -50,7 +50,9 @@
  *   - how long a measurement runs: ng_sampler_start and ng_sampler_more
  *     (every rank of a measurement runs its loop on ng_sampler_more, the
  *     passive side too, so a decision to stop early, which all ranks must
- *     take together, can be made there between batches of iterations);
+ *     take together, can be made there between batches of iterations; ranks
+ *     a measurement leaves idle, such as mpbibw's or rma's, would join it
+ *     there);
  *   - what is kept of a sample: ng_sampler_add and ng_sampler_push (every
  *     sample passes there);
  *   - what a STATS holds and what a row says of its samples:
