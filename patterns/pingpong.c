@@ -211,23 +211,29 @@ static ng_status ng_pp_setup(struct ng_pp *pp)
 
 	pp->npairs = (size_t)pp->nranks / 2;
 	pp->pairs = calloc(pp->npairs, sizeof(*pp->pairs));
-	pp->clients = calloc(pp->npairs, sizeof(*pp->clients));
-	if (!pp->pairs || !pp->clients) {
+	if (!pp->pairs) {
 		ng_error("pingpong: out of memory for %zu samples", run->count);
 		return NG_ERR_NOMEM;
 	}
-	st = ng_sampler_init(&pp->smp, run, &spec);
-	if (st != NG_OK)
-		return st;
-
 	ng_pairs_choose(run->seed, pp->nranks, pp->pairs);
 	ng_pairs_find(pp->pairs, pp->npairs, pp->me, &pp->peer, &pp->client);
-	for (size_t i = 0; i < pp->npairs; i++)
-		pp->clients[i] = pp->pairs[i].client;
 
 	/* With --pp-echo same the server never sends from its send buffer. */
 	pp->echo_same = strcmp(ng_args_str(run->args, "pp-echo"), "same") == 0;
-	return ng_bufs_alloc(run->comm, pp->client || !pp->echo_same ? max : 0, max, &pp->bufs);
+	/* The buffers come right after the pairs and before everything else
+	 * on the heap: with the sampler's small blocks in between, a 1-byte
+	 * MPICH shared-memory round trip (360 ns) measured 10-20 ns longer. */
+	st = ng_bufs_alloc(run->comm, pp->client || !pp->echo_same ? max : 0, max, &pp->bufs);
+	if (st != NG_OK)
+		return st;
+	pp->clients = calloc(pp->npairs, sizeof(*pp->clients));
+	if (!pp->clients) {
+		ng_error("pingpong: out of memory for %zu samples", run->count);
+		return NG_ERR_NOMEM;
+	}
+	for (size_t i = 0; i < pp->npairs; i++)
+		pp->clients[i] = pp->pairs[i].client;
+	return ng_sampler_init(&pp->smp, run, &spec);
 }
 
 /* Frees what ng_pp_setup allocated; safe after a partial setup. */
