@@ -55,11 +55,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alltoall.h"
+#include "alltoall_algos.h"
 #include "core/registry.h"
 #include "payload.h"
 
-const char *const ng_a2a_names[NG_A2A_NALGOS] = {
+/* The algorithms' names, as --a2a-algo takes them. */
+static const char *const ng_a2a_names[NG_A2A_NALGOS] = {
     "bruck", "isend", "pairwise", "leader", "sa", "rd", "mpi",
 };
 

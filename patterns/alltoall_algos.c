@@ -2,7 +2,7 @@
 /*
  * The alltoall algorithms: schedules, the node's shared memory and the
  * exchanges (what the pattern measures is described in alltoall.c, the
- * interface between the two halves in alltoall.h).
+ * interface between the two halves in alltoall_algos.h).
  *
  * Point-to-point: isend, leader, sa and rd need NG_CAP_NONBLOCK.  bruck and
  * pairwise use irecv+isend per step where the module has them (or blocking
@@ -41,7 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "alltoall.h"
+#include "alltoall_algos.h"
 
 /* Spins of the shared-memory wait before it starts yielding the CPU. */
 #define NG_A2A_SPINS 256

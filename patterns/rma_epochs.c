@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The epoch machinery of the rma pattern: windows, the timed loops of each
- * shape of test, and their --verify (the tests are described in rma.c, the
- * interface between the two halves in rma.h).
+ * The epoch machinery of the rma pattern: the tests' descriptors, windows,
+ * the timed loops of each shape of test, and their --verify (the tests are
+ * described in rma.c, the interface between the two halves in
+ * rma_epochs.h).
  *
  * Memory.  Each test allocates one window (win_allocate, every rank the
  * same length) laid out as [puts, iterations of even number | puts, odd |
@@ -40,8 +41,32 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rma.h"
 #include "rma_check.h"
+#include "rma_epochs.h"
+
+/* ---- the tests ------------------------------------------------------------ */
+
+const char *const ng_rp_sync_names[RP_NSYNCS] = {"pscw", "fence", "lock-exclusive", "lock-shared",
+                                                 "two-sided"};
+
+#define PF  (RP_BIT(RP_PSCW) | RP_BIT(RP_FENCE))
+#define PFL (PF | RP_BIT(RP_LOCK_EXCL))
+
+/* clang-format off */
+const struct rp_desc ng_rp_tests[RP_NTESTS] = {
+    [RP_PUT_PP] = {"put-pingpong", RP_ALTERNATE, PF, RP_PSCW, false, true, false, false, 2},
+    [RP_GET_PP] = {"get-pingpong", RP_ALTERNATE, PF, RP_PSCW, false, false, true, false, 2},
+    [RP_ACC_PP] = {"acc-pingpong", RP_ALTERNATE, PF, RP_PSCW, false, true, false, true, 2},
+    [RP_BIDIR] = {"bidir", RP_BOTH, PF, RP_FENCE, false, true, false, false, 2},
+    [RP_PUT_BW] = {"put-bw", RP_FAN, PFL, RP_PSCW, true, true, false, false, 2},
+    [RP_GET_BW] = {"get-bw", RP_FAN, PFL, RP_PSCW, true, false, true, false, 2},
+    [RP_SYNC] = {"sync", RP_FAN, RP_BIT(RP_PSCW) | RP_BIT(RP_LOCK_EXCL), RP_PSCW, false, false, false, false, 2},
+    [RP_MULTI] = {"multi-origin", RP_FAN, PF, RP_PSCW, true, true, false, false, 3},
+    [RP_SCHED1] = {"sched-1", RP_FAN, PFL, RP_PSCW, true, true, true, false, 2},
+    [RP_SCHED2] = {"sched-2", RP_ALTERNATE, PF, RP_PSCW, false, true, true, false, 2},
+    [RP_LOCK] = {"lock", RP_FAN, RP_BIT(RP_LOCK_EXCL), RP_LOCK_EXCL, false, true, false, false, 2},
+};
+/* clang-format on */
 
 /* ---- windows ------------------------------------------------------------ */
 

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The rma pattern's two halves, private to them: the driver (rma.c: the
- * tests, the plan of measurements, the report) and the epoch machinery
- * (rma_epochs.c: the windows, the timed loops of each shape of test and
- * their --verify).  The whole run's state is struct rp, which the driver
- * sets up; the timed loops write their samples into its sampler.
+ * The epoch machinery of the rma pattern (rma_epochs.c: the tests'
+ * descriptors, the windows, the timed loops of each shape of test and their
+ * --verify) as the driver (rma.c: options, the plan of measurements, the
+ * report) sees it, and the run's state they share, struct rp, which the
+ * driver sets up; the timed loops write their samples into its sampler.
+ * Private to the two; the driver calls down, never the machinery up.
  */
-#ifndef NG_PATTERNS_RMA_H
-#define NG_PATTERNS_RMA_H
+#ifndef NG_PATTERNS_RMA_EPOCHS_H
+#define NG_PATTERNS_RMA_EPOCHS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -34,7 +35,7 @@ enum rp_sync { RP_PSCW, RP_FENCE, RP_LOCK_EXCL, RP_LOCK_SHARED, RP_TWOSIDED, RP_
 
 #define RP_BIT(s) (1u << (s))
 
-/* The modes' names, as rows and messages give them (rma.c). */
+/* The modes' names, as rows and messages give them. */
 extern const char *const ng_rp_sync_names[RP_NSYNCS];
 
 /* How a test's epochs run. */
@@ -54,7 +55,7 @@ struct rp_desc {
 	int min_ranks;
 };
 
-/* Every test, by enum rp_test (rma.c). */
+/* Every test, by enum rp_test. */
 extern const struct rp_desc ng_rp_tests[RP_NTESTS];
 
 /* The slot of a get area's content in its tag (puts use slot 0). */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The alltoall pattern's two halves: the driver (alltoall.c: selection,
- * buffers, measurement, report) and the algorithms (alltoall_algos.c: their
- * schedules, the node's shared memory and the exchanges).  Private to them.
+ * The alltoall algorithms' interface (alltoall_algos.c) to the pattern's
+ * driver (alltoall.c: selection, buffers, measurement, report), and the
+ * state they share.  Private to the two; the driver calls down, never the
+ * algorithms up.
  *
  * The algorithms keep no state of their own: everything is in struct ng_a2a,
  * set up by the driver.  An algorithm (ng_a2a_fns) is called inside the
@@ -10,8 +11,8 @@
  * waits at the node's barrier; it allocates nothing and reports only an
  * error that ends the run.
  */
-#ifndef NG_PATTERNS_ALLTOALL_H
-#define NG_PATTERNS_ALLTOALL_H
+#ifndef NG_PATTERNS_ALLTOALL_ALGOS_H
+#define NG_PATTERNS_ALLTOALL_ALGOS_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -31,9 +32,6 @@ enum ng_a2a_algo {
 	NG_A2A_MPI,
 	NG_A2A_NALGOS,
 };
-
-/* The algorithms' names, as --a2a-algo takes them (alltoall.c). */
-extern const char *const ng_a2a_names[NG_A2A_NALGOS];
 
 /* One step of a shift exchange (pairwise, bruck). */
 struct ng_a2a_step {
