@@ -11,7 +11,9 @@
  * before returning: no globals.
  *
  * Timed regions contain only ng_timer_now() and module operations: no
- * allocation, logging, option lookup or other system calls.
+ * allocation, logging, option lookup or other system calls.  The
+ * bookkeeping of a measurement (warm-up, samples, gathering, statistics,
+ * the row) is the sampler's, patterns/sampler.h.
  */
 #ifndef NG_PATTERN_H
 #define NG_PATTERN_H

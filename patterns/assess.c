@@ -71,16 +71,16 @@ static ng_status ng_as_client_round(struct ng_as *as, enum ng_as_kind kind, size
 		return NG_OK;
 	switch (kind) {
 	case NG_AS_SINGLE:
-		as->single[as->nsingle++] = ng_timer_us(tm, t1 - t0);
-		break;
 	case NG_AS_TRAIN:
-		as->train[as->ntrain++] = ng_timer_us(tm, t1 - t0);
+		ng_sampler_push(&as->smp, kind, ng_timer_us(tm, t1 - t0));
 		break;
 	case NG_AS_OS:
 		break; /* ops->client_os keeps its samples */
 	case NG_AS_OR:
 		for (size_t k = 0; k < ng_as_per_round(as); k++)
-			as->orr[as->nor++] = 0.0; /* the server's figures */
+			ng_sampler_push(&as->smp, NG_AS_OR, 0.0); /* the server's figures */
+		break;
+	default:
 		break;
 	}
 	return NG_OK;
@@ -235,7 +235,7 @@ static ng_status ng_as_decide(struct ng_as *as, bool probe, size_t done, uint64_
 			mine[NG_AS_C_GO] = batch >= 1.0 ? 1.0 : 0.0;
 		}
 		mine[NG_AS_C_BATCH] = batch;
-	} else if (as->nor) {
+	} else if (ng_as_n(as, NG_AS_OR)) {
 		mine[NG_AS_C_HW] = as->ops->server_hw(as);
 	}
 
@@ -266,7 +266,8 @@ static ng_status ng_as_size(struct ng_as *as, size_t idx, size_t size)
 	bool more;
 	ng_status st;
 
-	as->nsingle = as->ntrain = as->nos = as->nor = 0;
+	/* No fixed count: the batches below decide, and each kind appends. */
+	ng_sampler_start(&as->smp, 0, 0);
 	if (as->client) {
 		double used = ng_timer_us(as->tm, t_size0 - as->t_run0);
 
@@ -297,11 +298,9 @@ static ng_status ng_as_size(struct ng_as *as, size_t idx, size_t size)
 	}
 
 	/* The server's o_r samples to the reporting rank. */
-	st = ng_samples_gather(run->boot, as->orr, as->nor, as->all);
+	st = ng_sampler_share(&as->smp, NG_AS_OR, as->client ? as->peer : as->me);
 	if (st != NG_OK)
 		return st;
-	if (as->client)
-		memcpy(as->orr, as->all + (size_t)as->peer * as->nor, as->nor * sizeof(*as->orr));
 	if (!ng_results_active(run->results))
 		return NG_OK;
 	return as->ops->report(as, size, ctl[NG_AS_C_DELAY]);
@@ -323,7 +322,8 @@ static ng_status ng_as_setup(struct ng_as *as)
 	const char *name = as->ops->name;
 	char opt[64];
 	long long n = ng_args_int(a, ng_as_opt(as, "n", opt, sizeof(opt)));
-	size_t max = ng_sizes_max(run), nslots, per;
+	size_t max = ng_sizes_max(run), nslots;
+	struct ng_sampler_spec spec = {.name = name, .flags = NG_SAMPLER_SHARE};
 	ng_status st;
 
 	if (n < 2 || n > 100000) {
@@ -354,15 +354,14 @@ static ng_status ng_as_setup(struct ng_as *as)
 		ng_error("%s: -c %zu with --%s-n %zu is too many samples", name, as->fixed, name, as->n);
 		return NG_ERR_USAGE;
 	}
-	per = as->cap * ng_as_per_round(as);
-	as->single = calloc(as->cap, sizeof(double));
-	as->train = calloc(as->cap, sizeof(double));
-	as->os = calloc(per, sizeof(double));
-	as->orr = calloc(per, sizeof(double));
-	as->scratch = calloc(per, sizeof(double));
-	as->all = calloc(2 * per, sizeof(double));
+	/* Every stream holds as many as the OS and OR streams need. */
+	spec.streams = NG_AS_NKINDS + as->ops->streams;
+	spec.cap = as->cap * ng_as_per_round(as);
+	st = ng_sampler_init(&as->smp, run, &spec);
+	if (st != NG_OK)
+		return st;
 	as->reqs = calloc(as->n, sizeof(*as->reqs));
-	if (!as->single || !as->train || !as->os || !as->orr || !as->scratch || !as->all || !as->reqs)
+	if (!as->reqs)
 		goto err_nomem;
 	if (ng_results_active(run->results)) {
 		as->sizes = json_array();
@@ -396,12 +395,7 @@ static void ng_as_teardown(struct ng_as *as)
 	ng_bufs_free(as->run->comm, &as->bufs);
 	json_decref(as->sizes);
 	free(as->reqs);
-	free(as->all);
-	free(as->scratch);
-	free(as->orr);
-	free(as->os);
-	free(as->train);
-	free(as->single);
+	ng_sampler_free(&as->smp);
 }
 
 ng_status ng_as_run(struct ng_as *as, const struct ng_as_ops *ops, struct ng_run *run)

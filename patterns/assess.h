@@ -35,6 +35,14 @@
  * ng_as_ops: its timed OS round (client) and OR receives (server), which
  * measure differently, its figures for the sampling decision and its report.
  * The ops are called between rounds, never inside a timed region.
+ *
+ * The samples live in a sampler (patterns/sampler.h), one stream per kind of
+ * round (enum ng_as_kind) and the pattern's own after them; its statistics
+ * and rows come from there too.  The loop is not the sampler's: a size is
+ * sampled in batches of four kinds of rounds, interleaved, with a decision
+ * of both ranks between batches, and each kind has its own number of
+ * samples, so the rounds append to their streams (ng_sampler_push) and the
+ * batches are counted here.
  */
 #ifndef NG_PATTERNS_ASSESS_H
 #define NG_PATTERNS_ASSESS_H
@@ -45,18 +53,20 @@
 #include <stdint.h>
 
 #include "analysis/loggp.h"
-#include "common.h"
+#include "sampler.h"
 
 /* What an assessment asks of the driver (initializers of struct ng_pattern):
  * one client and one server, reliable two-sided messages. */
 #define NG_AS_PATTERN_NEEDS                                                                                  \
 	.needs = NG_CAP_CHANNEL | NG_CAP_RELIABLE, .min_ranks = 2, .max_ranks = 2, .even_ranks = true
 
+/* The kinds of rounds, which are also the streams of their samples. */
 enum ng_as_kind {
 	NG_AS_SINGLE,
 	NG_AS_TRAIN,
 	NG_AS_OS,
 	NG_AS_OR,
+	NG_AS_NKINDS /* the pattern's own streams follow */
 };
 
 struct ng_as;
@@ -64,24 +74,26 @@ struct ng_as;
 struct ng_as_ops {
 	const char *name; /* the pattern: messages and the option prefix "NAME-" */
 	bool per_call;    /* OS and OR rounds give n samples (one per call), else one */
+	size_t streams;   /* streams of its own after the kinds' (NG_AS_NKINDS, ...) */
 	/*
 	 * The client's OS round, from its first timer read to its last: the n
 	 * sends of @size bytes from as->bufs.send with busy-waits of @d_ticks,
 	 * then the reply into as->bufs.recv.  When @timed, appends its samples
-	 * to as->os (as->nos).  The caller fills and checks the payloads.
+	 * to the stream NG_AS_OS.  The caller fills and checks the payloads.
 	 */
 	ng_status (*client_os)(struct ng_as *as, size_t size, uint64_t d_ticks, bool timed);
 	/*
 	 * The server's receives of an OR round: n messages of @size bytes into
 	 * the slots of bank as->bank, with busy-waits of @d_ticks.  When @timed,
-	 * appends its samples to as->orr (as->nor).  The caller replies.
+	 * appends its samples to the stream NG_AS_OR.  The caller replies.
 	 */
 	ng_status (*server_or)(struct ng_as *as, size_t size, uint64_t d_ticks, bool timed);
 	/* The client's figures for the size so far: the delay d to use without
 	 * --NAME-delay, the scale of the CI target and the largest CI half-width
 	 * it measured (us). */
 	void (*client_ctl)(struct ng_as *as, double *delay_p, double *scale_p, double *hw_p);
-	/* The server's largest CI half-width (us); called when as->nor > 0. */
+	/* The server's largest CI half-width (us); called when it holds o_r
+	 * samples. */
 	double (*server_hw)(struct ng_as *as);
 	/* Optional: allocates the pattern's own state after the shared one
 	 * (errors reported); teardown frees it, also after a partial setup. */
@@ -114,13 +126,10 @@ struct ng_as {
 	struct ng_req *reqs; /* [n] */
 	unsigned bank;       /* receive bank of the next round (0/1) */
 	uint64_t round;      /* rounds so far: the --verify iteration */
-	/* samples of the current size (us): SINGLE and TRAIN round times, the
-	 * OS and OR samples (the client holds zeros for the server's OR samples
-	 * until the size ends, then the server's) */
-	double *single, *train, *os, *orr;
-	size_t nsingle, ntrain, nos, nor;
-	double *scratch; /* as many as os: statistics */
-	double *all;     /* twice as many: gathering */
+	/* samples of the current size (us), a stream per kind: SINGLE and TRAIN
+	 * round times, the OS and OR samples (the client holds zeros for the
+	 * server's OR samples until the size ends, then the server's) */
+	struct ng_sampler smp;
 	/* results, rank 0 */
 	json_t *sizes;   /* the block's "sizes" array */
 	uint64_t t_run0; /* start of the run (ticks) */
@@ -142,6 +151,16 @@ static inline uint64_t ng_as_spin(const struct ng_timer *tm, uint64_t ticks)
 		t1 = ng_timer_now(tm);
 	} while (t1 - t0 < ticks);
 	return t1 - t0;
+}
+
+/* The samples of @stream (enum ng_as_kind, or the pattern's own) so far. */
+static inline double *ng_as_x(const struct ng_as *as, size_t stream)
+{
+	return ng_sampler_mine(&as->smp, stream);
+}
+static inline size_t ng_as_n(const struct ng_as *as, size_t stream)
+{
+	return ng_sampler_n(&as->smp, stream);
 }
 
 /* Receive slot @k of @bank (server). */

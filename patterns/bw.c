@@ -42,7 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
+#include "sampler.h"
 
 /* osu_bw's counts: up to 8 KiB, 100 windows after 10; above, 20 after 2. */
 #define NG_BW_LARGE        8192
@@ -76,12 +76,11 @@ struct ng_bw {
 	void *ack_send;      /* where the acknowledgement goes from ... */
 	void *ack_recv;      /* ... and arrives (--verify: the last slot) */
 	struct ng_req *reqs; /* [2 * window]: receives, then sends */
-	double *samples;     /* [cap + NG_BW_TAIL] client: window times (us); counters */
-	double *all;         /* [nranks * (cap + NG_BW_TAIL)] everyone's */
-	double *pool;        /* [npairs * cap] client samples, reporter only */
-	double *scratch;     /* [npairs * cap] reporter only */
-	double msgs, bytes;  /* data messages and bytes this rank received (size) */
-	double checked;      /* messages it verified (size) */
+	int *clients;        /* [npairs] the client of every pair, whose samples pool */
+	/* one stream, the client's window times (us); the tail: the counters */
+	struct ng_sampler smp;
+	double msgs, bytes; /* data messages and bytes this rank received (size) */
+	double checked;     /* messages it verified (size) */
 };
 
 /* Timed windows and untimed ones before them at @size. */
@@ -155,13 +154,13 @@ static ng_status ng_bw_measure(struct ng_bw *b, size_t size)
 	const struct ng_timer *tm = run->timer;
 	bool verify = run->verify;
 	bool recv = b->bidir || !b->client, send = b->bidir || b->client;
-	size_t count, warmup, total;
+	size_t count, warmup;
 	ng_status st;
 
 	ng_bw_counts(b, size, &count, &warmup);
-	total = warmup + count;
+	ng_sampler_start(&b->smp, warmup, count);
 	b->msgs = b->bytes = b->checked = 0.0;
-	for (size_t it = 0; it < total; it++) {
+	for (uint64_t it = 0; ng_sampler_more(&b->smp, it); it++) {
 		uint64_t t0, t1;
 
 		if (verify && send)
@@ -172,8 +171,8 @@ static ng_status ng_bw_measure(struct ng_bw *b, size_t size)
 		t1 = ng_timer_now(tm);
 		if (st != NG_OK)
 			return st;
-		if (b->client && it >= warmup)
-			b->samples[it - warmup] = ng_timer_us(tm, t1 - t0);
+		if (b->client)
+			ng_sampler_add(&b->smp, 0, it, ng_timer_us(tm, t1 - t0));
 		if (!recv)
 			continue;
 		b->msgs += (double)b->window;
@@ -194,7 +193,6 @@ static ng_status ng_bw_measure(struct ng_bw *b, size_t size)
 static json_t *ng_bw_pairs_json(struct ng_bw *b, size_t count, double per_window, double *agg_bw_p,
                                 double *agg_rate_p)
 {
-	size_t per = b->cap + NG_BW_TAIL;
 	double win_msgs = (b->bidir ? 2.0 : 1.0) * (double)b->window * 1e6;
 	json_t *arr = json_array();
 
@@ -203,12 +201,12 @@ static json_t *ng_bw_pairs_json(struct ng_bw *b, size_t count, double per_window
 		goto err_nomem;
 	for (size_t i = 0; i < b->npairs; i++) {
 		const struct ng_pair *pr = &b->pairs[i];
-		const double *x = b->all + (size_t)pr->client * per;
+		const double *x = ng_sampler_of(&b->smp, pr->client, 0);
 		struct ng_stats bw, rate;
 		json_t *o;
 
-		ng_samples_bw(x, count, per_window, b->scratch, &bw);
-		ng_samples_bw(x, count, win_msgs, b->scratch, &rate);
+		ng_sampler_bw(&b->smp, x, count, per_window, &bw);
+		ng_sampler_bw(&b->smp, x, count, win_msgs, &rate);
 		*agg_bw_p += bw.median;
 		*agg_rate_p += rate.median;
 		o = json_pack("{s:i, s:i, s:o, s:o}", "client", pr->client, "server", pr->server,
@@ -229,12 +227,13 @@ err_nomem:
 static ng_status ng_bw_report(struct ng_bw *b, size_t size)
 {
 	struct ng_run *run = b->run;
-	size_t per = b->cap + NG_BW_TAIL, count, warmup, n;
+	struct ng_sampler *smp = &b->smp;
+	size_t count, warmup, n;
 	double dirs = b->bidir ? 2.0 : 1.0;
 	double per_window = dirs * (double)b->window * (double)size;
 	double msgs = 0.0, bytes = 0.0, checked = 0.0, agg_bw = 0.0, agg_rate = 0.0;
-	double *tail = b->samples + b->cap;
-	struct ng_stats t, bw, rate;
+	double *tail = ng_sampler_tail(smp);
+	const double *pool;
 	json_t *pairs = NULL;
 	struct ng_row *row;
 	ng_status st;
@@ -243,32 +242,28 @@ static ng_status ng_bw_report(struct ng_bw *b, size_t size)
 	tail[NG_BW_MSGS] = b->msgs;
 	tail[NG_BW_BYTES] = b->bytes;
 	tail[NG_BW_CHECKED] = b->checked;
-	st = ng_samples_gather(run->boot, b->samples, per, b->all);
+	st = ng_sampler_gather(smp);
 	if (st != NG_OK || !ng_results_active(run->results))
 		return st;
 
 	for (int r = 0; r < b->nranks; r++) {
-		msgs += b->all[(size_t)r * per + b->cap + NG_BW_MSGS];
-		bytes += b->all[(size_t)r * per + b->cap + NG_BW_BYTES];
-		checked += b->all[(size_t)r * per + b->cap + NG_BW_CHECKED];
+		const double *t = ng_sampler_tail_of(smp, r);
+
+		msgs += t[NG_BW_MSGS];
+		bytes += t[NG_BW_BYTES];
+		checked += t[NG_BW_CHECKED];
 	}
-	for (size_t i = 0; i < b->npairs; i++)
-		memcpy(b->pool + i * count, b->all + (size_t)b->pairs[i].client * per,
-		       count * sizeof(*b->pool));
-	n = b->npairs * count;
+	pool = ng_sampler_pool(smp, 0, b->clients, b->npairs, &n);
 	if (b->npairs > 1) {
 		pairs = ng_bw_pairs_json(b, count, per_window, &agg_bw, &agg_rate);
 		if (!pairs)
 			return NG_ERR_NOMEM;
 	}
-	ng_samples_bw(b->pool, n, per_window, b->scratch, &bw);
-	ng_samples_bw(b->pool, n, dirs * (double)b->window * 1e6, b->scratch, &rate);
-	ng_samples_stats(b->pool, n, b->scratch, &t);
 
-	row = ng_row_begin(run->results, size, count);
-	ng_row_stats(row, "bandwidth_MBps", &bw);
-	ng_row_stats(row, "messages_per_s", &rate);
-	ng_row_stats(row, "time_us", &t);
+	row = ng_sampler_row(smp, size);
+	ng_sampler_row_bw(smp, row, "bandwidth_MBps", pool, n, per_window, NULL);
+	ng_sampler_row_bw(smp, row, "messages_per_s", pool, n, dirs * (double)b->window * 1e6, NULL);
+	ng_sampler_row_stats(smp, row, "time_us", pool, n, NULL);
 	ng_row_number(row, "window", (double)b->window);
 	ng_row_number(row, "warmup", (double)warmup);
 	ng_row_number(row, "messages", msgs);
@@ -279,7 +274,7 @@ static ng_status ng_bw_report(struct ng_bw *b, size_t size)
 		ng_row_number(row, "aggregate_bandwidth_MBps", agg_bw);
 		ng_row_number(row, "aggregate_messages_per_s", agg_rate);
 	}
-	ng_row_raw(row, "time_us", b->pool, n);
+	ng_sampler_row_raw(smp, row, "time_us", pool, n);
 	return ng_row_commit(run->results, row);
 }
 
@@ -305,7 +300,13 @@ static ng_status ng_bw_setup(struct ng_bw *b)
 {
 	struct ng_run *run = b->run;
 	long long w = ng_args_int(run->args, "bw-window");
-	size_t max = ng_sizes_max(run), nslots, count, warmup, per;
+	size_t max = ng_sizes_max(run), nslots, count, warmup;
+	struct ng_sampler_spec spec = {
+	    .name = b->name,
+	    .tail = NG_BW_TAIL,
+	    .pool = (size_t)b->nranks / 2,
+	    .flags = NG_SAMPLER_GATHER,
+	};
 	ng_status st;
 
 	if (w < 1 || w > NG_BW_WINDOW_MAX) {
@@ -320,24 +321,24 @@ static ng_status ng_bw_setup(struct ng_bw *b)
 		if (count > b->cap)
 			b->cap = count;
 	}
-	per = b->cap + NG_BW_TAIL;
+	spec.cap = b->cap;
 
 	b->npairs = (size_t)b->nranks / 2;
 	b->pairs = calloc(b->npairs, sizeof(*b->pairs));
+	b->clients = calloc(b->npairs, sizeof(*b->clients));
 	b->reqs = calloc(2 * b->window, sizeof(*b->reqs));
-	b->samples = calloc(per, sizeof(*b->samples));
-	b->all = calloc((size_t)b->nranks * per, sizeof(*b->all));
-	if (!b->pairs || !b->reqs || !b->samples || !b->all)
-		goto err_nomem;
-	if (ng_results_active(run->results)) {
-		b->pool = calloc(b->npairs * b->cap + 1, sizeof(*b->pool));
-		b->scratch = calloc(b->npairs * b->cap + 1, sizeof(*b->scratch));
-		if (!b->pool || !b->scratch)
-			goto err_nomem;
+	if (!b->pairs || !b->clients || !b->reqs) {
+		ng_error("%s: out of memory for %zu samples", b->name, b->cap);
+		return NG_ERR_NOMEM;
 	}
+	st = ng_sampler_init(&b->smp, run, &spec);
+	if (st != NG_OK)
+		return st;
 
 	ng_pairs_choose(run->seed, b->nranks, b->pairs);
 	ng_pairs_find(b->pairs, b->npairs, b->me, &b->peer, &b->client);
+	for (size_t i = 0; i < b->npairs; i++)
+		b->clients[i] = b->pairs[i].client;
 
 	/* One message per buffer (the acknowledgement shares it, as in
 	 * osu_bw), or a slot per message of the window and one for the
@@ -357,20 +358,14 @@ static ng_status ng_bw_setup(struct ng_bw *b)
 	b->ack_send = ng_bw_sslot(b, b->stride ? b->window : 0);
 	b->ack_recv = ng_bw_rslot(b, b->stride ? b->window : 0);
 	return st;
-
-err_nomem:
-	ng_error("%s: out of memory for %zu samples", b->name, b->cap);
-	return NG_ERR_NOMEM;
 }
 
 /* Frees what ng_bw_setup allocated; safe after a partial setup. */
 static void ng_bw_teardown(struct ng_bw *b)
 {
 	ng_bufs_free(b->run->comm, &b->bufs);
-	free(b->scratch);
-	free(b->pool);
-	free(b->all);
-	free(b->samples);
+	ng_sampler_free(&b->smp);
+	free(b->clients);
 	free(b->reqs);
 	free(b->pairs);
 }

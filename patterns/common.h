@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Helpers shared by the patterns (pingpong, 1n, n1, loggp, plogp, alltoall):
- * seeded choices of roles, communication buffers, --verify payloads, sample
- * statistics and gathering figures to the reporting rank.
+ * Helpers shared by the patterns: seeded choices of roles, communication
+ * buffers, --verify payloads, sample statistics and gathering figures to
+ * the reporting rank.  A pattern keeps its samples in a sampler
+ * (sampler.h), which is built on the statistics and gathering helpers here;
+ * it calls those directly only for figures that are not samples.
  *
  * None of these is meant for a timed region: call them before the timer
  * starts or after it stops.  They keep no state of their own; everything

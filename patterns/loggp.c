@@ -59,9 +59,11 @@
 
 #include "assess.h"
 
+/* The stream of the RND round times (NG_AS_OS holds them less the waits). */
+#define NG_LG_PND NG_AS_NKINDS
+
 struct ng_lg {
 	struct ng_as as; /* first: the machinery shared with plogp */
-	double *pnd;     /* [cap] RND round times; as->os holds them less the waits */
 	/* results, rank 0 */
 	struct ng_loggp_point *pts;
 	size_t npts;
@@ -78,7 +80,6 @@ static struct ng_lg *ng_lg_of(struct ng_as *as)
  * and subtracted (as->os). */
 static ng_status ng_lg_client_os(struct ng_as *as, size_t size, uint64_t d_ticks, bool timed)
 {
-	struct ng_lg *lg = ng_lg_of(as);
 	const struct ng_timer *tm = as->tm;
 	struct ng_comm *c = as->c;
 	size_t nmsg = as->n;
@@ -98,8 +99,8 @@ static ng_status ng_lg_client_os(struct ng_as *as, size_t size, uint64_t d_ticks
 	if (st != NG_OK || !timed)
 		return st;
 
-	lg->pnd[as->nos] = ng_timer_us(tm, t1 - t0);
-	as->os[as->nos++] = ng_timer_us(tm, t1 - t0 - dsum);
+	ng_sampler_push(&as->smp, NG_LG_PND, ng_timer_us(tm, t1 - t0));
+	ng_sampler_push(&as->smp, NG_AS_OS, ng_timer_us(tm, t1 - t0 - dsum));
 	return NG_OK;
 }
 
@@ -125,23 +126,21 @@ static ng_status ng_lg_server_or(struct ng_as *as, size_t size, uint64_t d_ticks
 		return st;
 
 	/* Each measured wait leaves one timer read outside it. */
-	as->orr[as->nor++] = ng_timer_us(tm, t2 - t1 - dsum) / (double)(nmsg - 1) - tm->overhead_ns * 1e-3;
+	ng_sampler_push(&as->smp, NG_AS_OR,
+	                ng_timer_us(tm, t2 - t1 - dsum) / (double)(nmsg - 1) - tm->overhead_ns * 1e-3);
 	return NG_OK;
 }
 
 /* ---- sampling control -------------------------------------------------- */
 
-/* Median and standard error of @x[0..n) (scratch: as->scratch). */
-static void ng_lg_median(struct ng_as *as, const double *x, size_t n, double *med_p, double *se_p,
-                         struct ng_stats *st_p)
+/* Median and standard error of the samples of @stream. */
+static void ng_lg_median(struct ng_as *as, size_t stream, double *med_p, double *se_p)
 {
 	struct ng_stats st;
 
-	ng_samples_stats(x, n, as->scratch, &st);
+	ng_sampler_stats(&as->smp, ng_as_x(as, stream), ng_as_n(as, stream), &st);
 	*med_p = st.median;
 	*se_p = ng_se_from_ci95(st.ci_lo, st.ci_hi);
-	if (st_p)
-		*st_p = st;
 }
 
 /* The client's figures for the size so far. */
@@ -153,12 +152,12 @@ static void ng_lg_client_figures(struct ng_as *as, struct ng_lg_fig *f)
 {
 	double k = (double)(as->n - 1), ovh = as->tm->overhead_ns * 1e-3;
 
-	ng_lg_median(as, as->single, as->nsingle, &f->p1, &f->se_p1, NULL);
-	ng_lg_median(as, as->train, as->ntrain, &f->pn, &f->se_pn, NULL);
+	ng_lg_median(as, NG_AS_SINGLE, &f->p1, &f->se_p1);
+	ng_lg_median(as, NG_AS_TRAIN, &f->pn, &f->se_pn);
 	f->T = (f->pn - f->p1) / k;
 	f->se_T = sqrt(f->se_pn * f->se_pn + f->se_p1 * f->se_p1) / k;
-	if (as->nos) {
-		ng_lg_median(as, as->os, as->nos, &f->pnd_net, &f->se_pnd, NULL);
+	if (ng_as_n(as, NG_AS_OS)) {
+		ng_lg_median(as, NG_AS_OS, &f->pnd_net, &f->se_pnd);
 		/* Each measured wait leaves one timer read outside it. */
 		f->os = (f->pnd_net - f->p1) / k - ovh;
 		f->se_os = sqrt(f->se_pnd * f->se_pnd + f->se_p1 * f->se_p1) / k;
@@ -184,7 +183,7 @@ static double ng_lg_server_hw(struct ng_as *as)
 {
 	double med, se;
 
-	ng_lg_median(as, as->orr, as->nor, &med, &se, NULL);
+	ng_lg_median(as, NG_AS_OR, &med, &se);
 	return 1.96 * se;
 }
 
@@ -194,7 +193,9 @@ static ng_status ng_lg_report(struct ng_as *as, size_t size, double d_us)
 {
 	struct ng_lg *lg = ng_lg_of(as);
 	struct ng_run *run = as->run;
+	struct ng_sampler *smp = &as->smp;
 	struct ng_loggp_point *pt = &lg->pts[lg->npts];
+	size_t nos = ng_as_n(as, NG_AS_OS);
 	struct ng_stats s1, sn, snd, sor;
 	struct ng_lg_fig f;
 	double orr, se_or;
@@ -202,10 +203,14 @@ static ng_status ng_lg_report(struct ng_as *as, size_t size, double d_us)
 	json_t *js;
 
 	ng_lg_client_figures(as, &f);
-	ng_lg_median(as, as->orr, as->nor, &orr, &se_or, &sor);
-	ng_samples_stats(as->single, as->nsingle, as->scratch, &s1);
-	ng_samples_stats(as->train, as->ntrain, as->scratch, &sn);
-	ng_samples_stats(lg->pnd, as->nos, as->scratch, &snd);
+	/* The row's count: the RND rounds, one sample each. */
+	row = ng_sampler_row_n(smp, size, nos);
+	ng_sampler_row_stats(smp, row, "prtt1_us", ng_as_x(as, NG_AS_SINGLE), ng_as_n(as, NG_AS_SINGLE), &s1);
+	ng_sampler_row_stats(smp, row, "prttn_us", ng_as_x(as, NG_AS_TRAIN), ng_as_n(as, NG_AS_TRAIN), &sn);
+	ng_sampler_row_stats(smp, row, "prttnd_us", ng_as_x(as, NG_LG_PND), nos, &snd);
+	ng_sampler_row_stats(smp, row, "o_r_us", ng_as_x(as, NG_AS_OR), ng_as_n(as, NG_AS_OR), &sor);
+	orr = sor.median;
+	se_or = ng_se_from_ci95(sor.ci_lo, sor.ci_hi);
 
 	*pt = (struct ng_loggp_point){
 	    .size = (double)size,
@@ -221,25 +226,20 @@ static ng_status ng_lg_report(struct ng_as *as, size_t size, double d_us)
 	lg->npts++;
 
 	js = json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "size", (json_int_t)size, "count",
-	               (json_int_t)as->nos, "prtt1_us", s1.median, "prttn_us", sn.median, "prttnd_us",
-	               snd.median, "T_us", f.T, "o_s_us", f.os, "o_r_us", orr, "delay_us", d_us);
+	               (json_int_t)nos, "prtt1_us", s1.median, "prttn_us", sn.median, "prttnd_us", snd.median,
+	               "T_us", f.T, "o_s_us", f.os, "o_r_us", orr, "delay_us", d_us);
 	if (!js || json_array_append_new(as->sizes, js)) {
 		ng_error("loggp: out of memory building the result");
 		return NG_ERR_NOMEM;
 	}
 
-	row = ng_row_begin(run->results, size, as->nos);
-	ng_row_stats(row, "prtt1_us", &s1);
-	ng_row_stats(row, "prttn_us", &sn);
-	ng_row_stats(row, "prttnd_us", &snd);
-	ng_row_stats(row, "o_r_us", &sor);
 	ng_row_number(row, "T_us", f.T);
 	ng_row_number(row, "o_s_us", f.os);
 	ng_row_number(row, "delay_us", d_us);
-	ng_row_raw(row, "prtt1_us", as->single, as->nsingle);
-	ng_row_raw(row, "prttn_us", as->train, as->ntrain);
-	ng_row_raw(row, "prttnd_us", lg->pnd, as->nos);
-	ng_row_raw(row, "o_r_us", as->orr, as->nor);
+	ng_sampler_row_raw(smp, row, "prtt1_us", ng_as_x(as, NG_AS_SINGLE), ng_as_n(as, NG_AS_SINGLE));
+	ng_sampler_row_raw(smp, row, "prttn_us", ng_as_x(as, NG_AS_TRAIN), ng_as_n(as, NG_AS_TRAIN));
+	ng_sampler_row_raw(smp, row, "prttnd_us", ng_as_x(as, NG_LG_PND), nos);
+	ng_sampler_row_raw(smp, row, "o_r_us", ng_as_x(as, NG_AS_OR), ng_as_n(as, NG_AS_OR));
 	return ng_row_commit(run->results, row);
 }
 
@@ -446,19 +446,14 @@ static ng_status ng_lg_setup(struct ng_as *as)
 {
 	struct ng_lg *lg = ng_lg_of(as);
 
-	lg->pnd = calloc(as->cap, sizeof(double));
-	if (!lg->pnd)
-		goto err_nomem;
 	if (ng_results_active(as->run->results)) {
 		lg->pts = calloc(as->run->nsizes + 1, sizeof(*lg->pts));
-		if (!lg->pts)
-			goto err_nomem;
+		if (!lg->pts) {
+			ng_error("loggp: out of memory");
+			return NG_ERR_NOMEM;
+		}
 	}
 	return NG_OK;
-
-err_nomem:
-	ng_error("loggp: out of memory");
-	return NG_ERR_NOMEM;
 }
 
 static void ng_lg_teardown(struct ng_as *as)
@@ -466,12 +461,12 @@ static void ng_lg_teardown(struct ng_as *as)
 	struct ng_lg *lg = ng_lg_of(as);
 
 	free(lg->pts);
-	free(lg->pnd);
 }
 
 static const struct ng_as_ops ng_lg_ops = {
     .name = "loggp",
     .per_call = false,
+    .streams = 1, /* NG_LG_PND */
     .client_os = ng_lg_client_os,
     .server_or = ng_lg_server_or,
     .client_ctl = ng_lg_client_ctl,

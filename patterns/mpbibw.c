@@ -25,9 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
 #include "nodes.h"
 #include "payload.h"
+#include "sampler.h"
 
 struct ng_mpb {
 	struct ng_run *run;
@@ -41,12 +41,9 @@ struct ng_mpb {
 	int partner;
 	size_t window;
 	struct ng_bufs bufs;
-	struct ng_req *reqs; /* [2 * window] */
-	double *samples;     /* [count + 1] times, then the verify flag */
-	double *all;         /* [P * (count + 1)] */
-	double *iter;        /* [count] per-iteration maximum (reporter) */
-	double *scratch;     /* [count] (reporter) */
-	double *medians;     /* [kmax * nsizes] bandwidth, for the summary (reporter) */
+	struct ng_req *reqs;   /* [2 * window] */
+	struct ng_sampler smp; /* one stream, the window times; the tail: the verify flag */
+	double *medians;       /* [kmax * nsizes] bandwidth, for the summary (reporter) */
 	size_t checked;
 };
 
@@ -90,6 +87,7 @@ static ng_status ng_mpb_setup(struct ng_mpb *m)
 {
 	struct ng_run *run = m->run;
 	size_t count = run->count, max = ng_sizes_max(run);
+	struct ng_sampler_spec spec = {.name = "mpbibw", .cap = count, .tail = 1, .flags = NG_SAMPLER_GATHER};
 	long long want = ng_args_int(run->args, "mpbibw-pairs");
 	long long win = ng_args_int(run->args, "mpbibw-window");
 	ng_status st;
@@ -116,15 +114,14 @@ static ng_status ng_mpb_setup(struct ng_mpb *m)
 	}
 
 	m->reqs = calloc(2 * m->window, sizeof(*m->reqs));
-	m->samples = calloc(count + 1, sizeof(*m->samples));
-	m->all = calloc((size_t)m->P * (count + 1), sizeof(*m->all));
-	if (!m->reqs || !m->samples || !m->all)
+	if (!m->reqs)
 		goto err_nomem;
+	st = ng_sampler_init(&m->smp, run, &spec);
+	if (st != NG_OK)
+		return st;
 	if (ng_results_active(run->results)) {
-		m->iter = calloc(count + 1, sizeof(*m->iter));
-		m->scratch = calloc(count + 1, sizeof(*m->scratch));
 		m->medians = calloc((size_t)m->kmax * run->nsizes + 1, sizeof(*m->medians));
-		if (!m->iter || !m->scratch || !m->medians)
+		if (!m->medians)
 			goto err_nomem;
 	}
 	if (m->pair >= 0)
@@ -142,10 +139,7 @@ static void ng_mpb_teardown(struct ng_mpb *m)
 	free(m->side[0]);
 	free(m->side[1]);
 	free(m->reqs);
-	free(m->samples);
-	free(m->all);
-	free(m->iter);
-	free(m->scratch);
+	ng_sampler_free(&m->smp);
 	free(m->medians);
 }
 
@@ -174,15 +168,17 @@ static ng_status ng_mpb_measure(struct ng_mpb *m, int k, size_t s)
 {
 	const struct ng_run *run = m->run;
 	const struct ng_timer *tm = run->timer;
-	size_t skip = 1 + run->warmup, total = skip + run->count;
+	struct ng_sampler *smp = &m->smp;
 	bool bad = false;
 	ng_status st;
 
 	m->checked = 0;
-	memset(m->samples, 0, (run->count + 1) * sizeof(*m->samples));
+	/* The first iteration, checked, and the warm-up are untimed; ranks
+	 * outside the k pairs contribute zeros. */
+	ng_sampler_start(smp, 1 + run->warmup, run->count);
 	if (m->pair < 0 || m->pair >= k)
 		return NG_OK;
-	for (size_t it = 0; it < total; it++) {
+	for (uint64_t it = 0; ng_sampler_more(smp, it); it++) {
 		bool check = it == 0 || run->verify;
 		uint64_t t0, t1, want = ng_verify_tag(s, m->partner, it);
 
@@ -199,56 +195,47 @@ static ng_status ng_mpb_measure(struct ng_mpb *m, int k, size_t s)
 		t1 = ng_timer_now(tm);
 		if (st != NG_OK)
 			return st;
-		if (it >= skip)
-			m->samples[it - skip] = ng_timer_us(tm, t1 - t0);
+		ng_sampler_add(smp, 0, it, ng_timer_us(tm, t1 - t0));
 		if (check) {
 			if (!bad && ng_verify_check(m->bufs.recv, s, want, m->partner) != NG_OK)
 				bad = true;
 			m->checked++;
 		}
 	}
-	m->samples[run->count] = bad ? 1.0 : 0.0;
+	ng_sampler_tail(smp)[0] = bad ? 1.0 : 0.0;
 	return NG_OK;
 }
 
 static ng_status ng_mpb_report(struct ng_mpb *m, int k, size_t isize, size_t s)
 {
 	struct ng_run *run = m->run;
-	size_t count = run->count, per = count + 1;
+	struct ng_sampler *smp = &m->smp;
+	size_t count = ng_sampler_count(smp);
 	double bytes = (double)k * 2.0 * (double)m->window * (double)s;
-	struct ng_stats t, bw;
+	const double *iter;
+	struct ng_stats bw;
 	struct ng_row *row;
 	ng_status st;
 
-	st = ng_samples_gather(run->boot, m->samples, per, m->all);
+	st = ng_sampler_gather(smp);
 	if (st != NG_OK)
 		return st;
 	for (int r = 0; r < m->P; r++)
-		if (m->all[(size_t)r * per + count] != 0.0)
+		if (ng_sampler_tail_of(smp, r)[0] != 0.0)
 			return NG_ERR_VERIFY; /* reported by the rank that saw it */
 	if (!ng_results_active(run->results))
 		return NG_OK;
 
 	/* Idle ranks contributed zeros, which never win the maximum. */
-	for (size_t i = 0; i < count; i++) {
-		double x = 0.0;
-
-		for (int r = 0; r < m->P; r++)
-			if (m->all[(size_t)r * per + i] > x)
-				x = m->all[(size_t)r * per + i];
-		m->iter[i] = x;
-	}
-	ng_samples_stats(m->iter, count, m->scratch, &t);
-	ng_samples_bw(m->iter, count, bytes, m->scratch, &bw);
+	iter = ng_sampler_max(smp, 0);
+	row = ng_sampler_row(smp, s);
+	ng_sampler_row_bw(smp, row, "bandwidth_MBps", iter, count, bytes, &bw);
+	ng_sampler_row_stats(smp, row, "time_us", iter, count, NULL);
 	m->medians[(size_t)(k - 1) * run->nsizes + isize] = bw.median;
-
-	row = ng_row_begin(run->results, s, count);
-	ng_row_stats(row, "bandwidth_MBps", &bw);
-	ng_row_stats(row, "time_us", &t);
 	ng_row_number(row, "pairs", k);
 	/* Rank 0 is in pair 0, active at every k. */
 	ng_row_number(row, "verified", (double)m->checked);
-	ng_row_raw(row, "time_us", m->iter, count);
+	ng_sampler_row_raw(smp, row, "time_us", iter, count);
 	return ng_row_commit(run->results, row);
 }
 

@@ -46,7 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
+#include "sampler.h"
 
 /* The 1-byte reply that closes a round. */
 #define NG_ONEN_REPLY 1
@@ -76,10 +76,13 @@ struct ng_onen {
 	bool *rdone;          /* [npeers] active, non-blocking */
 	bool *sdone;          /* [npeers] active, non-blocking */
 	uint64_t *tdone;      /* [npeers] reply arrival, ticks */
-	double *ctime;        /* [npeers * count] active: reply arrival, us */
-	double *round;        /* [count] active: round time, us */
-	double *scratch;      /* [count] for statistics */
-	double *packed;       /* [nranks * 2 * NG_STATS_PACKED] per-client stats */
+	/* The round times (active ranks; the passive ones hold zeros), gathered
+	 * for their maximum per iteration; and, apart since their number differs
+	 * between ranks, each peer's reply arrival (us), whose statistics are
+	 * computed where they are measured. */
+	struct ng_sampler rounds;  /* one stream */
+	struct ng_sampler arrival; /* [npeers] streams, active ranks */
+	double *packed;            /* [nranks * 2 * NG_STATS_PACKED] per-client stats */
 };
 
 static void *ng_onen_slot(const struct ng_onen *o, size_t j)
@@ -216,10 +219,9 @@ static ng_status ng_onen_active(struct ng_onen *o, size_t size)
 {
 	const struct ng_run *run = o->run;
 	const struct ng_timer *tm = run->timer;
-	size_t warmup = run->warmup, count = run->count, total = warmup + count;
 	ng_status st;
 
-	for (size_t it = 0; it < total; it++) {
+	for (uint64_t it = 0; ng_sampler_more(&o->rounds, it); it++) {
 		uint64_t t0, t1;
 
 		if (run->verify)
@@ -235,19 +237,15 @@ static ng_status ng_onen_active(struct ng_onen *o, size_t size)
 			return st;
 		t1 = ng_timer_now(tm);
 
-		if (it >= warmup) {
-			size_t k = it - warmup;
-
-			o->round[k] = ng_timer_us(tm, t1 - t0);
-			for (size_t j = 0; j < o->npeers; j++)
-				o->ctime[j * count + k] = ng_timer_us(tm, o->tdone[j] - t0);
-		}
+		ng_sampler_add(&o->rounds, 0, it, ng_timer_us(tm, t1 - t0));
+		for (size_t j = 0; j < o->npeers; j++)
+			ng_sampler_add(&o->arrival, j, it, ng_timer_us(tm, o->tdone[j] - t0));
 		if (run->verify) {
 			st = ng_onen_check(o, NG_ONEN_REPLY, it);
 			if (st != NG_OK)
 				return st;
 		}
-		if (o->nb && it + 1 < total) {
+		if (o->nb && ng_sampler_more(&o->rounds, it + 1)) {
 			st = ng_onen_post(o, NG_ONEN_REPLY);
 			if (st != NG_OK)
 				return st;
@@ -262,12 +260,11 @@ static ng_status ng_onen_passive(struct ng_onen *o, size_t size)
 {
 	const struct ng_run *run = o->run;
 	struct ng_comm *c = run->comm;
-	size_t total = run->warmup + run->count;
 	bool verify = run->verify;
 	ng_status st;
 
-	for (size_t it = 0; it < total; it++) {
-		bool more = it + 1 < total;
+	for (uint64_t it = 0; ng_sampler_more(&o->rounds, it); it++) {
+		bool more = ng_sampler_more(&o->rounds, it + 1);
 
 		/* The reply is ours: fill it while the data is on its way. */
 		if (verify)
@@ -344,31 +341,29 @@ err_nomem:
 static ng_status ng_onen_report(struct ng_onen *o, size_t size)
 {
 	struct ng_run *run = o->run;
-	size_t count = run->count, npacked = (size_t)o->nranks * 2 * NG_STATS_PACKED;
-	struct ng_stats *pcs = NULL, time_st, bw_st, agg_st;
+	size_t count = ng_sampler_count(&o->rounds), npacked = (size_t)o->nranks * 2 * NG_STATS_PACKED;
+	struct ng_sampler *smp = &o->rounds;
+	struct ng_stats *pcs = NULL;
+	const double *round;
 	json_t *clients;
 	struct ng_row *row;
 	ng_status st;
 
 	memset(o->packed, 0, npacked * sizeof(*o->packed));
-	if (o->active) {
-		for (size_t j = 0; j < o->npeers; j++) {
-			double *dst = o->packed + (size_t)ng_onen_client_of(o, j) * 2 * NG_STATS_PACKED;
-			const double *x = o->ctime + j * count;
-			struct ng_stats ct_st, cbw_st;
+	for (size_t j = 0; o->active && j < o->npeers; j++) {
+		double *dst = o->packed + (size_t)ng_onen_client_of(o, j) * 2 * NG_STATS_PACKED;
+		const double *x = ng_sampler_mine(&o->arrival, j);
+		struct ng_stats ct_st, cbw_st;
 
-			ng_samples_stats(x, count, o->scratch, &ct_st);
-			ng_samples_bw(x, count, (double)size, o->scratch, &cbw_st);
-			ng_stats_pack(&ct_st, dst);
-			ng_stats_pack(&cbw_st, dst + NG_STATS_PACKED);
-		}
-	} else {
-		memset(o->round, 0, count * sizeof(*o->round));
+		ng_sampler_stats(&o->arrival, x, count, &ct_st);
+		ng_sampler_bw(&o->arrival, x, count, (double)size, &cbw_st);
+		ng_stats_pack(&ct_st, dst);
+		ng_stats_pack(&cbw_st, dst + NG_STATS_PACKED);
 	}
 	st = ng_boot_sum(run->boot, o->packed, npacked);
 	if (st != NG_OK)
 		return st;
-	st = ng_boot_max(run->boot, o->round, count);
+	st = ng_sampler_gather(smp);
 	if (st != NG_OK)
 		return st;
 	if (!ng_results_active(run->results))
@@ -385,19 +380,17 @@ static ng_status ng_onen_report(struct ng_onen *o, size_t size)
 	if (!clients)
 		return NG_ERR_NOMEM;
 
-	ng_samples_stats(o->round, count, o->scratch, &time_st);
-	ng_samples_bw(o->round, count, (double)size, o->scratch, &bw_st);
-	ng_samples_bw(o->round, count, (double)o->nclients * (double)size, o->scratch, &agg_st);
-
-	row = ng_row_begin(run->results, size, count);
-	ng_row_stats(row, "time_us", &time_st);
-	ng_row_stats(row, "bandwidth_per_client_MBps", &bw_st);
-	ng_row_stats(row, "aggregate_bandwidth_MBps", &agg_st);
+	round = ng_sampler_max(smp, 0);
+	row = ng_sampler_row(smp, size);
+	ng_sampler_row_stats(smp, row, "time_us", round, count, NULL);
+	ng_sampler_row_bw(smp, row, "bandwidth_per_client_MBps", round, count, (double)size, NULL);
+	ng_sampler_row_bw(smp, row, "aggregate_bandwidth_MBps", round, count,
+	                  (double)o->nclients * (double)size, NULL);
 	/* Ranks and counts as JSON integers, not reals. */
 	ng_row_json(row, "clients", json_integer((json_int_t)o->nclients));
 	ng_row_json(row, "server", json_integer(o->server));
 	ng_row_json(row, "per_client", clients);
-	ng_row_raw(row, "time_us", o->round, count);
+	ng_sampler_row_raw(smp, row, "time_us", round, count);
 	return ng_row_commit(run->results, row);
 }
 
@@ -407,6 +400,8 @@ static ng_status ng_onen_setup(struct ng_onen *o)
 	struct ng_run *run = o->run;
 	size_t count = run->count, max = ng_sizes_max(run);
 	size_t send_len, slot_len;
+	struct ng_sampler_spec rounds = {.name = o->name, .cap = count, .flags = NG_SAMPLER_GATHER};
+	struct ng_sampler_spec arrival = {.name = o->name, .cap = count};
 	ng_status st;
 
 	o->server = ng_server_pick(run->seed, o->nranks);
@@ -421,15 +416,17 @@ static ng_status ng_onen_setup(struct ng_onen *o)
 	o->rdone = calloc(o->npeers, sizeof(*o->rdone));
 	o->sdone = calloc(o->npeers, sizeof(*o->sdone));
 	o->tdone = calloc(o->npeers, sizeof(*o->tdone));
-	o->ctime = calloc(o->npeers * count + 1, sizeof(*o->ctime));
-	o->round = calloc(count + 1, sizeof(*o->round));
-	o->scratch = calloc(count + 1, sizeof(*o->scratch));
 	o->packed = calloc((size_t)o->nranks * 2 * NG_STATS_PACKED, sizeof(*o->packed));
-	if (!o->peers || !o->rreqs || !o->sreqs || !o->rdone || !o->sdone || !o->tdone || !o->ctime ||
-	    !o->round || !o->scratch || !o->packed) {
+	if (!o->peers || !o->rreqs || !o->sreqs || !o->rdone || !o->sdone || !o->tdone || !o->packed) {
 		ng_error("%s: out of memory for %zu peers and %zu samples", o->name, o->npeers, count);
 		return NG_ERR_NOMEM;
 	}
+	arrival.streams = o->active ? o->npeers : 1;
+	st = ng_sampler_init(&o->rounds, run, &rounds);
+	if (st == NG_OK)
+		st = ng_sampler_init(&o->arrival, run, &arrival);
+	if (st != NG_OK)
+		return st;
 
 	if (o->me == o->server) {
 		size_t j = 0;
@@ -456,10 +453,9 @@ static ng_status ng_onen_setup(struct ng_onen *o)
 static void ng_onen_teardown(struct ng_onen *o)
 {
 	ng_bufs_free(o->run->comm, &o->bufs);
+	ng_sampler_free(&o->arrival);
+	ng_sampler_free(&o->rounds);
 	free(o->packed);
-	free(o->scratch);
-	free(o->round);
-	free(o->ctime);
 	free(o->tdone);
 	free(o->sdone);
 	free(o->rdone);
@@ -476,6 +472,8 @@ static ng_status ng_onen_size(struct ng_onen *o, size_t size)
 	st = ng_sizes_sync(o->run);
 	if (st != NG_OK)
 		return st;
+	ng_sampler_start(&o->rounds, o->run->warmup, o->run->count);
+	ng_sampler_start(&o->arrival, o->run->warmup, o->run->count);
 	if (o->nb) {
 		st = ng_onen_post(o, o->active ? NG_ONEN_REPLY : size);
 		if (st != NG_OK)

@@ -72,8 +72,9 @@ static ng_status ng_ov_block(struct ng_ov *ov)
 static ng_status ng_ov_side(struct ng_ov *ov, size_t size, int role, double *scratch, double *e, double *boot)
 {
 	struct ng_pg *pg = &ov->pg;
+	struct ng_sampler *smp = &pg->smp;
 	struct ng_run *run = pg->run;
-	size_t n = run->count, B = NG_BOOT_B;
+	size_t n = ng_sampler_count(smp), B = NG_BOOT_B;
 	const double *t = ng_pg_t(pg, role), *x = ng_pg_x(pg, role);
 	double *t0_boot = boot, *e_boot = boot + B, *rscratch = boot + 2 * B;
 	struct ng_stats st0, st, sx, se;
@@ -82,7 +83,7 @@ static ng_status ng_ov_side(struct ng_ov *ov, size_t size, int role, double *scr
 	ng_status st_ = NG_OK;
 	json_t *sum;
 
-	ng_samples_stats(t, n, scratch, &st0);
+	ng_sampler_stats(smp, t, n, &st0);
 	ng_boot_medians(t, n, B, ng_ov_seed(pg, size, role, 0), scratch, t0_boot);
 	for (size_t k = 0; k < pg->npts && st_ == NG_OK; k++) {
 		const double *tk = t + k * n, *xk = x + k * n;
@@ -90,25 +91,21 @@ static ng_status ng_ov_side(struct ng_ov *ov, size_t size, int role, double *scr
 
 		for (size_t i = 0; i < n; i++)
 			e[i] = tk[i] - xk[i];
-		ng_samples_stats(tk, n, scratch, &st);
-		ng_samples_stats(xk, n, scratch, &sx);
-		ng_samples_stats(e, n, scratch, &se);
+		row = ng_sampler_row(smp, size);
+		ng_row_json(row, "side", json_string(ng_ov_side_names[role]));
+		ng_row_number(row, "compute_us", pg->xs[k]);
+		ng_sampler_row_stats(smp, row, "time_us", tk, n, &st);
+		ng_sampler_row_stats(smp, row, "compute_measured_us", xk, n, &sx);
+		ng_sampler_row_stats(smp, row, "exposed_us", e, n, &se);
 		ng_boot_medians(e, n, B, ng_ov_seed(pg, size, role, k + 1), scratch, e_boot);
 		ng_overlap_ratio(st0.median, t0_boot, se.median, e_boot, B, rscratch, &ratio);
 		bound = ng_overlap_bound(sx.median, st0.median);
-
-		row = ng_row_begin(run->results, size, n);
-		ng_row_json(row, "side", json_string(ng_ov_side_names[role]));
-		ng_row_number(row, "compute_us", pg->xs[k]);
-		ng_row_stats(row, "time_us", &st);
-		ng_row_stats(row, "compute_measured_us", &sx);
-		ng_row_stats(row, "exposed_us", &se);
 		ng_row_number(row, "overlap_ratio", ratio.value);
 		ng_row_number(row, "overlap_ratio_lo", ratio.lo);
 		ng_row_number(row, "overlap_ratio_hi", ratio.hi);
 		ng_row_number(row, "overlap_bound", bound);
-		ng_row_raw(row, "time_us", tk, n);
-		ng_row_raw(row, "compute_measured_us", xk, n);
+		ng_sampler_row_raw(smp, row, "time_us", tk, n);
+		ng_sampler_row_raw(smp, row, "compute_measured_us", xk, n);
 		st_ = ng_row_commit(run->results, row);
 	}
 	if (st_ != NG_OK)

@@ -50,7 +50,8 @@
 
 #include "assess.h"
 
-/* Samples: as->single RTT, as->train GAP rounds; as->os, as->orr per call. */
+/* Samples: the stream NG_AS_SINGLE holds RTT rounds, NG_AS_TRAIN GAP rounds,
+ * NG_AS_OS and NG_AS_OR one sample per call. */
 struct ng_pl {
 	struct ng_as as; /* first: the machinery shared with loggp */
 	/* results, rank 0 */
@@ -71,7 +72,7 @@ static ng_status ng_pl_client_os(struct ng_as *as, size_t size, uint64_t d_ticks
 	const struct ng_timer *tm = as->tm;
 	struct ng_comm *c = as->c;
 	void *sbuf = as->bufs.send;
-	size_t nmsg = as->n, nos = as->nos;
+	size_t nmsg = as->n;
 	ng_status st = NG_OK;
 
 	for (size_t k = 0; k < nmsg && st == NG_OK; k++) {
@@ -82,14 +83,11 @@ static ng_status ng_pl_client_os(struct ng_as *as, size_t size, uint64_t d_ticks
 		st = ng_send(c, as->peer, sbuf, size);
 		b = ng_timer_now(tm);
 		if (timed)
-			as->os[nos++] = ng_timer_us(tm, b - a) - tm->overhead_ns * 1e-3;
+			ng_sampler_push(&as->smp, NG_AS_OS, ng_timer_us(tm, b - a) - tm->overhead_ns * 1e-3);
 	}
 	if (st == NG_OK)
 		st = ng_recv(c, as->peer, as->bufs.recv, size);
-	if (st != NG_OK)
-		return st;
-	as->nos = nos;
-	return NG_OK;
+	return st;
 }
 
 /* OR: n messages, each received after a busy-wait of D; every receive call
@@ -98,7 +96,7 @@ static ng_status ng_pl_server_or(struct ng_as *as, size_t size, uint64_t d_ticks
 {
 	const struct ng_timer *tm = as->tm;
 	struct ng_comm *c = as->c;
-	size_t nmsg = as->n, nor = as->nor;
+	size_t nmsg = as->n;
 	unsigned bank = as->bank;
 	ng_status st = NG_OK;
 
@@ -110,12 +108,9 @@ static ng_status ng_pl_server_or(struct ng_as *as, size_t size, uint64_t d_ticks
 		st = ng_recv(c, as->peer, ng_as_slot(as, bank, k), size);
 		b = ng_timer_now(tm);
 		if (timed)
-			as->orr[nor++] = ng_timer_us(tm, b - a) - tm->overhead_ns * 1e-3;
+			ng_sampler_push(&as->smp, NG_AS_OR, ng_timer_us(tm, b - a) - tm->overhead_ns * 1e-3);
 	}
-	if (st != NG_OK)
-		return st;
-	as->nor = nor;
-	return NG_OK;
+	return st;
 }
 
 /* ---- figures ---------------------------------------------------------------- */
@@ -129,9 +124,9 @@ static void ng_pl_client_figures(struct ng_as *as, struct ng_pl_fig *f)
 {
 	double k = (double)(as->n - 1);
 
-	ng_samples_stats(as->single, as->nsingle, as->scratch, &f->rtt);
-	ng_samples_stats(as->train, as->ntrain, as->scratch, &f->gap);
-	ng_samples_stats(as->os, as->nos, as->scratch, &f->os);
+	ng_sampler_stats(&as->smp, ng_as_x(as, NG_AS_SINGLE), ng_as_n(as, NG_AS_SINGLE), &f->rtt);
+	ng_sampler_stats(&as->smp, ng_as_x(as, NG_AS_TRAIN), ng_as_n(as, NG_AS_TRAIN), &f->gap);
+	ng_sampler_stats(&as->smp, ng_as_x(as, NG_AS_OS), ng_as_n(as, NG_AS_OS), &f->os);
 	f->g = (f->gap.median - f->rtt.median) / k;
 	f->g_lo = (f->gap.ci_lo - f->rtt.ci_hi) / k;
 	f->g_hi = (f->gap.ci_hi - f->rtt.ci_lo) / k;
@@ -148,7 +143,7 @@ static void ng_pl_client_ctl(struct ng_as *as, double *delay_p, double *scale_p,
 		*delay_p = 1.5 * f.g;
 	*scale_p = f.rtt.median;
 	*hw_p = fmax((f.rtt.ci_hi - f.rtt.ci_lo) / 2.0, (f.g_hi - f.g_lo) / 2.0);
-	if (as->nos)
+	if (ng_as_n(as, NG_AS_OS))
 		*hw_p = fmax(*hw_p, (f.os.ci_hi - f.os.ci_lo) / 2.0);
 }
 
@@ -156,7 +151,7 @@ static double ng_pl_server_hw(struct ng_as *as)
 {
 	struct ng_stats so;
 
-	ng_samples_stats(as->orr, as->nor, as->scratch, &so);
+	ng_sampler_stats(&as->smp, ng_as_x(as, NG_AS_OR), ng_as_n(as, NG_AS_OR), &so);
 	return (so.ci_hi - so.ci_lo) / 2.0;
 }
 
@@ -175,15 +170,29 @@ static ng_status ng_pl_report(struct ng_as *as, size_t size, double d_us)
 {
 	struct ng_pl *pl = ng_pl_of(as);
 	struct ng_run *run = as->run;
+	struct ng_sampler *smp = &as->smp;
+	size_t ntrain = ng_as_n(as, NG_AS_TRAIN);
+	const double *train = ng_as_x(as, NG_AS_TRAIN);
+	double *gx = ng_sampler_work(smp);
 	struct ng_pl_fig f;
-	struct ng_stats so, gs;
+	struct ng_stats so;
 	struct ng_param g, os, orr, lat;
 	double res = as->tm->resolution_ns * 1e-3;
 	struct ng_row *row;
 	json_t *js;
 
 	ng_pl_client_figures(as, &f);
-	ng_samples_stats(as->orr, as->nor, as->scratch, &so);
+	/* Per-round g samples for the row's statistics. */
+	for (size_t i = 0; i < ntrain; i++)
+		gx[i] = (train[i] - f.rtt.median) / (double)(as->n - 1);
+
+	/* The row's count: the GAP rounds. */
+	row = ng_sampler_row_n(smp, size, ntrain);
+	ng_sampler_row_stats(smp, row, "rtt_us", ng_as_x(as, NG_AS_SINGLE), ng_as_n(as, NG_AS_SINGLE), NULL);
+	ng_sampler_row_stats(smp, row, "g_us", gx, ntrain, NULL);
+	ng_sampler_row_stats(smp, row, "o_s_us", ng_as_x(as, NG_AS_OS), ng_as_n(as, NG_AS_OS), NULL);
+	ng_sampler_row_stats(smp, row, "o_r_us", ng_as_x(as, NG_AS_OR), ng_as_n(as, NG_AS_OR), &so);
+
 	/* A timed call is known to the timer's resolution at best: the
 	 * intervals carry it on top of the statistical one. */
 	ng_param_set(&g, "g", f.g, f.g_lo - res, f.g_hi + res);
@@ -196,7 +205,7 @@ static ng_status ng_pl_report(struct ng_as *as, size_t size, double d_us)
 	}
 
 	js = json_pack("{s:I, s:I, s:o, s:o, s:o, s:o, s:f, s:f}", "size", (json_int_t)size, "count",
-	               (json_int_t)as->ntrain, "g_us", ng_as_param_json(&g), "o_s_us", ng_as_param_json(&os),
+	               (json_int_t)ntrain, "g_us", ng_as_param_json(&g), "o_s_us", ng_as_param_json(&os),
 	               "o_r_us", ng_as_param_json(&orr), "L_us", ng_as_param_json(&lat), "rtt_us",
 	               f.rtt.median, "delay_us", d_us);
 	if (!js || json_array_append_new(as->sizes, js)) {
@@ -204,20 +213,10 @@ static ng_status ng_pl_report(struct ng_as *as, size_t size, double d_us)
 		return NG_ERR_NOMEM;
 	}
 
-	/* Per-round g samples for the row's statistics. */
-	for (size_t i = 0; i < as->ntrain; i++)
-		as->all[i] = (as->train[i] - f.rtt.median) / (double)(as->n - 1);
-	ng_samples_stats(as->all, as->ntrain, as->scratch, &gs);
-
-	row = ng_row_begin(run->results, size, as->ntrain);
-	ng_row_stats(row, "rtt_us", &f.rtt);
-	ng_row_stats(row, "g_us", &gs);
-	ng_row_stats(row, "o_s_us", &f.os);
-	ng_row_stats(row, "o_r_us", &so);
 	ng_row_number(row, "delay_us", d_us);
-	ng_row_raw(row, "rtt_us", as->single, as->nsingle);
-	ng_row_raw(row, "o_s_us", as->os, as->nos);
-	ng_row_raw(row, "o_r_us", as->orr, as->nor);
+	ng_sampler_row_raw(smp, row, "rtt_us", ng_as_x(as, NG_AS_SINGLE), ng_as_n(as, NG_AS_SINGLE));
+	ng_sampler_row_raw(smp, row, "o_s_us", ng_as_x(as, NG_AS_OS), ng_as_n(as, NG_AS_OS));
+	ng_sampler_row_raw(smp, row, "o_r_us", ng_as_x(as, NG_AS_OR), ng_as_n(as, NG_AS_OR));
 	return ng_row_commit(run->results, row);
 }
 

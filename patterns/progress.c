@@ -115,6 +115,12 @@ static ng_status ng_pg_setup(struct ng_pg *pg)
 	struct ng_run *run = pg->run;
 	struct ng_comm *c = pg->c;
 	size_t max = ng_sizes_max(run);
+	struct ng_sampler_spec spec = {
+	    .name = pg->ops->name,
+	    .streams = 2,
+	    .cap = run->count,
+	    .flags = NG_SAMPLER_GATHER,
+	};
 	double mine[3];
 	ng_status st;
 
@@ -153,6 +159,9 @@ static ng_status ng_pg_setup(struct ng_pg *pg)
 			return NG_ERR_NOMEM;
 		}
 	}
+	st = ng_sampler_init(&pg->smp, run, &spec);
+	if (st != NG_OK)
+		return st;
 	ng_compute_calibrate(&pg->cp, pg->tm);
 	mine[0] = pg->cp.iters_per_us;
 	mine[1] = 0.0;
@@ -173,8 +182,7 @@ static void ng_pg_teardown(struct ng_pg *pg, ng_status st)
 	ng_free(c, pg->ctl);
 	ng_bufs_free(c, &pg->bufs);
 	free(pg->reqs);
-	free(pg->t);
-	free(pg->t_all);
+	ng_sampler_free(&pg->smp);
 }
 
 /* ---- one iteration ----------------------------------------------------- */
@@ -385,50 +393,35 @@ static ng_status ng_pg_lengths(struct ng_pg *pg, size_t size)
 	return NG_OK;
 }
 
-/* Sample arrays for this size's lengths. */
-static ng_status ng_pg_arrays(struct ng_pg *pg)
-{
-	size_t need = pg->npts * pg->run->count;
-
-	if (need <= pg->cap)
-		return NG_OK;
-	free(pg->t);
-	free(pg->t_all);
-	pg->t = calloc(2 * need, sizeof(*pg->t));
-	pg->t_all = calloc(4 * need, sizeof(*pg->t_all));
-	pg->cap = 0;
-	if (!pg->t || !pg->t_all) {
-		ng_error("%s: out of memory for %zu samples", pg->ops->name, need);
-		return NG_ERR_NOMEM;
-	}
-	pg->cap = need;
-	return NG_OK;
-}
-
 static ng_status ng_pg_size(struct ng_pg *pg, size_t size)
 {
 	struct ng_run *run = pg->run;
-	size_t count = run->count, n;
+	struct ng_sampler *smp = &pg->smp;
+	size_t npts;
 	ng_status st;
 
 	st = ng_pg_lengths(pg, size);
 	if (st == NG_OK)
-		st = ng_pg_arrays(pg);
+		st = ng_sampler_reserve(smp, 2 * pg->npts);
 	if (st != NG_OK)
 		return st;
-	n = pg->npts * count;
-	pg->x = pg->t + n;
-	for (size_t k = 0; k < pg->npts && st == NG_OK; k++)
-		st = ng_pg_iteration(pg, size, pg->iters[k], NULL, NULL);
-	for (size_t r = 0; r < count && st == NG_OK; r++)
-		for (size_t k = 0; k < pg->npts && st == NG_OK; k++)
-			st = ng_pg_iteration(pg, size, pg->iters[k], &pg->t[k * count + r],
-			                     &pg->x[k * count + r]);
+	npts = pg->npts;
+	/* A round is one iteration per length; the first is untimed. */
+	ng_sampler_start(smp, 1, run->count);
+	for (uint64_t r = 0; ng_sampler_more(smp, r) && st == NG_OK; r++) {
+		for (size_t k = 0; k < npts && st == NG_OK; k++) {
+			double t, x;
+
+			st = ng_pg_iteration(pg, size, pg->iters[k], &t, &x);
+			ng_sampler_add(smp, k, r, t);
+			ng_sampler_add(smp, npts + k, r, x);
+		}
+	}
 	if (st != NG_OK)
 		return st;
 
-	/* [t | x] of rank 0, then of rank 1 (ng_pg_t, ng_pg_x). */
-	st = ng_samples_gather(run->boot, pg->t, 2 * n, pg->t_all);
+	/* Both ranks' streams (ng_pg_t, ng_pg_x). */
+	st = ng_sampler_gather(smp);
 	if (st != NG_OK)
 		return st;
 	if (!ng_results_active(run->results))

@@ -41,7 +41,10 @@
  * the ranks the pattern names (the largest of them); then one untimed round
  * and --count timed rounds, each round one iteration per length in
  * ascending order (interleaved, so slow drift hits every length alike).
- * Every rank's samples are then gathered to rank 0, which reports.
+ * Every rank's samples are then gathered to rank 0, which reports.  The
+ * rounds are the sampler's iterations (the untimed round its one untimed
+ * iteration); each length has two streams, the iteration times and the
+ * computations.  The probe is not sampled: it only decides the lengths.
  *
  * Options read here, owned by the pattern NAME: NAME-compute (SPEC),
  * NAME-burst (B; default 16 one-sided, 1 two-sided), NAME-rma (flag).
@@ -56,8 +59,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common.h"
 #include "compute.h"
+#include "sampler.h"
 
 #define NG_PG_PROBE 32 /* timed iterations of the probe */
 
@@ -113,20 +116,20 @@ struct ng_pg {
 	uint64_t iters[NG_XSPEC_MAX]; /* their kernel iterations */
 	double probe[2];              /* each rank's T(0) from the probe (us) */
 	double t_ref;                 /* the transfer time the unit "t" stood for */
-	double *t, *x;                /* this rank: [pt * count + r] iteration and computation (us) */
-	double *t_all;                /* both ranks' t and x after the size: [rank][t | x] */
-	size_t cap;                   /* samples per array the buffers hold */
+	/* streams 0..npts-1: iteration times of each length, npts..2 npts-1:
+	 * its computations (us); both ranks' after the size */
+	struct ng_sampler smp;
 };
 
 /* The samples of @role (= its rank) after the size: its iteration times and
  * its computations' lengths (us), [pt * count + r]. */
 static inline const double *ng_pg_t(const struct ng_pg *pg, int role)
 {
-	return pg->t_all + (size_t)role * 2 * pg->npts * pg->run->count;
+	return ng_sampler_of(&pg->smp, role, 0);
 }
 static inline const double *ng_pg_x(const struct ng_pg *pg, int role)
 {
-	return ng_pg_t(pg, role) + pg->npts * pg->run->count;
+	return ng_sampler_of(&pg->smp, role, pg->npts);
 }
 
 /*

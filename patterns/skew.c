@@ -63,11 +63,11 @@ static ng_status ng_sk_block(struct ng_sk *sk)
 static ng_status ng_sk_report(struct ng_pg *pg, size_t size)
 {
 	struct ng_sk *sk = (struct ng_sk *)pg;
-	struct ng_run *run = pg->run;
-	size_t n = run->count, K = pg->npts;
+	struct ng_sampler *smp = &pg->smp;
+	size_t n = ng_sampler_count(smp), K = pg->npts;
 	const double *t = ng_pg_t(pg, NG_PG_ACTIVE), *x = ng_pg_x(pg, NG_PG_PASSIVE);
-	double *mem = malloc((n + 2 * K) * sizeof(*mem));
-	double *scratch = mem, *fx = mem + n, *fy = fx + K;
+	double *mem = malloc(2 * K * sizeof(*mem));
+	double *fx = mem, *fy = fx + K;
 	struct ng_stats st, sx, st0 = {0};
 	struct ng_fit fit = {0};
 	ng_status rc = NG_OK;
@@ -81,19 +81,17 @@ static ng_status ng_sk_report(struct ng_pg *pg, size_t size)
 	for (size_t k = 0; k < K && rc == NG_OK; k++) {
 		struct ng_row *row;
 
-		ng_samples_stats(t + k * n, n, scratch, &st);
-		ng_samples_stats(x + k * n, n, scratch, &sx);
+		row = ng_sampler_row(smp, size);
+		ng_row_number(row, "skew_us", pg->xs[k]);
+		ng_sampler_row_stats(smp, row, "time_us", t + k * n, n, &st);
+		ng_sampler_row_stats(smp, row, "skew_measured_us", x + k * n, n, &sx);
+		ng_sampler_row_raw(smp, row, "time_us", t + k * n, n);
+		ng_sampler_row_raw(smp, row, "skew_measured_us", x + k * n, n);
 		if (k == 0)
 			st0 = st;
 		fx[k] = sx.median;
 		fy[k] = st.median;
-		row = ng_row_begin(run->results, size, n);
-		ng_row_number(row, "skew_us", pg->xs[k]);
-		ng_row_stats(row, "time_us", &st);
-		ng_row_stats(row, "skew_measured_us", &sx);
-		ng_row_raw(row, "time_us", t + k * n, n);
-		ng_row_raw(row, "skew_measured_us", x + k * n, n);
-		rc = ng_row_commit(run->results, row);
+		rc = ng_row_commit(pg->run->results, row);
 	}
 	fitted = rc == NG_OK && ng_fit_line(fx, fy, NULL, K, 0.0, &fit) == 0;
 	free(mem);

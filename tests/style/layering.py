@@ -80,10 +80,7 @@ TRANSPORT = re.compile(r"^((mpi|mpio)\.h$|infiniband/|rdma/|rdma_|fabric|ofi|(\.
 # Files still over MAX_LINES while their splits are under way; each line goes
 # when its split is merged (the test fails on a line whose file has become
 # short enough, or is gone).
-KNOWN_LONG = {
-    "patterns/alltoall.c",   # onto the shared sampler (issue 20, item 4)
-    "patterns/rma.c",        # onto the shared sampler (issue 20, item 4)
-}
+KNOWN_LONG = set()
 
 # Circles between files of one module family that its layout change removes,
 # each entry (kind, {files}): kind "include" or "call", the files as the

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The sampler every measuring pattern shares; the contract is in sampler.h. */
+#include "sampler.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Doubles of one rank's contribution to a gathering. */
+static size_t ng_sampler_block(const struct ng_sampler *s)
+{
+	return s->streams * s->cap + s->tail;
+}
+
+static size_t ng_sampler_ranks(const struct ng_sampler *s)
+{
+	return (size_t)s->run->boot->size;
+}
+
+/* The per-stream memory: mine, fill and the gathering area. */
+static ng_status ng_sampler_alloc_streams(struct ng_sampler *s)
+{
+	size_t block = ng_sampler_block(s), nranks = ng_sampler_ranks(s);
+
+	s->fill = calloc(s->streams, sizeof(*s->fill));
+	s->mine = calloc(block + 1, sizeof(*s->mine));
+	if (!s->fill || !s->mine)
+		return NG_ERR_NOMEM;
+	if (s->flags & NG_SAMPLER_GATHER) {
+		if (block > SIZE_MAX / sizeof(double) / nranks)
+			return NG_ERR_NOMEM;
+		s->all = calloc(nranks * block + 1, sizeof(*s->all));
+	} else if (s->flags & NG_SAMPLER_SHARE) {
+		s->all = calloc(nranks * s->cap + 1, sizeof(*s->all));
+	}
+	if ((s->flags & (NG_SAMPLER_GATHER | NG_SAMPLER_SHARE)) && !s->all)
+		return NG_ERR_NOMEM;
+	return NG_OK;
+}
+
+static void ng_sampler_free_streams(struct ng_sampler *s)
+{
+	free(s->fill);
+	free(s->mine);
+	free(s->all);
+	s->fill = NULL;
+	s->mine = NULL;
+	s->all = NULL;
+}
+
+ng_status ng_sampler_init(struct ng_sampler *s, struct ng_run *run, const struct ng_sampler_spec *spec)
+{
+	size_t pool = spec->pool > 1 ? spec->pool : 1;
+
+	memset(s, 0, sizeof(*s));
+	s->run = run;
+	s->name = spec->name;
+	s->streams = spec->streams ? spec->streams : 1;
+	s->cap = spec->cap;
+	s->tail = spec->tail;
+	s->pool = pool;
+	s->flags = spec->flags;
+	s->reporter = ng_results_active(run->results);
+
+	if (s->cap > SIZE_MAX / sizeof(double) / pool / s->streams)
+		goto err_nomem;
+	if (ng_sampler_alloc_streams(s) != NG_OK)
+		goto err_nomem;
+	/* Statistics need a copy to sort: of a pool on the reporter, of one
+	 * stream elsewhere. */
+	s->scratch = calloc((s->reporter ? pool : 1) * s->cap + 1, sizeof(*s->scratch));
+	if (!s->scratch)
+		goto err_nomem;
+	if (s->reporter) {
+		s->work = calloc(pool * s->cap + 1, sizeof(*s->work));
+		if (!s->work)
+			goto err_nomem;
+	}
+	return NG_OK;
+
+err_nomem:
+	ng_error("%s: out of memory for %zu samples", s->name, s->cap);
+	ng_sampler_free(s);
+	return NG_ERR_NOMEM;
+}
+
+ng_status ng_sampler_reserve(struct ng_sampler *s, size_t streams)
+{
+	if (streams <= s->streams)
+		return NG_OK;
+	ng_sampler_free_streams(s);
+	s->streams = streams;
+	if (s->cap > SIZE_MAX / sizeof(double) / streams || ng_sampler_alloc_streams(s) != NG_OK) {
+		ng_sampler_free_streams(s);
+		s->streams = 0;
+		ng_error("%s: out of memory for %zu samples", s->name, streams * s->cap);
+		return NG_ERR_NOMEM;
+	}
+	return NG_OK;
+}
+
+void ng_sampler_free(struct ng_sampler *s)
+{
+	ng_sampler_free_streams(s);
+	free(s->work);
+	free(s->scratch);
+	s->work = NULL;
+	s->scratch = NULL;
+}
+
+void ng_sampler_start(struct ng_sampler *s, size_t skip, size_t count)
+{
+	s->skip = skip;
+	s->count = count;
+	memset(s->fill, 0, s->streams * sizeof(*s->fill));
+	memset(s->mine, 0, ng_sampler_block(s) * sizeof(*s->mine));
+}
+
+/* ---- bringing the samples together ------------------------------------- */
+
+ng_status ng_sampler_gather(struct ng_sampler *s)
+{
+	return ng_samples_gather(s->run->boot, s->mine, ng_sampler_block(s), s->all);
+}
+
+ng_status ng_sampler_share(struct ng_sampler *s, size_t stream, int root)
+{
+	size_t n = s->fill[stream];
+	ng_status st;
+
+	st = ng_samples_gather(s->run->boot, ng_sampler_mine(s, stream), n, s->all);
+	if (st == NG_OK)
+		memcpy(ng_sampler_mine(s, stream), s->all + (size_t)root * n, n * sizeof(*s->all));
+	return st;
+}
+
+const double *ng_sampler_of(const struct ng_sampler *s, int rank, size_t stream)
+{
+	return s->all + (size_t)rank * ng_sampler_block(s) + stream * s->cap;
+}
+
+const double *ng_sampler_tail_of(const struct ng_sampler *s, int rank)
+{
+	return ng_sampler_of(s, rank, s->streams);
+}
+
+/* ---- combining ----------------------------------------------------------- */
+
+const double *ng_sampler_pool(struct ng_sampler *s, size_t stream, const int *ranks, size_t n, size_t *len_p)
+{
+	size_t count = s->count;
+
+	for (size_t i = 0; i < n; i++)
+		memcpy(s->work + i * count, ng_sampler_of(s, ranks[i], stream), count * sizeof(*s->work));
+	*len_p = n * count;
+	return s->work;
+}
+
+const double *ng_sampler_max(struct ng_sampler *s, size_t stream)
+{
+	int nranks = s->run->boot->size;
+
+	for (size_t i = 0; i < s->count; i++) {
+		double m = ng_sampler_of(s, 0, stream)[i];
+
+		for (int r = 1; r < nranks; r++) {
+			double v = ng_sampler_of(s, r, stream)[i];
+
+			if (v > m)
+				m = v;
+		}
+		s->work[i] = m;
+	}
+	return s->work;
+}
+
+/* ---- statistics and the row ---------------------------------------------- */
+
+void ng_sampler_stats(struct ng_sampler *s, const double *x, size_t n, struct ng_stats *st_p)
+{
+	ng_samples_stats(x, n, s->scratch, st_p);
+}
+
+void ng_sampler_bw(struct ng_sampler *s, const double *x, size_t n, double bytes, struct ng_stats *st_p)
+{
+	ng_samples_bw(x, n, bytes, s->scratch, st_p);
+}
+
+struct ng_row *ng_sampler_row_n(const struct ng_sampler *s, size_t size, size_t count)
+{
+	return ng_row_begin(s->run->results, size, count);
+}
+
+struct ng_row *ng_sampler_row(const struct ng_sampler *s, size_t size)
+{
+	return ng_sampler_row_n(s, size, s->count);
+}
+
+void ng_sampler_row_stats(struct ng_sampler *s, struct ng_row *row, const char *key, const double *x,
+                          size_t n, struct ng_stats *st_p)
+{
+	struct ng_stats st;
+
+	ng_sampler_stats(s, x, n, &st);
+	ng_row_stats(row, key, &st);
+	if (st_p)
+		*st_p = st;
+}
+
+void ng_sampler_row_bw(struct ng_sampler *s, struct ng_row *row, const char *key, const double *x, size_t n,
+                       double bytes, struct ng_stats *st_p)
+{
+	struct ng_stats st;
+
+	ng_sampler_bw(s, x, n, bytes, &st);
+	ng_row_stats(row, key, &st);
+	if (st_p)
+		*st_p = st;
+}
+
+void ng_sampler_row_raw(const struct ng_sampler *s, struct ng_row *row, const char *key, const double *x,
+                        size_t n)
+{
+	(void)s;
+	ng_row_raw(row, key, x, n);
+}

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The sampler: the skeleton every measuring pattern shares, written once.
+ *
+ * A pattern measures in *measurements* (one size, or one size of one
+ * algorithm, one pair count, ...).  A measurement runs iterations back to
+ * back: @skip untimed ones (warm-up, a checked iteration), then @count timed
+ * ones; every rank that takes part runs the same iterations.  Each timed
+ * iteration leaves one value (microseconds, or whatever the pattern times)
+ * in each of the sampler's *streams* on the ranks that time it: pingpong's
+ * half round trips, one stream per client of 1n, the iteration time and the
+ * computation of every length of overlap.  After the measurement the
+ * sampler brings the streams together (gather: every rank's streams on
+ * every rank), combines them on the reporting rank (a pool of several
+ * ranks' streams, the largest value of each iteration over all ranks),
+ * computes the statistics (a STATS of the result format) and begins the
+ * row.  So a change to what a STATS holds, or to how samples are kept, is
+ * made here and in analysis/stats.c, never in a pattern.
+ *
+ *   struct ng_sampler s;                        setup, once per run
+ *   ng_sampler_init(&s, run, &spec);
+ *   for each measurement:
+ *       ng_sampler_start(&s, skip, count);      outside the loop
+ *       for (it = 0; ng_sampler_more(&s, it); it++) {
+ *           t0 = ng_timer_now(tm);  ...module operations...  t1 = ng_timer_now(tm);
+ *           ng_sampler_add(&s, 0, it, ng_timer_us(tm, t1 - t0));
+ *       }
+ *       ng_sampler_gather(&s);                  collective, after the loop
+ *       x = ng_sampler_pool(&s, 0, ranks, k);   reporter: combine
+ *       row = ng_sampler_row(&s, size);
+ *       ng_sampler_row_stats(&s, row, "latency_us", x, n, NULL);
+ *   ng_sampler_free(&s);
+ *
+ * Ownership: the sampler owns every sample it holds.  Its memory is
+ * allocated by ng_sampler_init (and ng_sampler_reserve) and freed by
+ * ng_sampler_free.  What a pointer it returns points to stays as it is
+ * until the next start, gather, share, pool, max, reserve or free.
+ *
+ * Inside a timed loop (between the first and the last iteration of a
+ * measurement) a pattern calls only ng_sampler_more, ng_sampler_timed,
+ * ng_sampler_add and ng_sampler_push: inline, they allocate nothing, log
+ * nothing, look up no option and make no system call, and none of them is
+ * ever inside a timed region (between the two timer reads of a sample).
+ * Everything else is for before or after the loop.
+ *
+ * A measurement's iterations are counted from 0, untimed ones included, so
+ * --verify payloads and buffer parities can key on them.
+ *
+ * Where a change to sampling goes, once for every pattern:
+ *   - how long a measurement runs: ng_sampler_start and ng_sampler_more
+ *     (every rank of a measurement runs its loop on ng_sampler_more, the
+ *     passive side too, so a decision to stop early, which all ranks must
+ *     take together, can be made there between batches of iterations; ranks
+ *     a measurement leaves idle, such as mpbibw's or rma's, would join it
+ *     there);
+ *   - what is kept of a sample: ng_sampler_add and ng_sampler_push (every
+ *     sample passes there);
+ *   - what a STATS holds and what a row says of its samples:
+ *     ng_sampler_stats, ng_sampler_row_stats and ng_sampler_row (and
+ *     analysis/stats.c, results.c's ng_stats_json, common.c's packing).
+ * Patterns that do not run one fixed loop per measurement say so where
+ * they loop (assess.h: adaptive batches of interleaved rounds; onen.c's
+ * reply arrivals, whose statistics are merged rather than their samples).
+ */
+#ifndef NG_PATTERNS_SAMPLER_H
+#define NG_PATTERNS_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common.h"
+
+/* What a sampler holds and where its samples go (ng_sampler_init). */
+enum {
+	/* ng_sampler_gather: every rank's streams and tail on every rank */
+	NG_SAMPLER_GATHER = 1u << 0,
+	/* ng_sampler_share: one rank's stream copied to every rank */
+	NG_SAMPLER_SHARE = 1u << 1,
+};
+
+struct ng_sampler_spec {
+	const char *name; /* the pattern, for messages */
+	size_t streams;   /* values per timed iteration (0 counts as 1) */
+	size_t cap;       /* samples a stream holds: the largest count, or what push may append */
+	size_t tail;      /* doubles per rank gathered after the streams (counters, flags) */
+	size_t pool;      /* ranks' streams the reporter pools at most (0 or 1: none) */
+	unsigned flags;   /* NG_SAMPLER_* */
+};
+
+struct ng_sampler {
+	struct ng_run *run;
+	const char *name;
+	size_t streams, cap, tail, pool;
+	unsigned flags;
+	bool reporter; /* this rank writes the results */
+	/* the current measurement */
+	size_t skip;  /* untimed iterations */
+	size_t count; /* timed iterations */
+	size_t *fill; /* [streams] samples in each stream */
+	/* memory, owned */
+	double *mine;    /* [streams * cap + tail] this rank's streams, then its tail */
+	double *all;     /* [ranks * (streams * cap + tail)] after gather; [ranks * cap] for share */
+	double *work;    /* [max(pool, 1) * cap] reporter: pools, maxima, derived series */
+	double *scratch; /* [max(pool, 1) * cap] reporter, [cap] elsewhere: statistics */
+};
+
+/*
+ * Allocates what @spec asks for (the streams on every rank, the gathering
+ * area with NG_SAMPLER_GATHER or NG_SAMPLER_SHARE, the reporter's pool and
+ * scratch) and zeroes it.  @run must outlive the sampler.  NG_ERR_NOMEM is
+ * reported ("NAME: out of memory for N samples"); nothing is left
+ * allocated then, and ng_sampler_free is safe either way.  Not collective.
+ */
+ng_status ng_sampler_init(struct ng_sampler *s, struct ng_run *run, const struct ng_sampler_spec *spec);
+
+/*
+ * Grows the sampler to at least @streams streams (a pattern whose number of
+ * streams depends on the measurement, e.g. overlap's lengths), keeping cap,
+ * tail and pool; the memory moves and is zeroed.  NG_ERR_NOMEM reported (the
+ * sampler is then empty but safe to free).  Between measurements only.
+ */
+ng_status ng_sampler_reserve(struct ng_sampler *s, size_t streams);
+
+/* Frees everything; safe on a zeroed, partially set up or freed sampler. */
+void ng_sampler_free(struct ng_sampler *s);
+
+/* ---- one measurement ---------------------------------------------------- */
+
+/*
+ * Starts a measurement of @skip untimed and then @count timed iterations
+ * (@count at most cap): empties the streams and zeroes them and the tail,
+ * so a rank that times nothing contributes zeros.  Not collective.
+ */
+void ng_sampler_start(struct ng_sampler *s, size_t skip, size_t count);
+
+/* The loop condition: whether iteration @it of the measurement runs. */
+static inline bool ng_sampler_more(const struct ng_sampler *s, uint64_t it)
+{
+	return it < s->skip + s->count;
+}
+
+/* Whether iteration @it is timed (past the untimed ones). */
+static inline bool ng_sampler_timed(const struct ng_sampler *s, uint64_t it)
+{
+	return it >= s->skip;
+}
+
+/* Records @v, the value of iteration @it, in @stream; nothing for an untimed
+ * iteration.  At most one value per stream and iteration. */
+static inline void ng_sampler_add(struct ng_sampler *s, size_t stream, uint64_t it, double v)
+{
+	if (it >= s->skip)
+		s->mine[stream * s->cap + s->fill[stream]++] = v;
+}
+
+/* Appends @v to @stream whatever the iteration: for streams that take
+ * several values per iteration, or whose pattern decides itself which
+ * iterations are timed (assess.h).  At most cap values per measurement. */
+static inline void ng_sampler_push(struct ng_sampler *s, size_t stream, double v)
+{
+	s->mine[stream * s->cap + s->fill[stream]++] = v;
+}
+
+/* This rank's @stream and the number of values in it. */
+static inline double *ng_sampler_mine(const struct ng_sampler *s, size_t stream)
+{
+	return s->mine + stream * s->cap;
+}
+static inline size_t ng_sampler_n(const struct ng_sampler *s, size_t stream)
+{
+	return s->fill[stream];
+}
+
+/* Timed iterations of the current measurement. */
+static inline size_t ng_sampler_count(const struct ng_sampler *s)
+{
+	return s->count;
+}
+
+/* This rank's tail (spec.tail doubles, zeroed by start): what it adds to
+ * the gathering beside its samples. */
+static inline double *ng_sampler_tail(const struct ng_sampler *s)
+{
+	return s->mine + s->streams * s->cap;
+}
+
+/* ---- bringing the samples together (collective) ------------------------ */
+
+/*
+ * Every rank's streams and tail on every rank (NG_SAMPLER_GATHER), through
+ * the bootstrap.  Every rank calls it once per measurement, with the same
+ * count, also a rank that timed nothing.  Returns the bootstrap's status.
+ */
+ng_status ng_sampler_gather(struct ng_sampler *s);
+
+/*
+ * @stream of rank @root on every rank (NG_SAMPLER_SHARE): the values and
+ * their number replace each rank's own.  Every rank must hold the same
+ * number of values in @stream (a rank holds placeholders for values only
+ * @root measures).  Returns the bootstrap's status.
+ */
+ng_status ng_sampler_share(struct ng_sampler *s, size_t stream, int root);
+
+/* After gather: rank @rank's @stream (count values, zeros where it timed
+ * nothing) and its tail. */
+const double *ng_sampler_of(const struct ng_sampler *s, int rank, size_t stream);
+const double *ng_sampler_tail_of(const struct ng_sampler *s, int rank);
+
+/* ---- combining (reporter, after gather) ---------------------------------- */
+
+/*
+ * The @stream of the ranks @ranks[0..n) one after the other (count values
+ * each, n at most spec.pool), in the sampler's work area; *@len_p = n *
+ * count.  The pooled samples of paired or many-origin patterns.
+ */
+const double *ng_sampler_pool(struct ng_sampler *s, size_t stream, const int *ranks, size_t n, size_t *len_p);
+
+/*
+ * Per timed iteration, the largest value of @stream over all ranks (count
+ * values, in the work area): the time of a collective step is the time of
+ * its slowest rank.  Ranks that timed nothing contribute zeros.
+ */
+const double *ng_sampler_max(struct ng_sampler *s, size_t stream);
+
+/* The reporter's work area (max(pool, 1) * cap doubles) for a series the
+ * pattern derives from its samples; overwritten by pool and max. */
+static inline double *ng_sampler_work(const struct ng_sampler *s)
+{
+	return s->work;
+}
+
+/* ---- statistics and the row --------------------------------------------- */
+
+/*
+ * The STATS of @x[0..n) (n at most the scratch: cap, or pool * cap on the
+ * reporter); @x is not reordered.  ng_sampler_bw: of the bandwidths (or
+ * rates) @bytes / x[i] instead, a non-positive time counting as 0 (see
+ * ng_samples_bw).  Any rank; not collective.
+ */
+void ng_sampler_stats(struct ng_sampler *s, const double *x, size_t n, struct ng_stats *st_p);
+void ng_sampler_bw(struct ng_sampler *s, const double *x, size_t n, double bytes, struct ng_stats *st_p);
+
+/* Begins the row of @size for the current measurement ("count": its timed
+ * iterations); NULL where the row calls are no-ops (ranks but the
+ * reporter).  ng_sampler_row_n: with @count given, for a pattern whose
+ * measurement is not one fixed loop (assess.h). */
+struct ng_row *ng_sampler_row(const struct ng_sampler *s, size_t size);
+struct ng_row *ng_sampler_row_n(const struct ng_sampler *s, size_t size, size_t count);
+
+/* Computes the STATS of @x[0..n) (of @bytes / x with ng_sampler_row_bw) and
+ * adds it to @row under @key; the STATS also in *@st_p unless NULL. */
+void ng_sampler_row_stats(struct ng_sampler *s, struct ng_row *row, const char *key, const double *x,
+                          size_t n, struct ng_stats *st_p);
+void ng_sampler_row_bw(struct ng_sampler *s, struct ng_row *row, const char *key, const double *x, size_t n,
+                       double bytes, struct ng_stats *st_p);
+
+/* Keeps @x[0..n) as the row's raw samples of @key (--raw). */
+void ng_sampler_row_raw(const struct ng_sampler *s, struct ng_row *row, const char *key, const double *x,
+                        size_t n);
+
+#endif
