@@ -40,6 +40,7 @@
 #include "driver.h"
 #include "env.h"
 #include "launch.h"
+#include "plugin.h"
 #include "registry.h"
 #include "results_priv.h"
 #include "sizes.h"
@@ -696,12 +697,18 @@ static int launch(const struct plan *p, struct ng_args *a, int *argc_p, char ***
 	}
 	if (ng_launched_by_mpi()) {
 #if NG_HAVE_MPI
-		if (ng_boot_mpi(argc_p, argv_p, &l->boot))
+		const void *entry;
+		const struct ng_mpi_launch *ml;
+
+		if (ng_plugin_entry("mpi", "launch:mpi", "the MPI launch (mpiexec/srun)", false, &entry))
+			return EXIT_USAGE;
+		ml = entry;
+		if (ml->boot(argc_p, argv_p, &l->boot))
 			return 1;
 		l->how = "mpiexec";
 		l->mpi = true;
-		l->wtime = ng_boot_mpi_wtime;
-		ng_boot_mpi_version(l->mpi_version, sizeof(l->mpi_version));
+		l->wtime = ml->wtime;
+		ml->version(l->mpi_version, sizeof(l->mpi_version));
 		if (ng_args_given(a, "np") && !getenv("NGAUGE_RELAUNCHED") && p->np != l->boot->size &&
 		    l->boot->rank == 0)
 			ng_warn("--np %lld ignored: mpiexec started %d ranks", p->np, l->boot->size);
@@ -1010,6 +1017,10 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 		ng_error("--once applies to --server only");
 		goto out;
 	}
+	/* The module's operations, from its plugin when they are in one: a
+	 * missing plugin is found here, before anything runs. */
+	if (ng_module_impl(p.mod, &p.mod))
+		goto out;
 	code = launch(&p, &a, &argc, &argv, preboot, &l);
 	preboot = NULL; /* launch() took it */
 	if (l.boot)
