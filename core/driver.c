@@ -869,7 +869,9 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 			        ng_results_rows(res), ng_results_rows(res) == 1 ? "" : "s", p->output);
 		ng_results_free(res);
 	}
-	if (st == NG_ERR_CANCELLED)
+	/* One line for the interruption: rank 0's, and the server's child's
+	 * (on the server's terminal). */
+	if (st == NG_ERR_CANCELLED && (boot->rank == 0 || strcmp(how, "--server/--client") == 0))
 		ng_error("interrupted (%s)", ng_stop_signal_name(ng_cancel_signal()));
 	code = status_exit(st);
 	if (st == NG_OK)
@@ -1015,6 +1017,11 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 	}
 	if (ng_args_flag(&a, "once") && !ng_args_flag(&a, "server")) {
 		ng_error("--once applies to --server only");
+		goto out;
+	}
+	if (ng_cancel_requested()) { /* a stop signal before anything ran */
+		ng_error("interrupted (%s)", ng_stop_signal_name(ng_cancel_signal()));
+		code = 128 + ng_cancel_signal();
 		goto out;
 	}
 	/* The module's operations, from its plugin when they are in one: a
