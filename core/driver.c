@@ -37,6 +37,7 @@
 
 #include "args.h"
 #include "cancel.h"
+#include "docgen.h"
 #include "driver.h"
 #include "env.h"
 #include "launch.h"
@@ -73,13 +74,13 @@ static const struct ng_option core_options[] = {
     {"timeout", NG_OPT_DOUBLE, "8", "seconds after which a silent peer counts as lost", NULL, "SEC"},
     {"help", NG_OPT_FLAG, NULL, "this help (-h)", NULL, NULL},
     {"version", NG_OPT_FLAG, NULL, "print the version (-V)", NULL, NULL},
+    {"man", NG_OPT_FLAG, NULL, "print the man page ngauge(1) (roff) and exit", NULL, NULL},
+    {"completion", NG_OPT_CHOICE, NULL, "print the shell completion script for SHELL and exit", "bash|zsh",
+     "SHELL"},
     {NULL, 0, NULL, NULL, NULL, NULL},
 };
 
-static const struct {
-	char c;
-	const char *name;
-} short_options[] = {
+static const struct ng_short_option short_options[] = {
     {'x', "module"}, {'p', "pattern"}, {'l', "list"}, {'s', "sizes"},   {'c', "count"},
     {'w', "warmup"}, {'o', "output"},  {'h', "help"}, {'V', "version"},
 };
@@ -508,7 +509,8 @@ static json_t *doc_head(const struct plan *p, const struct ng_args *a, struct ng
 
 	/* The parameters block: run settings and the options of the module and
 	 * pattern in use (the driver-only switches are left out). */
-	static const char *const drop[] = {"list", "help", "version", "timer-info", "module", "pattern"};
+	static const char *const drop[] = {"list",   "help",    "version", "timer-info",
+	                                   "module", "pattern", "man",     "completion"};
 	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
 		json_object_del(params, drop[i]);
 	json_object_set_new(params, "sizes", json_string(p->sizes_spec));
@@ -928,6 +930,17 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 	if (ng_args_flag(&a, "version")) {
 		printf("ngauge %s\n", NG_VERSION);
 		code = 0;
+		goto out;
+	}
+	if (ng_args_flag(&a, "man") || ng_args_given(&a, "completion")) {
+		static const char *const subcommands[] = {"plot", "report", NULL};
+		const struct ng_docgen d = {core_options, short_options,
+		                            sizeof(short_options) / sizeof(short_options[0]), subcommands};
+		if (ng_args_flag(&a, "man"))
+			ng_docgen_man(stdout, &d);
+		else
+			ng_docgen_completion(stdout, &d, ng_args_str(&a, "completion"));
+		code = fflush(stdout) == 0 ? 0 : 1;
 		goto out;
 	}
 	if (ng_args_flag(&a, "list")) {
