@@ -705,7 +705,12 @@ static int launch(const struct plan *p, struct ng_args *a, int *argc_p, char ***
 		if (ng_plugin_entry("mpi", "launch:mpi", "the MPI launch (mpiexec/srun)", false, &entry))
 			return EXIT_USAGE;
 		ml = entry;
-		if (ml->boot(argc_p, argv_p, &l->boot))
+		/* MPI_Init may start a library that takes the stop signals. */
+		struct ng_plugin_guard g;
+		ng_plugin_guard_enter(&g);
+		ng_status bst = ml->boot(argc_p, argv_p, &l->boot);
+		ng_plugin_guard_leave(&g);
+		if (bst)
 			return 1;
 		l->how = "mpiexec";
 		l->mpi = true;
@@ -781,8 +786,22 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 
 	struct ng_module_env menv = {
 	    .boot = boot, .args = a, .cancel = ng_cancel_flag(), .timeout_s = p->timeout};
-	st = p->mod->open(p->mod, &menv, &comm);
+	if (p->mod->plugin) { /* its library may take the stop signals while it starts (plugin.h) */
+		struct ng_plugin_guard g;
+		ng_plugin_guard_enter(&g);
+		st = p->mod->open(p->mod, &menv, &comm);
+		ng_plugin_guard_leave(&g);
+	} else {
+		st = p->mod->open(p->mod, &menv, &comm);
+	}
 	if (st) {
+		/* Stopped while it opened (a stop signal held back by the guard
+		 * comes in as the guard ends): the interruption, said once. */
+		if (ng_cancel_requested() && st != NG_ERR_USAGE) {
+			st = NG_ERR_CANCELLED;
+			if (boot->rank == 0 || strcmp(how, "--server/--client") == 0)
+				ng_error("interrupted (%s)", ng_stop_signal_name(ng_cancel_signal()));
+		}
 		code = status_exit(st) == EXIT_USAGE ? EXIT_USAGE : status_exit(st);
 		goto out_boot;
 	}

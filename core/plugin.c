@@ -41,27 +41,40 @@ const char *ng_plugin_dir(char *buf, size_t len)
 	return buf;
 }
 
-/* The signals whose dispositions a library's constructor must not change. */
+/* The signals whose dispositions a library's code must not change. */
 static const int kept_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGALRM, SIGPIPE};
 enum { NKEPT = sizeof(kept_signals) / sizeof(kept_signals[0]) };
 
-/* dlopen(@path) with the stop signals blocked and every kept signal's
- * disposition put back afterwards; a stop signal that arrived meanwhile is
- * delivered (to ngauge's handler) once they are unblocked. */
+void ng_plugin_guard_enter(struct ng_plugin_guard *g)
+{
+	sigset_t stop;
+
+	_Static_assert(sizeof(g->act) / sizeof(g->act[0]) == NKEPT, "a saved action per kept signal");
+	ng_stop_signals(&stop);
+	pthread_sigmask(SIG_BLOCK, &stop, &g->mask);
+	for (size_t i = 0; i < NKEPT; i++)
+		sigaction(kept_signals[i], NULL, &g->act[i]);
+	ng_log_hold_when_stopping(true);
+}
+
+void ng_plugin_guard_leave(const struct ng_plugin_guard *g)
+{
+	ng_log_hold_when_stopping(false);
+	for (size_t i = 0; i < NKEPT; i++)
+		sigaction(kept_signals[i], &g->act[i], NULL);
+	pthread_sigmask(SIG_SETMASK, &g->mask, NULL);
+}
+
+/* dlopen(@path) inside a guard: a library's constructor changes no
+ * disposition of ngauge's. */
 static void *load(const char *path)
 {
-	struct sigaction saved[NKEPT];
-	sigset_t stop, old;
+	struct ng_plugin_guard g;
 	void *h;
 
-	ng_stop_signals(&stop);
-	pthread_sigmask(SIG_BLOCK, &stop, &old);
-	for (size_t i = 0; i < NKEPT; i++)
-		sigaction(kept_signals[i], NULL, &saved[i]);
+	ng_plugin_guard_enter(&g);
 	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	for (size_t i = 0; i < NKEPT; i++)
-		sigaction(kept_signals[i], &saved[i], NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	ng_plugin_guard_leave(&g);
 	return h;
 }
 

@@ -33,6 +33,7 @@
 #ifndef NG_PLUGIN_H
 #define NG_PLUGIN_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -62,6 +63,23 @@ struct ng_plugin {
 /* The one symbol a plugin exports: NG_PLUGIN_EXPORT const struct ng_plugin
  * ng_plugin_NAME = {...}; (plugins are built with hidden symbols otherwise). */
 #define NG_PLUGIN_EXPORT __attribute__((visibility("default")))
+
+/*
+ * The signal state around a plugin's code that may initialise its library
+ * (libfabric's providers install SIGINT/SIGTERM handlers in fi_getinfo, an
+ * MPI library may in MPI_Init): enter blocks SIGINT, SIGTERM and SIGHUP and
+ * saves the dispositions of those, SIGALRM and SIGPIPE; leave puts the
+ * dispositions back, then the mask, so that a stop signal that arrived in
+ * between is handled by ngauge's handler (cancel.h).  The code in between
+ * cannot be interrupted by a stop signal: it must be bounded (it is: an
+ * open's exchanges time out).  Guards nest.
+ */
+struct ng_plugin_guard {
+	sigset_t mask;
+	struct sigaction act[5];
+};
+void ng_plugin_guard_enter(struct ng_plugin_guard *g);
+void ng_plugin_guard_leave(const struct ng_plugin_guard *g);
 
 /* The directory plugins are loaded from (see above), into @buf (@len bytes);
  * returns @buf. */

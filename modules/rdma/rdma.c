@@ -46,21 +46,28 @@ const char *ng_rdma_backend_names(void)
 }
 
 /* Opens backend @be, the plugin's when its operations are in one (not found:
- * NG_ERR_USAGE, said by rank 0 unless cf->quiet). */
+ * NG_ERR_USAGE, said by rank 0 unless cf->quiet), its library kept from the
+ * stop signals' dispositions. */
 static ng_status open_backend(const struct ng_rdma_backend *be, const struct ng_rdma_conf *cf,
                               struct ng_boot *boot, struct ng_rdma **r_p)
 {
 	char who[64], entry[64];
+	struct ng_plugin_guard g;
 	const void *impl;
+	ng_status st;
 
-	if (be->plugin) {
-		snprintf(who, sizeof(who), "%s: RDMA backend %s", cf->who, be->name);
-		snprintf(entry, sizeof(entry), "rdma:%s", be->name);
-		if (ng_plugin_entry(be->plugin, entry, who, cf->quiet || boot->rank != 0, &impl) != NG_OK)
-			return NG_ERR_USAGE;
-		be = impl;
-	}
-	return be->open(be, cf, boot, r_p);
+	if (!be->plugin)
+		return be->open(be, cf, boot, r_p);
+	snprintf(who, sizeof(who), "%s: RDMA backend %s", cf->who, be->name);
+	snprintf(entry, sizeof(entry), "rdma:%s", be->name);
+	if (ng_plugin_entry(be->plugin, entry, who, cf->quiet || boot->rank != 0, &impl) != NG_OK)
+		return NG_ERR_USAGE;
+	be = impl;
+	/* Its library may take the stop signals while it starts (plugin.h). */
+	ng_plugin_guard_enter(&g);
+	st = be->open(be, cf, boot, r_p);
+	ng_plugin_guard_leave(&g);
+	return st;
 }
 
 ng_status ng_rdma_open(const char *name, const struct ng_rdma_conf *cf, struct ng_boot *boot,
