@@ -32,7 +32,7 @@ DEB=$(ls "$OUT"/ngauge_"$VERSION"_*.deb)
 echo "build-deb: built $(basename "$DEB")"
 
 echo "build-deb: lintian"
-lintian --fail-on error --no-tag-display-limit "$CHANGES" | tee "$OUT/lintian.log"
+lintian --fail-on error --tag-display-limit 0 "$CHANGES" | tee "$OUT/lintian.log"
 echo "build-deb: lintian: no error ($(grep -c '^W:' "$OUT/lintian.log" || true) warning(s))"
 
 dpkg --dry-run -i "$DEB" >/dev/null
@@ -44,7 +44,8 @@ MA=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 for f in usr/bin/ngauge "usr/lib/$MA/ngauge/ngauge-mpi.so" "usr/lib/$MA/ngauge/ngauge-verbs.so" \
 	"usr/lib/$MA/ngauge/ngauge-ofi.so" usr/share/man/man1/ngauge.1.gz usr/share/bash-completion/completions/ngauge \
 	usr/share/zsh/vendor-completions/_ngauge usr/share/doc/ngauge/copyright usr/share/doc/ngauge/install.md; do
-	[ -s "$X/$f" ] || { echo "build-deb: the package lacks /$f" >&2; exit 1; }
+	# dh_compress gzips pages over 4 KiB
+	[ -s "$X/$f" ] || [ -s "$X/$f.gz" ] || { echo "build-deb: the package lacks /$f" >&2; exit 1; }
 done
 echo "build-deb: the package holds the binary, the plugins, the man page, the completions, the documentation"
 V=$(NGAUGE_PLUGIN_DIR="$X/usr/lib/$MA/ngauge" "$X/usr/bin/ngauge" --version)
