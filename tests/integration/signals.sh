@@ -49,8 +49,8 @@ sigterm_after() {
 	wait $pid; rc=$?
 }
 
-# 3. SIGTERM 10 ms after the start (and 1-50 ms): the time from the exec (Python's Popen returns once the
-# program is executing), the status the process exited with (not a death by the signal: 143 from a handler).
+# 3. SIGTERM 10 ms after the start (and 1-50 ms; below 10 ms a death before main() is only noted): the time
+# from the exec (Python's Popen returns once the program is executing), the status the process exited with (not a death by the signal: 143 from a handler).
 python3 - "$NGAUGE" <<'PY' >"$T/start.out"
 import signal, subprocess, sys, time
 for d in (0.010, 0.001, 0.002, 0.005, 0.020, 0.050) * 2:
@@ -61,11 +61,18 @@ for d in (0.010, 0.001, 0.002, 0.005, 0.020, 0.050) * 2:
     err = p.stderr.read().decode()
     rc = p.wait()
     ok = rc == 143 and err.count("\n") == 1 and "interrupted (SIGTERM)" in err
-    print("%s SIGTERM %.3f s after the start: %s, %d line(s) %s" % ("ok" if ok else "FAIL", d,
+    # Below 10 ms a loaded host may not have run the program's first instruction yet: a death by the
+    # signal before main() (nothing printed) is reported, not failed; any other answer is judged.
+    verdict = "ok" if ok else ("note" if d < 0.010 and rc == -signal.SIGTERM and not err else "FAIL")
+    print("%s SIGTERM %.3f s after the start: %s, %d line(s) %s" % (verdict, d,
           "exit %d" % rc if rc >= 0 else "killed by signal %d" % -rc, err.count("\n"), err.replace("\n", "|")))
 PY
 while read -r verdict rest; do
-	[ "$verdict" = ok ] && pass "$rest" || fail "$rest"
+	case $verdict in
+	ok) pass "$rest" ;;
+	note) echo "note: $rest (before main(): the program had not started yet)" ;;
+	*) fail "$rest" ;;
+	esac
 done <"$T/start.out"
 
 # 4. SIGTERM during one-sided runs.
