@@ -101,3 +101,30 @@ void ng_stats_compute(double *x, size_t n, struct ng_stats *out_p)
 	}
 	*out_p = s;
 }
+
+double ng_stats_sign_r1(const double *x, size_t n, double center)
+{
+	double num = 0.0, den = 0.0;
+	int prev = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int sg = (x[i] > center) - (x[i] < center);
+
+		if (i > 0) {
+			num += (double)(prev * sg);
+			den += (double)(prev * sg != 0);
+		}
+		prev = sg;
+	}
+	return den > 0.0 ? num / den : 0.0;
+}
+
+bool ng_stats_alternating(double r1, size_t n)
+{
+	double lim;
+
+	if (n < 8)
+		return false;
+	lim = 3.0 / sqrt((double)n);
+	return r1 < -(lim > 0.5 ? lim : 0.5);
+}

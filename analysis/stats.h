@@ -10,6 +10,8 @@
  *         j, k are the smallest symmetric pair around the median whose binomial
  *         coverage P(X_(j) <= m <= X_(k)) is at least 95%.  For n < 6 no such
  *         pair exists and the interval is [min, max] (ci_exact = false).
+ * alternating: the samples, in the order measured, alternate between two
+ *         levels (ng_stats_sign_r1 and ng_stats_alternating below).
  */
 #ifndef NG_STATS_H
 #define NG_STATS_H
@@ -22,6 +24,7 @@ struct ng_stats {
 	double min, median, mean, stddev, p99, max;
 	double ci_lo, ci_hi; /* 95% CI of the median */
 	bool ci_exact;       /* false when n is too small for a 95% interval */
+	bool alternating;    /* set by the caller: ng_stats_alternating, in the order measured */
 };
 
 /* Computes the statistics of @x[0..n).  Sorts @x in place.  n == 0 gives all
@@ -31,5 +34,26 @@ void ng_stats_compute(double *x, size_t n, struct ng_stats *out_p);
 /* Order-statistic ranks (0-based, inclusive) of the 95% CI of the median for
  * a sample of n; returns false when n is too small. */
 bool ng_stats_median_ci_ranks(size_t n, size_t *lo_p, size_t *hi_p);
+
+/*
+ * Alternation of @x[0..n) in the order measured: the lag-1 autocorrelation
+ * of the signs of x[i] - @center (a sample equal to @center counts 0),
+ *
+ *   r1 = sum_i s_i s_(i+1) / #{i : s_i s_(i+1) != 0},
+ *
+ * -1 for samples that fall on either side of @center in turn, near 0
+ * (standard deviation about 1/sqrt(n)) for independent ones.  The signs make
+ * it blind to the size of outliers (a Pearson r1 of a series that alternates
+ * with a few large outliers stays near 0).  Returns 0 when no two
+ * consecutive samples differ from @center.  With @center the median, ng_stats_alternating
+ * decides.
+ */
+double ng_stats_sign_r1(const double *x, size_t n, double center);
+
+/* Whether @r1 (ng_stats_sign_r1 of n samples about their median) says they
+ * alternate: n >= 8 and r1 < -max(0.5, 3 / sqrt(n)), three standard
+ * deviations of r1 for independent samples, and never less than half (so
+ * it takes n >= 10 in practice: r1 >= -1). */
+bool ng_stats_alternating(double r1, size_t n);
 
 #endif

@@ -85,9 +85,14 @@ static json_t *num(double v)
 
 json_t *ng_stats_json(const struct ng_stats *st)
 {
-	return json_pack("{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:[o,o]}", "n", (json_int_t)st->n, "min", num(st->min),
-	                 "median", num(st->median), "mean", num(st->mean), "stddev", num(st->stddev), "p99",
-	                 num(st->p99), "max", num(st->max), "ci95", num(st->ci_lo), num(st->ci_hi));
+	json_t *o =
+	    json_pack("{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:[o,o]}", "n", (json_int_t)st->n, "min", num(st->min),
+	              "median", num(st->median), "mean", num(st->mean), "stddev", num(st->stddev), "p99",
+	              num(st->p99), "max", num(st->max), "ci95", num(st->ci_lo), num(st->ci_hi));
+
+	if (o && st->alternating)
+		json_object_set_new(o, "alternating", json_true());
+	return o;
 }
 
 struct ng_results *ng_results_new(json_t *doc, const char *path, bool raw, const char *label)

@@ -266,6 +266,7 @@ void ng_stats_pack(const struct ng_stats *st, double *out)
 	out[7] = st->ci_lo;
 	out[8] = st->ci_hi;
 	out[9] = st->ci_exact ? 1.0 : 0.0;
+	out[10] = st->alternating ? 1.0 : 0.0;
 }
 
 void ng_stats_unpack(const double *in, struct ng_stats *st_p)
@@ -280,6 +281,7 @@ void ng_stats_unpack(const double *in, struct ng_stats *st_p)
 	st_p->ci_lo = in[7];
 	st_p->ci_hi = in[8];
 	st_p->ci_exact = in[9] != 0.0;
+	st_p->alternating = in[10] != 0.0;
 }
 
 void ng_stats_unpack_n(const double *in, size_t n, struct ng_stats *sts)

@@ -175,22 +175,56 @@ const double *ng_sampler_max(struct ng_sampler *s, size_t stream)
 
 /* ---- statistics and the row ---------------------------------------------- */
 
+size_t ng_sampler_fold(double *x, size_t n, size_t k)
+{
+	if (k < 2)
+		return n;
+	for (size_t i = 0; i < n / k; i++) {
+		double sum = 0.0;
+
+		for (size_t j = 0; j < k; j++)
+			sum += x[i * k + j];
+		x[i] = sum / (double)k;
+	}
+	return n / k;
+}
+
 void ng_sampler_stats(struct ng_sampler *s, const double *x, size_t n, struct ng_stats *st_p)
 {
 	ng_samples_stats(x, n, s->scratch, st_p);
+	st_p->alternating = ng_stats_alternating(ng_stats_sign_r1(x, n, st_p->median), n);
 }
 
 void ng_sampler_bw(struct ng_sampler *s, const double *x, size_t n, double bytes, struct ng_stats *st_p)
 {
 	ng_samples_bw(x, n, bytes, s->scratch, st_p);
+	/* bytes / x[i] lies above the median where x[i] lies below bytes / median:
+	 * the signs flip together, their products not at all */
+	st_p->alternating =
+	    st_p->median > 0.0 && ng_stats_alternating(ng_stats_sign_r1(x, n, bytes / st_p->median), n);
 }
 
-struct ng_row *ng_sampler_row_n(const struct ng_sampler *s, size_t size, size_t count)
+/* One note per row whose samples alternate (ng_stats_alternating). */
+static void ng_sampler_note(struct ng_sampler *s, struct ng_row *row, const char *key,
+                            const struct ng_stats *st)
 {
+	if (!row || !st->alternating || s->noted)
+		return;
+	s->noted = true;
+	ng_warn(
+	    "%s: size %zu: the samples of %s alternate between two levels, so their median may lie between "
+	    "them (flagged \"alternating\" in the row's statistics)",
+	    s->name, s->size, key);
+}
+
+struct ng_row *ng_sampler_row_n(struct ng_sampler *s, size_t size, size_t count)
+{
+	s->noted = false;
+	s->size = size;
 	return ng_row_begin(s->run->results, size, count);
 }
 
-struct ng_row *ng_sampler_row(const struct ng_sampler *s, size_t size)
+struct ng_row *ng_sampler_row(struct ng_sampler *s, size_t size)
 {
 	return ng_sampler_row_n(s, size, s->count);
 }
@@ -201,6 +235,7 @@ void ng_sampler_row_stats(struct ng_sampler *s, struct ng_row *row, const char *
 	struct ng_stats st;
 
 	ng_sampler_stats(s, x, n, &st);
+	ng_sampler_note(s, row, key, &st);
 	ng_row_stats(row, key, &st);
 	if (st_p)
 		*st_p = st;
@@ -212,6 +247,7 @@ void ng_sampler_row_bw(struct ng_sampler *s, struct ng_row *row, const char *key
 	struct ng_stats st;
 
 	ng_sampler_bw(s, x, n, bytes, &st);
+	ng_sampler_note(s, row, key, &st);
 	ng_row_stats(row, key, &st);
 	if (st_p)
 		*st_p = st;

@@ -217,6 +217,48 @@ static void ng_test_coverage(struct ng_test_ctx *c)
 	ng_check(c, frac >= 0.93 && frac <= 0.975, "coverage within 93..97.5%", NG_N);
 }
 
+/*
+ * The alternation flag: a series that alternates between two levels (with
+ * outliers that leave a Pearson r1 near 0) is flagged; independent samples,
+ * a slow drift and a series of one value are not; fewer than 10 never.
+ */
+static void ng_test_alternation(struct ng_test_ctx *c)
+{
+	enum { N = 200 };
+	double x[N];
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	unsigned int iid_flagged = 0;
+
+	gsl_rng_set(rng, 7);
+	for (size_t i = 0; i < N; i++)
+		x[i] = (i % 2 ? 0.70 : 0.06) + 0.01 * gsl_rng_uniform(rng) + (i % 37 == 5 ? 50.0 : 0.0);
+	ng_check(c, ng_stats_sign_r1(x, N, 0.38) < -0.85, "alternating series with outliers: r1 near -1", N);
+	ng_check(c, ng_stats_alternating(ng_stats_sign_r1(x, N, 0.38), N), "alternating series flagged", N);
+	ng_check(c, !ng_stats_alternating(ng_stats_sign_r1(x, 7, 0.38), 7), "7 samples never flagged", 7);
+	ng_check(c, !ng_stats_alternating(ng_stats_sign_r1(x, 9, 0.38), 9), "9 samples: 3 / sqrt(9) = 1", 9);
+	ng_check(c, ng_stats_alternating(ng_stats_sign_r1(x, 10, 0.38), 10), "10 alternating samples flagged",
+	         10);
+	for (size_t i = 0; i < N; i++)
+		x[i] = 1.0 + 0.001 * (double)i;
+	ng_check(c, !ng_stats_alternating(ng_stats_sign_r1(x, N, x[N / 2]), N), "a drift is not alternation",
+	         N);
+	for (size_t i = 0; i < N; i++)
+		x[i] = 2.0;
+	ng_check_val(c, ng_stats_sign_r1(x, N, 2.0), 0.0, "one value: r1", N);
+	/* independent samples: flagged in (far) fewer than 1% of 1000 series */
+	for (int rep = 0; rep < 1000; rep++) {
+		struct ng_stats st;
+		double y[N];
+
+		for (size_t i = 0; i < N; i++)
+			x[i] = y[i] = gsl_ran_lognormal(rng, 0.0, 0.5);
+		ng_stats_compute(y, N, &st);
+		iid_flagged += ng_stats_alternating(ng_stats_sign_r1(x, N, st.median), N);
+	}
+	ng_check(c, iid_flagged < 10, "independent samples rarely flagged", iid_flagged);
+	gsl_rng_free(rng);
+}
+
 int main(void)
 {
 	struct ng_test_ctx c = {0};
@@ -224,6 +266,7 @@ int main(void)
 	ng_test_known(&c);
 	ng_test_ci_ranks(&c);
 	ng_test_coverage(&c);
+	ng_test_alternation(&c);
 
 	printf("%u checks, %u failures\n", c.checks, c.failures);
 	return c.failures ? 1 : 0;
