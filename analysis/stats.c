@@ -13,7 +13,11 @@
  * the terms are largest, until they no longer change it.
  */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
@@ -100,4 +104,126 @@ void ng_stats_compute(double *x, size_t n, struct ng_stats *out_p)
 		s.ci_exact = false;
 	}
 	*out_p = s;
+}
+
+double ng_stats_sign_r1(const double *x, size_t n, double center)
+{
+	double num = 0.0, den = 0.0;
+	int prev = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int sg = (x[i] > center) - (x[i] < center);
+
+		if (i > 0) {
+			num += (double)(prev * sg);
+			den += (double)(prev * sg != 0);
+		}
+		prev = sg;
+	}
+	return den > 0.0 ? num / den : 0.0;
+}
+
+bool ng_stats_alternating(double r1, size_t n)
+{
+	double lim;
+
+	if (n < 8)
+		return false;
+	lim = 3.0 / sqrt((double)n);
+	return r1 < -(lim > 0.5 ? lim : 0.5);
+}
+
+bool ng_stats_pct_supported(size_t n, double q)
+{
+	return (double)n * (1.0 - q) >= 1.0 - 1e-9;
+}
+
+void ng_stats_percentiles(const double *x, size_t n, const double *q, size_t k, struct ng_stats *st)
+{
+	st->npct = k < NG_STATS_PCT_MAX ? k : NG_STATS_PCT_MAX;
+	for (size_t i = 0; i < st->npct; i++) {
+		st->pct_q[i] = q[i];
+		st->pct[i] = ng_stats_pct_supported(n, q[i])
+		                 ? gsl_stats_quantile_from_sorted_data(x, 1, n, q[i])
+		                 : NAN;
+	}
+}
+
+void ng_stats_pct_key(double q, char *buf, size_t len)
+{
+	snprintf(buf, len, "p%.7g", q * 100.0);
+}
+
+size_t ng_stats_parse_percentiles(const char *list, double *q, char *why, size_t len)
+{
+	const char *at = list;
+	size_t k = 0;
+
+	for (;;) {
+		size_t item = strcspn(at, ",");
+		char buf[32], *end;
+		double p;
+
+		if (item == 0 || item >= sizeof(buf)) {
+			snprintf(why, len, "%s", item ? "an item is too long" : "an empty item");
+			return 0;
+		}
+		memcpy(buf, at, item);
+		buf[item] = '\0';
+		p = strtod(buf, &end);
+		if (*end || !(p > 0.0 && p < 100.0) || strspn(buf, "0123456789.") != item) {
+			snprintf(why, len, "'%s' is not a percentage above 0 and below 100", buf);
+			return 0;
+		}
+		if (k == NG_STATS_PCT_MAX) {
+			snprintf(why, len, "more than %d percentiles", NG_STATS_PCT_MAX);
+			return 0;
+		}
+		if (k > 0 && p / 100.0 <= q[k - 1]) {
+			snprintf(why, len, "'%s' does not follow %.7g: the list must ascend", buf,
+			         q[k - 1] * 100.0);
+			return 0;
+		}
+		q[k++] = p / 100.0;
+		if (!at[item])
+			return k;
+		at += item + 1;
+	}
+}
+
+double ng_stats_halves(double *x, size_t n, double *shift_p)
+{
+	size_t h = n / 2, i = 0, j = 0;
+	double *a = x, *b = x + (n - h), u = 0.0, ties = 0.0, N = 2.0 * (double)h, mu, var, z;
+
+	*shift_p = 0.0;
+	if (n < 20)
+		return 1.0;
+	gsl_sort(a, 1, h);
+	gsl_sort(b, 1, h);
+	*shift_p = gsl_stats_median_from_sorted_data(b, 1, h) - gsl_stats_median_from_sorted_data(a, 1, h);
+	/* U: pairs (a, b) with a > b, ties half; and the tie groups (t^3 - t) */
+	while (i < h || j < h) {
+		double v = i < h && (j == h || a[i] <= b[j]) ? a[i] : b[j];
+		size_t ca = 0, cb = 0;
+
+		while (i < h && a[i] == v)
+			ca++, i++;
+		while (j < h && b[j] == v)
+			cb++, j++;
+		/* the a's of value v exceed every b before j's group */
+		u += (double)ca * ((double)(j - cb) + 0.5 * (double)cb);
+		ties += pow((double)(ca + cb), 3.0) - (double)(ca + cb);
+	}
+	mu = (double)h * (double)h / 2.0;
+	var = (double)h * (double)h / 12.0 * ((N + 1.0) - ties / (N * (N - 1.0)));
+	if (var <= 0.0)
+		return 1.0;
+	z = (fabs(u - mu) - 0.5) / sqrt(var);
+	return z <= 0.0 ? 1.0 : 2.0 * gsl_cdf_ugaussian_Q(z);
+}
+
+bool ng_stats_unstable(double p, double shift, double median)
+{
+	return p < 1e-3 && fabs(shift) > 0.01 * fabs(median);
 }

@@ -61,6 +61,11 @@ static const struct ng_option core_options[] = {
     {"timer-info", NG_OPT_FLAG, NULL, "print the timer's resolution and overhead and exit", NULL, NULL},
     {"verify", NG_OPT_FLAG, NULL, "check every received payload byte", NULL, NULL},
     {"raw", NG_OPT_FLAG, NULL, "keep raw samples in the results file", NULL, NULL},
+    {"percentiles", NG_OPT_STRING, "50,90,99,99.9,99.99",
+     "percentiles of every STATS, in the file (null where the count cannot support one) and, when given, the "
+     "table",
+     NULL, "LIST"},
+    {"histogram", NG_OPT_FLAG, NULL, "write the histogram of every STATS in its row", NULL, NULL},
     {"seed", NG_OPT_INT, "1", "seed for random pairings and server choice", NULL, "N"},
     {"server", NG_OPT_FLAG, NULL, "serve --client runs, one after another, until stopped (two hosts, no MPI)",
      NULL, NULL},
@@ -312,6 +317,8 @@ struct plan {
 	long long count, warmup, np, seed;
 	const char *output;
 	double timeout;
+	double pct[NG_STATS_PCT_MAX]; /* --percentiles */
+	size_t npct;
 };
 
 static int check_ranks(const struct plan *p, int size, int rank, const char *how)
@@ -826,6 +833,8 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 		snprintf(label, sizeof(label), "%s over %s", p->pat->name, p->mod->name);
 		res = ng_results_new(doc_head(p, a, boot, &timer, comm, cmd, mpi_ver, &over), p->output,
 		                     ng_args_flag(a, "raw"), p->pat->name);
+		if (ng_args_given(a, "percentiles"))
+			ng_results_percentiles(res, p->pct, p->npct);
 		module_block(res, comm);
 		if (comm->ops->report_row)
 			ng_results_row_hook(res, module_row, comm);
@@ -857,6 +866,9 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 	    .warmup = (size_t)p->warmup,
 	    .verify = ng_args_flag(a, "verify"),
 	    .raw = ng_args_flag(a, "raw"),
+	    .pct = p->pct,
+	    .npct = p->npct,
+	    .histogram = ng_args_flag(a, "histogram"),
 	    .seed = (uint64_t)p->seed,
 	    .timeout_s = p->timeout,
 	    .cancel = ng_cancel_flag(),
@@ -877,6 +889,8 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 		agreed = true;
 
 	if (res) {
+		if (ng_args_given(a, "percentiles"))
+			ng_results_percentiles(res, p->pct, p->npct);
 		module_block(res, comm);
 		if (timer.kind == NG_TIMER_TSC && st == NG_OK) {
 			ng_timer_recheck(&timer);
@@ -1025,6 +1039,11 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 	p.np = ng_args_int(&a, "np");
 	p.seed = ng_args_int(&a, "seed");
 	p.timeout = ng_args_double(&a, "timeout");
+	p.npct = ng_stats_parse_percentiles(ng_args_str(&a, "percentiles"), p.pct, err, sizeof(err));
+	if (p.npct == 0) {
+		ng_error("--percentiles: %s", err);
+		goto out;
+	}
 	if (p.count < 1 || p.count > 100000000) {
 		ng_error("--count must be between 1 and 100000000, got %lld", p.count);
 		goto out;

@@ -42,6 +42,9 @@ struct ng_run {
 	size_t warmup;                       /* untimed repetitions before them (-w) */
 	bool verify;                         /* --verify: check every received byte */
 	bool raw;                            /* --raw: keep raw samples in the result */
+	const double *pct;                   /* --percentiles: fractions, ascending */
+	size_t npct;                         /* their number */
+	bool histogram;                      /* --histogram: each STATS's buckets in the row */
 	uint64_t seed;                       /* --seed: pairings, server choice */
 	double timeout_s;                    /* a silent peer is lost after this long */
 	const volatile sig_atomic_t *cancel; /* set on SIGINT/SIGTERM */

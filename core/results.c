@@ -36,6 +36,9 @@ struct ng_results {
 	struct ng_row row; /* the one row under construction */
 	void (*row_hook)(void *ctx, size_t size, struct ng_row *row);
 	void *row_hook_ctx;
+	/* --percentiles given: the table's columns in place of p99 */
+	size_t npct;
+	char pct_key[NG_STATS_PCT_MAX][16];
 };
 
 enum ng_results_format ng_results_format_of(const char *path)
@@ -85,9 +88,24 @@ static json_t *num(double v)
 
 json_t *ng_stats_json(const struct ng_stats *st)
 {
-	return json_pack("{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:[o,o]}", "n", (json_int_t)st->n, "min", num(st->min),
-	                 "median", num(st->median), "mean", num(st->mean), "stddev", num(st->stddev), "p99",
-	                 num(st->p99), "max", num(st->max), "ci95", num(st->ci_lo), num(st->ci_hi));
+	json_t *o =
+	    json_pack("{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:[o,o]}", "n", (json_int_t)st->n, "min", num(st->min),
+	              "median", num(st->median), "mean", num(st->mean), "stddev", num(st->stddev), "p99",
+	              num(st->p99), "max", num(st->max), "ci95", num(st->ci_lo), num(st->ci_hi));
+
+	if (o && st->alternating)
+		json_object_set_new(o, "alternating", json_true());
+	if (o && st->unstable)
+		json_object_set_new(o, "unstable", json_true());
+	/* the chosen percentiles; p99 is there already (for every n) */
+	for (size_t i = 0; o && i < st->npct; i++) {
+		char key[16];
+
+		ng_stats_pct_key(st->pct_q[i], key, sizeof(key));
+		if (strcmp(key, "p99") != 0)
+			json_object_set_new(o, key, num(st->pct[i]));
+	}
+	return o;
 }
 
 struct ng_results *ng_results_new(json_t *doc, const char *path, bool raw, const char *label)
@@ -104,6 +122,36 @@ struct ng_results *ng_results_new(json_t *doc, const char *path, bool raw, const
 	r->raw = raw;
 	r->label = label;
 	return r;
+}
+
+void ng_results_percentiles(struct ng_results *r, const double *q, size_t n)
+{
+	r->npct = n < NG_STATS_PCT_MAX ? n : NG_STATS_PCT_MAX;
+	for (size_t i = 0; i < r->npct; i++)
+		ng_stats_pct_key(q[i], r->pct_key[i], sizeof(r->pct_key[i]));
+}
+
+/* The main STATS's last columns: p99, or the chosen percentiles ("-" where
+ * null); @v NULL: their header. */
+static void print_pcts(const struct ng_results *r, json_t *v)
+{
+	if (r->npct == 0) {
+		if (v)
+			printf(" %12.4f", json_number_value(json_object_get(v, "p99")));
+		else
+			printf(" %12s", "p99");
+		return;
+	}
+	for (size_t i = 0; i < r->npct; i++) {
+		json_t *x = v ? json_object_get(v, r->pct_key[i]) : NULL;
+
+		if (!v)
+			printf(" %12s", r->pct_key[i]);
+		else if (json_is_number(x))
+			printf(" %12.4f", json_number_value(x));
+		else
+			printf(" %12s", "-");
+	}
 }
 
 void ng_results_mark(struct ng_results *r, const char *mark)
@@ -263,6 +311,23 @@ static void fmt_size(size_t s, char *buf, size_t len)
 		snprintf(buf, len, "%zu", s);
 }
 
+/* The marks of a row whose statistics are flagged (sampler.h): "[unstable]",
+ * "[alternating]". */
+static void print_flags(json_t *row)
+{
+	static const char *const flags[] = {"unstable", "alternating"};
+	const char *key;
+	json_t *v;
+
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		bool any = false;
+
+		json_object_foreach(row, key, v) any = any || (is_stats(v) && json_object_get(v, flags[i]));
+		if (any)
+			printf("   [%s]", flags[i]);
+	}
+}
+
 /* Table line; a header whenever the set of keys changes. */
 static void print_row(struct ng_results *r, json_t *row)
 {
@@ -287,7 +352,8 @@ static void print_row(struct ng_results *r, json_t *row)
 			if (!is_stats(v))
 				continue;
 			if (!main_done) {
-				printf(" %12s %12s %25s %12s", "min", "median", "ci95(median)", "p99");
+				printf(" %12s %12s %25s", "min", "median", "ci95(median)");
+				print_pcts(r, NULL);
 				main_done = 1;
 				printf("   [%s]", key);
 			}
@@ -321,8 +387,8 @@ static void print_row(struct ng_results *r, json_t *row)
 			char cis[64];
 			snprintf(cis, sizeof(cis), "[%.4g, %.4g]", json_number_value(json_array_get(ci, 0)),
 			         json_number_value(json_array_get(ci, 1)));
-			printf(" %12.4f %12.4f %25s %12.4f", json_number_value(json_object_get(v, "min")),
-			       med, cis, json_number_value(json_object_get(v, "p99")));
+			printf(" %12.4f %12.4f %25s", json_number_value(json_object_get(v, "min")), med, cis);
+			print_pcts(r, v);
 			main_done = 1;
 			printf("   ");
 		} else {
@@ -332,6 +398,7 @@ static void print_row(struct ng_results *r, json_t *row)
 	}
 	json_object_foreach(row, key, v) if (json_is_number(v) && strcmp(key, "size") && strcmp(key, "count"))
 	    printf(" %*.4g", (int)strlen(key), json_number_value(v));
+	print_flags(row);
 	putchar('\n');
 	fflush(stdout);
 }

@@ -28,6 +28,9 @@ struct ng_results *ng_results_new(json_t *doc, const char *path, bool raw, const
  * keys a module adds to the rows (core/module.h, report_row). */
 void ng_results_row_hook(struct ng_results *r, void (*fn)(void *ctx, size_t size, struct ng_row *row),
                          void *ctx);
+/* --percentiles: the table shows the @n percentiles @q (fractions) of the
+ * main STATS in place of p99, "-" where the count cannot support one. */
+void ng_results_percentiles(struct ng_results *r, const double *q, size_t n);
 /* Ends every table header line with @mark ("OVERSUBSCRIBED: ..."), copied. */
 void ng_results_mark(struct ng_results *r, const char *mark);
 

@@ -86,6 +86,10 @@
  * (as a datagram network's MTU): the instance's max_msg, and a longer send
  * fails (NG_ERR_USAGE).
  *
+ * --emu-os-drift US: the send overhead grows by US with every send of a
+ * rank (o_s + k US for its k-th send): a measurement that drifts, planted
+ * for the tests of the stationarity check (sampler.h, "unstable").
+ *
  * --emu-corrupt N: every N-th message a rank receives (all peers counted,
  * empty ones skipped for the flip) has one payload byte XORed with 0x5a at
  * offset (s / 2 + 7919 k) mod s, k = 0, 1, ... - after the base delivered it
@@ -139,10 +143,12 @@ struct ng_emu {
 	double G_ns, G2_ns;                /* per byte, as given */
 	uint64_t os_t, or_t, g_t, L_t;     /* the same in timer ticks */
 	double G_t, G2_t;
-	size_t threshold;       /* G2 above this size; 0: never */
-	bool deadline;          /* deliver at t_inj + L + w (one host) */
-	uint64_t corrupt_every; /* 0: never */
-	size_t max;             /* --emu-max: largest message sent; 0: the base's */
+	double drift_ns, drift_t; /* --emu-os-drift: o_s grows by this per send */
+	double drift_acc;         /* ticks o_s has grown by so far */
+	size_t threshold;         /* G2 above this size; 0: never */
+	bool deadline;            /* deliver at t_inj + L + w (one host) */
+	uint64_t corrupt_every;   /* 0: never */
+	size_t max;               /* --emu-max: largest message sent; 0: the base's */
 	uint64_t nrecv, ncorrupt;
 	uint64_t next_inj;       /* earliest injection of the next send */
 	uint64_t early_t;        /* spins stop this much before their target */
@@ -267,10 +273,12 @@ static ng_status ng_emu_send(struct ng_comm *c, int peer, const void *buf, size_
 	/* emu's own memory (alloc() made room for the trailer): writable. */
 	unsigned char *tail = (unsigned char *)(uintptr_t)buf + len;
 	unsigned char save[NG_EMU_TRAILER];
-	uint64_t t_inj = ng_emu_now(e) + e->os_t;
+	uint64_t os_t = e->os_t + (uint64_t)e->drift_acc;
+	uint64_t t_inj = ng_emu_now(e) + os_t;
 	bool held = t_inj < e->next_inj; /* by the gap */
 	ng_status st;
 
+	e->drift_acc += e->drift_t;
 	if (__builtin_expect(e->max && len > e->max, 0))
 		return ng_emu_too_long(e, len);
 	if (held)
@@ -282,7 +290,7 @@ static ng_status ng_emu_send(struct ng_comm *c, int peer, const void *buf, size_
 	if (st != NG_OK)
 		return st;
 	e->next_inj = t_inj + e->g_t + ng_emu_wire(e, len);
-	return ng_emu_spin_until(e, t_inj, held ? NULL : &e->debt_s, e->os_t);
+	return ng_emu_spin_until(e, t_inj, held ? NULL : &e->debt_s, os_t);
 }
 
 /* XORs one byte of every corrupt_every-th received message. */
@@ -515,6 +523,13 @@ static ng_status ng_emu_conf(struct ng_emu *e, const struct ng_args *a, bool lou
 	}
 	e->corrupt_every = (uint64_t)corrupt;
 	e->max = ng_args_size(a, "emu-max");
+	e->drift_ns = ng_args_double(a, "emu-os-drift") * 1e3;
+	if (!(e->drift_ns >= 0.0 && e->drift_ns <= 1e6)) {
+		if (loud)
+			ng_error("emu: --emu-os-drift must be 0 to 1000 us per send, got %g",
+			         ng_args_double(a, "emu-os-drift"));
+		return NG_ERR_USAGE;
+	}
 	return NG_OK;
 }
 
@@ -617,6 +632,7 @@ static ng_status ng_emu_open(const struct ng_module *m, const struct ng_module_e
 		double tpn = 1.0 / e->clk.ns_per_tick; /* ticks per ns */
 
 		e->os_t = (uint64_t)((double)e->os_ns * tpn + 0.5);
+		e->drift_t = e->drift_ns * tpn;
 		e->or_t = (uint64_t)((double)e->or_ns * tpn + 0.5);
 		e->g_t = (uint64_t)((double)e->g_ns * tpn + 0.5);
 		e->L_t = (uint64_t)((double)e->L_ns * tpn + 0.5);
@@ -687,6 +703,8 @@ static const struct ng_option ng_emu_options[] = {
 	  .help = "size above which --emu-G2 applies" },
 	{ .name = "emu-corrupt", .type = NG_OPT_INT, .def = "0", .metavar = "N",
 	  .help = "flip one byte of every N-th received message (tests --verify); 0: never" },
+	{ .name = "emu-os-drift", .type = NG_OPT_DOUBLE, .def = "0", .metavar = "US",
+	  .help = "o_s grows by this much with every send: a planted drift, for tests of the stationarity check" },
 	{ .name = "emu-max", .type = NG_OPT_SIZE, .def = "0", .metavar = "BYTES",
 	  .help = "largest message of the emulated network, as a datagram network's MTU (0: the base's)" },
 	{ .name = NULL },

@@ -266,6 +266,12 @@ void ng_stats_pack(const struct ng_stats *st, double *out)
 	out[7] = st->ci_lo;
 	out[8] = st->ci_hi;
 	out[9] = st->ci_exact ? 1.0 : 0.0;
+	out[10] = (st->alternating ? 1.0 : 0.0) + (st->unstable ? 2.0 : 0.0);
+	out[11] = (double)st->npct;
+	for (size_t i = 0; i < NG_STATS_PCT_MAX; i++) {
+		out[12 + i] = i < st->npct ? st->pct_q[i] : 0.0;
+		out[12 + NG_STATS_PCT_MAX + i] = i < st->npct ? st->pct[i] : 0.0;
+	}
 }
 
 void ng_stats_unpack(const double *in, struct ng_stats *st_p)
@@ -280,6 +286,13 @@ void ng_stats_unpack(const double *in, struct ng_stats *st_p)
 	st_p->ci_lo = in[7];
 	st_p->ci_hi = in[8];
 	st_p->ci_exact = in[9] != 0.0;
+	st_p->alternating = ((int)in[10] & 1) != 0;
+	st_p->unstable = ((int)in[10] & 2) != 0;
+	st_p->npct = (size_t)in[11];
+	for (size_t i = 0; i < NG_STATS_PCT_MAX; i++) {
+		st_p->pct_q[i] = in[12 + i];
+		st_p->pct[i] = in[12 + NG_STATS_PCT_MAX + i];
+	}
 }
 
 void ng_stats_unpack_n(const double *in, size_t n, struct ng_stats *sts)

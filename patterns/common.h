@@ -154,7 +154,7 @@ void ng_samples_bw(const double *us, size_t n, double bytes, double *scratch, st
 ng_status ng_samples_gather(struct ng_boot *b, const double *mine, size_t n, double *all);
 
 /* Number of doubles one ng_stats packs into. */
-#define NG_STATS_PACKED 10
+#define NG_STATS_PACKED (12 + 2 * NG_STATS_PCT_MAX)
 
 void ng_stats_pack(const struct ng_stats *st, double *out);
 void ng_stats_unpack(const double *in, struct ng_stats *st_p);

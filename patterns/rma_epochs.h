@@ -82,6 +82,7 @@ struct rp_meas {
 	double bytes;      /* moved per timed unit */
 	double epochs;     /* access epochs per timed unit */
 	bool half;         /* RP_ALTERNATE: the sample is half an iteration */
+	size_t pair;       /* timed units per sample: 2 where they alternate (rma.c), else 1 */
 };
 
 struct rp {

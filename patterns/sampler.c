@@ -63,7 +63,7 @@ ng_status ng_sampler_init(struct ng_sampler *s, struct ng_run *run, const struct
 
 	if (s->cap > SIZE_MAX / sizeof(double) / pool / s->streams)
 		goto err_nomem;
-	if (ng_sampler_alloc_streams(s) != NG_OK)
+	if (ng_sampler_alloc_streams(s) != NG_OK || !ng_hist_init(&s->hist))
 		goto err_nomem;
 	/* Statistics need a copy to sort: of a pool on the reporter, of one
 	 * stream elsewhere. */
@@ -101,6 +101,7 @@ ng_status ng_sampler_reserve(struct ng_sampler *s, size_t streams)
 void ng_sampler_free(struct ng_sampler *s)
 {
 	ng_sampler_free_streams(s);
+	ng_hist_free(&s->hist);
 	free(s->work);
 	free(s->scratch);
 	s->work = NULL;
@@ -175,22 +176,130 @@ const double *ng_sampler_max(struct ng_sampler *s, size_t stream)
 
 /* ---- statistics and the row ---------------------------------------------- */
 
+size_t ng_sampler_fold(double *x, size_t n, size_t k)
+{
+	if (k < 2)
+		return n;
+	for (size_t i = 0; i < n / k; i++) {
+		double sum = 0.0;
+
+		for (size_t j = 0; j < k; j++)
+			sum += x[i * k + j];
+		x[i] = sum / (double)k;
+	}
+	return n / k;
+}
+
+/* After a STATS of the sorted values in the scratch: the run's percentiles,
+ * and the histogram of the values. */
+static void ng_sampler_dist(struct ng_sampler *s, size_t n, struct ng_stats *st)
+{
+	ng_stats_percentiles(s->scratch, n, s->run->pct, s->run->npct, st);
+	ng_hist_reset(&s->hist);
+	for (size_t i = 0; i < n; i++)
+		ng_hist_add(&s->hist, s->scratch[i]);
+}
+
+/* The rank test of the first half of the values in the scratch (in the
+ * order measured) against the second: s->halves_p, s->halves_shift. */
+static void ng_sampler_halves(struct ng_sampler *s, size_t n)
+{
+	s->halves_p = ng_stats_halves(s->scratch, n, &s->halves_shift);
+}
+
 void ng_sampler_stats(struct ng_sampler *s, const double *x, size_t n, struct ng_stats *st_p)
 {
+	if (n)
+		memcpy(s->scratch, x, n * sizeof(*x));
+	ng_sampler_halves(s, n);
 	ng_samples_stats(x, n, s->scratch, st_p);
+	ng_sampler_dist(s, n, st_p);
+	st_p->alternating = ng_stats_alternating(ng_stats_sign_r1(x, n, st_p->median), n);
+	st_p->unstable = ng_stats_unstable(s->halves_p, s->halves_shift, st_p->median);
 }
 
 void ng_sampler_bw(struct ng_sampler *s, const double *x, size_t n, double bytes, struct ng_stats *st_p)
 {
+	for (size_t i = 0; i < n; i++)
+		s->scratch[i] = x[i] > 0.0 ? bytes / x[i] : 0.0;
+	ng_sampler_halves(s, n);
 	ng_samples_bw(x, n, bytes, s->scratch, st_p);
+	ng_sampler_dist(s, n, st_p);
+	st_p->unstable = ng_stats_unstable(s->halves_p, s->halves_shift, st_p->median);
+	/* bytes / x[i] lies above the median where x[i] lies below bytes / median:
+	 * the signs flip together, their products not at all */
+	st_p->alternating =
+	    st_p->median > 0.0 && ng_stats_alternating(ng_stats_sign_r1(x, n, bytes / st_p->median), n);
 }
 
-struct ng_row *ng_sampler_row_n(const struct ng_sampler *s, size_t size, size_t count)
+/* One note per row whose samples alternate (ng_stats_alternating) or
+ * drift (ng_stats_unstable). */
+static void ng_sampler_note(struct ng_sampler *s, struct ng_row *row, const char *key,
+                            const struct ng_stats *st)
 {
-	return ng_row_begin(s->run->results, size, count);
+	if (!row || !(st->alternating || st->unstable) || s->noted)
+		return;
+	s->noted = true;
+	if (st->unstable) {
+		ng_warn(
+		    "%s: size %zu: the second half of the samples of %s differs from the first (rank test "
+		    "p = %.2g, median %+.1f%%): the measurement drifted (flagged \"unstable\" in the row's "
+		    "statistics)",
+		    s->name, s->size, key, s->halves_p,
+		    st->median != 0.0 ? 100.0 * s->halves_shift / st->median : 0.0);
+		return;
+	}
+	ng_warn(
+	    "%s: size %zu: the samples of %s alternate between two levels, so their median may lie between "
+	    "them (flagged \"alternating\" in the row's statistics)",
+	    s->name, s->size, key);
 }
 
-struct ng_row *ng_sampler_row(const struct ng_sampler *s, size_t size)
+struct ng_row *ng_sampler_row_n(struct ng_sampler *s, size_t size, size_t count)
+{
+	struct ng_row *row = ng_row_begin(s->run->results, size, count);
+
+	s->noted = false;
+	s->size = size;
+	s->row_hist = NULL;
+	if (row && s->run->histogram) {
+		s->row_hist = json_object();
+		ng_row_json(row, "histogram", s->row_hist);
+	}
+	return row;
+}
+
+/* --histogram: the sampler's histogram as the row's "histogram" of @key:
+ * {"buckets_per_octave", "nonpositive", "buckets": [[lo, hi, count], ...]}
+ * of the buckets that hold a value. */
+static void ng_sampler_row_hist(struct ng_sampler *s, struct ng_row *row, const char *key)
+{
+	json_t *h, *b;
+
+	if (!row || !s->row_hist)
+		return;
+	h = json_object();
+	b = json_array();
+	if (!h || !b) {
+		json_decref(h);
+		json_decref(b);
+		return;
+	}
+	for (size_t i = 0; i < NG_HIST_BUCKETS; i++) {
+		double lo, hi;
+
+		if (!s->hist.counts[i])
+			continue;
+		ng_hist_bounds(i, &lo, &hi);
+		json_array_append_new(b, json_pack("[f,f,I]", lo, hi, (json_int_t)s->hist.counts[i]));
+	}
+	json_object_set_new(h, "buckets_per_octave", json_integer(NG_HIST_SUB));
+	json_object_set_new(h, "nonpositive", json_integer((json_int_t)s->hist.nonpos));
+	json_object_set_new(h, "buckets", b);
+	json_object_set_new(s->row_hist, key, h);
+}
+
+struct ng_row *ng_sampler_row(struct ng_sampler *s, size_t size)
 {
 	return ng_sampler_row_n(s, size, s->count);
 }
@@ -201,6 +310,8 @@ void ng_sampler_row_stats(struct ng_sampler *s, struct ng_row *row, const char *
 	struct ng_stats st;
 
 	ng_sampler_stats(s, x, n, &st);
+	ng_sampler_note(s, row, key, &st);
+	ng_sampler_row_hist(s, row, key);
 	ng_row_stats(row, key, &st);
 	if (st_p)
 		*st_p = st;
@@ -212,6 +323,8 @@ void ng_sampler_row_bw(struct ng_sampler *s, struct ng_row *row, const char *key
 	struct ng_stats st;
 
 	ng_sampler_bw(s, x, n, bytes, &st);
+	ng_sampler_note(s, row, key, &st);
+	ng_sampler_row_hist(s, row, key);
 	ng_row_stats(row, key, &st);
 	if (st_p)
 		*st_p = st;

@@ -69,6 +69,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../analysis/hist.h"
 #include "common.h"
 
 /* What a sampler holds and where its samples go (ng_sampler_init). */
@@ -99,10 +100,17 @@ struct ng_sampler {
 	size_t count; /* timed iterations */
 	size_t *fill; /* [streams] samples in each stream */
 	/* memory, owned */
-	double *mine;    /* [streams * cap + tail] this rank's streams, then its tail */
-	double *all;     /* [ranks * (streams * cap + tail)] after gather; [ranks * cap] for share */
-	double *work;    /* [max(pool, 1) * cap] reporter: pools, maxima, derived series */
-	double *scratch; /* [max(pool, 1) * cap] reporter, [cap] elsewhere: statistics */
+	double *mine;        /* [streams * cap + tail] this rank's streams, then its tail */
+	double *all;         /* [ranks * (streams * cap + tail)] after gather; [ranks * cap] for share */
+	double *work;        /* [max(pool, 1) * cap] reporter: pools, maxima, derived series */
+	double *scratch;     /* [max(pool, 1) * cap] reporter, [cap] elsewhere: statistics */
+	struct ng_hist hist; /* of the last STATS computed */
+	/* its halves' rank test (analysis/stats.h, ng_stats_halves) */
+	double halves_p, halves_shift;
+	/* the current row */
+	size_t size;      /* its size, for notes */
+	bool noted;       /* its note on alternating or drifting samples is given */
+	json_t *row_hist; /* --histogram: its "histogram" object (the row owns it) */
 };
 
 /*
@@ -233,8 +241,24 @@ static inline double *ng_sampler_work(const struct ng_sampler *s)
 /* ---- statistics and the row --------------------------------------------- */
 
 /*
+ * Folds @x[0..n) in place into means of @k consecutive values (a sample of
+ * @k timed units: e.g. two fence epochs, whose times alternate between a
+ * long and a short one); a trailing group of fewer than @k values is left
+ * out.  Returns the number of values now in @x (n / k; n for k < 2).
+ */
+size_t ng_sampler_fold(double *x, size_t n, size_t k);
+
+/*
  * The STATS of @x[0..n) (n at most the scratch: cap, or pool * cap on the
- * reporter); @x is not reordered.  ng_sampler_bw: of the bandwidths (or
+ * reporter); @x is not reordered and is read in the order measured: a
+ * series that alternates between two levels (analysis/stats.h,
+ * ng_stats_alternating) is flagged in the STATS ("alternating"), as is one
+ * whose first and second halves differ (ng_stats_halves, ng_stats_unstable:
+ * "unstable"), and the row calls below print one note per row about it.  The STATS carries the
+ * run's --percentiles (exact, from the samples), and the sampler's
+ * histogram (analysis/hist.h, fixed memory allocated by init) holds the
+ * values afterwards: with --histogram the row calls write its buckets into
+ * the row's "histogram" under the STATS's key.  ng_sampler_bw: of the bandwidths (or
  * rates) @bytes / x[i] instead, a non-positive time counting as 0 (see
  * ng_samples_bw).  Any rank; not collective.
  */
@@ -245,8 +269,8 @@ void ng_sampler_bw(struct ng_sampler *s, const double *x, size_t n, double bytes
  * iterations); NULL where the row calls are no-ops (ranks but the
  * reporter).  ng_sampler_row_n: with @count given, for a pattern whose
  * measurement is not one fixed loop (assess.h). */
-struct ng_row *ng_sampler_row(const struct ng_sampler *s, size_t size);
-struct ng_row *ng_sampler_row_n(const struct ng_sampler *s, size_t size, size_t count);
+struct ng_row *ng_sampler_row(struct ng_sampler *s, size_t size);
+struct ng_row *ng_sampler_row_n(struct ng_sampler *s, size_t size, size_t count);
 
 /* Computes the STATS of @x[0..n) (of @bytes / x with ng_sampler_row_bw) and
  * adds it to @row under @key; the STATS also in *@st_p unless NULL. */

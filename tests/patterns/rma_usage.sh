@@ -44,6 +44,33 @@ assert all(x["sync"] in ("fence", "two-sided") for x in r["results"])
 '
 fi
 
+# Fence-timed epochs (and bidir's exchange of messages) alternate long and short at rank 0, which times from
+# one meeting's return to the next: a sample is the mean of two consecutive epochs ("epochs_per_sample": 2),
+# the epochs run and are checked as before, and the samples in --raw show no alternation (lag-1
+# autocorrelation of their signs about the median no lower than -max(0.5, 3/sqrt(n))); pscw's stay one.
+if run 0 "$NGAUGE" -x rma --rdma-backend shm --rdma-poll yield -p rma --rma-test bidir,put-bw --rma-sync fence,pscw \
+	-s 8,4096 -c 200 -w 4 --verify --raw -o "$T/alt.json"; then
+	pycheck "$T/alt.json" "fence-timed bidir and put-bw: pairs of epochs, no alternation in the raw samples" '
+def r1(x):
+    m = sorted(x)[len(x) // 2] if len(x) % 2 else sum(sorted(x)[len(x) // 2 - 1:len(x) // 2 + 1]) / 2
+    s = [(v > m) - (v < m) for v in x]
+    den = sum(1 for i in range(len(s) - 1) if s[i] * s[i + 1])
+    return sum(s[i] * s[i + 1] for i in range(len(s) - 1)) / den if den else 0.0
+rows = r["results"]
+assert sorted(set((x["test"], x["sync"]) for x in rows)) == [("bidir", "fence"), ("bidir", "pscw"),
+    ("bidir", "two-sided"), ("put-bw", "fence"), ("put-bw", "pscw")], rows
+for x in rows:
+    pair = 1 if x["sync"] == "pscw" else 2
+    raw = x["raw"]["time_us"]
+    per = 2 if x["test"] == "bidir" else 1
+    assert x["epochs_per_sample"] == pair and x["count"] == 200 and x["time_us"]["n"] == 200 // pair, x
+    assert len(raw) == 200 // pair and x["verified"] == per * 204, (x["test"], x["sync"], x["verified"])
+    if pair == 2:
+        lim = -max(0.5, 3 / len(raw) ** 0.5)
+        assert r1(raw) >= lim and "alternating" not in x["time_us"], (x["test"], x["sync"], r1(raw), raw[:8])
+'
+fi
+
 # Every wait of these runs is short, together they last well over --timeout 2: progress, not silence; in
 # the lock modes no rank waits for the others' whole loop in one call.  (The count doubles until a run lasts
 # 5 s at least.)

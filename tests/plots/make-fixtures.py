@@ -28,13 +28,13 @@ def param(v, lo, hi):
 # The parameters block as ngauge writes it: the run's own settings, then the options of the module and of
 # the pattern with their defaults (doc/schema/ngauge-result-1.schema.json names them all).
 RUN_PARAMS = {"sizes": "1-1M", "count": 1000, "warmup": 100, "output": "fixture.json", "np": 2, "timer": None,
-              "verify": False, "raw": False, "seed": 1, "server": False, "once": False, "client": None,
-              "port": 5217, "bind": None, "pin": None, "timeout": 8.0}
+              "verify": False, "raw": False, "percentiles": "50,90,99,99.9,99.99", "histogram": False, "seed": 1,
+              "server": False, "once": False, "client": None, "port": 5217, "bind": None, "pin": None, "timeout": 8.0}
 RDMA_PARAMS = {"rdma-backend": "auto", "ofi-provider": None, "rdma-ring": 32, "rdma-eager": 8192, "rdma-poll": "spin"}
 MODULE_PARAMS = {
     "tcp": {"tcp-port": None, "tcp-bind": None, "tcp-sndbuf": None, "tcp-rcvbuf": None, "tcp-poll": "sleep"},
     "emu": {"emu-base": "tcp", "emu-os": 0.0, "emu-or": 0.0, "emu-g": 0.0, "emu-L": 0.0, "emu-G": 0.0,
-            "emu-G2": None, "emu-threshold": 0, "emu-corrupt": 0, "emu-max": 0},
+            "emu-G2": None, "emu-threshold": 0, "emu-corrupt": 0, "emu-max": 0, "emu-os-drift": 0.0},
     "mpi": {"mpi-ssend": False},
     "mpirma": {"mpi-ssend": False},
     "rma": dict(RDMA_PARAMS, **{"rma-design": "direct", "rma-sched": "none", "rma-aggregate": 256}),

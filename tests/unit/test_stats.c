@@ -217,6 +217,88 @@ static void ng_test_coverage(struct ng_test_ctx *c)
 	ng_check(c, frac >= 0.93 && frac <= 0.975, "coverage within 93..97.5%", NG_N);
 }
 
+/*
+ * The alternation flag: a series that alternates between two levels (with
+ * outliers that leave a Pearson r1 near 0) is flagged; independent samples,
+ * a slow drift and a series of one value are not; fewer than 10 never.
+ */
+static void ng_test_alternation(struct ng_test_ctx *c)
+{
+	enum { N = 200 };
+	double x[N];
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	unsigned int iid_flagged = 0;
+
+	gsl_rng_set(rng, 7);
+	for (size_t i = 0; i < N; i++)
+		x[i] = (i % 2 ? 0.70 : 0.06) + 0.01 * gsl_rng_uniform(rng) + (i % 37 == 5 ? 50.0 : 0.0);
+	ng_check(c, ng_stats_sign_r1(x, N, 0.38) < -0.85, "alternating series with outliers: r1 near -1", N);
+	ng_check(c, ng_stats_alternating(ng_stats_sign_r1(x, N, 0.38), N), "alternating series flagged", N);
+	ng_check(c, !ng_stats_alternating(ng_stats_sign_r1(x, 7, 0.38), 7), "7 samples never flagged", 7);
+	ng_check(c, !ng_stats_alternating(ng_stats_sign_r1(x, 9, 0.38), 9), "9 samples: 3 / sqrt(9) = 1", 9);
+	ng_check(c, ng_stats_alternating(ng_stats_sign_r1(x, 10, 0.38), 10), "10 alternating samples flagged",
+	         10);
+	for (size_t i = 0; i < N; i++)
+		x[i] = 1.0 + 0.001 * (double)i;
+	ng_check(c, !ng_stats_alternating(ng_stats_sign_r1(x, N, x[N / 2]), N), "a drift is not alternation",
+	         N);
+	for (size_t i = 0; i < N; i++)
+		x[i] = 2.0;
+	ng_check_val(c, ng_stats_sign_r1(x, N, 2.0), 0.0, "one value: r1", N);
+	/* independent samples: flagged in (far) fewer than 1% of 1000 series */
+	for (int rep = 0; rep < 1000; rep++) {
+		struct ng_stats st;
+		double y[N];
+
+		for (size_t i = 0; i < N; i++)
+			x[i] = y[i] = gsl_ran_lognormal(rng, 0.0, 0.5);
+		ng_stats_compute(y, N, &st);
+		iid_flagged += ng_stats_alternating(ng_stats_sign_r1(x, N, st.median), N);
+	}
+	ng_check(c, iid_flagged < 10, "independent samples rarely flagged", iid_flagged);
+	gsl_rng_free(rng);
+}
+
+/*
+ * The halves' rank test: a steady series is not flagged (in far fewer than 1%
+ * of 1000), one whose second half is 10% slower is; the p-value of a small
+ * case against the exact U (by hand: first half {1, 2, 3, ...} all below the
+ * second).
+ */
+static void ng_test_halves(struct ng_test_ctx *c)
+{
+	enum { N = 400 };
+	double x[N], shift, p;
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	unsigned int steady = 0, drift = 0;
+
+	gsl_rng_set(rng, 11);
+	for (int rep = 0; rep < 1000; rep++) {
+		for (size_t i = 0; i < N; i++)
+			x[i] = gsl_ran_lognormal(rng, 1.0, 0.3);
+		p = ng_stats_halves(x, N, &shift);
+		steady += ng_stats_unstable(p, shift, 2.7);
+		for (size_t i = 0; i < N; i++)
+			x[i] = gsl_ran_lognormal(rng, 1.0, 0.1) * (i >= N / 2 ? 1.10 : 1.0);
+		p = ng_stats_halves(x, N, &shift);
+		drift += ng_stats_unstable(p, shift, 2.7);
+	}
+	ng_check(c, steady < 5, "steady series rarely unstable", steady);
+	ng_check(c, drift > 990, "a 10% step is unstable", drift);
+	/* 20 values, halves 0..9 and 10..19: U = 0, z = (50 - 0.5) / sqrt(175) */
+	for (size_t i = 0; i < 20; i++)
+		x[i] = (double)i;
+	p = ng_stats_halves(x, 20, &shift);
+	ng_check_val(c, shift, 10.0, "halves: shift", 20);
+	ng_check(c, fabs(p - 2.0 * gsl_cdf_ugaussian_Q(49.5 / sqrt(175.0))) < 1e-12, "halves: p", 20);
+	/* ties: every value equal, p = 1 */
+	for (size_t i = 0; i < 20; i++)
+		x[i] = 3.0;
+	ng_check_val(c, ng_stats_halves(x, 20, &shift), 1.0, "halves: all tied", 20);
+	ng_check_val(c, ng_stats_halves(x, 19, &shift), 1.0, "halves: fewer than 20", 19);
+	gsl_rng_free(rng);
+}
+
 int main(void)
 {
 	struct ng_test_ctx c = {0};
@@ -224,6 +306,8 @@ int main(void)
 	ng_test_known(&c);
 	ng_test_ci_ranks(&c);
 	ng_test_coverage(&c);
+	ng_test_alternation(&c);
+	ng_test_halves(&c);
 
 	printf("%u checks, %u failures\n", c.checks, c.failures);
 	return c.failures ? 1 : 0;
