@@ -561,7 +561,8 @@ static const struct ng_option ng_a2a_options[] = {
      .help =
          "alltoall algorithms, comma-separated: bruck, isend, pairwise, leader, sa, rd, mpi (the module's "
          "own alltoall, MPI_Alltoall with -x mpi), or all",
-     .metavar = "NAME[,NAME...]"},
+     .metavar = "NAME[,NAME...]",
+     .list = true},
     {.name = "a2a-blocking",
      .type = NG_OPT_FLAG,
      .help = "alltoall: bruck and pairwise use blocking send/recv even where isend/irecv exist"},

@@ -435,6 +435,7 @@ const struct ng_pattern ng_pattern_bibw = {
     .name = "bibw",
     .desc = "bw in both directions at once (osu_bibw); --bw-window each way",
     .options = NULL,
+    .reads = (const char *const[]){"bw-window", NULL},
     .needs = NG_CAP_CHANNEL | NG_CAP_NONBLOCK,
     .min_ranks = 2,
     .max_ranks = 0,

@@ -353,6 +353,7 @@ const struct ng_pattern ng_pattern_mpbibw = {
     .name = "mpbibw",
     .desc = "multi-pair bidirectional bandwidth between two nodes, 1..K pairs at once (--ranks-per-node)",
     .options = ng_mpb_options,
+    .reads = (const char *const[]){"ranks-per-node", NULL},
     .needs = NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_RELIABLE,
     .min_ranks = 2,
     .max_ranks = 0,

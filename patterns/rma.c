@@ -65,13 +65,15 @@ static const struct ng_option rp_options[] = {
      .def = "all",
      .help = "tests: put-pingpong, get-pingpong, acc-pingpong, bidir, put-bw, get-bw, sync, multi-origin, "
              "sched-1, sched-2, lock (comma-separated), or all",
-     .metavar = "NAME[,NAME...]"},
+     .metavar = "NAME[,NAME...]",
+     .list = true},
     {.name = "rma-sync",
      .type = NG_OPT_STRING,
      .def = "auto",
      .help = "synchronisation: pscw, fence, lock (comma-separated; each test runs with those it allows), or "
              "auto (each test's own)",
-     .metavar = "MODE[,MODE...]"},
+     .metavar = "MODE[,MODE...]",
+     .list = true},
     {.name = "rma-burst",
      .type = NG_OPT_INT,
      .def = "16",
@@ -104,17 +106,24 @@ static ng_status rp_parse_tests(struct rp *rp, bool *all_p, int *order, int *n_p
 
 	for (int t = 0; t < RP_NTESTS; t++)
 		names[t] = ng_rp_tests[t].name;
-	*all_p = strcmp(s, "all") == 0;
-	if (*all_p) {
-		for (int t = 0; t < RP_NTESTS; t++)
-			order[n++] = t;
-		*n_p = n;
-		return NG_OK;
-	}
+	/* "all" may stand among names: every test, in its place. */
+	*all_p = false;
 	while (*s) {
 		size_t len = strcspn(s, ",");
 		int t = rp_lookup(names, RP_NTESTS, s, len), k;
 
+		if (t < 0 && len == 3 && strncmp(s, "all", 3) == 0) {
+			*all_p = true;
+			for (t = 0; t < RP_NTESTS; t++) {
+				for (k = 0; k < n && order[k] != t; k++)
+					;
+				if (k == n)
+					order[n++] = t;
+			}
+			s += len;
+			s += *s == ',';
+			continue;
+		}
 		if (t < 0) {
 			if (rp->me == 0)
 				ng_error(
