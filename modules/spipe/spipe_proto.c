@@ -622,8 +622,9 @@ static const struct ng_option sp_own_options[] = {
 	          "registrations), copy (whole messages through a registered buffer), pipeline (fixed chunks "
 	          "C_opt), super (the superpipeline)" },
 	{ .name = "spipe-block", .type = NG_OPT_SIZE, .def = "4K", .min = 64, .max = 1 << 20,
-	  .applies = "spipe-mode=super",
-	  .help = "spipe super: sub-block bytes (a power of two, 64 B-1M), each ending in an 8-byte flag" },
+	  .applies = "spipe-mode=pipeline|super",
+	  .help = "spipe super: sub-block bytes (a power of two, 64 B-1M), each ending in an 8-byte flag; "
+	          "pipeline: the smallest chunk" },
 	{ .name = "spipe-buffers", .type = NG_OPT_INT, .def = "3", .metavar = "N", .min = 1, .max = 16,
 	  .applies = "spipe-mode=pipeline|super",
 	  .help = "spipe pipeline/super: registered buffers per peer a message is folded onto (1-16)" },
