@@ -49,7 +49,7 @@
 
 enum { EXIT_USAGE = 2 };
 
-static const struct ng_option core_options[] = {
+const struct ng_option ng_driver_options[] = {
     {.name = "module",
      .type = NG_OPT_STRING,
      .def = "tcp",
@@ -230,7 +230,7 @@ static void print_help(void)
 	       "       ngauge report FILE... [-o OUT.html]\n\n"
 	       "options:\n",
 	       NG_VERSION);
-	print_options(stdout, core_options, true);
+	print_options(stdout, ng_driver_options, true);
 	printf("\nModule and pattern options are listed by --list.\n");
 }
 
@@ -282,7 +282,7 @@ static void valid_names(char *buf, size_t len, int modules)
 
 const struct ng_option *ng_driver_find_option(const char *name)
 {
-	for (const struct ng_option *o = core_options; o->name; o++)
+	for (const struct ng_option *o = ng_driver_options; o->name; o++)
 		if (strcmp(o->name, name) == 0)
 			return o;
 	return ng_option_find(name);
@@ -290,7 +290,7 @@ const struct ng_option *ng_driver_find_option(const char *name)
 
 static int declare_all(struct ng_args *a)
 {
-	if (ng_args_declare(a, core_options, ""))
+	if (ng_args_declare(a, ng_driver_options, ""))
 		return -1;
 	for (size_t i = 0; ng_modules[i]; i++)
 		if (ng_module_declare(a, ng_modules[i]))
@@ -934,7 +934,11 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 		}
 		if (ng_results_finish(res, st == NG_OK) && st == NG_OK)
 			st = NG_ERR_IO;
-		if (st != NG_OK && p->output)
+		/* Options the pattern refused before measuring anything: no
+		 * result file, one line (the pattern's). */
+		if (st == NG_ERR_USAGE && p->output && ng_results_rows(res) == 0)
+			(void)unlink(p->output);
+		else if (st != NG_OK && p->output)
 			fprintf(stderr, "ngauge: %zu measured size%s kept in '%s' (\"complete\": false)\n",
 			        ng_results_rows(res), ng_results_rows(res) == 1 ? "" : "s", p->output);
 		ng_results_free(res);

@@ -10,6 +10,9 @@
  * when interrupted: 130 SIGINT, 143 SIGTERM, 129 SIGHUP). */
 int ng_driver_main(int argc, char **argv);
 
+/* The driver's own options (--count, --port, ...), NULL-name terminated. */
+extern const struct ng_option ng_driver_options[];
+
 /* The declaration of option @name: the driver's own (--count, --port, ...),
  * else a module's or pattern's (readers.h); NULL when unknown. */
 const struct ng_option *ng_driver_find_option(const char *name);
