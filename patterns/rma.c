@@ -51,6 +51,7 @@
  * rma_epochs.c (with the tests' descriptors); this file is the driver:
  * options, plan, report.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -485,10 +486,10 @@ static ng_status rp_report(struct rp *rp, const struct rp_meas *m)
 	ng_sampler_row_stats(smp, row, "time_us", x, n, &t);
 	ng_sampler_row_bw(smp, row, "bandwidth_MBps", x, n, m->bytes, &bw);
 	ng_sampler_row_bw(smp, row, "epochs_per_s", x, n, m->epochs * 1e6, NULL);
-	ng_row_number(row, "origins", m->origins);
-	ng_row_number(row, "targets", m->targets);
-	ng_row_number(row, "burst", (double)m->burst);
-	ng_row_number(row, "verified", agree[1]);
+	ng_row_int(row, "origins", m->origins);
+	ng_row_int(row, "targets", m->targets);
+	ng_row_int(row, "burst", (long long)m->burst);
+	ng_row_int(row, "verified", llround(agree[1]));
 	/* every access epoch of the timed iterations over their span: on one
 	 * host from the first start to the last end of any timing rank, else
 	 * the longest of their own spans; lock: per iteration (rp_lock_span) */
@@ -541,7 +542,9 @@ static ng_status rp_block(struct rp *rp)
  * of its main figure for each synchronisation mode. */
 static void rp_summary(const struct rp *rp)
 {
-	const char *unit = NULL;
+	const char *unit = NULL, *key;
+	char sz[32];
+	json_t *why;
 
 	if (!ng_results_active(rp->run->results))
 		return;
@@ -562,7 +565,8 @@ static void rp_summary(const struct rp *rp)
 				printf(" %14s", ng_rp_sync_names[s]);
 			putchar('\n');
 		}
-		printf("%10zu %7d %7d", m->size, m->origins, m->targets);
+		ng_fmt_size(m->size, sz, sizeof(sz));
+		printf("%10s %7d %7d", sz, m->origins, m->targets);
 		for (int s = 0; s < RP_NSYNCS; s++) {
 			size_t k;
 
@@ -579,6 +583,11 @@ static void rp_summary(const struct rp *rp)
 				printf(" %14s", "-");
 		}
 		putchar('\n');
+	}
+	/* The tests "all" left out, and why (also in the rma block). */
+	json_object_foreach(rp->skipped, key, why)
+	{
+		printf("# rma %s: skipped: %s\n", key, json_string_value(why));
 	}
 	fflush(stdout);
 }
