@@ -276,20 +276,23 @@ void ng_fmt_size(size_t s, char *buf, size_t len)
 		snprintf(buf, len, "%zu", s);
 }
 
-/* A number of a table cell: integers as integers, others with four
- * significant digits, never in scientific notation above 1. */
-static void fmt_number(const json_t *v, char *buf, size_t len)
+void ng_fmt_real(double x, char *buf, size_t len)
 {
-	double x = json_number_value(v);
-
-	if (json_is_integer(v))
-		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
-	else if (!isfinite(x))
+	if (!isfinite(x))
 		snprintf(buf, len, "-");
 	else if (fabs(x) >= 1e4)
 		snprintf(buf, len, "%.0f", x);
 	else
 		snprintf(buf, len, "%.4g", x);
+}
+
+/* A number of a table cell: integers as integers, others by ng_fmt_real. */
+static void fmt_number(const json_t *v, char *buf, size_t len)
+{
+	if (json_is_integer(v))
+		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+	else
+		ng_fmt_real(json_number_value(v), buf, len);
 }
 
 /* Widens column @key to @w; true when it grew (or is new). */
@@ -334,7 +337,7 @@ static int max_int(int a, int b)
 /* Table line; a header whenever the set of keys changes or a column grows. */
 static void print_row(struct ng_results *r, json_t *row)
 {
-	char sig[512] = "", cell[64], cis[64];
+	char sig[512] = "", cell[64], cis[80];
 	const char *key;
 	json_t *v;
 	int main_done = 0;
@@ -403,8 +406,11 @@ static void print_row(struct ng_results *r, json_t *row)
 		double med = json_number_value(json_object_get(v, "median"));
 		if (!main_done) {
 			json_t *ci = json_object_get(v, "ci95");
-			snprintf(cis, sizeof(cis), "[%.4g, %.4g]", json_number_value(json_array_get(ci, 0)),
-			         json_number_value(json_array_get(ci, 1)));
+			char lo[32], hi[32];
+
+			ng_fmt_real(json_number_value(json_array_get(ci, 0)), lo, sizeof(lo));
+			ng_fmt_real(json_number_value(json_array_get(ci, 1)), hi, sizeof(hi));
+			snprintf(cis, sizeof(cis), "[%s, %s]", lo, hi);
 			printf(" %12.4f %12.4f %25s %12.4f", json_number_value(json_object_get(v, "min")),
 			       med, cis, json_number_value(json_object_get(v, "p99")));
 			main_done = 1;

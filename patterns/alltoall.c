@@ -460,8 +460,16 @@ static void ng_a2a_summary(const struct ng_a2a *a, size_t nsizes_done)
 	int best_algo;
 	char sz[32];
 
-	if (!ng_results_active(run->results) || nsizes_done == 0 || a->nalgos < 2)
+	if (!ng_results_active(run->results))
 		return;
+	/* The algorithms "all" left out, and why (also in the alltoall block). */
+	for (int k = 0; k < NG_A2A_NALGOS; k++)
+		if (a->skipped[k])
+			printf("# alltoall %s: skipped: %s\n", ng_a2a_names[k], a->skipped[k]);
+	if (nsizes_done == 0 || a->nalgos < 2) {
+		fflush(stdout);
+		return;
+	}
 	printf("# alltoall: median time per alltoall [us], %d ranks on %d node%s\n", a->P, a->nodes.nnodes,
 	       a->nodes.nnodes == 1 ? "" : "s");
 	printf("#%9s", "size");

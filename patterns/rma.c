@@ -577,10 +577,12 @@ static void rp_summary(const struct rp *rp)
 				    x->targets == m->targets && x->sync == (enum rp_sync)s)
 					break;
 			}
-			if (k < rp->nplan)
-				printf(" %14.4g", rp->med[k]);
-			else
+			if (k < rp->nplan) {
+				ng_fmt_real(rp->med[k], sz, sizeof(sz));
+				printf(" %14s", sz);
+			} else {
 				printf(" %14s", "-");
+			}
 		}
 		putchar('\n');
 	}
