@@ -231,7 +231,9 @@ static void print_help(void)
 	       "options:\n",
 	       NG_VERSION);
 	print_options(stdout, ng_driver_options, true);
-	printf("\nModule and pattern options are listed by --list.\n");
+	printf(
+	    "\nModule and pattern options are listed by --list; an option the chosen module and pattern do\n"
+	    "not read is refused.  Integers are decimal (08 is 8, no 0x); byte counts take K, M, G.\n");
 }
 
 static void print_list(void)

@@ -76,6 +76,20 @@ assert p["rma-aggregate"] == 100 and p["rdma-ring"] == 10 and p["rma-burst"] == 
 fi
 run 0 "$NGAUGE" -x tcp -p bibw --bw-window 08 -s 1 -c 3 -w 0 && pass "bibw reads --bw-window"
 
+# The report shows the parameters that apply to a run, from the same table entries (.applies): a local run
+# leaves --port aside, the rma run over shm --ofi-provider, and keeps --rma-aggregate (--rma-sched aggregate).
+note() { sed -n 's/.*Not used by this run[^:]*: \(.*\)/\1/p' "$1" | tr '\n' ' '; }
+if [ -s "$T/tcp.json" ] && [ -s "$T/rma.json" ] &&
+	run 0 "$NGAUGE" report "$T/tcp.json" "$T/rma.json" -o "$T/r.html"; then
+	hidden=$(note "$T/r.html")
+	case "$hidden" in
+	*"<code>port</code>"*"<code>ofi-provider</code>"*) pass "report: port and ofi-provider not shown" ;;
+	*) fail "report: the parameters left aside: $hidden" ;;
+	esac
+	grep -q "<code>rma-aggregate</code>" <<<"$hidden" && fail "report: rma-aggregate left aside" ||
+		pass "report: rma-aggregate shown with --rma-sched aggregate"
+fi
+
 # ---- overflow and maxima before anything runs ----
 expect_usage "--rma-aggregate must be between 0 and 1T, got '18446744073709551615'" -x rma -p rma \
 	--rma-sched aggregate --rma-aggregate 18446744073709551615
