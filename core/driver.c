@@ -8,9 +8,11 @@
  * interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
  *
  * Decisions:
- * - Options may come in any order; module and pattern options of every
- *   registered module/pattern are accepted (so --emu-base can hand its options
- *   to the module it wraps).
+ * - Options may come in any order.  Every option of every registered
+ *   module and pattern is parsed, then one that the chosen module (with the
+ *   module it wraps: --emu-base) and pattern do not read, or that the chosen
+ *   configuration leaves unused (the option's .applies), is refused with
+ *   exit 2 before anything runs (readers.h, doc/options.md).
  * - Without -x/-p the defaults are tcp and pingpong.
  * - A module that needs an MPI launch (mpi) started without mpiexec re-runs
  *   itself under `mpiexec -n NP`.
@@ -42,47 +44,121 @@
 #include "env.h"
 #include "launch.h"
 #include "plugin.h"
+#include "readers.h"
 #include "registry.h"
 #include "results_priv.h"
 #include "sizes.h"
 
 enum { EXIT_USAGE = 2 };
 
-static const struct ng_option core_options[] = {
-    {"module", NG_OPT_STRING, "tcp", "communication module (-x); see --list", NULL, "NAME"},
-    {"pattern", NG_OPT_STRING, "pingpong", "benchmark pattern (-p); see --list", NULL, "NAME"},
-    {"list", NG_OPT_FLAG, NULL, "list modules, patterns and their options (-l)", NULL, NULL},
-    {"sizes", NG_OPT_STRING, NULL, "message sizes (-s): 1-1M, 1-64K:x1.5, 1,8,4K, 1K-64K:+1K", NULL, "SPEC"},
-    {"count", NG_OPT_INT, "1000", "timed repetitions per size (-c)", NULL, "N"},
-    {"warmup", NG_OPT_INT, "100", "untimed repetitions before them (-w)", NULL, "N"},
-    {"output", NG_OPT_STRING, NULL, "results file (-o); .json or .csv picks the format", NULL, "FILE"},
-    {"np", NG_OPT_INT, "2", "number of local ranks when not launched by MPI", NULL, "N"},
-    {"timer", NG_OPT_CHOICE, NULL, "timer (default: tsc where invariant, else clock)", "tsc|clock|mpi", NULL},
-    {"timer-info", NG_OPT_FLAG, NULL, "print the timer's resolution and overhead and exit", NULL, NULL},
-    {"verify", NG_OPT_FLAG, NULL, "check every received payload byte", NULL, NULL},
-    {"raw", NG_OPT_FLAG, NULL, "keep raw samples in the results file", NULL, NULL},
-    {"percentiles", NG_OPT_STRING, "50,90,99,99.9,99.99",
-     "percentiles of every STATS, in the file (null where the count cannot support one) and, when given, the "
-     "table",
-     NULL, "LIST"},
-    {"histogram", NG_OPT_FLAG, NULL, "write the histogram of every STATS in its row", NULL, NULL},
-    {"seed", NG_OPT_INT, "1", "seed for random pairings and server choice", NULL, "N"},
-    {"server", NG_OPT_FLAG, NULL, "serve --client runs, one after another, until stopped (two hosts, no MPI)",
-     NULL, NULL},
-    {"once", NG_OPT_FLAG, NULL, "with --server: serve one client, then exit with its run's status", NULL,
-     NULL},
-    {"client", NG_OPT_STRING, NULL, "connect to a --server on HOST", NULL, "HOST"},
-    {"port", NG_OPT_INT, "5217", "bootstrap port of --server/--client", NULL, "PORT"},
-    {"bind", NG_OPT_STRING, NULL, "bootstrap address --server listens on (default: all)", NULL, "ADDR"},
-    {"pin", NG_OPT_STRING, NULL, "run rank r on CPU LIST[r mod length], e.g. 0,1 (default: unpinned)", NULL,
-     "LIST"},
-    {"timeout", NG_OPT_DOUBLE, "8", "seconds after which a silent peer counts as lost", NULL, "SEC"},
-    {"help", NG_OPT_FLAG, NULL, "this help (-h)", NULL, NULL},
-    {"version", NG_OPT_FLAG, NULL, "print the version (-V)", NULL, NULL},
-    {"man", NG_OPT_FLAG, NULL, "print the man page ngauge(1) (roff) and exit", NULL, NULL},
-    {"completion", NG_OPT_CHOICE, NULL, "print the shell completion script for SHELL and exit", "bash|zsh",
-     "SHELL"},
-    {NULL, 0, NULL, NULL, NULL, NULL},
+const struct ng_option ng_driver_options[] = {
+    {.name = "module",
+     .type = NG_OPT_STRING,
+     .def = "tcp",
+     .help = "communication module (-x); see --list",
+     .metavar = "NAME"},
+    {.name = "pattern",
+     .type = NG_OPT_STRING,
+     .def = "pingpong",
+     .help = "benchmark pattern (-p); see --list",
+     .metavar = "NAME"},
+    {.name = "list", .type = NG_OPT_FLAG, .help = "list modules, patterns and their options (-l)"},
+    {.name = "sizes",
+     .type = NG_OPT_STRING,
+     .help = "message sizes (-s): 1-1M, 1-64K:x1.5, 1,8,4K, 1K-64K:+1K",
+     .metavar = "SPEC",
+     .list = true},
+    {.name = "count",
+     .type = NG_OPT_INT,
+     .def = "1000",
+     .help = "timed repetitions per size (-c)",
+     .metavar = "N",
+     .min = 1,
+     .max = 100000000},
+    {.name = "warmup",
+     .type = NG_OPT_INT,
+     .def = "100",
+     .help = "untimed repetitions before them (-w)",
+     .metavar = "N"},
+    {.name = "output",
+     .type = NG_OPT_STRING,
+     .help = "results file (-o); .json or .csv picks the format",
+     .metavar = "FILE"},
+    {.name = "np",
+     .type = NG_OPT_INT,
+     .def = "2",
+     .help = "number of local ranks when not launched by MPI",
+     .metavar = "N",
+     .min = 1,
+     .max = 1024,
+     .applies = "launch=local|mpi"},
+    {.name = "timer",
+     .type = NG_OPT_CHOICE,
+     .help = "timer (default: tsc where invariant, else clock)",
+     .choices = "tsc|clock|mpi"},
+    {.name = "timer-info", .type = NG_OPT_FLAG, .help = "print the timer's resolution and overhead and exit"},
+    {.name = "verify", .type = NG_OPT_FLAG, .help = "check every received payload byte"},
+    {.name = "raw", .type = NG_OPT_FLAG, .help = "keep raw samples in the results file"},
+    {.name = "percentiles",
+     .type = NG_OPT_STRING,
+     .def = "50,90,99,99.9,99.99",
+     .help =
+         "percentiles of every STATS, in the file (null where the count cannot support one) and, when given, "
+         "the table",
+     .metavar = "LIST",
+     .list = true},
+    {.name = "histogram", .type = NG_OPT_FLAG, .help = "write the histogram of every STATS in its row"},
+    {.name = "seed",
+     .type = NG_OPT_INT,
+     .def = "1",
+     .help = "seed for random pairings and server choice",
+     .metavar = "N",
+     .max = LLONG_MAX},
+    {.name = "server",
+     .type = NG_OPT_FLAG,
+     .help = "serve --client runs, one after another, until stopped (two hosts, no MPI)",
+     .applies = "launch=tcp"},
+    {.name = "once",
+     .type = NG_OPT_FLAG,
+     .help = "with --server: serve one client, then exit with its run's status",
+     .applies = "launch=tcp"},
+    {.name = "client",
+     .type = NG_OPT_STRING,
+     .help = "connect to a --server on HOST",
+     .metavar = "HOST",
+     .applies = "launch=tcp"},
+    {.name = "port",
+     .type = NG_OPT_INT,
+     .def = "5217",
+     .help = "bootstrap port of --server/--client",
+     .metavar = "PORT",
+     .min = 1,
+     .max = 65535,
+     .applies = "launch=tcp"},
+    {.name = "bind",
+     .type = NG_OPT_STRING,
+     .help = "bootstrap address --server listens on (default: all)",
+     .metavar = "ADDR",
+     .applies = "launch=tcp"},
+    {.name = "pin",
+     .type = NG_OPT_STRING,
+     .help = "run rank r on CPU LIST[r mod length], e.g. 0,1 (default: unpinned)",
+     .metavar = "LIST",
+     .list = true},
+    {.name = "timeout",
+     .type = NG_OPT_DOUBLE,
+     .def = "8",
+     .help = "seconds after which a silent peer counts as lost",
+     .metavar = "SEC"},
+    {.name = "help", .type = NG_OPT_FLAG, .help = "this help (-h)"},
+    {.name = "version", .type = NG_OPT_FLAG, .help = "print the version (-V)"},
+    {.name = "man", .type = NG_OPT_FLAG, .help = "print the man page ngauge(1) (roff) and exit"},
+    {.name = "completion",
+     .type = NG_OPT_CHOICE,
+     .help = "print the shell completion script for SHELL and exit",
+     .choices = "bash|zsh",
+     .metavar = "SHELL"},
+    {.name = NULL},
 };
 
 static const struct ng_short_option short_options[] = {
@@ -168,8 +244,10 @@ static void print_help(void)
 	       "       ngauge report FILE... [-o OUT.html]\n\n"
 	       "options:\n",
 	       NG_VERSION);
-	print_options(stdout, core_options, true);
-	printf("\nModule and pattern options are listed by --list.\n");
+	print_options(stdout, ng_driver_options, true);
+	printf(
+	    "\nModule and pattern options are listed by --list; an option the chosen module and pattern do\n"
+	    "not read is refused.  Integers are decimal (08 is 8, no 0x); byte counts take K, M, G.\n");
 }
 
 static void print_list(void)
@@ -218,9 +296,17 @@ static void valid_names(char *buf, size_t len, int modules)
 
 /* ---- command line ---- */
 
+const struct ng_option *ng_driver_find_option(const char *name)
+{
+	for (const struct ng_option *o = ng_driver_options; o->name; o++)
+		if (strcmp(o->name, name) == 0)
+			return o;
+	return ng_option_find(name);
+}
+
 static int declare_all(struct ng_args *a)
 {
-	if (ng_args_declare(a, core_options, ""))
+	if (ng_args_declare(a, ng_driver_options, ""))
 		return -1;
 	for (size_t i = 0; ng_modules[i]; i++)
 		if (ng_module_declare(a, ng_modules[i]))
@@ -899,7 +985,11 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 		}
 		if (ng_results_finish(res, st == NG_OK) && st == NG_OK)
 			st = NG_ERR_IO;
-		if (st != NG_OK && p->output)
+		/* Options the pattern refused before measuring anything: no
+		 * result file, one line (the pattern's). */
+		if (st == NG_ERR_USAGE && p->output && ng_results_rows(res) == 0)
+			(void)unlink(p->output);
+		else if (st != NG_OK && p->output)
 			fprintf(stderr, "ngauge: %zu measured size%s kept in '%s' (\"complete\": false)\n",
 			        ng_results_rows(res), ng_results_rows(res) == 1 ? "" : "s", p->output);
 		ng_results_free(res);
@@ -967,7 +1057,7 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 	}
 	if (ng_args_flag(&a, "man") || ng_args_given(&a, "completion")) {
 		static const char *const subcommands[] = {"plot", "report", NULL};
-		const struct ng_docgen d = {core_options, short_options,
+		const struct ng_docgen d = {ng_driver_options, short_options,
 		                            sizeof(short_options) / sizeof(short_options[0]), subcommands};
 		if (ng_args_flag(&a, "man"))
 			ng_docgen_man(stdout, &d);
@@ -1019,6 +1109,14 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 		ng_error("pattern '%s' needs %s, which module '%s' does not offer (%s%s)", p.pat->name,
 		         ng_cap_name(bit), p.mod->name,
 		         names[0] ? "modules that do: " : "no module of this build does", names);
+		goto out;
+	}
+	/* Every option given is read by this run (readers.h). */
+	const char *how = preboot || ng_args_flag(&a, "server") || ng_args_given(&a, "client") ? "tcp"
+	                  : ng_launched_by_mpi() || (p.mod->caps & NG_CAP_MPI)                 ? "mpi"
+	                                                                                       : "local";
+	if (ng_args_check_read(&a, p.mod, p.pat, how, ng_driver_find_option, err, sizeof(err))) {
+		ng_error("%s", err);
 		goto out;
 	}
 	p.sizes_default = !ng_args_given(&a, "sizes");

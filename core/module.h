@@ -180,6 +180,9 @@ struct ng_module {
 	 * .options; the parameters block leaves them out (the env block's device
 	 * names what they chose). */
 	const struct ng_option *const *reads;
+	/* Optional: the (string) option naming a module this one wraps (emu:
+	 * "emu-base"); the wrapped module's options are read too. */
+	const char *wraps;
 	unsigned caps;    /* NG_CAP_* */
 	size_t max_msg;   /* 0 = unlimited; an instance may lower it */
 	size_t hdr_bytes; /* per-message header bytes on the wire (informative) */

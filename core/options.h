@@ -28,6 +28,17 @@ enum ng_opt_type {
 	NG_OPT_CHOICE, /* one of the '|'-separated words in .choices */
 };
 
+/*
+ * Numbers (doc/options.md): an integer is decimal digits with an optional
+ * leading '-' ("08" and "0100" are 8 and 100: leading zeros never mean
+ * octal, and there is no 0x); a byte count is decimal digits with an
+ * optional binary suffix K, M or G (KB, KiB, ... alike).  A value outside
+ * the option's range is refused, overflow included, before anything runs.
+ * The result's parameters record the value read (64K as 65536).
+ */
+#define NG_OPT_INT_MAX  2147483647LL /* default largest integer (INT_MAX) */
+#define NG_OPT_SIZE_MAX (1ULL << 40) /* default largest byte count: 1T */
+
 struct ng_option {
 	const char *name; /* long name without "--", e.g. "tcp-port" */
 	enum ng_opt_type type;
@@ -35,6 +46,18 @@ struct ng_option {
 	const char *help;    /* one line */
 	const char *choices; /* NG_OPT_CHOICE: "send|write" */
 	const char *metavar; /* shown in --help, e.g. "PORT"; NULL = from type */
+	/* NG_OPT_INT, NG_OPT_SIZE: the accepted range; min == max == 0 is the
+	 * type's default (0 .. NG_OPT_INT_MAX, 0 .. NG_OPT_SIZE_MAX). */
+	long long min, max;
+	/* NG_OPT_STRING: a comma-separated list; an empty item is refused. */
+	bool list;
+	/* When the option is read: NULL always, else "OPTION=v1|v2": only when
+	 * the (choice) option OPTION has one of these values and is read
+	 * itself.  The driver refuses the option given otherwise (exit 2), and
+	 * the report leaves it out of the run's parameters.  "launch=w1|w2"
+	 * (the driver's own options): only under those launches ("tcp":
+	 * --server/--client, "local", "mpi"); the report uses those. */
+	const char *applies;
 };
 
 /* Parsed option values: name -> text; opaque, owned by the driver. */
@@ -57,8 +80,16 @@ int ng_args_choice(const struct ng_args *a, const char *name);
 /* true when the option was given explicitly on the command line. */
 bool ng_args_given(const struct ng_args *a, const char *name);
 
-/* Parses "64K", "1M", "4096" (binary suffixes K, M, G, case-insensitive).
- * Returns 0 on success, -1 on a malformed or overflowing value. */
+/* Parses a byte count: "64K", "1M", "4096", "08" (decimal digits, binary
+ * suffixes K, M, G, case-insensitive, then an optional "B"/"iB").
+ * Returns 0 on success, -1 on a malformed value, -2 on one above
+ * NG_OPT_SIZE_MAX (overflow included). */
 int ng_parse_size(const char *s, size_t *out_p);
+/* Parses a decimal integer: an optional '-', then digits only (leading
+ * zeros are decimal).  Returns 0 on success, -1 on a malformed value, -2 on
+ * one outside long long. */
+int ng_parse_int(const char *s, long long *out_p);
+/* The range of integer or byte-count option @o (its own or the type's). */
+void ng_opt_range(const struct ng_option *o, long long *min_p, long long *max_p);
 
 #endif

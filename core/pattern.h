@@ -55,6 +55,9 @@ struct ng_pattern {
 	const char *name; /* "pingpong" */
 	const char *desc; /* one line */
 	const struct ng_option *options;
+	/* Optional, NULL-terminated: options another pattern declares that this
+	 * one reads too (bibw: "bw-window"); the driver accepts them with it. */
+	const char *const *reads;
 	unsigned needs;            /* NG_CAP_* the module must have */
 	int min_ranks;             /* at least this many ranks */
 	int max_ranks;             /* 0 = no upper bound */

@@ -32,6 +32,13 @@ struct ng_results {
 	const char *label;
 	char header_sig[512]; /* keys of the last table header printed */
 	char mark[128];       /* ends every table header line (ng_results_mark) */
+	/* Table column widths so far, by key: a column is as wide as its
+	 * widest value (the header is printed again when one grows). */
+	struct {
+		char key[48];
+		int w;
+	} col[48];
+	size_t ncol;
 	double progress_t0;
 	struct ng_row row; /* the one row under construction */
 	void (*row_hook)(void *ctx, size_t size, struct ng_row *row);
@@ -194,6 +201,12 @@ void ng_row_number(struct ng_row *row, const char *key, double v)
 		json_object_set_new(row->obj, key, num(v));
 }
 
+void ng_row_int(struct ng_row *row, const char *key, long long v)
+{
+	if (row)
+		json_object_set_new(row->obj, key, json_integer((json_int_t)v));
+}
+
 void ng_row_json(struct ng_row *row, const char *key, json_t *v)
 {
 	if (row)
@@ -301,7 +314,7 @@ err:
 	return NG_ERR_IO;
 }
 
-static void fmt_size(size_t s, char *buf, size_t len)
+void ng_fmt_size(size_t s, char *buf, size_t len)
 {
 	if (s >= (1u << 20) && s % (1u << 20) == 0)
 		snprintf(buf, len, "%zuM", s >> 20);
@@ -328,13 +341,72 @@ static void print_flags(json_t *row)
 	}
 }
 
-/* Table line; a header whenever the set of keys changes. */
+void ng_fmt_real(double x, char *buf, size_t len)
+{
+	if (!isfinite(x))
+		snprintf(buf, len, "-");
+	else if (fabs(x) >= 1e4)
+		snprintf(buf, len, "%.0f", x);
+	else
+		snprintf(buf, len, "%.4g", x);
+}
+
+/* A number of a table cell: integers as integers, others by ng_fmt_real. */
+static void fmt_number(const json_t *v, char *buf, size_t len)
+{
+	if (json_is_integer(v))
+		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+	else
+		ng_fmt_real(json_number_value(v), buf, len);
+}
+
+/* Widens column @key to @w; true when it grew (or is new). */
+static bool col_fit(struct ng_results *r, const char *key, int w)
+{
+	size_t i;
+
+	for (i = 0; i < r->ncol; i++)
+		if (strcmp(r->col[i].key, key) == 0)
+			break;
+	if (i == r->ncol) {
+		if (r->ncol == sizeof(r->col) / sizeof(r->col[0]))
+			return false;
+		snprintf(r->col[i].key, sizeof(r->col[i].key), "%s", key);
+		r->col[i].w = 0;
+		r->ncol++;
+	}
+	if (w <= r->col[i].w)
+		return false;
+	r->col[i].w = w;
+	return true;
+}
+
+static int col_width(const struct ng_results *r, const char *key)
+{
+	for (size_t i = 0; i < r->ncol; i++)
+		if (strcmp(r->col[i].key, key) == 0)
+			return r->col[i].w;
+	return (int)strlen(key);
+}
+
+static bool is_extra_number(const char *key, const json_t *v)
+{
+	return json_is_number(v) && strcmp(key, "size") != 0 && strcmp(key, "count") != 0;
+}
+
+static int max_int(int a, int b)
+{
+	return a > b ? a : b;
+}
+
+/* Table line; a header whenever the set of keys changes or a column grows. */
 static void print_row(struct ng_results *r, json_t *row)
 {
-	char sig[512] = "", cell[64];
+	char sig[512] = "", cell[64], cis[80];
 	const char *key;
 	json_t *v;
 	int main_done = 0;
+	bool grew = false;
 
 	json_object_foreach(row, key, v)
 	{
@@ -343,10 +415,24 @@ static void print_row(struct ng_results *r, json_t *row)
 		strncat(sig, key, sizeof(sig) - strlen(sig) - 2);
 		strncat(sig, ",", sizeof(sig) - strlen(sig) - 1);
 	}
-	if (strcmp(sig, r->header_sig) != 0) {
+	ng_fmt_size((size_t)json_integer_value(json_object_get(row, "size")), cell, sizeof(cell));
+	grew |= col_fit(r, "size", max_int(9, (int)strlen(cell)));
+	snprintf(cell, sizeof(cell), "%lld", (long long)json_integer_value(json_object_get(row, "count")));
+	grew |= col_fit(r, "count", max_int(8, (int)strlen(cell)));
+	json_object_foreach(row, key, v)
+	{
+		if (json_is_string(v))
+			grew |= col_fit(r, key, max_int((int)strlen(key), (int)strlen(json_string_value(v))));
+		else if (is_extra_number(key, v)) {
+			fmt_number(v, cell, sizeof(cell));
+			grew |= col_fit(r, key, max_int((int)strlen(key), (int)strlen(cell)));
+		}
+	}
+	if (strcmp(sig, r->header_sig) != 0 || grew) {
 		snprintf(r->header_sig, sizeof(r->header_sig), "%s", sig);
-		printf("#%9s %8s", "size", "count");
-		json_object_foreach(row, key, v) if (json_is_string(v)) printf(" %10s", key);
+		printf("#%*s %*s", col_width(r, "size"), "size", col_width(r, "count"), "count");
+		json_object_foreach(row, key, v) if (json_is_string(v))
+		    printf(" %*s", col_width(r, key), key);
 		json_object_foreach(row, key, v)
 		{
 			if (!is_stats(v))
@@ -367,16 +453,18 @@ static void print_row(struct ng_results *r, json_t *row)
 				printf(" %s(median)", key);
 			main_done = 1;
 		}
-		json_object_foreach(row, key, v) if (json_is_number(v) && strcmp(key, "size") &&
-		                                     strcmp(key, "count")) printf(" %s", key);
+		json_object_foreach(row, key, v) if (is_extra_number(key, v))
+		    printf(" %*s", col_width(r, key), key);
 		if (r->mark[0])
 			printf("   [%s]", r->mark);
 		putchar('\n');
 		main_done = 0;
 	}
-	fmt_size((size_t)json_integer_value(json_object_get(row, "size")), cell, sizeof(cell));
-	printf("%10s %8lld", cell, (long long)json_integer_value(json_object_get(row, "count")));
-	json_object_foreach(row, key, v) if (json_is_string(v)) printf(" %10s", json_string_value(v));
+	ng_fmt_size((size_t)json_integer_value(json_object_get(row, "size")), cell, sizeof(cell));
+	printf("%*s %*lld", col_width(r, "size") + 1, cell, col_width(r, "count"),
+	       (long long)json_integer_value(json_object_get(row, "count")));
+	json_object_foreach(row, key, v) if (json_is_string(v))
+	    printf(" %*s", col_width(r, key), json_string_value(v));
 	json_object_foreach(row, key, v)
 	{
 		if (!is_stats(v))
@@ -384,9 +472,11 @@ static void print_row(struct ng_results *r, json_t *row)
 		double med = json_number_value(json_object_get(v, "median"));
 		if (!main_done) {
 			json_t *ci = json_object_get(v, "ci95");
-			char cis[64];
-			snprintf(cis, sizeof(cis), "[%.4g, %.4g]", json_number_value(json_array_get(ci, 0)),
-			         json_number_value(json_array_get(ci, 1)));
+			char lo[32], hi[32];
+
+			ng_fmt_real(json_number_value(json_array_get(ci, 0)), lo, sizeof(lo));
+			ng_fmt_real(json_number_value(json_array_get(ci, 1)), hi, sizeof(hi));
+			snprintf(cis, sizeof(cis), "[%s, %s]", lo, hi);
 			printf(" %12.4f %12.4f %25s", json_number_value(json_object_get(v, "min")), med, cis);
 			print_pcts(r, v);
 			main_done = 1;
@@ -396,8 +486,11 @@ static void print_row(struct ng_results *r, json_t *row)
 			printf(" %*.4f", w, med);
 		}
 	}
-	json_object_foreach(row, key, v) if (json_is_number(v) && strcmp(key, "size") && strcmp(key, "count"))
-	    printf(" %*.4g", (int)strlen(key), json_number_value(v));
+	json_object_foreach(row, key, v) if (is_extra_number(key, v))
+	{
+		fmt_number(v, cell, sizeof(cell));
+		printf(" %*s", col_width(r, key), cell);
+	}
 	print_flags(row);
 	putchar('\n');
 	fflush(stdout);

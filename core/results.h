@@ -34,6 +34,14 @@ struct ng_row *ng_row_begin(struct ng_results *r, size_t size, size_t count);
 void ng_row_stats(struct ng_row *row, const char *key, const struct ng_stats *st);
 /* Adds one number under @key, e.g. "clients". */
 void ng_row_number(struct ng_row *row, const char *key, double v);
+/* Adds one count under @key, written as a JSON integer, e.g. "origins". */
+void ng_row_int(struct ng_row *row, const char *key, long long v);
+/* The table's form of a byte count: "64K", "1M", "1000" (exact suffixes
+ * only), for a pattern's summary tables on stdout. */
+void ng_fmt_size(size_t s, char *buf, size_t len);
+/* The table's form of a real: four significant digits, whole numbers from
+ * 10^4 on (never scientific notation above 1), "-" when not finite. */
+void ng_fmt_real(double x, char *buf, size_t len);
 /* Adds a JSON value under @key (steals the reference), e.g. per-pair details. */
 void ng_row_json(struct ng_row *row, const char *key, json_t *v);
 /* Keeps @n raw samples under "raw": {"@key": [...]} when --raw was given. */

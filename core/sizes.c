@@ -48,11 +48,17 @@ static int parse_item(char *tok, struct size_list *l, char *err, size_t errlen)
 	if (step)
 		*step++ = '\0';
 	if (!dash) {
+		if (!step && ng_parse_size(tok, &lo) == -2)
+			goto too_large;
 		if (step || ng_parse_size(tok, &lo))
 			goto bad;
 		return push(l, lo) ? -2 : 0;
 	}
 	*dash = '\0';
+	if (ng_parse_size(tok, &lo) == -2 || ng_parse_size(dash + 1, &hi) == -2) {
+		*dash = '-';
+		goto too_large;
+	}
 	if (ng_parse_size(tok, &lo) || ng_parse_size(dash + 1, &hi) || lo > hi)
 		goto bad_range;
 	*dash = '-';
@@ -108,6 +114,10 @@ bad_range:
 	return -1;
 bad:
 	snprintf(err, errlen, "bad size '%s' (expected e.g. 64, 4K, 1M)", tok);
+	return -1;
+too_large:
+	snprintf(err, errlen, "size '%s' is above the largest message size, 1T (%llu bytes)", tok,
+	         (unsigned long long)NG_OPT_SIZE_MAX);
 	return -1;
 }
 

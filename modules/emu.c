@@ -726,6 +726,7 @@ const struct ng_module ng_module_emu = {
     .name = "emu",
     .desc = "wraps another module and injects known LogGP costs o_s, o_r, g, G, L by busy-waiting",
     .options = ng_emu_option_tables,
+    .wraps = "emu-base",
     .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
     .max_msg = 0,
     .hdr_bytes = NG_EMU_TRAILER,

@@ -408,7 +408,7 @@ static ng_status ng_a2a_report(struct ng_a2a *a, int algo, size_t isize, size_t 
 	ng_sampler_row_stats(smp, row, "time_us", iter, count, &t);
 	ng_sampler_row_bw(smp, row, "algbw_MBps", iter, count, (double)s * (double)(a->P - 1), NULL);
 	a->medians[(size_t)algo * run->nsizes + isize] = t.median;
-	ng_row_number(row, "verified", (double)a->checked);
+	ng_row_int(row, "verified", (long long)a->checked);
 	ng_sampler_row_raw(smp, row, "time_us", iter, count);
 	return ng_row_commit(run->results, row);
 }
@@ -458,9 +458,18 @@ static void ng_a2a_summary(const struct ng_a2a *a, size_t nsizes_done)
 {
 	const struct ng_run *run = a->run;
 	int best_algo;
+	char sz[32];
 
-	if (!ng_results_active(run->results) || nsizes_done == 0 || a->nalgos < 2)
+	if (!ng_results_active(run->results))
 		return;
+	/* The algorithms "all" left out, and why (also in the alltoall block). */
+	for (int k = 0; k < NG_A2A_NALGOS; k++)
+		if (a->skipped[k])
+			printf("# alltoall %s: skipped: %s\n", ng_a2a_names[k], a->skipped[k]);
+	if (nsizes_done == 0 || a->nalgos < 2) {
+		fflush(stdout);
+		return;
+	}
 	printf("# alltoall: median time per alltoall [us], %d ranks on %d node%s\n", a->P, a->nodes.nnodes,
 	       a->nodes.nnodes == 1 ? "" : "s");
 	printf("#%9s", "size");
@@ -471,7 +480,8 @@ static void ng_a2a_summary(const struct ng_a2a *a, size_t nsizes_done)
 		double best = 0.0;
 
 		best_algo = -1;
-		printf("%10zu", run->sizes[k]);
+		ng_fmt_size(run->sizes[k], sz, sizeof(sz));
+		printf("%10s", sz);
 		for (size_t i = 0; i < a->nalgos; i++) {
 			int algo = a->order[i];
 			double m = a->medians[(size_t)algo * run->nsizes + k];
@@ -561,7 +571,8 @@ static const struct ng_option ng_a2a_options[] = {
      .help =
          "alltoall algorithms, comma-separated: bruck, isend, pairwise, leader, sa, rd, mpi (the module's "
          "own alltoall, MPI_Alltoall with -x mpi), or all",
-     .metavar = "NAME[,NAME...]"},
+     .metavar = "NAME[,NAME...]",
+     .list = true},
     {.name = "a2a-blocking",
      .type = NG_OPT_FLAG,
      .help = "alltoall: bruck and pairwise use blocking send/recv even where isend/irecv exist"},

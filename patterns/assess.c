@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "results.h"
+
 #define NG_AS_MIN_REPS 8    /* probe rounds and first batch (CI needs >= 6) */
 #define NG_AS_MAX_REPS 1000 /* adaptive sampling stops here */
 #define NG_AS_WARMUP   4    /* default warm-up rounds per kind and size */
@@ -450,10 +452,5 @@ json_t *ng_as_param_json(const struct ng_param *p)
 
 void ng_as_human_size(size_t v, char *buf, size_t len)
 {
-	if (v >= (1u << 20) && v % (1u << 20) == 0)
-		snprintf(buf, len, "%zu MiB", v >> 20);
-	else if (v >= 1024 && v % 1024 == 0)
-		snprintf(buf, len, "%zu KiB", v >> 10);
-	else
-		snprintf(buf, len, "%zu B", v);
+	ng_fmt_size(v, buf, len); /* the form of the rows above the summary */
 }

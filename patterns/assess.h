@@ -175,7 +175,7 @@ static inline void *ng_as_slot(const struct ng_as *as, unsigned bank, size_t k)
  * "note"}, or {"value": null, "flag"}. */
 json_t *ng_as_param_json(const struct ng_param *p);
 
-/* "12 B", "4 KiB", "1 MiB". */
+/* "12", "4K", "1M": the table's form of a size (ng_fmt_size). */
 void ng_as_human_size(size_t v, char *buf, size_t len);
 
 #endif

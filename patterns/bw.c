@@ -39,6 +39,7 @@
  * samples, "pairs" lists each pair's own bandwidth, and the aggregate is the
  * sum over pairs of their median bandwidth and message rate.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -264,11 +265,11 @@ static ng_status ng_bw_report(struct ng_bw *b, size_t size)
 	ng_sampler_row_bw(smp, row, "bandwidth_MBps", pool, n, per_window, NULL);
 	ng_sampler_row_bw(smp, row, "messages_per_s", pool, n, dirs * (double)b->window * 1e6, NULL);
 	ng_sampler_row_stats(smp, row, "time_us", pool, n, NULL);
-	ng_row_number(row, "window", (double)b->window);
-	ng_row_number(row, "warmup", (double)warmup);
-	ng_row_number(row, "messages", msgs);
-	ng_row_number(row, "bytes", bytes);
-	ng_row_number(row, "verified", checked);
+	ng_row_int(row, "window", (long long)b->window);
+	ng_row_int(row, "warmup", (long long)warmup);
+	ng_row_int(row, "messages", llround(msgs));
+	ng_row_int(row, "bytes", llround(bytes));
+	ng_row_int(row, "verified", llround(checked));
 	if (pairs) {
 		ng_row_json(row, "pairs", pairs);
 		ng_row_number(row, "aggregate_bandwidth_MBps", agg_bw);
@@ -435,6 +436,7 @@ const struct ng_pattern ng_pattern_bibw = {
     .name = "bibw",
     .desc = "bw in both directions at once (osu_bibw); --bw-window each way",
     .options = NULL,
+    .reads = (const char *const[]){"bw-window", NULL},
     .needs = NG_CAP_CHANNEL | NG_CAP_NONBLOCK,
     .min_ranks = 2,
     .max_ranks = 0,

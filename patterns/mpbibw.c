@@ -232,9 +232,9 @@ static ng_status ng_mpb_report(struct ng_mpb *m, int k, size_t isize, size_t s)
 	ng_sampler_row_bw(smp, row, "bandwidth_MBps", iter, count, bytes, &bw);
 	ng_sampler_row_stats(smp, row, "time_us", iter, count, NULL);
 	m->medians[(size_t)(k - 1) * run->nsizes + isize] = bw.median;
-	ng_row_number(row, "pairs", k);
+	ng_row_int(row, "pairs", k);
 	/* Rank 0 is in pair 0, active at every k. */
-	ng_row_number(row, "verified", (double)m->checked);
+	ng_row_int(row, "verified", (long long)m->checked);
 	ng_sampler_row_raw(smp, row, "time_us", iter, count);
 	return ng_row_commit(run->results, row);
 }
@@ -275,6 +275,7 @@ err_nomem:
 static void ng_mpb_summary(const struct ng_mpb *m)
 {
 	const struct ng_run *run = m->run;
+	char sz[32];
 
 	if (!ng_results_active(run->results) || m->kmax < 2)
 		return;
@@ -283,7 +284,8 @@ static void ng_mpb_summary(const struct ng_mpb *m)
 		printf(" %9dp", k);
 	putchar('\n');
 	for (size_t i = 0; i < run->nsizes; i++) {
-		printf("%10zu", run->sizes[i]);
+		ng_fmt_size(run->sizes[i], sz, sizeof(sz));
+		printf("%10s", sz);
 		for (int k = 1; k <= m->kmax; k++)
 			printf(" %10.1f", m->medians[(size_t)(k - 1) * run->nsizes + i]);
 		putchar('\n');
@@ -353,6 +355,7 @@ const struct ng_pattern ng_pattern_mpbibw = {
     .name = "mpbibw",
     .desc = "multi-pair bidirectional bandwidth between two nodes, 1..K pairs at once (--ranks-per-node)",
     .options = ng_mpb_options,
+    .reads = (const char *const[]){"ranks-per-node", NULL},
     .needs = NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_RELIABLE,
     .min_ranks = 2,
     .max_ranks = 0,

@@ -182,7 +182,7 @@ static ng_status ng_ov_run(const struct ng_pattern *p, struct ng_run *run)
 
 /* clang-format off */
 static const struct ng_option ng_ov_options[] = {
-	{ .name = "overlap-compute", .type = NG_OPT_STRING, .def = "0-4t/12", .metavar = "SPEC",
+	{ .name = "overlap-compute", .type = NG_OPT_STRING, .def = "0-4t/12", .metavar = "SPEC", .list = true,
 	  .help = "computation lengths in us, e.g. 0,50,100 or 0-400/9 or 0-400:+50; Nt = N times T(0)" },
 	{ .name = "overlap-side", .type = NG_OPT_CHOICE, .def = "sender", .choices = "sender|receiver|both",
 	  .help = "who computes: the sender (origin), the receiver (target), or both" },

@@ -51,6 +51,7 @@
  * rma_epochs.c (with the tests' descriptors); this file is the driver:
  * options, plan, report.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,13 +66,15 @@ static const struct ng_option rp_options[] = {
      .def = "all",
      .help = "tests: put-pingpong, get-pingpong, acc-pingpong, bidir, put-bw, get-bw, sync, multi-origin, "
              "sched-1, sched-2, lock (comma-separated), or all",
-     .metavar = "NAME[,NAME...]"},
+     .metavar = "NAME[,NAME...]",
+     .list = true},
     {.name = "rma-sync",
      .type = NG_OPT_STRING,
      .def = "auto",
      .help = "synchronisation: pscw, fence, lock (comma-separated; each test runs with those it allows), or "
              "auto (each test's own)",
-     .metavar = "MODE[,MODE...]"},
+     .metavar = "MODE[,MODE...]",
+     .list = true},
     {.name = "rma-burst",
      .type = NG_OPT_INT,
      .def = "16",
@@ -104,17 +107,24 @@ static ng_status rp_parse_tests(struct rp *rp, bool *all_p, int *order, int *n_p
 
 	for (int t = 0; t < RP_NTESTS; t++)
 		names[t] = ng_rp_tests[t].name;
-	*all_p = strcmp(s, "all") == 0;
-	if (*all_p) {
-		for (int t = 0; t < RP_NTESTS; t++)
-			order[n++] = t;
-		*n_p = n;
-		return NG_OK;
-	}
+	/* "all" may stand among names: every test, in its place. */
+	*all_p = false;
 	while (*s) {
 		size_t len = strcspn(s, ",");
 		int t = rp_lookup(names, RP_NTESTS, s, len), k;
 
+		if (t < 0 && len == 3 && strncmp(s, "all", 3) == 0) {
+			*all_p = true;
+			for (t = 0; t < RP_NTESTS; t++) {
+				for (k = 0; k < n && order[k] != t; k++)
+					;
+				if (k == n)
+					order[n++] = t;
+			}
+			s += len;
+			s += *s == ',';
+			continue;
+		}
 		if (t < 0) {
 			if (rp->me == 0)
 				ng_error(
@@ -492,11 +502,11 @@ static ng_status rp_report(struct rp *rp, const struct rp_meas *m)
 	ng_sampler_row_stats(smp, row, "time_us", x, n, &t);
 	ng_sampler_row_bw(smp, row, "bandwidth_MBps", x, n, m->bytes, &bw);
 	ng_sampler_row_bw(smp, row, "epochs_per_s", x, n, m->epochs * 1e6, NULL);
-	ng_row_number(row, "origins", m->origins);
-	ng_row_number(row, "targets", m->targets);
-	ng_row_number(row, "burst", (double)m->burst);
-	ng_row_number(row, "verified", agree[1]);
-	ng_row_json(row, "epochs_per_sample", json_integer((json_int_t)m->pair));
+	ng_row_int(row, "origins", m->origins);
+	ng_row_int(row, "targets", m->targets);
+	ng_row_int(row, "burst", (long long)m->burst);
+	ng_row_int(row, "verified", llround(agree[1]));
+	ng_row_int(row, "epochs_per_sample", (long long)m->pair);
 	/* every access epoch of the timed iterations over their span: on one
 	 * host from the first start to the last end of any timing rank, else
 	 * the longest of their own spans; lock: per iteration (rp_lock_span) */
@@ -549,7 +559,9 @@ static ng_status rp_block(struct rp *rp)
  * of its main figure for each synchronisation mode. */
 static void rp_summary(const struct rp *rp)
 {
-	const char *unit = NULL;
+	const char *unit = NULL, *key;
+	char sz[32];
+	json_t *why;
 
 	if (!ng_results_active(rp->run->results))
 		return;
@@ -570,7 +582,8 @@ static void rp_summary(const struct rp *rp)
 				printf(" %14s", ng_rp_sync_names[s]);
 			putchar('\n');
 		}
-		printf("%10zu %7d %7d", m->size, m->origins, m->targets);
+		ng_fmt_size(m->size, sz, sizeof(sz));
+		printf("%10s %7d %7d", sz, m->origins, m->targets);
 		for (int s = 0; s < RP_NSYNCS; s++) {
 			size_t k;
 
@@ -581,12 +594,19 @@ static void rp_summary(const struct rp *rp)
 				    x->targets == m->targets && x->sync == (enum rp_sync)s)
 					break;
 			}
-			if (k < rp->nplan)
-				printf(" %14.4g", rp->med[k]);
-			else
+			if (k < rp->nplan) {
+				ng_fmt_real(rp->med[k], sz, sizeof(sz));
+				printf(" %14s", sz);
+			} else {
 				printf(" %14s", "-");
+			}
 		}
 		putchar('\n');
+	}
+	/* The tests "all" left out, and why (also in the rma block). */
+	json_object_foreach(rp->skipped, key, why)
+	{
+		printf("# rma %s: skipped: %s\n", key, json_string_value(why));
 	}
 	fflush(stdout);
 }

@@ -243,10 +243,9 @@ static void ng_sampler_note(struct ng_sampler *s, struct ng_row *row, const char
 	if (st->unstable) {
 		ng_warn(
 		    "%s: size %zu: the second half of the samples of %s differs from the first (rank test "
-		    "p = %.2g, median %+.1f%%): the measurement drifted (flagged \"unstable\" in the row's "
-		    "statistics)",
-		    s->name, s->size, key, s->halves_p,
-		    st->median != 0.0 ? 100.0 * s->halves_shift / st->median : 0.0);
+		    "p = %.2g, the second half's median %+.4g from the first's, the row's median %.4g): the "
+		    "measurement drifted (flagged \"unstable\" in the row's statistics)",
+		    s->name, s->size, key, s->halves_p, s->halves_shift, st->median);
 		return;
 	}
 	ng_warn(

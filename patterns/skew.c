@@ -150,7 +150,7 @@ static ng_status ng_sk_run(const struct ng_pattern *p, struct ng_run *run)
 
 /* clang-format off */
 static const struct ng_option ng_sk_options[] = {
-	{ .name = "skew-compute", .type = NG_OPT_STRING, .def = "0-4t/12", .metavar = "SPEC",
+	{ .name = "skew-compute", .type = NG_OPT_STRING, .def = "0-4t/12", .metavar = "SPEC", .list = true,
 	  .help = "the target's computation lengths in us (as --overlap-compute); Nt = N times T(0)" },
 	{ .name = "skew-rma", .type = NG_OPT_FLAG,
 	  .help = "one-sided epochs: the target computes between post and wait" },

@@ -203,10 +203,11 @@ int ng_plot_main(int argc, char **argv)
 		goto out_free_args;
 	}
 
+	/* A file that cannot be read or is no result file: exit 1, as report. */
 	status = 1;
 	files = ng_plot_xcalloc(npaths, sizeof(*files));
 	for (nloaded = 0; nloaded < npaths; nloaded++) {
-		if (ng_plot_file_load(paths[nloaded], &files[nloaded]) != NG_OK)
+		if (ng_plot_file_load("plot", paths[nloaded], &files[nloaded]) != NG_OK)
 			goto out_free_files;
 	}
 	if (ng_plot_labels(files, npaths, labels, nlabels) != NG_OK)
@@ -306,8 +307,9 @@ int ng_report_main(int argc, char **argv)
 	files = calloc(npaths, sizeof(*files));
 	if (!files)
 		goto out_nomem;
+	/* A file that cannot be read or is no result file: exit 1, as plot. */
 	for (nloaded = 0; nloaded < npaths; nloaded++) {
-		if (ng_plot_file_load(paths[nloaded], &files[nloaded]) != NG_OK)
+		if (ng_plot_file_load("report", paths[nloaded], &files[nloaded]) != NG_OK)
 			goto out_free_files;
 	}
 	if (ng_plot_labels(files, npaths, NULL, 0) != NG_OK)

@@ -155,16 +155,16 @@ bool ng_plot_is_word(const char *s)
 }
 
 /* Refuses (once, naming @field of @path) a value that is not a word. */
-static bool ng_plot_word_check(const char *path, const char *field, const json_t *v)
+static bool ng_plot_word_check(const char *cmd, const char *path, const char *field, const json_t *v)
 {
 	if (json_is_string(v) && ng_plot_is_word(json_string_value(v)))
 		return true;
-	ng_error("%s: %s is not a word of at most %d letters, digits or \"_.+:;-\"", path, field,
+	ng_error("%s: %s: %s is not a word of at most %d letters, digits or \"_.+:;-\"", cmd, path, field,
 	         NG_PLOT_WORD_MAX);
 	return false;
 }
 
-ng_status ng_plot_file_load(const char *path, struct ng_plot_file *f_p)
+ng_status ng_plot_file_load(const char *cmd, const char *path, struct ng_plot_file *f_p)
 {
 	struct ng_plot_file f = {.path = path};
 	json_error_t jerr;
@@ -176,55 +176,56 @@ ng_status ng_plot_file_load(const char *path, struct ng_plot_file *f_p)
 	memset(f_p, 0, sizeof(*f_p));
 	in = fopen(path, "r");
 	if (!in) {
-		ng_error("%s: %s", path, strerror(errno));
+		ng_error("%s: %s: %s", cmd, path, strerror(errno));
 		return NG_ERR_IO;
 	}
 	if (fstat(fileno(in), &st) == 0 && S_ISDIR(st.st_mode)) {
-		ng_error("%s: is a directory, not a result file", path);
+		ng_error("%s: %s: is a directory, not a result file", cmd, path);
 		goto err_close_file;
 	}
 	if (fstat(fileno(in), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {
-		ng_error("%s: empty file", path);
+		ng_error("%s: %s: empty file", cmd, path);
 		goto err_close_file;
 	}
 	f.doc = json_loadf(in, 0, &jerr);
 	if (!f.doc) {
 #if JANSSON_VERSION_HEX >= 0x020b00
 		if (json_error_code(&jerr) == json_error_premature_end_of_input) {
-			ng_error("%s: truncated JSON (the document ends early, line %d)", path, jerr.line);
+			ng_error("%s: %s: truncated JSON (the document ends early, line %d)", cmd, path,
+			         jerr.line);
 			goto err_close_file;
 		}
 #endif
-		ng_error("%s: invalid JSON at line %d, column %d: %s", path, jerr.line, jerr.column,
+		ng_error("%s: %s: invalid JSON at line %d, column %d: %s", cmd, path, jerr.line, jerr.column,
 		         jerr.text);
 		goto err_close_file;
 	}
 	fclose(in);
 
 	if (!json_is_object(f.doc)) {
-		ng_error("%s: not an ngauge result (the top level is not a JSON object)", path);
+		ng_error("%s: %s: not an ngauge result (the top level is not a JSON object)", cmd, path);
 		goto err_drop_doc;
 	}
 	v = json_object_get(f.doc, "schema");
 	if (!json_is_string(v)) {
-		ng_error("%s: not an ngauge result (no \"schema\" string)", path);
+		ng_error("%s: %s: not an ngauge result (no \"schema\" string)", cmd, path);
 		goto err_drop_doc;
 	}
 	if (strcmp(json_string_value(v), NG_PLOT_SCHEMA) != 0) {
-		ng_error("%s: unsupported schema \"%.60s\" (expected \"" NG_PLOT_SCHEMA "\")", path,
+		ng_error("%s: %s: unsupported schema \"%.60s\" (expected \"" NG_PLOT_SCHEMA "\")", cmd, path,
 		         json_string_value(v));
 		goto err_drop_doc;
 	}
 	v = json_object_get(f.doc, "pattern");
 	if (!json_is_string(v) || !*json_string_value(v)) {
-		ng_error("%s: no \"pattern\" string", path);
+		ng_error("%s: %s: no \"pattern\" string", cmd, path);
 		goto err_drop_doc;
 	}
-	if (!ng_plot_word_check(path, "\"pattern\"", v))
+	if (!ng_plot_word_check(cmd, path, "\"pattern\"", v))
 		goto err_drop_doc;
 	f.pattern = json_string_value(v);
 	v = json_object_get(f.doc, "module");
-	if (v && !ng_plot_word_check(path, "\"module\"", v))
+	if (v && !ng_plot_word_check(cmd, path, "\"module\"", v))
 		goto err_drop_doc;
 	f.module = json_is_string(v) ? json_string_value(v) : "?";
 	v = json_object_get(f.doc, "ranks");
@@ -234,11 +235,11 @@ ng_status ng_plot_file_load(const char *path, struct ng_plot_file *f_p)
 
 	f.rows = json_object_get(f.doc, "results");
 	if (!json_is_array(f.rows)) {
-		ng_error("%s: no \"results\" array", path);
+		ng_error("%s: %s: no \"results\" array", cmd, path);
 		goto err_drop_doc;
 	}
 	if (json_array_size(f.rows) == 0) {
-		ng_error("%s: no measurements (\"results\" is empty)", path);
+		ng_error("%s: %s: no measurements (\"results\" is empty)", cmd, path);
 		goto err_drop_doc;
 	}
 	json_array_foreach(f.rows, i, row)
@@ -249,7 +250,7 @@ ng_status ng_plot_file_load(const char *path, struct ng_plot_file *f_p)
 		json_t *field;
 
 		if (!json_is_object(row) || !(size >= 0)) {
-			ng_error("%s: results[%zu] is not a row with a numeric \"size\"", path, i);
+			ng_error("%s: %s: results[%zu] is not a row with a numeric \"size\"", cmd, path, i);
 			goto err_drop_doc;
 		}
 		json_object_foreach(row, key, field)
@@ -260,7 +261,7 @@ ng_status ng_plot_file_load(const char *path, struct ng_plot_file *f_p)
 				continue;
 			snprintf(name, sizeof(name), "results[%zu].%.60s", i,
 			         ng_plot_is_word(key) ? key : "?");
-			if (!ng_plot_word_check(path, name, field))
+			if (!ng_plot_word_check(cmd, path, name, field))
 				goto err_drop_doc;
 		}
 	}

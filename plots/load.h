@@ -36,11 +36,13 @@ struct ng_plot_file {
 
 /*
  * Reads @path and checks it (schema, pattern, results, and that every word
- * of it is one: ng_plot_is_word()).  On failure reports one line naming the
- * file and returns NG_ERR_IO (unreadable, invalid JSON) or NG_ERR_PROTO (not
- * an ngauge result, or a field that is not a word); *f_p is then left empty.
+ * of it is one: ng_plot_is_word()).  On failure reports one line starting
+ * with @cmd ("plot", "report") and the file's name and returns NG_ERR_IO
+ * (unreadable, invalid JSON) or NG_ERR_PROTO (not an ngauge result, or a
+ * field that is not a word); *f_p is then left empty.  plot and report
+ * both exit 1 on either.
  */
-ng_status ng_plot_file_load(const char *path, struct ng_plot_file *f_p);
+ng_status ng_plot_file_load(const char *cmd, const char *path, struct ng_plot_file *f_p);
 /* Drops the document and the label; @f may be empty or already released. */
 void ng_plot_file_release(struct ng_plot_file *f);
 

@@ -123,14 +123,14 @@ static ng_status ng_gnuplot_run(const char *cmd, const char *gnuplot, const char
 	pid_t pid;
 
 	if (pipe2(pipefd, O_CLOEXEC) != 0) {
-		ng_error("cannot run gnuplot: pipe: %s", strerror(errno));
+		ng_error("%s: cannot run gnuplot: pipe: %s", cmd, strerror(errno));
 		goto out_free_log;
 	}
 	fflush(stdout);
 	fflush(stderr);
 	pid = fork();
 	if (pid < 0) {
-		ng_error("cannot run gnuplot: fork: %s", strerror(errno));
+		ng_error("%s: cannot run gnuplot: fork: %s", cmd, strerror(errno));
 		goto out_close_pipe;
 	}
 	if (pid == 0) {
@@ -167,7 +167,7 @@ static ng_status ng_gnuplot_run(const char *cmd, const char *gnuplot, const char
 	}
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
-			ng_error("cannot run gnuplot: waitpid: %s", strerror(errno));
+			ng_error("%s: cannot run gnuplot: waitpid: %s", cmd, strerror(errno));
 			goto out_close_pipe;
 		}
 	}

@@ -18,9 +18,11 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "driver.h"
 #include "figure.h"
 #include "html.h"
 #include "pdf.h"
+#include "readers.h"
 #include "registry.h"
 #include "render.h"
 #include "report.h"
@@ -286,102 +288,44 @@ static void ng_report_pattern_blocks(FILE *f, const struct ng_plot_file *pf)
  * Parameters
  */
 
-/* Parameters that apply to some runs only: @key applies when parameter @on
- * is one of @values ('|'-separated) and applies itself; @launch: when the
- * run's "launch" is one of them.  From the options' own help (ngauge
- * --list). */
-static const struct {
-	const char *key, *on, *values, *launch;
-} ng_report_applies[] = {
-    {"server", NULL, NULL, "tcp"},
-    {"once", NULL, NULL, "tcp"},
-    {"client", NULL, NULL, "tcp"},
-    {"port", NULL, NULL, "tcp"},
-    {"bind", NULL, NULL, "tcp"},
-    {"np", NULL, NULL, "local"},
-    {"rma-sched", "rma-design", "direct", NULL},
-    {"rma-aggregate", "rma-sched", "aggregate|all", NULL},
-    {"ofi-provider", "rdma-backend", "ofi|auto", NULL},
-    {"spipe-block", "spipe-mode", "super", NULL},
-    {"spipe-c0", "spipe-mode", "super", NULL},
-    {"spipe-q", "spipe-mode", "super", NULL},
-    {"spipe-buffers", "spipe-mode", "pipeline|super", NULL},
-    {"spipe-bufsize", "spipe-mode", "pipeline|super", NULL},
+/* The values ng_option_applies asks for: the run's parameters, its launch. */
+struct ng_report_vals {
+	const struct ng_plot_file *pf;
+	const json_t *params;
 };
 
-/* Whether @word is one of the '|'-separated @list. */
-static bool ng_report_one_of(const char *word, const char *list)
+static const char *ng_report_value(void *ctx, const char *name)
 {
-	size_t n = strlen(word);
+	const struct ng_report_vals *v = ctx;
 
-	for (const char *p = list; *p;) {
-		size_t len = strcspn(p, "|");
-
-		if (len == n && strncmp(p, word, n) == 0)
-			return true;
-		p += len + (p[len] == '|');
-	}
-	return false;
-}
-
-/* Whether option @key is in @table. */
-static bool ng_report_in_table(const struct ng_option *table, const char *key)
-{
-	for (const struct ng_option *o = table; o && o->name; o++)
-		if (strcmp(o->name, key) == 0)
-			return true;
-	return false;
-}
-
-/* Whether option @key is in one of the NULL-terminated @tables. */
-static bool ng_report_in_tables(const struct ng_option *const *tables, const char *key)
-{
-	for (size_t i = 0; tables && tables[i]; i++)
-		if (ng_report_in_table(tables[i], key))
-			return true;
-	return false;
+	if (strcmp(name, "launch") == 0)
+		return json_string_value(json_object_get(v->pf->doc, "launch"));
+	return json_string_value(json_object_get(v->params, name));
 }
 
 /*
  * Whether parameter @key of @pf applies to its run: not an option of
  * another module or pattern of this build only (an older file's, or one
  * written with options ignored), and not one the configuration leaves
- * unused (ng_report_applies).  Parameters nothing here knows are shown.
+ * unused (the option's .applies, core/options.h).  Parameters nothing here
+ * knows, and those whose condition the file does not say, are shown.
  */
-static bool ng_report_applies_to(const struct ng_plot_file *pf, const json_t *params, const char *key,
-                                 int depth)
+static bool ng_report_applies_to(const struct ng_plot_file *pf, const json_t *params, const char *key)
 {
-	const struct ng_module *m = ng_module_find(pf->module);
+	const struct ng_module *m = ng_module_find(pf->module), *wrapped = NULL;
 	const struct ng_pattern *p = ng_pattern_find(pf->pattern);
-	bool mine = false, other = false;
-	size_t i;
+	const struct ng_option *o = ng_driver_find_option(key);
+	struct ng_report_vals vals = {pf, params};
+	const char *on, *val;
 
-	if (m)
-		mine = ng_report_in_tables(m->options, key) || ng_report_in_tables(m->reads, key);
-	if (p)
-		mine = mine || ng_report_in_table(p->options, key);
-	for (i = 0; !mine && ng_modules[i]; i++)
-		other = other || ng_report_in_tables(ng_modules[i]->options, key);
-	for (i = 0; !mine && ng_patterns[i]; i++)
-		other = other || ng_report_in_table(ng_patterns[i]->options, key);
-	if (!mine && other)
+	if (m && m->wraps)
+		wrapped =
+		    ng_module_find(ng_report_value(&vals, m->wraps) ? ng_report_value(&vals, m->wraps) : "");
+	if (!o)
+		return true;
+	if (ng_option_find(key) && m && p && !ng_option_read_by(m, wrapped, p, key))
 		return false;
-	for (i = 0; i < sizeof(ng_report_applies) / sizeof(ng_report_applies[0]); i++) {
-		const char *on, *launch;
-
-		if (strcmp(ng_report_applies[i].key, key) != 0)
-			continue;
-		if (ng_report_applies[i].launch) {
-			launch = json_string_value(json_object_get(pf->doc, "launch"));
-			return !launch || ng_report_one_of(launch, ng_report_applies[i].launch);
-		}
-		on = json_string_value(json_object_get(params, ng_report_applies[i].on));
-		if (!on)
-			return true; /* not said: shown */
-		return ng_report_one_of(on, ng_report_applies[i].values) &&
-		       (depth > 4 || ng_report_applies_to(pf, params, ng_report_applies[i].on, depth + 1));
-	}
-	return true;
+	return ng_option_applies(o, ng_report_value, &vals, ng_driver_find_option, &on, &val) != 0;
 }
 
 /* The parameters that apply to the run, and the names of the others. */
@@ -398,7 +342,7 @@ static void ng_report_params(FILE *f, const struct ng_plot_file *pf)
 	}
 	json_object_foreach((json_t *)params, key, v)
 	{
-		if (ng_report_applies_to(pf, params, key, 0))
+		if (ng_report_applies_to(pf, params, key))
 			json_object_set(shown, key, v);
 	}
 	if (json_is_object(params) && !json_object_size(shown) && json_object_size(params)) {

@@ -982,9 +982,9 @@ ng_status ng_chan_open(const struct ng_module *m, const struct ng_module_env *en
 
 /* clang-format off */
 const struct ng_option ng_chan_options[] = {
-	{ .name = "rdma-ring", .type = NG_OPT_INT, .def = "32", .metavar = "N",
+	{ .name = "rdma-ring", .type = NG_OPT_INT, .def = "32", .metavar = "N", .min = 4, .max = 4096,
 	  .help = "ring slots per peer of the two-sided channel (4-4096)" },
-	{ .name = "rdma-eager", .type = NG_OPT_SIZE, .def = "8K",
+	{ .name = "rdma-eager", .type = NG_OPT_SIZE, .def = "8K", .min = 64, .max = 1 << 20,
 	  .help = "largest message written through the ring; larger ones are written into the receive buffer "
 	          "(64-1M)" },
 	{ .name = "rdma-poll", .type = NG_OPT_CHOICE, .def = "spin", .choices = "spin|yield",

@@ -19,13 +19,13 @@ static const struct ng_option ng_ib_mode_options[] = {
 };
 
 static const struct ng_option ng_ib_ring_options[] = {
-	{ .name = "ib-ring", .type = NG_OPT_INT, .def = "32", .metavar = "N",
+	{ .name = "ib-ring", .type = NG_OPT_INT, .def = "32", .metavar = "N", .min = 4, .max = 4096,
 	  .help = "pre-posted receive slots per peer (4-4096)" },
 	{ .name = NULL },
 };
 
 static const struct ng_option ng_ib_eager_options[] = {
-	{ .name = "ib-eager", .type = NG_OPT_SIZE, .def = "8K",
+	{ .name = "ib-eager", .type = NG_OPT_SIZE, .def = "8K", .min = 64, .max = 1 << 20,
 	  .help = "ibrc/ibuc: largest message copied through the ring; larger ones are RDMA-written into the "
 	          "receive buffer (64-1M)" },
 	{ .name = NULL },

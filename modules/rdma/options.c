@@ -17,7 +17,7 @@ const struct ng_option ng_rdma_options[] = {
 	{ .name = "rdma-backend", .type = NG_OPT_CHOICE, .def = "auto", .choices = "auto|verbs|shm|ofi",
 	  .help = "RDMA layer backend: verbs (HCA, Soft-RoCE), shm (ranks on one host), ofi (libfabric); auto: the "
 	          "first that opens, in that order" },
-	{ .name = "ofi-provider", .type = NG_OPT_STRING, .metavar = "NAME",
+	{ .name = "ofi-provider", .type = NG_OPT_STRING, .metavar = "NAME", .applies = "rdma-backend=ofi|auto",
 	  .help = "libfabric provider of the ofi backend, e.g. shm, tcp;ofi_rxm, efa, cxi, psm3 (default: the "
 	          "first that works)" },
 	{ .name = NULL },

@@ -23,9 +23,10 @@ static const struct ng_option rma_own_options[] = {
 	  .help = "rma: direct (put = RDMA write, get = RDMA read, flags by RDMA; no target involvement), or "
 	          "sendrecv (operations shipped as messages, applied by the target in its synchronisation calls)" },
 	{ .name = "rma-sched", .type = NG_OPT_CHOICE, .def = "none", .choices = "none|reorder|aggregate|all",
+	  .applies = "rma-design=direct",
 	  .help = "rma direct: scheduling within an epoch: reorder (gets first, reads and writes interleaved), "
 	          "aggregate (small operations travel with the epoch's completion message), all (both)" },
-	{ .name = "rma-aggregate", .type = NG_OPT_SIZE, .def = "256",
+	{ .name = "rma-aggregate", .type = NG_OPT_SIZE, .def = "256", .applies = "rma-sched=aggregate|all",
 	  .help = "rma: operations up to this many bytes are aggregated (--rma-sched aggregate|all)" },
 	{ .name = NULL },
 };

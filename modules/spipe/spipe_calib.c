@@ -340,15 +340,15 @@ json_t *ng_spipe_report(struct ng_comm *c)
 	json_t *copy = json_array(), *reg = json_array(), *net = json_array(), *eqs = json_object();
 
 	for (size_t i = 0; i < m->ncopy; i++)
-		json_array_append_new(
-		    copy, json_pack("{s:f,s:o}", "size", m->copy_size[i], "MBps", sp_num(m->copy_MBps[i])));
+		json_array_append_new(copy, json_pack("{s:I,s:o}", "size", (json_int_t)m->copy_size[i],
+		                                      "MBps", sp_num(m->copy_MBps[i])));
 	for (size_t i = 0; i < 4; i++)
-		json_array_append_new(reg,
-		                      json_pack("{s:f,s:o,s:o}", "size", sa->reg_size[i], "reg_us",
-		                                sp_num(sa->reg_us[i]), "dereg_us", sp_num(sa->dereg_us[i])));
+		json_array_append_new(reg, json_pack("{s:I,s:o,s:o}", "size", (json_int_t)sa->reg_size[i],
+		                                     "reg_us", sp_num(sa->reg_us[i]), "dereg_us",
+		                                     sp_num(sa->dereg_us[i])));
 	for (size_t i = 0; c->size > 1 && i < 4 && sa->net_size[i] > 0; i++)
-		json_array_append_new(
-		    net, json_pack("{s:f,s:o}", "size", sa->net_size[i], "T_us", sp_num(sa->net_us[i])));
+		json_array_append_new(net, json_pack("{s:I,s:o}", "size", (json_int_t)sa->net_size[i], "T_us",
+		                                     sp_num(sa->net_us[i])));
 	for (unsigned i = 0; i < NG_SPIPE_NMODES; i++)
 		json_object_set_new(eqs, ng_spipe_mode_name((enum ng_spipe_mode)i),
 		                    json_string(sp_equations[i]));

@@ -621,15 +621,18 @@ static const struct ng_option sp_own_options[] = {
 	  .help = "spipe: messages above --rdma-eager: reg (register the buffers on the fly), rcache (keep the "
 	          "registrations), copy (whole messages through a registered buffer), pipeline (fixed chunks "
 	          "C_opt), super (the superpipeline)" },
-	{ .name = "spipe-block", .type = NG_OPT_SIZE, .def = "4K",
-	  .help = "spipe super: sub-block bytes (a power of two, 64 B-1M), each ending in an 8-byte flag" },
-	{ .name = "spipe-buffers", .type = NG_OPT_INT, .def = "3", .metavar = "N",
+	{ .name = "spipe-block", .type = NG_OPT_SIZE, .def = "4K", .min = 64, .max = 1 << 20,
+	  .applies = "spipe-mode=pipeline|super",
+	  .help = "spipe super: sub-block bytes (a power of two, 64 B-1M), each ending in an 8-byte flag; "
+	          "pipeline: the smallest chunk" },
+	{ .name = "spipe-buffers", .type = NG_OPT_INT, .def = "3", .metavar = "N", .min = 1, .max = 16,
+	  .applies = "spipe-mode=pipeline|super",
 	  .help = "spipe pipeline/super: registered buffers per peer a message is folded onto (1-16)" },
-	{ .name = "spipe-bufsize", .type = NG_OPT_SIZE, .def = "1M",
+	{ .name = "spipe-bufsize", .type = NG_OPT_SIZE, .def = "1M", .applies = "spipe-mode=pipeline|super",
 	  .help = "spipe pipeline/super: bytes per buffer, the largest chunk (a multiple of --spipe-block)" },
-	{ .name = "spipe-c0", .type = NG_OPT_SIZE, .metavar = "BYTES",
+	{ .name = "spipe-c0", .type = NG_OPT_SIZE, .metavar = "BYTES", .applies = "spipe-mode=super",
 	  .help = "spipe super: first chunk (default from the model: B_copy x 2 lambda_net)" },
-	{ .name = "spipe-q", .type = NG_OPT_DOUBLE, .metavar = "Q",
+	{ .name = "spipe-q", .type = NG_OPT_DOUBLE, .metavar = "Q", .applies = "spipe-mode=super",
 	  .help = "spipe super: chunk growth factor (default from the model: B_copy / B_net, at least 1.5)" },
 	{ .name = "spipe-fresh", .type = NG_OPT_FLAG,
 	  .help = "spipe: every message on memory the protocol has never seen (the registration cache forgets "

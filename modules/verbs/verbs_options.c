@@ -7,9 +7,9 @@
 const struct ng_option ng_verbs_options[] = {
 	{ .name = "ib-dev", .type = NG_OPT_STRING, .metavar = "NAME",
 	  .help = "RDMA device (default: the first one with an active port; see ibv_devices)" },
-	{ .name = "ib-port", .type = NG_OPT_INT, .metavar = "N",
+	{ .name = "ib-port", .type = NG_OPT_INT, .metavar = "N", .min = 1, .max = 255,
 	  .help = "port of the device (default: its first active port)" },
-	{ .name = "ib-gid", .type = NG_OPT_INT, .metavar = "INDEX",
+	{ .name = "ib-gid", .type = NG_OPT_INT, .metavar = "INDEX", .max = 65535,
 	  .help = "GID table index (default: RoCE: the IPv4-mapped RoCE v2 GID; InfiniBand: none, LID routing)" },
 	{ .name = NULL },
 };

@@ -47,18 +47,7 @@ PATTERNS = ["pingpong", "1n", "n1", "loggp", "plogp", "alltoall", "mpbibw", "bw"
 # Counts the writers still put out as reals (ng_row_number, json_pack "f"): (where, path with [] for indices).
 # Expected to fail the --strict-integers check until the writers write integers; each line goes when its
 # writer is fixed (the test says which).
-KNOWN_FLOAT_COUNTS = {
-    ("bw", "results[].window"), ("bw", "results[].warmup"), ("bw", "results[].messages"),
-    ("bw", "results[].bytes"), ("bw", "results[].verified"),
-    ("bibw", "results[].window"), ("bibw", "results[].warmup"), ("bibw", "results[].messages"),
-    ("bibw", "results[].bytes"), ("bibw", "results[].verified"),
-    ("mpbibw", "results[].pairs"), ("mpbibw", "results[].verified"),
-    ("alltoall", "results[].verified"),
-    ("rma", "results[].origins"), ("rma", "results[].targets"), ("rma", "results[].burst"),
-    ("rma", "results[].verified"),
-    ("spipe", "spipe.model.B_copy_MBps[].size"), ("spipe", "spipe.model.reg_samples[].size"),
-    ("spipe", "spipe.model.net_samples[].size"),
-}
+KNOWN_FLOAT_COUNTS = set()
 
 FAILS = []
 

@@ -99,7 +99,34 @@ int main(void)
 	CHECK(ng_parse_size("2g", &s) == 0 && s == (size_t)2 << 30, "2g");
 	CHECK(ng_parse_size("-1", &s) == -1, "-1 accepted");
 	CHECK(ng_parse_size("1KK", &s) == -1, "1KK accepted");
-	CHECK(ng_parse_size("99999999999999999999", &s) == -1, "overflow accepted");
+	CHECK(ng_parse_size("99999999999999999999", &s) == -2, "overflow accepted");
+	CHECK(ng_parse_size("08", &s) == 0 && s == 8, "08 not decimal");
+	CHECK(ng_parse_size("0100", &s) == 0 && s == 100, "0100 not decimal");
+	CHECK(ng_parse_size("0x10", &s) == -1, "0x10 accepted");
+	CHECK(ng_parse_size("", &s) == -1, "empty accepted");
+	CHECK(ng_parse_size("1e300", &s) == -1, "1e300 accepted");
+	CHECK(ng_parse_size("18446744073709551615", &s) == -2, "2^64-1 accepted");
+	CHECK(ng_parse_size("1T", &s) == -1, "1T accepted");
+	CHECK(ng_parse_size("1024G", &s) == 0 && s == (size_t)1 << 40, "1024G refused");
+	CHECK(ng_parse_size("1025G", &s) == -2, "1025G accepted");
+	{
+		long long v = 0;
+		CHECK(ng_parse_int("08", &v) == 0 && v == 8, "int 08");
+		CHECK(ng_parse_int("0100", &v) == 0 && v == 100, "int 0100");
+		CHECK(ng_parse_int("-1", &v) == 0 && v == -1, "int -1");
+		CHECK(ng_parse_int("0x10", &v) == -1, "int 0x10 accepted");
+		CHECK(ng_parse_int("", &v) == -1, "int empty accepted");
+		CHECK(ng_parse_int("-", &v) == -1, "int - accepted");
+		CHECK(ng_parse_int("+1", &v) == -1, "int +1 accepted");
+		CHECK(ng_parse_int("8x", &v) == -1, "int 8x accepted");
+		CHECK(ng_parse_int("9223372036854775807", &v) == 0 && v == 9223372036854775807LL,
+		      "int 2^63-1");
+		CHECK(ng_parse_int("-9223372036854775808", &v) == 0 && v == (-9223372036854775807LL - 1),
+		      "int -2^63");
+		CHECK(ng_parse_int("9223372036854775808", &v) == -2, "int 2^63 accepted");
+		CHECK(ng_parse_int("18446744073709551615", &v) == -2, "int 2^64-1 accepted");
+		CHECK(ng_parse_int("99999999999999999999999", &v) == -2, "int overflow accepted");
+	}
 
 	return check_exit();
 }
