@@ -711,18 +711,35 @@ static int launch_slurm(const struct plan *p, const struct ng_args *a, struct la
 }
 
 #if NG_HAVE_MPI
+/* A Slurm step's tasks that srun gave no PMI (neither PMI_FD nor PMIX_RANK):
+ * MPI would come up as a singleton in each (MPICH) or abort in MPI_Init
+ * (Open MPI).  One line saying so before MPI is initialised, true. */
+static bool refuse_without_pmi(void)
+{
+	int tasks = ng_slurm_step_tasks();
+
+	if (tasks < 2 || ng_launched_by_mpiexec() || getenv("PMI_FD") || getenv("PMIX_RANK"))
+		return false;
+	ng_error("srun started %d tasks with no process-management interface (srun --mpi=none, the "
+	         "cluster's MpiDefault), so MPI would come up in each as a singleton: " SLURM_FIX,
+	         tasks);
+	return true;
+}
+
 /* MPI came up as a singleton in each of a Slurm step's tasks (srun gave it
  * no PMI): one line saying so, true.  The bootstrap is released then. */
 static bool refuse_singletons(struct launched *l)
 {
 	int tasks = ng_slurm_step_tasks();
+	const char *given = getenv("PMIX_RANK") ? "PMIx, srun --mpi=pmix"
+	                    : getenv("PMI_FD")  ? "PMI-2, srun --mpi=pmi2"
+	                                        : "none, srun --mpi=none or the cluster's MpiDefault";
 
 	if (l->boot->size != 1 || tasks < 2 || ng_launched_by_mpiexec())
 		return false;
-	ng_error(
-	    "srun started %d tasks, but MPI came up in each as a singleton (MPI size 1): srun gave "
-	    "MPI no process-management interface (srun --mpi=none, the cluster's MpiDefault); " SLURM_FIX,
-	    tasks);
+	ng_error("srun started %d tasks, but MPI came up in each as a singleton (MPI size 1): it did not "
+	         "find the process-management interface srun gave the tasks (%s); " SLURM_FIX,
+	         tasks, given);
 	l->boot->ops->fini(l->boot);
 	l->boot = NULL;
 	return true;
@@ -773,6 +790,8 @@ static int launch(const struct plan *p, struct ng_args *a, int *argc_p, char ***
 	}
 	if (ng_launched_by_mpi()) {
 #if NG_HAVE_MPI
+		if (refuse_without_pmi())
+			return EXIT_USAGE;
 		if (ng_boot_mpi(argc_p, argv_p, &l->boot))
 			return 1;
 		if (refuse_singletons(l))

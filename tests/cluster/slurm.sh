@@ -12,8 +12,13 @@
 # - plain `srun -N 2 -n 2` (the cluster's MpiDefault=none: no PMI at all): exit 2, one line naming the cause
 #   and the fix (srun --mpi=pmi2, or mpiexec inside the allocation), no result;
 # - an sbatch job script running a LogGP report over tcp: the job completes on n1 and n2, its JSON is checked;
-# - the same ping-pong over the mpi module, with the MPI launched by srun (PMI-2);
-# - a singleton MPI under srun (no --mpi): exit 2, the one line naming the cause and the fix, no result.
+# - the same ping-pong over the mpi module, with the MPI launched by srun (MPICH: --mpi=pmi2, Open MPI:
+#   --mpi=pmix; the build's MPI is $NGAUGE_MPI_IMPL);
+# - (MPICH) mpiexec inside an sbatch allocation, one rank per node, over the mpi module and over tcp (MPI as
+#   the bootstrap: Hydra's ranks are not taken for the step's tasks);
+# - MPI singletons under srun: without --mpi the tasks have no PMI, refused before MPI is initialised; and
+#   (MPICH) with --mpi=pmix, a PMI MPICH does not speak, MPI comes up in each task as a singleton (MPI size 1,
+#   Slurm says 2), refused: exit 2, the one line naming the cause and the fix, no result.
 # Skipped (77) only where the machine forbids network namespaces or veths, the Slurm or munge packages are
 # missing (scripts/setup.sh installs them), or this is not root.  A build without PMI-2 fails (setup.sh
 # installs libpmi2-0-dev); the PMIx and MPI parts are left out, saying so, in a build without them.  The
@@ -140,7 +145,7 @@ fi
 refused() {
 	local lines
 	lines=$(grep "^ngauge" "$T/err")
-	if [ ! -e "$T/refused.json" ] && [ "$(printf '%s\n' "$lines" | wc -l)" = 1 ] && grep -q "$2" <<<"$lines" &&
+	if [ ! -e "$T/refused.json" ] && [ "$(printf '%s\n' "$lines" | wc -l)" = 1 ] && grep -qF -- "$2" <<<"$lines" &&
 		grep -q "srun --mpi=pmi2" <<<"$lines" && grep -q "mpiexec inside the allocation" <<<"$lines"; then
 		pass "$1: exit 2, no result, one line: $lines"
 	else
@@ -195,7 +200,9 @@ else
 fi
 
 # --- srun, mpi module --------------------------------------------------------------------------------------
-section "srun -N 2 -n 2 --mpi=pmi2, mpi module"
+mpi_pmi=--mpi=pmi2
+[ "${NGAUGE_MPI_IMPL:-mpich}" = ompi ] && mpi_pmi=--mpi=pmix   # Debian's Open MPI speaks PMIx, not Slurm's PMI-2
+section "srun -N 2 -n 2 $mpi_pmi, mpi module (${NGAUGE_MPI_IMPL:-mpich})"
 if ! have NG_HAVE_MPI; then
 	echo "built without MPI: the mpi module and the singleton refusal left out"
 	section "stop"
@@ -204,10 +211,10 @@ if ! have NG_HAVE_MPI; then
 fi
 # The two nodes share one kernel: UCX (Debian's MPICH is ch4:ucx) sees the same boot id on both and would
 # pass messages through shared memory and CMA, not the network.  UCX_TLS=self,tcp makes it use the veths,
-# as between two machines.  (Another MPI needs the same: its shared-memory transport off between the nodes.)
+# as between two machines; Open MPI's ob1 likewise, with its TCP transport alone (btl self,tcp).
 before=$(counters)
 rm -f where.0 where.1
-if run 0 env UCX_TLS=self,tcp srun -N 2 -n 2 --mpi=pmi2 sh -c "$where" sh \
+if run 0 env UCX_TLS=self,tcp OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,tcp srun -N 2 -n 2 $mpi_pmi sh -c "$where" sh \
 	"$NGAUGE" -x mpi -p pingpong --verify -s 1,4K -c $count -o "$T/mpi.json"; then
 	after=$(counters)
 	[ "$(cat where.0 where.1)" = "$(printf '0 n1\n1 n2')" ] && pass "srun mpi: task 0 on n1, task 1 on n2" ||
@@ -223,10 +230,52 @@ for row in r['results']: assert row['count'] == $count and stats_ok(row['latency
 fi
 
 # --- a singleton MPI under srun ------------------------------------------------------------------------------
-section "srun without --mpi: MPI singletons, refused"
-# Without --mpi (MpiDefault=none) the MPI library of every task comes up alone (MPI size 1, Slurm says 2).
+if [ "${NGAUGE_MPI_IMPL:-mpich}" = mpich ]; then
+	section "sbatch, mpiexec inside the allocation (MPICH's Hydra)"
+	# Hydra starts its proxies with srun; they reach back to mpiexec on n1 at eth0's address (-iface: n1 is no
+	# name any resolver knows here).
+	cat >"$T/hydra.job" <<EOF
+#!/bin/bash
+#SBATCH --nodes=2
+#SBATCH --ntasks-per-node=1
+#SBATCH --output=$T/hydra-%j.out
+export UCX_TLS=self,tcp
+for x in mpi tcp; do
+	rm -f where.0 where.1
+	mpiexec -iface eth0 -n 2 -ppn 1 sh -c 'echo "\$PMI_RANK \$(hostname)" >"where.\$PMI_RANK" && exec "\$@"' sh \
+		"$NGAUGE" -x \$x -p pingpong --verify -s 1,4K -c $count -o "$T/hydra-\$x.json" || exit
+	cat where.0 where.1 >"$T/hydra-\$x.where"
+done
+EOF
+	if run 0 sbatch --parsable --chdir="$T" "$T/hydra.job"; then
+		job=$(cut -d';' -f1 "$T/out")
+		for _ in $(seq 600); do job_ended "$job" && break; sleep 0.1; done
+		grep -q "JobState=COMPLETED" "$T/job" && grep -q "ExitCode=0:0" "$T/job" &&
+			pass "sbatch job $job (mpiexec inside the allocation) completed" ||
+			fail "sbatch job $job: $(grep -E 'JobState|ExitCode' "$T/job"); $(tail -5 "$T"/hydra-*.out)"
+		for x in mpi tcp; do
+			[ "$(cat "$T/hydra-$x.where" 2>/dev/null)" = "$(printf '0 n1\n1 n2')" ] &&
+				pass "mpiexec in the allocation, $x: rank 0 on n1, rank 1 on n2" ||
+				fail "mpiexec in the allocation, $x: placement $(cat "$T/hydra-$x.where" 2>/dev/null)"
+			pycheck "$T/hydra-$x.json" "mpiexec in the allocation, $x: the MPI launch, rank 0 on n1, verified" "
+assert r['complete'] and r['module'] == '$x' and r['ranks'] == 2 and r['launch'] == 'mpi', r
+assert r['env']['host'] == 'n1' and r['env']['mpi'].startswith('MPICH'), r['env']
+for row in r['results']: assert row['count'] == $count and stats_ok(row['latency_us']), row
+"
+		done
+	fi
+fi
+
+section "srun without --mpi: no PMI for MPI, refused"
+# Without --mpi (MpiDefault=none) MPI would come up in every task alone (MPICH) or abort (Open MPI).
 run 2 srun -N 2 -n 2 "$NGAUGE" -x mpi -p pingpong -s 1 -c 10 -o "$T/refused.json" &&
-	refused "srun without --mpi (MPI singletons)" "MPI came up in each as a singleton"
+	refused "srun without --mpi (no PMI for MPI)" "so MPI would come up in each as a singleton"
+if [ "${NGAUGE_MPI_IMPL:-mpich}" = mpich ]; then
+	section "srun --mpi=pmix with MPICH: MPI singletons, refused"
+	# PMIx, which Debian's MPICH does not speak: each task's MPI comes up alone (MPI size 1, Slurm says 2).
+	run 2 srun -N 2 -n 2 --mpi=pmix "$NGAUGE" -x mpi -p pingpong -s 1 -c 10 -o "$T/refused.json" &&
+		refused "srun --mpi=pmix with MPICH (MPI singletons)" "MPI came up in each as a singleton (MPI size 1)"
+fi
 
 # --- teardown ------------------------------------------------------------------------------------------------
 section "stop"
