@@ -726,8 +726,9 @@ static bool refuse_without_pmi(void)
 	return true;
 }
 
-/* MPI came up as a singleton in each of a Slurm step's tasks (srun gave it
- * no PMI): one line saying so, true.  The bootstrap is released then. */
+/* MPI came up as a singleton in each of a Slurm step's tasks (a PMI the
+ * library does not speak, e.g. MPICH under --mpi=pmix): one line saying so,
+ * true.  The bootstrap is released then. */
 static bool refuse_singletons(struct launched *l)
 {
 	int tasks = ng_slurm_step_tasks();
