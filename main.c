@@ -13,8 +13,10 @@
  */
 #include <string.h>
 
+#include "cancel.h"
 #include "driver.h"
 #include "plots/plot.h"
+#include "status.h"
 
 static const struct {
 	const char *name;
@@ -24,11 +26,31 @@ static const struct {
     {"report", ng_report_main},
 };
 
+/* 128 + the stop signal that arrived, said in one line; 0 when none did. */
+static int interrupted(void)
+{
+	if (!ng_cancel_requested())
+		return 0;
+	ng_error("interrupted (%s)", ng_stop_signal_name(ng_cancel_signal()));
+	return 128 + ng_cancel_signal();
+}
+
 int main(int argc, char **argv)
 {
+	int code;
+
+	ng_cancel_install();
 	if (argc > 1)
 		for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
-			if (strcmp(argv[1], subcommands[i].name) == 0)
-				return subcommands[i].main(argc - 1, argv + 1);
-	return ng_driver_main(argc, argv);
+			if (strcmp(argv[1], subcommands[i].name) == 0) {
+				ng_cancel_uninstall();
+				code = interrupted();
+				return code ? code : subcommands[i].main(argc - 1, argv + 1);
+			}
+	code = ng_driver_main(argc, argv);
+	/* A run says so itself; a command that ends well after a signal (--list,
+	 * --version) reports it. */
+	if (code == 0 && ng_cancel_requested())
+		code = interrupted();
+	return code;
 }

@@ -49,6 +49,12 @@ static ng_status local_allgather(struct ng_boot *b, const void *mine, size_t len
 	if (rc)
 		goto err_lost;
 	if (reply[0] != 0) {
+		/* Interrupted: the launcher passed the signal on to every rank
+		 * before any of them could leave, so it is here by now (delivered
+		 * on the way back from the read), and the rank that left first
+		 * stopped for it. */
+		if (ng_cancel_requested())
+			return NG_ERR_CANCELLED;
 		ng_error("rank %u was lost (the launcher reports it gone)", reply[0] - 1);
 		return NG_ERR_PEER_LOST;
 	}
@@ -61,7 +67,7 @@ static ng_status local_allgather(struct ng_boot *b, const void *mine, size_t len
 		goto err_lost;
 	return NG_OK;
 err_lost:
-	if (errno == EINTR && ng_cancel_requested())
+	if (ng_cancel_requested())
 		return NG_ERR_CANCELLED;
 	ng_error("bootstrap: connection to the launcher lost");
 	return NG_ERR_PEER_LOST;

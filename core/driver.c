@@ -37,9 +37,11 @@
 
 #include "args.h"
 #include "cancel.h"
+#include "docgen.h"
 #include "driver.h"
 #include "env.h"
 #include "launch.h"
+#include "plugin.h"
 #include "registry.h"
 #include "results_priv.h"
 #include "sizes.h"
@@ -72,13 +74,13 @@ static const struct ng_option core_options[] = {
     {"timeout", NG_OPT_DOUBLE, "8", "seconds after which a silent peer counts as lost", NULL, "SEC"},
     {"help", NG_OPT_FLAG, NULL, "this help (-h)", NULL, NULL},
     {"version", NG_OPT_FLAG, NULL, "print the version (-V)", NULL, NULL},
+    {"man", NG_OPT_FLAG, NULL, "print the man page ngauge(1) (roff) and exit", NULL, NULL},
+    {"completion", NG_OPT_CHOICE, NULL, "print the shell completion script for SHELL and exit", "bash|zsh",
+     "SHELL"},
     {NULL, 0, NULL, NULL, NULL, NULL},
 };
 
-static const struct {
-	char c;
-	const char *name;
-} short_options[] = {
+static const struct ng_short_option short_options[] = {
     {'x', "module"}, {'p', "pattern"}, {'l', "list"}, {'s', "sizes"},   {'c', "count"},
     {'w', "warmup"}, {'o', "output"},  {'h', "help"}, {'V', "version"},
 };
@@ -507,7 +509,8 @@ static json_t *doc_head(const struct plan *p, const struct ng_args *a, struct ng
 
 	/* The parameters block: run settings and the options of the module and
 	 * pattern in use (the driver-only switches are left out). */
-	static const char *const drop[] = {"list", "help", "version", "timer-info", "module", "pattern"};
+	static const char *const drop[] = {"list",   "help",    "version", "timer-info",
+	                                   "module", "pattern", "man",     "completion"};
 	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
 		json_object_del(params, drop[i]);
 	json_object_set_new(params, "sizes", json_string(p->sizes_spec));
@@ -791,16 +794,27 @@ static int launch(const struct plan *p, struct ng_args *a, int *argc_p, char ***
 	}
 	if (ng_launched_by_mpi()) {
 #if NG_HAVE_MPI
+		const void *entry;
+		const struct ng_mpi_launch *ml;
+
 		if (refuse_without_pmi())
 			return EXIT_USAGE;
-		if (ng_boot_mpi(argc_p, argv_p, &l->boot))
+		if (ng_plugin_entry("mpi", "launch:mpi", "the MPI launch (mpiexec/srun)", false, &entry))
+			return EXIT_USAGE;
+		ml = entry;
+		/* MPI_Init may start a library that takes the stop signals. */
+		struct ng_plugin_guard g;
+		ng_plugin_guard_enter(&g);
+		ng_status bst = ml->boot(argc_p, argv_p, &l->boot);
+		ng_plugin_guard_leave(&g);
+		if (bst)
 			return 1;
 		if (refuse_singletons(l))
 			return EXIT_USAGE;
 		l->how = "mpiexec";
 		l->mpi = true;
-		l->wtime = ng_boot_mpi_wtime;
-		ng_boot_mpi_version(l->mpi_version, sizeof(l->mpi_version));
+		l->wtime = ml->wtime;
+		ml->version(l->mpi_version, sizeof(l->mpi_version));
 		if (ng_args_given(a, "np") && !getenv("NGAUGE_RELAUNCHED") && p->np != l->boot->size &&
 		    l->boot->rank == 0)
 			ng_warn("--np %lld ignored: mpiexec started %d ranks", p->np, l->boot->size);
@@ -871,8 +885,22 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 
 	struct ng_module_env menv = {
 	    .boot = boot, .args = a, .cancel = ng_cancel_flag(), .timeout_s = p->timeout};
-	st = p->mod->open(p->mod, &menv, &comm);
+	if (p->mod->plugin) { /* its library may take the stop signals while it starts (plugin.h) */
+		struct ng_plugin_guard g;
+		ng_plugin_guard_enter(&g);
+		st = p->mod->open(p->mod, &menv, &comm);
+		ng_plugin_guard_leave(&g);
+	} else {
+		st = p->mod->open(p->mod, &menv, &comm);
+	}
 	if (st) {
+		/* Stopped while it opened (a stop signal held back by the guard
+		 * comes in as the guard ends): the interruption, said once. */
+		if (ng_cancel_requested() && st != NG_ERR_USAGE) {
+			st = NG_ERR_CANCELLED;
+			if (boot->rank == 0 || strcmp(how, "--server/--client") == 0)
+				ng_error("interrupted (%s)", ng_stop_signal_name(ng_cancel_signal()));
+		}
 		code = status_exit(st) == EXIT_USAGE ? EXIT_USAGE : status_exit(st);
 		goto out_boot;
 	}
@@ -961,7 +989,9 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 			        ng_results_rows(res), ng_results_rows(res) == 1 ? "" : "s", p->output);
 		ng_results_free(res);
 	}
-	if (st == NG_ERR_CANCELLED)
+	/* One line for the interruption: rank 0's, and the server's child's
+	 * (on the server's terminal). */
+	if (st == NG_ERR_CANCELLED && (boot->rank == 0 || strcmp(how, "--server/--client") == 0))
 		ng_error("interrupted (%s)", ng_stop_signal_name(ng_cancel_signal()));
 	code = status_exit(st);
 	if (st == NG_OK)
@@ -1018,6 +1048,17 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 	if (ng_args_flag(&a, "version")) {
 		printf("ngauge %s\n", NG_VERSION);
 		code = 0;
+		goto out;
+	}
+	if (ng_args_flag(&a, "man") || ng_args_given(&a, "completion")) {
+		static const char *const subcommands[] = {"plot", "report", NULL};
+		const struct ng_docgen d = {core_options, short_options,
+		                            sizeof(short_options) / sizeof(short_options[0]), subcommands};
+		if (ng_args_flag(&a, "man"))
+			ng_docgen_man(stdout, &d);
+		else
+			ng_docgen_completion(stdout, &d, ng_args_str(&a, "completion"));
+		code = fflush(stdout) == 0 ? 0 : 1;
 		goto out;
 	}
 	if (ng_args_flag(&a, "list")) {
@@ -1109,6 +1150,15 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 		ng_error("--once applies to --server only");
 		goto out;
 	}
+	if (ng_cancel_requested()) { /* a stop signal before anything ran */
+		ng_error("interrupted (%s)", ng_stop_signal_name(ng_cancel_signal()));
+		code = 128 + ng_cancel_signal();
+		goto out;
+	}
+	/* The module's operations, from its plugin when they are in one: a
+	 * missing plugin is found here, before anything runs. */
+	if (ng_module_impl(p.mod, &p.mod))
+		goto out;
 	code = launch(&p, &a, &argc, &argv, preboot, &l);
 	preboot = NULL; /* launch() took it */
 	if (l.boot)

@@ -93,7 +93,20 @@ ng_status ng_boot_pmi2(struct ng_boot **b_p);
 ng_status ng_boot_pmix(struct ng_boot **b_p);
 #endif
 
+/*
+ * The MPI launch's entry points: ngauge-mpi.so's "launch:mpi" (core/plugin.h),
+ * the functions below.  The driver finds them with ng_plugin_entry("mpi",
+ * "launch:mpi", ...) once it sees an MPI launcher.
+ */
+struct ng_mpi_launch {
+	ng_status (*boot)(int *argc, char ***argv, struct ng_boot **b_p);
+	double (*wtime)(void);
+	void (*version)(char *buf, size_t len);
+};
+
 #if NG_HAVE_MPI
+/* In ngauge-mpi.so (core/boot_mpi.c), called through struct ng_mpi_launch
+ * from the executable. */
 /* MPI launch: MPI_Init_thread and the bootstrap over MPI_COMM_WORLD. */
 ng_status ng_boot_mpi(int *argc, char ***argv, struct ng_boot **b_p);
 /* MPI_Wtime, for the "mpi" timer. */

@@ -160,6 +160,11 @@ struct ng_module_env {
 struct ng_module {
 	const char *name; /* "tcp" */
 	const char *desc; /* one line */
+	/* The plugin that holds the operations below (core/plugin.h): "mpi",
+	 * "verbs"; NULL: the executable does.  The executable's descriptor of
+	 * a module in a plugin is data only (no operations); ng_module_impl()
+	 * gives the plugin's, which the driver opens. */
+	const char *plugin;
 	/*
 	 * The module's options: a NULL-terminated list of option tables
 	 * (core/options.h), its own and those of the layers and backends it is

@@ -102,6 +102,7 @@
 #include "bootstrap.h"
 #include "module.h"
 #include "options.h"
+#include "plugin.h"
 #include "queue.h"
 #include "registry.h"
 #include "status.h"
@@ -592,6 +593,9 @@ static ng_status ng_emu_open(const struct ng_module *m, const struct ng_module_e
 		st = NG_ERR_USAGE;
 		goto err_free;
 	}
+	st = ng_module_impl(e->bm, &e->bm);
+	if (st != NG_OK)
+		goto err_free;
 	st = ng_emu_conf(e, a, loud);
 	if (st != NG_OK)
 		goto err_free;

@@ -432,27 +432,11 @@ const struct ng_msg_ops ng_mpi_msg_ops = {
     .wait = ng_mpi_wait,
 };
 
-const struct ng_option ng_mpi_options[] = {
-    {.name = "mpi-ssend", .type = NG_OPT_FLAG, .help = "blocking sends use MPI_Ssend (synchronous)"},
-    {.name = NULL},
-};
-
-static const struct ng_option *const ng_mpi_option_tables[] = {ng_mpi_options, NULL};
+/* The descriptor's data from mpi_desc.h (the executable's descriptor has the
+ * same); the operations here. */
+_Static_assert(NG_MPI_MAX_MSG == NG_MPI_DESC_MAX_MSG, "mpi_desc.h and mpimod.h agree on the largest message");
 
 const struct ng_module ng_module_mpi = {
-    .name = "mpi",
-    .desc =
-        "MPI point-to-point (MPI_Send/MPI_Recv, MPI_Isend/MPI_Irecv) and MPI_Alltoall as its native alltoall",
-    .options = ng_mpi_option_tables,
-    .caps =
-        NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MPI | NG_CAP_MULTIRANK | NG_CAP_ALLTOALL,
-    .max_msg = NG_MPI_MAX_MSG,
-    .hdr_bytes = 0,
-    .open = ng_mpi_open,
-    .close = ng_mpi_close,
-    .alloc = ng_mpi_alloc,
-    .free = ng_mpi_free,
-    .msg = &ng_mpi_msg_ops,
-    .rma = NULL,
-    .alltoall = ng_mpi_alltoall,
+    NG_MODULE_MPI_DATA,  .open = ng_mpi_open,    .close = ng_mpi_close, .alloc = ng_mpi_alloc,
+    .free = ng_mpi_free, .msg = &ng_mpi_msg_ops, .rma = NULL,           .alltoall = ng_mpi_alltoall,
 };

@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "module.h"
+#include "modules/mpi_desc.h"
 #include "options.h"
 #include "status.h"
 
@@ -35,9 +36,6 @@ struct ng_mpi {
 	void **bufs;         /* live alloc() blocks, released by close() */
 	size_t nbufs, capbufs;
 };
-
-/* The mpi module's options (owner "mpi"): --mpi-ssend. */
-extern const struct ng_option ng_mpi_options[];
 
 /*
  * Fills @m (zeroed by the caller) for an instance of module @mod: the

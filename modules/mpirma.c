@@ -873,24 +873,7 @@ static const struct ng_rma_ops mr_ops = {
     .unlock = mr_unlock,
 };
 
-/* The mpi module's options (--mpi-ssend: its blocking sends). */
-static const struct ng_option *const mr_options[] = {ng_mpi_options, NULL};
-
 const struct ng_module ng_module_mpirma = {
-    .name = "mpirma",
-    .desc =
-        "the MPI library's one-sided operations (MPI_Win_allocate, MPI_Put/Get/Accumulate, fence, "
-        "post/start/complete/wait, lock/unlock), and MPI point-to-point and MPI_Alltoall (the mpi module's)",
-    .options = mr_options,
-    .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MPI | NG_CAP_MULTIRANK |
-            NG_CAP_ONESIDED | NG_CAP_ALLTOALL,
-    .max_msg = NG_MPI_MAX_MSG,
-    .hdr_bytes = 0,
-    .open = mr_open,
-    .close = mr_close,
-    .alloc = ng_mpi_alloc,
-    .free = ng_mpi_free,
-    .msg = &ng_mpi_msg_ops,
-    .alltoall = ng_mpi_alltoall,
-    .rma = &mr_ops,
+    NG_MODULE_MPIRMA_DATA, .open = mr_open,        .close = mr_close,           .alloc = ng_mpi_alloc,
+    .free = ng_mpi_free,   .msg = &ng_mpi_msg_ops, .alltoall = ng_mpi_alltoall, .rma = &mr_ops,
 };

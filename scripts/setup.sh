@@ -12,6 +12,8 @@ PKGS="meson ninja-build pkg-config gcc libc6-dev python3 libgsl-dev libjansson-d
       libfabric-dev iproute2 netpipe-tcp netpipe-mpich2 clang-format python3-jsonschema
       qemu-system-x86 linux-image-amd64 busybox-static cpio kmod
       slurm-wlm slurmctld slurmd slurm-client munge libpmi2-0-dev libpmix-dev openmpi-bin libopenmpi-dev"
+# packaging/: building and checking the Debian package (packaging/build-deb.sh).
+PKGS="$PKGS debhelper devscripts lintian"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

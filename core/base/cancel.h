@@ -29,6 +29,11 @@
  * before it launches ranks; calling it again is harmless. */
 void ng_cancel_install(void);
 
+/* Puts the default dispositions of the stop signals, SIGALRM and SIGPIPE
+ * back (a command that is no run: plot, report), after main() installed the
+ * handlers first thing.  A stop signal that arrived before is in the flag. */
+void ng_cancel_uninstall(void);
+
 /* The cancel flag: 0 until a stop signal arrived, then that signal's number.
  * Never NULL; valid for the life of the process (contexts keep it). */
 const volatile sig_atomic_t *ng_cancel_flag(void);

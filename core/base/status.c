@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "status.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -36,12 +37,29 @@ void ng_log_set_rank(int rank)
 	log_rank = rank;
 }
 
+/* ng_log_hold_when_stopping's depth (process state of the driver, as above). */
+static int log_hold;
+
+void ng_log_hold_when_stopping(bool on)
+{
+	log_hold += on ? 1 : -1;
+}
+
+/* A stop signal pending (blocked, not yet handled). */
+static bool stop_pending(void)
+{
+	sigset_t p;
+
+	return sigpending(&p) == 0 && (sigismember(&p, SIGINT) == 1 || sigismember(&p, SIGTERM) == 1 ||
+	                               sigismember(&p, SIGHUP) == 1);
+}
+
 static void vlog(const char *kind, const char *fmt, va_list ap)
 {
 	char line[1024];
 	int n = 0;
 
-	if (log_rank == NG_LOG_QUIET)
+	if (log_rank == NG_LOG_QUIET || (log_hold > 0 && stop_pending()))
 		return;
 	if (log_rank >= 0)
 		n = snprintf(line, sizeof(line), "ngauge: rank %d: %s", log_rank, kind);

@@ -9,6 +9,8 @@
 #ifndef NG_STATUS_H
 #define NG_STATUS_H
 
+#include <stdbool.h>
+
 #define NG_STATUS_MAP(X)                                                                                     \
 	X(OK, "success")                                                                                     \
 	X(ERR_USAGE, "invalid usage")                                                                        \
@@ -49,5 +51,10 @@ void ng_log_set_rank(int rank);
  * than the first, before the bootstrap: they parse the same command line as
  * rank 0, which reports its errors once). */
 #define NG_LOG_QUIET (-2)
+/* While held (calls nest; core/plugin.h's guard holds it around a library's
+ * start with the stop signals blocked): a message is left unsaid when a stop
+ * signal (SIGINT, SIGTERM, SIGHUP) is pending, as the fault it reports is the
+ * interruption's (a peer that stopped first). */
+void ng_log_hold_when_stopping(bool on);
 
 #endif

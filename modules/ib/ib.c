@@ -4,54 +4,8 @@
 
 #include "modules/ib/ib.h"
 
-/*
- * The ib modules' own options.  ibrc and ibuc read all four, ibud the ring
- * and the waiting only (a datagram has no data-path mode and no
- * rendezvous), and --list shows them in this order after the verbs core's
- * device options: so each is a table of its own, and each module lists
- * those it reads.
- */
-/* clang-format off */
-static const struct ng_option ng_ib_mode_options[] = {
-	{ .name = "ib-mode", .type = NG_OPT_CHOICE, .def = "send", .choices = "send|write",
-	  .help = "ibrc/ibuc data path: send/receive, or RDMA write + sequence counter" },
-	{ .name = NULL },
-};
-
-static const struct ng_option ng_ib_ring_options[] = {
-	{ .name = "ib-ring", .type = NG_OPT_INT, .def = "32", .metavar = "N",
-	  .help = "pre-posted receive slots per peer (4-4096)" },
-	{ .name = NULL },
-};
-
-static const struct ng_option ng_ib_eager_options[] = {
-	{ .name = "ib-eager", .type = NG_OPT_SIZE, .def = "8K",
-	  .help = "ibrc/ibuc: largest message copied through the ring; larger ones are RDMA-written into the "
-	          "receive buffer (64-1M)" },
-	{ .name = NULL },
-};
-
-static const struct ng_option ng_ib_poll_options[] = {
-	{ .name = "ib-poll", .type = NG_OPT_CHOICE, .def = "spin", .choices = "spin|yield",
-	  .help = "waiting: spin (busy-poll; for measurements), or yield the CPU after every empty poll (more "
-	          "ranks than cores, Soft-RoCE VMs)" },
-	{ .name = NULL },
-};
-/* clang-format on */
-
-/* The word indices of the choices above. */
+/* The word indices of the choices of --ib-mode and --ib-poll (ib_desc.c). */
 enum { NG_IB_MODE_WRITE = 1, NG_IB_POLL_YIELD = 1 };
-
-const struct ng_option *const ng_ib_conn_options[] = {
-    ng_verbs_options, ng_ib_mode_options, ng_ib_ring_options, ng_ib_eager_options, ng_ib_poll_options, NULL,
-};
-
-const struct ng_option *const ng_ib_ud_options[] = {
-    ng_verbs_options,
-    ng_ib_ring_options,
-    ng_ib_poll_options,
-    NULL,
-};
 
 ng_status ng_ib_conf_read(const struct ng_module_env *env, const char *who, struct ng_ib_conf *cf)
 {

@@ -18,15 +18,13 @@
 #include <stdint.h>
 
 #include "module.h"
+#include "modules/ib/ib_desc.h"
 #include "modules/verbs/verbs.h"
 #include "options.h"
 #include "queue.h"
 
-/* The option tables of ibrc and ibuc (the connected modules) and of ibud:
- * the verbs core's device options (ng_verbs_options), then their own --ib-*
- * options. */
-extern const struct ng_option *const ng_ib_conn_options[];
-extern const struct ng_option *const ng_ib_ud_options[];
+/* The option tables (ng_ib_conn_options, ng_ib_ud_options) and the
+ * descriptors' data: ib_desc.h. */
 
 /* Limits of --ib-ring. */
 #define NG_IB_RING_MIN 4u

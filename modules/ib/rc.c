@@ -1117,27 +1117,21 @@ err_close:
 
 /* clang-format off */
 #define NG_RC_OPS                        \
-	.options = ng_ib_conn_options,   \
-	.max_msg = 0,                    \
-	.hdr_bytes = 0,                  \
 	.open = ng_rc_open,              \
 	.close = ng_rc_close,            \
 	.alloc = ng_rc_alloc,            \
 	.free = ng_rc_free,              \
 	.msg = &ng_rc_msg_ops
 
+/* The descriptors' data from ib_desc.h (the executable's descriptors have the
+ * same); the operations here. */
 const struct ng_module ng_module_ibrc = {
-	.name = "ibrc",
-	.desc = "InfiniBand/RoCE verbs, reliable connection (send/receive, or --ib-mode write: the rdma module's "
-	        "channel over the verbs backend)",
-	.caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_REGMEM | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
+	NG_MODULE_IBRC_DATA,
 	NG_RC_OPS,
 };
 
 const struct ng_module ng_module_ibuc = {
-	.name = "ibuc",
-	.desc = "InfiniBand/RoCE verbs, unreliable connection (a lost message fails the run after --timeout)",
-	.caps = NG_CAP_CHANNEL | NG_CAP_REGMEM | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
+	NG_MODULE_IBUC_DATA,
 	NG_RC_OPS,
 };
 /* clang-format on */

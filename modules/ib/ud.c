@@ -723,13 +723,12 @@ err_free:
 }
 
 /* clang-format off */
+_Static_assert(NG_IBUD_MAX_MSG == 4096 - NG_UD_GRH, "ib_desc.h and ud.c agree on ibud's largest message");
+
+/* The descriptor's data from ib_desc.h (the executable's descriptor has the
+ * same); the operations here. */
 const struct ng_module ng_module_ibud = {
-	.name = "ibud",
-	.desc = "InfiniBand/RoCE verbs, unreliable datagrams (messages up to the MTU minus the 40-byte GRH)",
-	.options = ng_ib_ud_options,
-	.caps = NG_CAP_CHANNEL | NG_CAP_REGMEM | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
-	.max_msg = 4096 - NG_UD_GRH,
-	.hdr_bytes = 0,
+	NG_MODULE_IBUD_DATA,
 	.open = ng_ud_open,
 	.close = ng_ud_close,
 	.alloc = ng_ud_alloc,

@@ -130,6 +130,9 @@ static ng_status __attribute__((cold)) ofi_cq_error(struct ofi *o)
 		return NG_ERR_IO;
 	}
 	op = e.op_context;
+	/* A peer that stopped first, interrupted, is no fault. */
+	if (ng_watch_cancelled(&o->base.watch))
+		return NG_ERR_CANCELLED;
 	ng_error("%s: ofi: an operation on rank %d failed: %s", o->base.who, op ? op->peer : -1,
 	         fi_cq_strerror(o->cq, e.prov_errno, e.err_data, buf, sizeof(buf)));
 	return NG_ERR_PEER_LOST;

@@ -9,7 +9,7 @@
 #include "modules/rdma/rdma.h"
 #include "options.h"
 #if NG_HAVE_VERBS
-#include "modules/verbs/verbs.h"
+#include "modules/verbs/verbs_options.h"
 #endif
 
 /* clang-format off */

@@ -9,13 +9,16 @@
 #include <string.h>
 
 #include "modules/rdma/rdma.h"
+#include "plugin.h"
 
+/* The backends in plugins (core/plugin.h) by name here; their operations in
+ * ngauge-verbs.so (verbs.c) and ngauge-ofi.so (ofi.c). */
 #if NG_HAVE_VERBS
-extern const struct ng_rdma_backend ng_rdma_verbs;
+static const struct ng_rdma_backend ng_rdma_verbs = {.name = "verbs", .plugin = "verbs"};
 #endif
 extern const struct ng_rdma_backend ng_rdma_shm;
 #if NG_HAVE_LIBFABRIC
-extern const struct ng_rdma_backend ng_rdma_ofi;
+static const struct ng_rdma_backend ng_rdma_ofi = {.name = "ofi", .plugin = "ofi"};
 #endif
 
 const struct ng_rdma_backend *const ng_rdma_backends[] = {
@@ -42,6 +45,31 @@ const char *ng_rdma_backend_names(void)
 	    ;
 }
 
+/* Opens backend @be, the plugin's when its operations are in one (not found:
+ * NG_ERR_USAGE, said by rank 0 unless cf->quiet), its library kept from the
+ * stop signals' dispositions. */
+static ng_status open_backend(const struct ng_rdma_backend *be, const struct ng_rdma_conf *cf,
+                              struct ng_boot *boot, struct ng_rdma **r_p)
+{
+	char who[64], entry[64];
+	struct ng_plugin_guard g;
+	const void *impl;
+	ng_status st;
+
+	if (!be->plugin)
+		return be->open(be, cf, boot, r_p);
+	snprintf(who, sizeof(who), "%s: RDMA backend %s", cf->who, be->name);
+	snprintf(entry, sizeof(entry), "rdma:%s", be->name);
+	if (ng_plugin_entry(be->plugin, entry, who, cf->quiet || boot->rank != 0, &impl) != NG_OK)
+		return NG_ERR_USAGE;
+	be = impl;
+	/* Its library may take the stop signals while it starts (plugin.h). */
+	ng_plugin_guard_enter(&g);
+	st = be->open(be, cf, boot, r_p);
+	ng_plugin_guard_leave(&g);
+	return st;
+}
+
 ng_status ng_rdma_open(const char *name, const struct ng_rdma_conf *cf, struct ng_boot *boot,
                        struct ng_rdma **r_p)
 {
@@ -52,7 +80,7 @@ ng_status ng_rdma_open(const char *name, const struct ng_rdma_conf *cf, struct n
 	if (name && *name && strcmp(name, "auto") != 0) {
 		for (size_t i = 0; ng_rdma_backends[i]; i++)
 			if (strcmp(ng_rdma_backends[i]->name, name) == 0)
-				return ng_rdma_backends[i]->open(ng_rdma_backends[i], cf, boot, r_p);
+				return open_backend(ng_rdma_backends[i], cf, boot, r_p);
 		if (boot->rank == 0)
 			ng_error("%s: unknown RDMA backend '%s' (choices: %s)", cf->who, name,
 			         ng_rdma_backend_names());
@@ -62,7 +90,7 @@ ng_status ng_rdma_open(const char *name, const struct ng_rdma_conf *cf, struct n
 	 * is collective, so all ranks end on the same one. */
 	quiet.quiet = true;
 	for (size_t i = 0; ng_rdma_backends[i]; i++) {
-		st = ng_rdma_backends[i]->open(ng_rdma_backends[i], &quiet, boot, r_p);
+		st = open_backend(ng_rdma_backends[i], &quiet, boot, r_p);
 		if (st == NG_OK || st == NG_ERR_CANCELLED || st == NG_ERR_PEER_LOST)
 			return st;
 	}

@@ -220,6 +220,11 @@ struct ng_rdma;
 struct ng_rdma_backend {
 	const char *name; /* "shm" */
 	const char *desc; /* one line */
+	/* The plugin that holds the operations below (core/plugin.h):
+	 * "verbs", "ofi"; NULL: the executable does.  The executable's
+	 * descriptor of a backend in a plugin has a name only; ng_rdma_open
+	 * opens the plugin's. */
+	const char *plugin;
 
 	/* Collective over all ranks of @boot: opens the backend and connects
 	 * every pair of ranks.  When any rank fails, all fail (the failing rank

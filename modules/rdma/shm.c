@@ -277,6 +277,17 @@ static ng_status shm_mem_alloc(struct ng_rdma *r, size_t len, struct ng_rdma_mr 
 	return NG_OK;
 }
 
+/*
+ * An interrupted rank leaves its memory published (registrations, segments):
+ * the other ranks get the stop signal too, but may still be accessing it
+ * until they see it, and a revoked key would end them with a fault the
+ * interruption caused.  The process's end releases it.
+ */
+static bool shm_keep_published(const struct ng_rdma *r)
+{
+	return ng_watch_cancelled(&r->watch);
+}
+
 static void shm_mem_free(struct ng_rdma *r, struct ng_rdma_mr *pub)
 {
 	struct shm *s = shm_of(r);
@@ -284,6 +295,8 @@ static void shm_mem_free(struct ng_rdma *r, struct ng_rdma_mr *pub)
 	uint32_t i = mr->seg;
 	struct shm_seg_ent *e = &s->ctl->seg[i];
 
+	if (shm_keep_published(r))
+		return;
 	shm_reg_leave(s, mr);
 	__atomic_store_n(&e->gen, e->gen + 1, __ATOMIC_RELEASE);
 	munmap(s->lseg[i].base, s->lseg[i].len);
@@ -322,6 +335,8 @@ static ng_status shm_reg(struct ng_rdma *r, void *buf, size_t len, struct ng_rdm
 
 static void shm_dereg(struct ng_rdma *r, struct ng_rdma_mr *pub)
 {
+	if (shm_keep_published(r))
+		return;
 	shm_reg_leave(shm_of(r), (struct shm_mr *)pub);
 }
 
@@ -378,6 +393,9 @@ static ng_status shm_refuse(struct shm *s, int peer, const struct ng_rdma_rmr *r
 	uint64_t gen = e ? __atomic_load_n(&e->gen, __ATOMIC_ACQUIRE) : 0;
 
 	if (!e || !(gen & 1) || (uint32_t)gen != (uint32_t)rm->key || e->seg != (uint32_t)rm->aux) {
+		/* A peer that stopped first, interrupted, is no fault. */
+		if (ng_watch_cancelled(&s->base.watch))
+			return NG_ERR_CANCELLED;
 		ng_error("%s: access to rank %d with a key it has not registered (stale or invalid)",
 		         s->base.who, peer);
 		return NG_ERR_USAGE;
@@ -395,11 +413,15 @@ static ng_status shm_map_seg(struct shm *s, int peer, uint32_t seg)
 	void *base;
 
 	if (!(gen & 1)) {
+		if (ng_watch_cancelled(&s->base.watch))
+			return NG_ERR_CANCELLED;
 		ng_error("%s: rank %d freed the memory being accessed", s->base.who, peer);
 		return NG_ERR_USAGE;
 	}
 	base = shm_peer_map(p, e->fd, len, PROT_READ | PROT_WRITE);
 	if (!base) {
+		if (ng_watch_cancelled(&s->base.watch)) /* a peer that stopped first, interrupted */
+			return NG_ERR_CANCELLED;
 		ng_error("%s: cannot map a memory segment of rank %d: %s", s->base.who, peer,
 		         strerror(errno));
 		return NG_ERR_SYS;
@@ -412,6 +434,8 @@ static ng_status shm_map_seg(struct shm *s, int peer, uint32_t seg)
 
 static ng_status shm_cma_error(struct shm *s, int peer, const char *what)
 {
+	if (ng_watch_cancelled(&s->base.watch)) /* a peer that stopped first, interrupted */
+		return NG_ERR_CANCELLED;
 	ng_error("%s: %s rank %d's memory: %s", s->base.who, what, peer, strerror(errno));
 	return errno == ESRCH ? NG_ERR_PEER_LOST : NG_ERR_SYS;
 }

@@ -25,20 +25,6 @@ static const char ng_ibv_howto[] =
     "to try ngauge without an RDMA adapter, create a Soft-RoCE device on an Ethernet interface: "
     "'rdma link add rxe0 type rxe netdev IFACE' (modprobe rdma_rxe first; see README.md)";
 
-/* ---- options ---------------------------------------------------------- */
-
-/* clang-format off */
-const struct ng_option ng_verbs_options[] = {
-	{ .name = "ib-dev", .type = NG_OPT_STRING, .metavar = "NAME",
-	  .help = "RDMA device (default: the first one with an active port; see ibv_devices)" },
-	{ .name = "ib-port", .type = NG_OPT_INT, .metavar = "N",
-	  .help = "port of the device (default: its first active port)" },
-	{ .name = "ib-gid", .type = NG_OPT_INT, .metavar = "INDEX",
-	  .help = "GID table index (default: RoCE: the IPv4-mapped RoCE v2 GID; InfiniBand: none, LID routing)" },
-	{ .name = NULL },
-};
-/* clang-format on */
-
 ng_status ng_ibv_conf_read(const struct ng_args *a, const char *who, bool say, struct ng_ibv_conf *cf)
 {
 	long long port = ng_args_int(a, "ib-port");

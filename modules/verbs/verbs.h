@@ -40,6 +40,8 @@
 #define NG_VERBS_VERBS_H
 
 #include <infiniband/verbs.h>
+
+#include "modules/verbs/verbs_options.h"
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -60,10 +62,7 @@ struct ng_ibv_conf {
 	bool quiet;      /* report nothing (a caller probing whether verbs opens) */
 };
 
-/* The options of the selection: --ib-dev, --ib-port, --ib-gid (namespace
- * "ib"); the ib modules list this table first, the RDMA layer's verbs
- * backend reads it. */
-extern const struct ng_option ng_verbs_options[];
+/* The options of the selection: ng_verbs_options (verbs_options.h). */
 
 /* Reads ng_verbs_options into @cf (who and quiet untouched).  A port outside
  * 1-255 or a GID index outside 0-65535 is NG_ERR_USAGE, reported by the rank

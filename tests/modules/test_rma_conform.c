@@ -49,6 +49,7 @@
 #include "core/bootstrap.h"
 #include "core/launch.h"
 #include "core/module.h"
+#include "core/plugin.h"
 
 #include "../check.h"
 
@@ -350,7 +351,13 @@ static int t_open_mpirma(int argc, char **argv, struct ng_args *args, struct ng_
 		return 77;
 	}
 	ng_args_declare(args, ng_mpi_options, "mpi");
-	if (ng_boot_mpi(&argc, &argv, &t->b) != NG_OK)
+	/* ngauge-mpi.so, as ngauge loads it (core/plugin.h). */
+	const void *entry;
+	const struct ng_module *mr;
+	if (ng_plugin_entry("mpi", "launch:mpi", argv[0], false, &entry) != NG_OK ||
+	    ng_module_impl(&ng_module_mpirma, &mr) != NG_OK)
+		return 1;
+	if (((const struct ng_mpi_launch *)entry)->boot(&argc, &argv, &t->b) != NG_OK)
 		return 1;
 	t->me = t->b->rank;
 	t->n = t->b->size;
@@ -366,7 +373,7 @@ static int t_open_mpirma(int argc, char **argv, struct ng_args *args, struct ng_
 	/* Watchdog: generous for the checks (a busy machine), short where it
 	 * is what is checked. */
 	env->timeout_s = *timeout_run_p ? 2 : 60;
-	st = ng_module_mpirma.open(&ng_module_mpirma, env, &t->c);
+	st = mr->open(mr, env, &t->c);
 	if (st != NG_OK) {
 		t->b->ops->fini(t->b);
 		return 1;

@@ -26,6 +26,7 @@
 #include "core/bootstrap.h"
 #include "core/launch.h"
 #include "core/module.h"
+#include "core/plugin.h"
 #include "payload.h"
 #include "status.h"
 
@@ -156,7 +157,12 @@ int main(int argc, char **argv)
 		                "OMPI_COMM_WORLD_SIZE unset), skipped\n");
 		return T_SKIP;
 	}
-	if (ng_boot_mpi(&argc, &argv, &b) != NG_OK)
+	/* ngauge-mpi.so, as ngauge loads it (core/plugin.h). */
+	const void *entry;
+	if (ng_plugin_entry("mpi", "launch:mpi", "test_mpi_module", false, &entry) != NG_OK ||
+	    ng_module_impl(t.m, &t.m) != NG_OK)
+		return 1;
+	if (((const struct ng_mpi_launch *)entry)->boot(&argc, &argv, &b) != NG_OK)
 		return 1;
 	ng_log_set_rank(b->rank);
 	env.boot = b;

@@ -436,7 +436,8 @@ def part_options(exe, tmp):
     params = schema["properties"]["parameters"]
     help_text = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=30).stdout
     run_opts = re.findall(r"^  (?:-\w, |    )--([a-z0-9-]+)", help_text, re.M)
-    dropped = {"list", "help", "version", "timer-info", "module", "pattern"}  # driver switches (core/driver.c)
+    dropped = {"list", "help", "version", "timer-info", "module", "pattern", "man",
+               "completion"}  # driver switches (core/driver.c)
     run_opts = [o for o in run_opts if o not in dropped]
     mods, pats = listing(exe)
     mod_opts = set(o for v in mods.values() for o in v)

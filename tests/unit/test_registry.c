@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "plugin.h"
 #include "registry.h"
 #include "tests/check.h"
 
@@ -98,10 +99,18 @@ int main(void)
 	struct ng_args all = {0};
 
 	for (size_t i = 0; ng_modules[i]; i++, nmod++) {
-		const struct ng_module *m = ng_modules[i];
+		const struct ng_module *d = ng_modules[i], *m = d;
+		/* A module in a plugin: the executable's descriptor is data only,
+		 * the plugin's (same data, checked by ng_module_impl) has the
+		 * operations. */
+		CHECK(!d->plugin || (!d->open && !d->close && !d->msg && !d->rma && !d->alltoall),
+		      "module '%s': descriptor of a plugin's module with operations", d->name);
+		CHECK(ng_module_impl(d, &m) == NG_OK && m, "module '%s': its plugin", d->name);
+		if (!m)
+			continue;
 		CHECK(m->name && m->desc && m->open && m->close && m->alloc && m->free,
 		      "module %zu incomplete", i);
-		CHECK(ng_module_find(m->name) == m, "module '%s' not found by name", m->name);
+		CHECK(ng_module_find(m->name) == d, "module '%s' not found by name", m->name);
 		/* Blocking send/recv: the module's own, or the core's isend/irecv + wait. */
 		if (m->caps & NG_CAP_CHANNEL)
 			CHECK(m->msg && (m->msg->send || (m->msg->isend && m->msg->wait)) &&

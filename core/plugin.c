@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Plugins: where they are, loading them with the signals kept (plugin.h). */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cancel.h"
+#include "plugin.h"
+
+/* True when the running program lies in the build tree NG_BUILD_ROOT. */
+static bool in_build_tree(void)
+{
+	char exe[PATH_MAX], root[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	size_t len;
+
+	if (n <= 0 || !realpath(NG_BUILD_ROOT, root))
+		return false;
+	exe[n] = '\0';
+	len = strlen(root);
+	return strncmp(exe, root, len) == 0 && exe[len] == '/';
+}
+
+const char *ng_plugin_dir(char *buf, size_t len)
+{
+	const char *env = getenv("NGAUGE_PLUGIN_DIR");
+
+	if (env && *env)
+		snprintf(buf, len, "%s", env);
+	else if (in_build_tree())
+		snprintf(buf, len, "%s", NG_BUILD_ROOT);
+	else
+		snprintf(buf, len, "%s", NG_PLUGIN_DIR);
+	return buf;
+}
+
+/* The signals whose dispositions a library's code must not change. */
+static const int kept_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGALRM, SIGPIPE};
+enum { NKEPT = sizeof(kept_signals) / sizeof(kept_signals[0]) };
+
+void ng_plugin_guard_enter(struct ng_plugin_guard *g)
+{
+	sigset_t stop;
+
+	_Static_assert(sizeof(g->act) / sizeof(g->act[0]) == NKEPT, "a saved action per kept signal");
+	ng_stop_signals(&stop);
+	pthread_sigmask(SIG_BLOCK, &stop, &g->mask);
+	for (size_t i = 0; i < NKEPT; i++)
+		sigaction(kept_signals[i], NULL, &g->act[i]);
+	ng_log_hold_when_stopping(true);
+}
+
+void ng_plugin_guard_leave(const struct ng_plugin_guard *g)
+{
+	ng_log_hold_when_stopping(false);
+	for (size_t i = 0; i < NKEPT; i++)
+		sigaction(kept_signals[i], &g->act[i], NULL);
+	pthread_sigmask(SIG_SETMASK, &g->mask, NULL);
+}
+
+/* dlopen(@path) inside a guard: a library's constructor changes no
+ * disposition of ngauge's. */
+static void *load(const char *path)
+{
+	struct ng_plugin_guard g;
+	void *h;
+
+	ng_plugin_guard_enter(&g);
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	ng_plugin_guard_leave(&g);
+	return h;
+}
+
+/* The loaded plugin @name (its ng_plugin_NAME), or NULL (reported unless
+ * @quiet). */
+static const struct ng_plugin *plugin_get(const char *name, const char *who, bool quiet)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 64], sym[64];
+	const struct ng_plugin *pl;
+	void *h;
+
+	ng_plugin_dir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/ngauge-%s.so", dir, name);
+	snprintf(sym, sizeof(sym), "ng_plugin_%s", name);
+	if (access(path, F_OK) != 0) {
+		if (!quiet)
+			ng_error(
+			    "%s needs ngauge-%s.so, not found in %s (set NGAUGE_PLUGIN_DIR to the directory "
+			    "that holds it, or reinstall ngauge)",
+			    who, name, dir);
+		return NULL;
+	}
+	h = load(path);
+	if (!h) {
+		if (!quiet)
+			ng_error("%s: cannot load %s: %s", who, path, dlerror());
+		return NULL;
+	}
+	pl = dlsym(h, sym);
+	if (!pl || pl->abi != NG_PLUGIN_ABI || pl->module_size != sizeof(struct ng_module) || !pl->name ||
+	    strcmp(pl->name, name) != 0) {
+		if (!quiet)
+			ng_error("%s: %s is not a plugin of this ngauge (%s; rebuild or reinstall ngauge)",
+			         who, path, !pl ? "no ng_plugin symbol" : "another plugin ABI");
+		dlclose(h);
+		return NULL;
+	}
+	/* The handle stays open for the life of the process: the plugin's code
+	 * serves instances until exit. */
+	return pl;
+}
+
+ng_status ng_plugin_entry(const char *plugin, const char *entry, const char *who, bool quiet,
+                          const void **ptr_p)
+{
+	const struct ng_plugin *pl = plugin_get(plugin, who, quiet);
+
+	*ptr_p = NULL;
+	if (!pl)
+		return NG_ERR_USAGE;
+	for (const struct ng_plugin_entry *e = pl->entries; e && e->name; e++) {
+		if (strcmp(e->name, entry) == 0) {
+			*ptr_p = e->ptr;
+			return NG_OK;
+		}
+	}
+	if (!quiet)
+		ng_error("%s: ngauge-%s.so has no '%s' (rebuild or reinstall ngauge)", who, plugin, entry);
+	return NG_ERR_USAGE;
+}
+
+/* Whether the plugin's descriptor @i says what the executable's @m says. */
+static bool same_data(const struct ng_module *m, const struct ng_module *i)
+{
+	return strcmp(m->name, i->name) == 0 && strcmp(m->desc, i->desc) == 0 && m->options == i->options &&
+	       m->reads == i->reads && m->caps == i->caps && m->max_msg == i->max_msg &&
+	       m->hdr_bytes == i->hdr_bytes && i->open && i->close && i->alloc && i->free;
+}
+
+ng_status ng_module_impl(const struct ng_module *m, const struct ng_module **impl_p)
+{
+	char who[64], entry[64];
+	const void *p;
+	ng_status st;
+
+	*impl_p = m;
+	if (!m->plugin)
+		return NG_OK;
+	snprintf(who, sizeof(who), "module %s", m->name);
+	snprintf(entry, sizeof(entry), "module:%s", m->name);
+	st = ng_plugin_entry(m->plugin, entry, who, false, &p);
+	if (st != NG_OK)
+		return st;
+	if (!same_data(m, p)) {
+		ng_error(
+		    "%s: ngauge-%s.so describes it otherwise than this ngauge (rebuild or reinstall ngauge)",
+		    who, m->plugin);
+		return NG_ERR_USAGE;
+	}
+	*impl_p = p;
+	return NG_OK;
+}

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Plugins: the code that needs MPI, libibverbs or libfabric, loaded on first
+ * use (doc/install.md, "Plugins").
+ *
+ * The ngauge executable links none of those libraries: a library's
+ * constructor then never runs in a command that does not use it (libfabric's
+ * PSM provider installs SIGINT/SIGTERM handlers and sleeps in its own).
+ * Their code is in shared modules, one per library family, named
+ * ngauge-NAME.so: ngauge-mpi.so (the mpi and mpirma modules, the MPI
+ * bootstrap and timer), ngauge-verbs.so (the verbs core, the ib modules, the
+ * RDMA layer's verbs backend), ngauge-ofi.so (the RDMA layer's ofi backend).
+ * The descriptors (names, options, capabilities) stay data in the
+ * executable, so that --help, --list, --version and usage errors need no
+ * plugin; a descriptor whose operations are in a plugin names it
+ * (.plugin = "mpi"), and its operations are resolved here.
+ *
+ * A plugin exports one symbol, ng_plugin_NAME, a struct ng_plugin: the ABI
+ * number it was built for and its entries by name ("module:mpi",
+ * "rdma:verbs", "launch:mpi").  It uses the executable's symbols (core/, the
+ * RDMA layer, ...): the executable exports them.
+ *
+ * The directory: $NGAUGE_PLUGIN_DIR when set; else the build directory when
+ * the running program is one of the build tree (ngauge or a test program
+ * there); else the installed <libdir>/ngauge.
+ *
+ * Loading blocks SIGINT, SIGTERM and SIGHUP, and puts back the dispositions
+ * of those, SIGALRM and SIGPIPE that a library's constructor changed, before
+ * it unblocks them: a stop signal that arrived meanwhile is then handled as
+ * any other (cancel.h).  Loading a plugin that is loaded already only finds
+ * it again (dlopen counts references; nothing runs twice).
+ */
+#ifndef NG_PLUGIN_H
+#define NG_PLUGIN_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "module.h"
+#include "status.h"
+
+/* Raised whenever struct ng_plugin, an entry's type or struct ng_module
+ * change incompatibly: a plugin of another number is refused. */
+#define NG_PLUGIN_ABI 1
+
+/* An exported operations table, by name: "module:NAME" (a struct ng_module),
+ * "rdma:NAME" (a struct ng_rdma_backend), "launch:mpi" (struct
+ * ng_mpi_launch, core/launch.h). */
+struct ng_plugin_entry {
+	const char *name;
+	const void *ptr;
+};
+
+/* What a plugin exports as ng_plugin_NAME. */
+struct ng_plugin {
+	unsigned abi;                          /* NG_PLUGIN_ABI when it was built */
+	const char *name;                      /* "mpi" */
+	size_t module_size;                    /* sizeof(struct ng_module) when it was built */
+	const struct ng_plugin_entry *entries; /* NULL-name terminated */
+};
+
+/* The one symbol a plugin exports: NG_PLUGIN_EXPORT const struct ng_plugin
+ * ng_plugin_NAME = {...}; (plugins are built with hidden symbols otherwise). */
+#define NG_PLUGIN_EXPORT __attribute__((visibility("default")))
+
+/*
+ * The signal state around a plugin's code that may initialise its library
+ * (libfabric's providers install SIGINT/SIGTERM handlers in fi_getinfo, an
+ * MPI library may in MPI_Init): enter blocks SIGINT, SIGTERM and SIGHUP and
+ * saves the dispositions of those, SIGALRM and SIGPIPE; leave puts the
+ * dispositions back, then the mask, so that a stop signal that arrived in
+ * between is handled by ngauge's handler (cancel.h).  The code in between
+ * cannot be interrupted by a stop signal: it must be bounded (it is: an
+ * open's exchanges time out).  Guards nest.
+ */
+struct ng_plugin_guard {
+	sigset_t mask;
+	struct sigaction act[5];
+};
+void ng_plugin_guard_enter(struct ng_plugin_guard *g);
+void ng_plugin_guard_leave(const struct ng_plugin_guard *g);
+
+/* The directory plugins are loaded from (see above), into @buf (@len bytes);
+ * returns @buf. */
+const char *ng_plugin_dir(char *buf, size_t len);
+
+/*
+ * The entry @entry of plugin @plugin ("mpi"), loading the plugin when it is
+ * not loaded yet.  @who names what needs it in messages ("module mpi").  On
+ * failure reports one line unless @quiet and returns NG_ERR_USAGE: the file is
+ * missing ("module mpi needs ngauge-mpi.so, not found in DIR ..."), cannot be
+ * loaded (the loader's reason), or is not a plugin of this ngauge (ABI).
+ * *@ptr_p is NULL then.
+ */
+ng_status ng_plugin_entry(const char *plugin, const char *entry, const char *who, bool quiet,
+                          const void **ptr_p);
+
+/*
+ * The module whose operations serve descriptor @m: @m itself when it names
+ * no plugin; else the plugin's descriptor of the same name, checked to agree
+ * with @m on every data field (name, options, capabilities, limits).
+ * Reports once (as ng_plugin_entry) and returns NG_ERR_USAGE when it cannot.
+ */
+ng_status ng_module_impl(const struct ng_module *m, const struct ng_module **impl_p);
+
+#endif
