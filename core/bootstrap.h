@@ -2,9 +2,10 @@
 /*
  * Bootstrap: how ranks find each other before any module runs.
  *
- * Three implementations: "local" (the driver forks N ranks and is their hub),
- * "mpi" (under mpiexec/srun; MPI gives rank, size and exchange) and "tcp"
- * (--server / --client HOST, two hosts without MPI).  Modules use the
+ * Five implementations: "local" (the driver forks N ranks and is their hub),
+ * "mpi" (under mpiexec/srun; MPI gives rank, size and exchange), "pmi2" and
+ * "pmix" (a Slurm step's tasks without MPI: srun --mpi=pmi2 / --mpi=pmix) and
+ * "tcp" (--server / --client HOST, two hosts without MPI).  Modules use the
  * bootstrap only at open time (address exchange) and patterns only between
  * measurements (gathering results); it is never on a data path.
  *
@@ -21,7 +22,7 @@
 struct ng_boot;
 
 struct ng_boot_ops {
-	const char *name; /* "local", "mpi", "tcp" */
+	const char *name; /* "local", "mpi", "pmi2", "pmix", "tcp" */
 	/* All ranks reach it before any leaves. */
 	ng_status (*barrier)(struct ng_boot *b);
 	/* Every rank contributes @len bytes from @mine; @all (size * len bytes,
@@ -35,7 +36,8 @@ struct ng_boot_ops {
 	 * be gone, or be waiting in a collective this rank will never join.
 	 * Never returns; called instead of fini(), whether a module is still
 	 * open or not (nothing is released: the job ends).  Set where the
-	 * launcher would leave the other ranks waiting: MPI (MPI_Abort).  NULL
+	 * launcher would leave the other ranks waiting: MPI (MPI_Abort), PMI-2
+	 * and PMIx (their aborts end the job step).  NULL
 	 * where the launch already takes care of them: the local hub ends the
 	 * survivors after its grace period, and a --server/--client peer sees
 	 * its connection close; the caller then releases the bootstrap with

@@ -562,7 +562,7 @@ static int pin_rank(const char *list, int rank)
 /* Re-runs this command under mpiexec for modules that need an MPI launch. */
 static int relaunch_mpi(const struct plan *p, int argc, char **argv)
 {
-	static char mpiexec[] = "mpiexec", dash_n[] = "-n";
+	static char mpiexec[] = NG_MPIEXEC, dash_n[] = "-n";
 	char np[32], self[PATH_MAX];
 	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	char **nargv = calloc((size_t)argc + 8, sizeof(*nargv));
@@ -584,7 +584,7 @@ static int relaunch_mpi(const struct plan *p, int argc, char **argv)
 	nargv[k] = NULL;
 	setenv("NGAUGE_RELAUNCHED", "1", 1);
 	fflush(stdout);
-	execvp("mpiexec", nargv);
+	execvp(mpiexec, nargv);
 	ng_error("module '%s' needs an MPI launch and mpiexec could not be started (%s): run it as "
 	         "'mpiexec -n %s ngauge ...'",
 	         p->mod->name, strerror(errno), np);
@@ -758,6 +758,91 @@ out:
 	return code;
 }
 
+/* How to start a step's tasks so that they find each other (one line, below). */
+#define SLURM_FIX "run 'srun --mpi=pmi2 ...' (or --mpi=pmix), or mpiexec inside the allocation"
+
+/*
+ * A Slurm step's tasks and a module that needs no MPI: the bootstrap
+ * through the PMI srun gave them (PMIx, PMI-2).  Returns -1 where srun gave
+ * one this build lacks and MPI can take over (the MPI bootstrap then);
+ * otherwise as launch().
+ */
+static int launch_slurm(const struct plan *p, const struct ng_args *a, struct launched *l)
+{
+	int tasks = ng_slurm_step_tasks();
+	bool pmix = getenv("PMIX_RANK") != NULL, pmi2 = !pmix && getenv("PMI_FD") != NULL;
+	ng_status st = NG_ERR_USAGE;
+
+	if (!pmix && !pmi2) {
+		ng_error("srun started %d tasks with no process-management interface to find each other "
+		         "(srun --mpi=none, the cluster's MpiDefault): " SLURM_FIX,
+		         tasks);
+		return EXIT_USAGE;
+	}
+#if NG_HAVE_PMIX
+	if (pmix)
+		st = ng_boot_pmix(&l->boot);
+#endif
+#if NG_HAVE_PMI2
+	if (pmi2)
+		st = ng_boot_pmi2(&l->boot);
+#endif
+	if (st == NG_ERR_USAGE) {
+#if NG_HAVE_MPI
+		return -1;
+#else
+		ng_error("srun gave its tasks %s, which this ngauge was built without (and without MPI): "
+		         "install %s and rebuild, or run 'srun --mpi=%s ...'",
+		         pmix ? "PMIx" : "PMI-2", pmix ? "libpmix-dev" : "libpmi2-0-dev",
+		         pmix ? "pmi2" : "pmix");
+		return EXIT_USAGE;
+#endif
+	}
+	if (st)
+		return 1;
+	l->how = "srun";
+	if (ng_args_given(a, "np") && p->np != l->boot->size && l->boot->rank == 0)
+		ng_warn("--np %lld ignored: srun started %d ranks", p->np, l->boot->size);
+	return 0;
+}
+
+#if NG_HAVE_MPI
+/* A Slurm step's tasks that srun gave no PMI (neither PMI_FD nor PMIX_RANK):
+ * MPI would come up as a singleton in each (MPICH) or abort in MPI_Init
+ * (Open MPI).  One line saying so before MPI is initialised, true. */
+static bool refuse_without_pmi(void)
+{
+	int tasks = ng_slurm_step_tasks();
+
+	if (tasks < 2 || ng_launched_by_mpiexec() || getenv("PMI_FD") || getenv("PMIX_RANK"))
+		return false;
+	ng_error("srun started %d tasks with no process-management interface (srun --mpi=none, the "
+	         "cluster's MpiDefault), so MPI would come up in each as a singleton: " SLURM_FIX,
+	         tasks);
+	return true;
+}
+
+/* MPI came up as a singleton in each of a Slurm step's tasks (a PMI the
+ * library does not speak, e.g. MPICH under --mpi=pmix): one line saying so,
+ * true.  The bootstrap is released then. */
+static bool refuse_singletons(struct launched *l)
+{
+	int tasks = ng_slurm_step_tasks();
+	const char *given = getenv("PMIX_RANK") ? "PMIx, srun --mpi=pmix"
+	                    : getenv("PMI_FD")  ? "PMI-2, srun --mpi=pmi2"
+	                                        : "none, srun --mpi=none or the cluster's MpiDefault";
+
+	if (l->boot->size != 1 || tasks < 2 || ng_launched_by_mpiexec())
+		return false;
+	ng_error("srun started %d tasks, but MPI came up in each as a singleton (MPI size 1): it did not "
+	         "find the process-management interface srun gave the tasks (%s); " SLURM_FIX,
+	         tasks, given);
+	l->boot->ops->fini(l->boot);
+	l->boot = NULL;
+	return true;
+}
+#endif
+
 /*
  * The launch choice, made here and nowhere else.  In this order:
  *   @preboot      a --server/--client pair, connected: rank 0 is the client,
@@ -766,7 +851,11 @@ out:
  *                 a child that comes back through main_with() with @preboot;
  *   --client      connect, send the command line, and come back through
  *                 main_with() with @preboot;
- *   mpiexec/srun  started by an MPI launcher: the MPI bootstrap;
+ *   srun          a Slurm step's tasks (not mpiexec's daemons) and a module
+ *                 that needs no MPI: the PMIx or PMI-2 bootstrap, whichever
+ *                 srun gave (--mpi=pmix, --mpi=pmi2); with neither, refused;
+ *   mpiexec/srun  started by an MPI launcher: the MPI bootstrap (refused when
+ *                 MPI came up as singletons in a step of several tasks);
  *   NG_CAP_MPI    a module that needs MPI, started without a launcher: this
  *                 command again under mpiexec -n NP;
  *   otherwise     fork --np ranks on this machine, this process their hub.
@@ -790,11 +879,19 @@ static int launch(const struct plan *p, struct ng_args *a, int *argc_p, char ***
 			return EXIT_USAGE;
 		return pair_up(a, *argc_p, *argv_p);
 	}
+	if (!(p->mod->caps & NG_CAP_MPI) && ng_slurm_step_tasks() > 1 && !ng_launched_by_mpiexec()) {
+		int code = launch_slurm(p, a, l);
+
+		if (code >= 0)
+			return code;
+	}
 	if (ng_launched_by_mpi()) {
 #if NG_HAVE_MPI
 		const void *entry;
 		const struct ng_mpi_launch *ml;
 
+		if (refuse_without_pmi())
+			return EXIT_USAGE;
 		if (ng_plugin_entry("mpi", "launch:mpi", "the MPI launch (mpiexec/srun)", false, &entry))
 			return EXIT_USAGE;
 		ml = entry;
@@ -805,6 +902,8 @@ static int launch(const struct plan *p, struct ng_args *a, int *argc_p, char ***
 		ng_plugin_guard_leave(&g);
 		if (bst)
 			return 1;
+		if (refuse_singletons(l))
+			return EXIT_USAGE;
 		l->how = "mpiexec";
 		l->mpi = true;
 		l->wtime = ml->wtime;

@@ -65,6 +65,35 @@ int ng_server_run(const char *bind, int port, bool once, int (*serve)(struct ng_
                   void *arg);
 
 /*
+ * Slurm.  ng_slurm_step_tasks(): the number of tasks of the job step this
+ * process is one of (SLURM_STEP_NUM_TASKS, with SLURM_STEP_ID and
+ * SLURM_PROCID), 0 outside a step.  ng_launched_by_mpiexec(): started by an
+ * MPI library's own launcher (MPICH's Hydra, Open MPI's mpirun), which
+ * inside an allocation runs its daemons as a step of their own: then that
+ * step is not the ranks'.
+ */
+int ng_slurm_step_tasks(void);
+bool ng_launched_by_mpiexec(void);
+/* Fills @b's host (gethostname) and addr: the first non-loopback IPv4
+ * address the host name resolves to, else of an interface that is up, else
+ * 127.0.0.1. */
+void ng_boot_identity(struct ng_boot *b);
+
+/*
+ * A job step's tasks without MPI, through the launcher's process-management
+ * interface: PMI-2 (Slurm's libpmi2: srun --mpi=pmi2, PMI_FD set) and PMIx
+ * (srun --mpi=pmix, PMIX_RANK set).  Rank and size are the launcher's;
+ * allgather goes through its key-value space.  Abort ends the whole step.
+ * Fail (reported) when the library cannot reach the launcher.
+ */
+#if NG_HAVE_PMI2
+ng_status ng_boot_pmi2(struct ng_boot **b_p);
+#endif
+#if NG_HAVE_PMIX
+ng_status ng_boot_pmix(struct ng_boot **b_p);
+#endif
+
+/*
  * The MPI launch's entry points: ngauge-mpi.so's "launch:mpi" (core/plugin.h),
  * the functions below.  The driver finds them with ng_plugin_entry("mpi",
  * "launch:mpi", ...) once it sees an MPI launcher.

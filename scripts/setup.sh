@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs the Debian packages ngauge needs (only those missing), then
 # configures and builds it in ./build (or $1).  Run as root on Debian 12.
+# MPICH and Open MPI are both installed; MPICH is the default (-Dmpi_impl).
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -10,7 +11,7 @@ PKGS="meson ninja-build pkg-config gcc libc6-dev python3 libgsl-dev libjansson-d
       mpich libmpich-dev libibverbs-dev librdmacm-dev ibverbs-providers rdma-core ibverbs-utils perftest
       libfabric-dev iproute2 netpipe-tcp netpipe-mpich2 clang-format python3-jsonschema
       qemu-system-x86 linux-image-amd64 busybox-static cpio kmod
-      slurm-wlm slurmctld slurmd slurm-client munge"
+      slurm-wlm slurmctld slurmd slurm-client munge libpmi2-0-dev libpmix-dev openmpi-bin libopenmpi-dev"
 # packaging/: building and checking the Debian package (packaging/build-deb.sh).
 PKGS="$PKGS debhelper devscripts lintian"
 missing=""
@@ -23,6 +24,11 @@ if [ -n "$missing" ]; then
 	apt-get update -qq
 	# shellcheck disable=SC2086
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	# Open MPI beside MPICH: Debian's alternatives would make Open MPI's the plain mpiexec and mpicc; MPICH
+	# stays the default (a build with -Dmpi_impl=ompi uses mpiexec.openmpi by its name).
+	for alt in mpirun:/usr/bin/mpirun.mpich mpi:/usr/bin/mpicc.mpich; do
+		if [ -e "${alt#*:}" ]; then update-alternatives --set "${alt%%:*}" "${alt#*:}" >/dev/null; fi
+	done
 fi
 if [ ! -f "$BUILD/build.ninja" ]; then
 	meson setup "$BUILD" "$@" >/dev/null

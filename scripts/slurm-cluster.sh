@@ -132,6 +132,10 @@ MinJobAge=300
 KillWait=5
 InactiveLimit=0
 EOF
+	# PMIx (srun --mpi=pmix): the plugin's per-step directories, under a base every node sees as its own
+	# (node_start mounts the node's DIR/NODE/pmix there): on one file system, n1 and n2 would both create
+	# the same spmix_appdir_UID_JOB.STEP and the second would fail.
+	echo "PMIxCliTmpDirBase=$DIR/pmix" >"$DIR/mpi.conf"
 	for n in $NODES; do
 		echo "NodeName=$n NodeHostname=$n NodeAddr=$(node_addr "$n") CPUs=$cpus State=UNKNOWN" >>"$DIR/slurm.conf"
 	done
@@ -182,13 +186,14 @@ wait_for() {
 # node_start NODE: slurmd -N NODE in the node's namespaces (see the header).
 node_start() {
 	local n=$1
-	mkdir -p "$DIR/$n/cgroup"
+	mkdir -p "$DIR/$n/cgroup" "$DIR/$n/pmix" "$DIR/pmix"
 	nsenter --net="/run/netns/$(node_ns "$n")" unshare --uts --mount --propagation private sh -c '
 		hostname "$1" &&
 		mount --rbind /sys/fs/cgroup "$3" &&  # the cgroup mounts, kept at hand
 		mount -t sysfs sysfs /sys &&          # this network namespace'"'"'s view of the devices
 		mount --move "$3" /sys/fs/cgroup &&   # the cgroup mounts back at their place
-		exec slurmd -f "$2" -N "$1"' sh "$n" "$DIR/slurm.conf" "$DIR/$n/cgroup"
+		mount --bind "$4" "$5" &&             # PMIx'"'"'s directories, the node'"'"'s own (write_conf)
+		exec slurmd -f "$2" -N "$1"' sh "$n" "$DIR/slurm.conf" "$DIR/$n/cgroup" "$DIR/$n/pmix" "$DIR/pmix"
 }
 
 ctld_up() { scontrol ping | grep -q "is UP"; }

@@ -4,16 +4,25 @@
 # each in a network and UTS namespace of its own, joined by veth to the bridge):
 # - the helper starts the cluster, a second start is a no-op, a partial cluster is restarted, stop removes it;
 # - the ngauge binary runs on both nodes (one file system, one path);
-# - `srun -N 2 -n 2 --mpi=pmi2 ngauge -x tcp -p pingpong --verify`: rank 0 on n1 (the result's env), rank 1 on
-#   n2 (Slurm's placement, as each task saw it), the tcp module on n1's address, and the traffic over the
-#   veths (their byte counters: at least count x 4 KiB each way through n1's and n2's links);
+# - `srun -N 2 -n 2 --mpi=pmi2 ngauge -x tcp -p pingpong --verify`, bootstrapped through Slurm's PMI-2 and no
+#   MPI (the result's launch "pmi2", no MPI library in its env): rank 0 on n1 (the result's env), rank 1 on n2
+#   (Slurm's placement, as each task saw it), the tcp module on n1's address, and the traffic over the veths
+#   (their byte counters: at least count x 4 KiB each way through n1's and n2's links);
+# - the same through PMIx (srun --mpi=pmix, launch "pmix");
+# - plain `srun -N 2 -n 2` (the cluster's MpiDefault=none: no PMI at all): exit 2, one line naming the cause
+#   and the fix (srun --mpi=pmi2, or mpiexec inside the allocation), no result;
 # - an sbatch job script running a LogGP report over tcp: the job completes on n1 and n2, its JSON is checked;
-# - the same ping-pong over the mpi module, with the MPI launched by srun (PMI-2);
-# - a singleton MPI under srun (no --mpi, the cluster's MpiDefault=none) exits 2, writing no result.
+# - the same ping-pong over the mpi module, with the MPI launched by srun (MPICH: --mpi=pmi2, Open MPI:
+#   --mpi=pmix; the build's MPI is $NGAUGE_MPI_IMPL);
+# - (MPICH) mpiexec inside an sbatch allocation, one rank per node, over the mpi module and over tcp (MPI as
+#   the bootstrap: Hydra's ranks are not taken for the step's tasks);
+# - MPI singletons under srun: without --mpi the tasks have no PMI, refused before MPI is initialised; and
+#   (MPICH) with --mpi=pmix, a PMI MPICH does not speak, MPI comes up in each task as a singleton (MPI size 1,
+#   Slurm says 2), refused: exit 2, the one line naming the cause and the fix, no result.
 # Skipped (77) only where the machine forbids network namespaces or veths, the Slurm or munge packages are
-# missing (scripts/setup.sh installs them), this is not root, or ngauge was built without MPI (its only
-# bootstrap under srun today).  The cluster is stopped at the end, also when a check fails or the test is
-# killed (trap).
+# missing (scripts/setup.sh installs them), or this is not root.  A build without PMI-2 fails (setup.sh
+# installs libpmi2-0-dev); the PMIx and MPI parts are left out, saying so, in a build without them.  The
+# cluster is stopped at the end, also when a check fails or the test is killed (trap).
 . "$NGAUGE_SRC/tests/integration/lib.sh"
 HELPER=$NGAUGE_SRC/scripts/slurm-cluster.sh
 
@@ -26,8 +35,8 @@ done
 unshare --net --uts --mount sh -c 'ip link add ngs-probe0 type veth peer name ngs-probe1 && hostname probe &&
 	mount -t sysfs sysfs /sys' 2>/dev/null ||
 	skip "this machine forbids network, UTS or mount namespaces, veth pairs or a sysfs mount in a namespace"
-"$NGAUGE" --list | grep -q "^  mpi " ||
-	skip "built without MPI: under srun ngauge bootstraps through MPI only (PMI without MPI: issue 22 item 2)"
+# What this build has (its config.h).
+have() { grep -q "^#define $1 1" "$NGAUGE_BUILD/config.h"; }
 
 # The cluster lives in $T/slurm; munged wants its socket's directories searchable by all.
 chmod 755 "$T"
@@ -87,7 +96,8 @@ if run 0 srun -N 2 -n 2 -l sh -c 'echo "$(hostname) $("$1" --version)"' sh "$NGA
 fi
 
 # --- srun, tcp module --------------------------------------------------------------------------------------
-section "srun -N 2 -n 2 --mpi=pmi2, tcp module"
+section "srun -N 2 -n 2 --mpi=pmi2, tcp module: the PMI-2 bootstrap, no MPI"
+have NG_HAVE_PMI2 || fail "built without PMI-2 (libpmi2-0-dev, scripts/setup.sh): no bootstrap under srun without MPI"
 # Each task notes where Slurm placed it, then becomes ngauge.
 where='echo "$SLURM_PROCID $(hostname)" >"where.$SLURM_PROCID" && exec "$@"'
 count=100
@@ -97,9 +107,9 @@ if run 0 srun -N 2 -n 2 --mpi=pmi2 sh -c "$where" sh \
 	after=$(counters)
 	[ "$(cat where.0 where.1)" = "$(printf '0 n1\n1 n2')" ] && pass "srun tcp: task 0 on n1, task 1 on n2" ||
 		fail "srun tcp: placement $(cat where.0 where.1)"
-	pycheck "$T/tcp.json" "srun tcp pingpong: rank 0 on n1, the tcp module on 198.18.0.11, 2 rows verified" "
+	pycheck "$T/tcp.json" "srun tcp pingpong through PMI-2 without MPI: rank 0 on n1, tcp on 198.18.0.11, 2 rows verified" "
 assert r['complete'] and r['module'] == 'tcp' and r['pattern'] == 'pingpong' and r['ranks'] == 2, r
-assert r['launch'] == 'mpi' and r['env']['host'] == 'n1', r['env']
+assert r['launch'] == 'pmi2' and r['env']['mpi'] is None and r['env']['host'] == 'n1', (r['launch'], r['env'])
 assert r['env']['device'] == 'tcp 198.18.0.11', r['env']['device']
 assert r['parameters']['verify'] is True
 assert [row['size'] for row in r['results']] == [1, 4096]
@@ -108,6 +118,43 @@ for row in r['results']: assert row['count'] == $count and stats_ok(row['latency
 	# Only what the run measured is counted (not its warm-up): a lower bound.
 	crossed "srun tcp" "$before" "$after" $((count * 4096))
 fi
+
+section "srun -N 2 -n 2 --mpi=pmix, tcp module: the PMIx bootstrap"
+if have NG_HAVE_PMIX; then
+	rm -f where.0 where.1
+	before=$(counters)
+	if run 0 srun -N 2 -n 2 --mpi=pmix sh -c "$where" sh \
+		"$NGAUGE" -x tcp -p pingpong --verify -s 1,4K -c $count -o "$T/pmix.json"; then
+		after=$(counters)
+		[ "$(cat where.0 where.1)" = "$(printf '0 n1\n1 n2')" ] && pass "srun pmix: task 0 on n1, task 1 on n2" ||
+			fail "srun pmix: placement $(cat where.0 where.1)"
+		pycheck "$T/pmix.json" "srun tcp pingpong through PMIx: rank 0 on n1, tcp on 198.18.0.11, verified" "
+assert r['complete'] and r['module'] == 'tcp' and r['ranks'] == 2, r
+assert r['launch'] == 'pmix' and r['env']['mpi'] is None and r['env']['host'] == 'n1', (r['launch'], r['env'])
+assert r['env']['device'] == 'tcp 198.18.0.11', r['env']['device']
+for row in r['results']: assert row['count'] == $count and stats_ok(row['latency_us']), row
+"
+		crossed "srun pmix" "$before" "$after" $((count * 4096))
+	fi
+else
+	echo "built without PMIx (libpmix-dev): its part left out"
+fi
+
+# refused TEST WHAT: the run exited 2 (checked by run), wrote no result, and its stderr holds exactly one
+# line of ngauge's (srun's own lines aside), naming the cause (WHAT) and the fix.
+refused() {
+	local lines
+	lines=$(grep "^ngauge" "$T/err")
+	if [ ! -e "$T/refused.json" ] && [ "$(printf '%s\n' "$lines" | wc -l)" = 1 ] && grep -qF -- "$2" <<<"$lines" &&
+		grep -q "srun --mpi=pmi2" <<<"$lines" && grep -q "mpiexec inside the allocation" <<<"$lines"; then
+		pass "$1: exit 2, no result, one line: $lines"
+	else
+		fail "$1: $(cat "$T/err")"
+	fi
+}
+section "srun -N 2 -n 2 without --mpi (MpiDefault=none), tcp module: no PMI, refused"
+run 2 srun -N 2 -n 2 "$NGAUGE" -x tcp -p pingpong -s 1 -c 10 -o "$T/refused.json" &&
+	refused "srun without a PMI" "no process-management interface"
 
 # --- sbatch: a LogGP report, the JSON collected after the job --------------------------------------------
 section "sbatch, a LogGP report"
@@ -135,7 +182,7 @@ if run 0 sbatch --parsable "$T/loggp.job"; then
 	pycheck "$T/loggp.json" "sbatch: the LogGP JSON from n1 and n2, a block of parameters with CIs" '
 import math
 assert r["pattern"] == "loggp" and r["module"] == "tcp" and r["complete"] is True and r["ranks"] == 2
-assert r["launch"] == "mpi" and r["env"]["host"] == "n1" and r["env"]["device"] == "tcp 198.18.0.11", r["env"]
+assert r["launch"] == "pmi2" and r["env"]["host"] == "n1" and r["env"]["device"] == "tcp 198.18.0.11", r["env"]
 sizes = [row["size"] for row in r["results"]]
 assert sizes == [4 ** i for i in range(9)], sizes
 for row in r["results"]:
@@ -153,13 +200,21 @@ else
 fi
 
 # --- srun, mpi module --------------------------------------------------------------------------------------
-section "srun -N 2 -n 2 --mpi=pmi2, mpi module"
+mpi_pmi=--mpi=pmi2
+[ "${NGAUGE_MPI_IMPL:-mpich}" = ompi ] && mpi_pmi=--mpi=pmix   # Debian's Open MPI speaks PMIx, not Slurm's PMI-2
+section "srun -N 2 -n 2 $mpi_pmi, mpi module (${NGAUGE_MPI_IMPL:-mpich})"
+if ! have NG_HAVE_MPI; then
+	echo "built without MPI: the mpi module and the singleton refusal left out"
+	section "stop"
+	run 0 "$HELPER" stop "$C" && pass "stop"
+	finish
+fi
 # The two nodes share one kernel: UCX (Debian's MPICH is ch4:ucx) sees the same boot id on both and would
 # pass messages through shared memory and CMA, not the network.  UCX_TLS=self,tcp makes it use the veths,
-# as between two machines.  (Another MPI needs the same: its shared-memory transport off between the nodes.)
+# as between two machines; Open MPI's ob1 likewise, with its TCP transport alone (btl self,tcp).
 before=$(counters)
 rm -f where.0 where.1
-if run 0 env UCX_TLS=self,tcp srun -N 2 -n 2 --mpi=pmi2 sh -c "$where" sh \
+if run 0 env UCX_TLS=self,tcp OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,tcp srun -N 2 -n 2 $mpi_pmi sh -c "$where" sh \
 	"$NGAUGE" -x mpi -p pingpong --verify -s 1,4K -c $count -o "$T/mpi.json"; then
 	after=$(counters)
 	[ "$(cat where.0 where.1)" = "$(printf '0 n1\n1 n2')" ] && pass "srun mpi: task 0 on n1, task 1 on n2" ||
@@ -175,21 +230,52 @@ for row in r['results']: assert row['count'] == $count and stats_ok(row['latency
 fi
 
 # --- a singleton MPI under srun ------------------------------------------------------------------------------
-section "srun without --mpi: MPI singletons"
-# Without --mpi (MpiDefault=none) the MPI library of every task comes up alone: ngauge exits 2 and writes
-# no result.  (What the one line says is issue 22 item 2's part, below.)
-run 2 srun -N 2 -n 2 "$NGAUGE" -x mpi -p pingpong -s 1 -c 10 -o "$T/single.json" && [ ! -e "$T/single.json" ] &&
-	pass "srun without --mpi (MPI singletons): exit 2, no result" || fail "singletons: $(cat "$T/err")"
+if [ "${NGAUGE_MPI_IMPL:-mpich}" = mpich ]; then
+	section "sbatch, mpiexec inside the allocation (MPICH's Hydra)"
+	# Hydra starts its proxies with srun; they reach back to mpiexec on n1 at eth0's address (-iface: n1 is no
+	# name any resolver knows here).
+	cat >"$T/hydra.job" <<EOF
+#!/bin/bash
+#SBATCH --nodes=2
+#SBATCH --ntasks-per-node=1
+#SBATCH --output=$T/hydra-%j.out
+export UCX_TLS=self,tcp
+for x in mpi tcp; do
+	rm -f where.0 where.1
+	mpiexec -iface eth0 -n 2 -ppn 1 sh -c 'echo "\$PMI_RANK \$(hostname)" >"where.\$PMI_RANK" && exec "\$@"' sh \
+		"$NGAUGE" -x \$x -p pingpong --verify -s 1,4K -c $count -o "$T/hydra-\$x.json" || exit
+	cat where.0 where.1 >"$T/hydra-\$x.where"
+done
+EOF
+	if run 0 sbatch --parsable --chdir="$T" "$T/hydra.job"; then
+		job=$(cut -d';' -f1 "$T/out")
+		for _ in $(seq 600); do job_ended "$job" && break; sleep 0.1; done
+		grep -q "JobState=COMPLETED" "$T/job" && grep -q "ExitCode=0:0" "$T/job" &&
+			pass "sbatch job $job (mpiexec inside the allocation) completed" ||
+			fail "sbatch job $job: $(grep -E 'JobState|ExitCode' "$T/job"); $(tail -5 "$T"/hydra-*.out)"
+		for x in mpi tcp; do
+			[ "$(cat "$T/hydra-$x.where" 2>/dev/null)" = "$(printf '0 n1\n1 n2')" ] &&
+				pass "mpiexec in the allocation, $x: rank 0 on n1, rank 1 on n2" ||
+				fail "mpiexec in the allocation, $x: placement $(cat "$T/hydra-$x.where" 2>/dev/null)"
+			pycheck "$T/hydra-$x.json" "mpiexec in the allocation, $x: the MPI launch, rank 0 on n1, verified" "
+assert r['complete'] and r['module'] == '$x' and r['ranks'] == 2 and r['launch'] == 'mpi', r
+assert r['env']['host'] == 'n1' and r['env']['mpi'].startswith('MPICH'), r['env']
+for row in r['results']: assert row['count'] == $count and stats_ok(row['latency_us']), row
+"
+		done
+	fi
+fi
 
-# --- issue 22 item 2: launch under Slurm without MPI ----------------------------------------------------------
-# To be added with the code of item 2 (it cannot pass before):
-# - a build without MPI (-Dmpi=disabled) under `srun -N 2 -n 2 --mpi=pmi2 ngauge -x tcp -p pingpong --verify`:
-#   the bootstrap through Slurm's PMI-2 (and PMIx where Slurm has it), rank 0 on n1, rank 1 on n2, the launch
-#   named in the result, the traffic over the veths (crossed);
-# - the singleton refusal: the run above (srun without --mpi, MPI singletons) prints one line naming the cause
-#   and the fix (`srun --mpi=pmi2`, or mpiexec inside the allocation) and exits 2;
-# - the skip of a build without MPI at the top then leaves out only the MPI parts (mpi module, singletons).
-# ---------------------------------------------------------------------------------------------------------------
+section "srun without --mpi: no PMI for MPI, refused"
+# Without --mpi (MpiDefault=none) MPI would come up in every task alone (MPICH) or abort (Open MPI).
+run 2 srun -N 2 -n 2 "$NGAUGE" -x mpi -p pingpong -s 1 -c 10 -o "$T/refused.json" &&
+	refused "srun without --mpi (no PMI for MPI)" "so MPI would come up in each as a singleton"
+if [ "${NGAUGE_MPI_IMPL:-mpich}" = mpich ]; then
+	section "srun --mpi=pmix with MPICH: MPI singletons, refused"
+	# PMIx, which Debian's MPICH does not speak: each task's MPI comes up alone (MPI size 1, Slurm says 2).
+	run 2 srun -N 2 -n 2 --mpi=pmix "$NGAUGE" -x mpi -p pingpong -s 1 -c 10 -o "$T/refused.json" &&
+		refused "srun --mpi=pmix with MPICH (MPI singletons)" "MPI came up in each as a singleton (MPI size 1)"
+fi
 
 # --- teardown ------------------------------------------------------------------------------------------------
 section "stop"

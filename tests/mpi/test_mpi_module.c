@@ -152,9 +152,9 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "mpirma") == 0)
 		t.m = &ng_module_mpirma;
-	if (!getenv("PMI_RANK") || !getenv("PMI_SIZE")) {
-		fprintf(stderr,
-		        "test_mpi_module: not launched by mpiexec (PMI_RANK/PMI_SIZE unset), skipped\n");
+	if (!ng_launched_by_mpi()) {
+		fprintf(stderr, "test_mpi_module: not launched by mpiexec (PMI_RANK, PMIX_RANK, "
+		                "OMPI_COMM_WORLD_SIZE unset), skipped\n");
 		return T_SKIP;
 	}
 	/* ngauge-mpi.so, as ngauge loads it (core/plugin.h). */

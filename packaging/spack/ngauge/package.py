@@ -22,6 +22,7 @@ class Ngauge(MesonPackage):
     variant("mpi", default=True, description="mpi and mpirma modules, MPI launch (plugin ngauge-mpi.so)")
     variant("verbs", default=True, description="ibrc, ibuc, ibud, RDMA backend verbs (plugin ngauge-verbs.so)")
     variant("libfabric", default=True, description="RDMA backend ofi (plugin ngauge-ofi.so)")
+    variant("pmix", default=False, description="PMIx bootstrap of a Slurm step's tasks without MPI (srun --mpi=pmix)")
     variant("plots", default=True, description="ngauge plot and report draw with gnuplot")
 
     depends_on("meson@1.0:", type="build")
@@ -32,19 +33,27 @@ class Ngauge(MesonPackage):
     depends_on("mpi", when="+mpi")
     depends_on("rdma-core", when="+verbs")
     depends_on("libfabric", when="+libfabric")
+    depends_on("pmix", when="+pmix")
     depends_on("gnuplot", type="run", when="+plots")
 
     def meson_args(self):
         def feature(name):
             return "enabled" if self.spec.satisfies("+" + name) else "disabled"
 
-        return [
+        args = [
             "-Dmpi=" + feature("mpi"),
             "-Dverbs=" + feature("verbs"),
             "-Dlibfabric=" + feature("libfabric"),
             # The Soft-RoCE tests boot a QEMU guest: not part of a package build.
             "-Drxe_tests=disabled",
+            "-Dpmix=" + feature("pmix"),
+            # Slurm's libpmi2 comes with the site's Slurm, not from Spack.
+            "-Dpmi2=disabled",
         ]
+        if self.spec.satisfies("+mpi"):
+            # The MPI implementation (meson -Dmpi_impl): Open MPI's pkg-config name is ompi-c, MPICH's mpich.
+            args.append("-Dmpi_impl=" + ("ompi" if self.spec["mpi"].name == "openmpi" else "mpich"))
+        return args
 
     @run_after("install")
     @on_package_attributes(run_tests=True)
