@@ -128,17 +128,34 @@ ng_status ng_rdma_bounds_error(const struct ng_rdma *r, int peer, const struct n
 	return NG_ERR_USAGE;
 }
 
-/* One idle round of a wait loop: the watchdog's verdict, reported. */
-static ng_status ng_rdma_idle(struct ng_rdma *r, int peer)
+ng_status ng_rdma_idle(struct ng_rdma *r, int peer)
 {
-	ng_status st = ng_watch_idle(&r->watch);
+	ng_status st = ng_watch_idle(&r->watch), ans = NG_ERR_UNSUPPORTED;
 
-	if (st == NG_ERR_TIMEOUT) {
-		ng_error("%s: rank %d lost (nothing from it for %.0f s)", r->who, peer,
-		         (double)r->watch.timeout_ns / 1e9);
-		return NG_ERR_PEER_LOST;
+	if (st != NG_ERR_TIMEOUT)
+		return st;
+	/* Silent for the timeout.  Dead, or alive and not running?  Ask the
+	 * transport (rdma.h, Errors); confirmations count in a row, until
+	 * anything happens. */
+	if (r->alive_at != r->watch.events)
+		r->alive_n = 0;
+	if (r->be->alive && r->alive_n < NG_RDMA_ALIVE_MAX) {
+		ans = r->be->alive(r, peer);
+		if (ans == NG_OK) {
+			/* alive: the silence starts again */
+			r->alive_n++;
+			r->alive_at = ++r->watch.events;
+			return NG_OK;
+		}
+		if (ans != NG_ERR_UNSUPPORTED && ans != NG_ERR_TIMEOUT)
+			return ans;
 	}
-	return st;
+	ng_error("%s: rank %d lost (nothing from it for %.0f s%s)", r->who, peer,
+	         (double)r->watch.timeout_ns / 1e9 * (r->alive_n + 1),
+	         ans == NG_ERR_TIMEOUT ? ", and its end of the transport does not answer"
+	         : r->alive_n          ? ", though its end of the transport answers"
+	                               : "");
+	return NG_ERR_PEER_LOST;
 }
 
 ng_status ng_rdma_wait(struct ng_rdma *r, int peer, uint64_t t)

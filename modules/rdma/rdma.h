@@ -123,6 +123,19 @@
  * NG_ERR_CANCELLED on SIGINT/SIGTERM.  After an error the instance may only
  * be closed.
  *
+ * Silence alone does not tell a dead peer from a live one that is not
+ * running: a rank starved of CPU by a busy host (on an emulated device, a
+ * guest whose virtual CPU the host does not schedule, for seconds) looks
+ * the same from the other side.  So when a wait has heard nothing for the
+ * timeout, the watchdog asks the backend's transport whether the peer still
+ * holds its end (alive(): verbs RC, whose queue pairs die with their
+ * process).  A peer that the transport cannot reach is lost at once; one
+ * that it confirms alive is given the timeout again, up to
+ * NG_RDMA_ALIVE_MAX times in a row (a live peer that answers nothing for
+ * that long is stuck: a deadlock or mismatched messages, also reported
+ * lost).  Backends that cannot tell (shm, ofi, verbs UC) keep the plain
+ * silence rule.
+ *
  * Hot path contract: write/read/atomic/progress/done do no allocation, no
  * logging and no system call beyond the transport's own (shm on memory
  * outside segments: one process_vm_writev/readv; the first access to a peer's
@@ -140,6 +153,10 @@
 #include "modules/watch.h"
 #include "options.h"
 #include "status.h"
+
+/* Times in a row a silent peer that the transport confirms alive is given the
+ * timeout again (see Errors). */
+#define NG_RDMA_ALIVE_MAX 3u
 
 /* Capabilities of an opened instance (struct ng_rdma .caps). */
 enum {
@@ -255,6 +272,14 @@ struct ng_rdma_backend {
 	ng_status (*progress)(struct ng_rdma *r);
 	/* Returns once everything issued to @peer is complete and visible there. */
 	ng_status (*flush)(struct ng_rdma *r, int peer);
+	/* Optional (NULL: the transport cannot tell).  Whether @peer's end of the
+	 * transport is still there, asked in a way that takes no CPU of the peer
+	 * (see Errors).  Blocks until the answer: NG_OK when it answers,
+	 * NG_ERR_TIMEOUT (not reported) when it gives none within a quarter of
+	 * the timeout, NG_ERR_UNSUPPORTED (not reported) when this instance
+	 * cannot tell, or an error already reported (NG_ERR_PEER_LOST: the
+	 * transport says it is gone; NG_ERR_CANCELLED not reported). */
+	ng_status (*alive)(struct ng_rdma *r, int peer);
 };
 
 /* Instance base; a backend's instance embeds it first. */
@@ -269,6 +294,8 @@ struct ng_rdma {
 	uint64_t *issued;      /* [size]: tickets handed out per peer */
 	uint64_t *completed;   /* [size]: operations completed per peer (a prefix) */
 	struct ng_watch watch; /* timeout and cancellation of the wait helpers */
+	unsigned alive_n;      /* silent peers confirmed alive in a row (see Errors) */
+	uint64_t alive_at;     /* watch.events after the last confirmation */
 	char desc[160];        /* what was opened, for the result's env */
 };
 
@@ -434,5 +461,10 @@ ng_status ng_rdma_wait_all(struct ng_rdma *r, int peer);
 /* Until the word @w of this rank's memory is at least @v (a counter that
  * @peer advances; @peer only names whom we wait for). */
 ng_status ng_rdma_wait_word(struct ng_rdma *r, const volatile uint64_t *w, uint64_t v, int peer);
+/* The idle step of a wait loop for @peer (the helpers above use it; so do
+ * the modules' own loops): the watchdog's verdict on a silent peer (see
+ * Errors).  NG_OK (keep waiting), NG_ERR_CANCELLED (not reported),
+ * NG_ERR_PEER_LOST (reported). */
+ng_status ng_rdma_idle(struct ng_rdma *r, int peer);
 
 #endif

@@ -46,6 +46,15 @@
  * ends the connection with an error completion at the origin (reported as a
  * remote access error), so bounds are checked by the layer before posting.
  * Progress: the HCA's, never the target's CPU (NG_RDMA_CAP_PROGRESS).
+ *
+ * alive(p): an empty RDMA write to p (no memory, no key: IBA C9-88), which
+ * p's queue pair acknowledges without p's CPU (Soft-RoCE: in the kernel, on
+ * the poster's own CPU), in microseconds, for a rank that is alive however
+ * starved.  A queue pair dies with its process: then nothing answers, and
+ * after a quarter of the timeout without an answer the end is taken as gone
+ * (an HCA reports an error completion after its 7 retries of 67 ms; Soft-RoCE
+ * takes retry_cnt 7 as "retry forever" and never does).  UC acknowledges
+ * nothing: it cannot tell.
  */
 #include "config.h"
 
@@ -329,6 +338,42 @@ static ng_status vb_flush(struct ng_rdma *r, int peer)
 	return ng_rdma_wait_all(r, peer);
 }
 
+static ng_status vb_alive(struct ng_rdma *r, int peer)
+{
+	struct vb *b = vb_of(r);
+	struct ng_ibv_qp *q = &b->qps[peer];
+	uint64_t t0 = ng_watch_now_ns(), t;
+	ng_status st = NG_OK;
+
+	if (b->uc)
+		return NG_ERR_UNSUPPORTED;
+	if (b->err != NG_OK)
+		return b->err;
+	if (ng_ibv_qp_room(q, 1)) {
+		struct ibv_send_wr wr;
+
+		memset(&wr, 0, sizeof(wr));
+		t = q->posted + 1;
+		ng_ibv_wr_rdma(&wr, IBV_WR_RDMA_WRITE, (uint64_t)peer << VB_NBITS | t, 0, 0);
+		st = vb_post(b, peer, &wr, "an empty RDMA write");
+	} else {
+		/* the queue is full: its oldest operation answers as well */
+		t = q->done + 1;
+	}
+	while (st == NG_OK && !ng_rdma_done(r, peer, t)) {
+		st = vb_progress(r);
+		if (st != NG_OK)
+			break;
+		if (ng_watch_cancelled(&r->watch))
+			return NG_ERR_CANCELLED;
+		if (ng_watch_now_ns() - t0 > r->watch.timeout_ns / 4)
+			return NG_ERR_TIMEOUT;
+		if (r->watch.yield)
+			sched_yield();
+	}
+	return st;
+}
+
 /* ---- memory ----------------------------------------------------------- */
 
 static ng_status vb_reg_raw(struct vb *b, void *buf, size_t len, void *raw, struct ng_rdma_mr **mr_p)
@@ -544,4 +589,5 @@ const struct ng_rdma_backend ng_rdma_verbs = {
     .atomic = vb_atomic,
     .progress = vb_progress,
     .flush = vb_flush,
+    .alive = vb_alive,
 };
