@@ -130,30 +130,49 @@ ng_status ng_rdma_bounds_error(const struct ng_rdma *r, int peer, const struct n
 
 ng_status ng_rdma_idle(struct ng_rdma *r, int peer)
 {
-	ng_status st = ng_watch_idle(&r->watch), ans = NG_ERR_UNSUPPORTED;
+	struct ng_watch *w = &r->watch;
+	ng_status st = ng_watch_idle(w), ans = NG_ERR_UNSUPPORTED;
+	uint64_t now, deadline;
 
-	if (st != NG_ERR_TIMEOUT)
+	if (st != NG_OK && st != NG_ERR_TIMEOUT)
 		return st;
-	/* Silent for the timeout.  Dead, or alive and not running?  Ask the
-	 * transport (rdma.h, Errors); confirmations count in a row, until
-	 * anything happens. */
-	if (r->alive_at != r->watch.events)
-		r->alive_n = 0;
-	if (r->be->alive && r->alive_n < NG_RDMA_ALIVE_MAX) {
-		ans = r->be->alive(r, peer);
-		if (ans == NG_OK) {
-			/* alive: the silence starts again */
-			r->alive_n++;
-			r->alive_at = ++r->watch.events;
-			return NG_OK;
-		}
-		if (ans != NG_ERR_UNSUPPORTED && ans != NG_ERR_TIMEOUT)
+	/* The plain rule between clock reads (spin != 0), where the transport
+	 * cannot tell, and before half the timeout of silence. */
+	if (st == NG_OK &&
+	    (w->spin || !r->be->alive || !w->timeout_ns || w->last_ns - w->since_ns < w->timeout_ns / 2))
+		return NG_OK;
+	/* Silent for half the timeout.  Dead, or alive and not running (or
+	 * still moving a long write)?  Ask the transport (rdma.h, Errors), and
+	 * give it until the timeout; anything that happened since the last
+	 * confirmation ends the run of confirmations. */
+	if (r->alive_at != w->events)
+		r->alive_since = 0;
+	if (r->be->alive) {
+		deadline = w->since_ns + w->timeout_ns;
+		/* a silence first seen past its half (a clock read late): a quarter
+		 * of the timeout at least for the answer */
+		if (deadline < w->last_ns + w->timeout_ns / 4)
+			deadline = w->last_ns + w->timeout_ns / 4;
+		ans = r->be->alive(r, peer, deadline);
+		if (ans != NG_OK && ans != NG_ERR_UNSUPPORTED && ans != NG_ERR_TIMEOUT)
 			return ans;
+		if (ans == NG_OK) {
+			if (!r->alive_since)
+				r->alive_since = w->since_ns;
+			if (ng_watch_now_ns() - r->alive_since <= (NG_RDMA_ALIVE_MAX + 1) * w->timeout_ns) {
+				/* alive: the silence starts again */
+				r->alive_at = ++w->events;
+				return NG_OK;
+			}
+		}
 	}
+	if (st == NG_OK && ans == NG_ERR_UNSUPPORTED)
+		return NG_OK; /* cannot tell: the plain rule */
+	now = ng_watch_now_ns();
 	ng_error("%s: rank %d lost (nothing from it for %.0f s%s)", r->who, peer,
-	         (double)r->watch.timeout_ns / 1e9 * (r->alive_n + 1),
+	         (double)(now - (r->alive_since ? r->alive_since : w->since_ns)) / 1e9,
 	         ans == NG_ERR_TIMEOUT ? ", and its end of the transport does not answer"
-	         : r->alive_n          ? ", though its end of the transport answers"
+	         : ans == NG_OK        ? ", though its end of the transport answers"
 	                               : "");
 	return NG_ERR_PEER_LOST;
 }

@@ -125,16 +125,17 @@
  *
  * Silence alone does not tell a dead peer from a live one that is not
  * running: a rank starved of CPU by a busy host (on an emulated device, a
- * guest whose virtual CPU the host does not schedule, for seconds) looks
- * the same from the other side.  So when a wait has heard nothing for the
- * timeout, the watchdog asks the backend's transport whether the peer still
- * holds its end (alive(): verbs RC, whose queue pairs die with their
- * process).  A peer that the transport cannot reach is lost at once; one
- * that it confirms alive is given the timeout again, up to
- * NG_RDMA_ALIVE_MAX times in a row (a live peer that answers nothing for
- * that long is stuck: a deadlock or mismatched messages, also reported
- * lost).  Backends that cannot tell (shm, ofi, verbs UC) keep the plain
- * silence rule.
+ * guest whose virtual CPU the host does not schedule, for seconds) or one
+ * whose long write is still on the wire looks the same from the other side.
+ * So once a wait has heard nothing for half the timeout, the watchdog asks
+ * the backend's transport whether the peer still holds its end (alive():
+ * verbs RC, whose queue pairs die with their process), and gives the answer
+ * until the timeout is up.  No answer by then: the peer is gone, lost
+ * within the timeout as with the plain rule.  Answered: the silence starts
+ * again, and the peer is asked again at its half; a live peer that answers
+ * nothing for NG_RDMA_ALIVE_MAX + 1 timeouts in all is stuck (a deadlock,
+ * mismatched messages) and reported lost too.  Backends that cannot tell
+ * (shm, ofi, verbs UC) keep the plain rule: silence for the timeout.
  *
  * Hot path contract: write/read/atomic/progress/done do no allocation, no
  * logging and no system call beyond the transport's own (shm on memory
@@ -154,9 +155,9 @@
 #include "options.h"
 #include "status.h"
 
-/* Times in a row a silent peer that the transport confirms alive is given the
- * timeout again (see Errors). */
-#define NG_RDMA_ALIVE_MAX 3u
+/* A silent peer that the transport confirms alive is lost after this many
+ * timeouts of silence in all, plus one (see Errors). */
+#define NG_RDMA_ALIVE_MAX 8u
 
 /* Capabilities of an opened instance (struct ng_rdma .caps). */
 enum {
@@ -274,12 +275,13 @@ struct ng_rdma_backend {
 	ng_status (*flush)(struct ng_rdma *r, int peer);
 	/* Optional (NULL: the transport cannot tell).  Whether @peer's end of the
 	 * transport is still there, asked in a way that takes no CPU of the peer
-	 * (see Errors).  Blocks until the answer: NG_OK when it answers,
-	 * NG_ERR_TIMEOUT (not reported) when it gives none within a quarter of
-	 * the timeout, NG_ERR_UNSUPPORTED (not reported) when this instance
+	 * (see Errors).  Blocks until the answer or until CLOCK_MONOTONIC reaches
+	 * @deadline_ns (ng_watch_now_ns): NG_OK when it answers (or shows it is
+	 * moving earlier work), NG_ERR_TIMEOUT (not reported) when it gives no
+	 * answer by then, NG_ERR_UNSUPPORTED (not reported) when this instance
 	 * cannot tell, or an error already reported (NG_ERR_PEER_LOST: the
 	 * transport says it is gone; NG_ERR_CANCELLED not reported). */
-	ng_status (*alive)(struct ng_rdma *r, int peer);
+	ng_status (*alive)(struct ng_rdma *r, int peer, uint64_t deadline_ns);
 };
 
 /* Instance base; a backend's instance embeds it first. */
@@ -294,7 +296,7 @@ struct ng_rdma {
 	uint64_t *issued;      /* [size]: tickets handed out per peer */
 	uint64_t *completed;   /* [size]: operations completed per peer (a prefix) */
 	struct ng_watch watch; /* timeout and cancellation of the wait helpers */
-	unsigned alive_n;      /* silent peers confirmed alive in a row (see Errors) */
+	uint64_t alive_since;  /* start of a silence the transport confirmed alive (0: none) */
 	uint64_t alive_at;     /* watch.events after the last confirmation */
 	char desc[160];        /* what was opened, for the result's env */
 };

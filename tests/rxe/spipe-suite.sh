@@ -14,6 +14,8 @@
 # 4. A peer killed in the middle of a pipeline: the survivor names it within --timeout.
 # 5. A peer stopped (SIGSTOP) for more than twice --timeout, then continued: its queue pair still answers,
 #    so it is alive (as a rank whose virtual CPU a busy host does not run), not lost; the run completes.
+# 6. rcache messages of 8 MiB (one RDMA write each, 2-3 s on the emulated device, over --timeout 1): both
+#    ranks hear nothing for longer than --timeout while the write is on the wire; neither is lost.
 # The guest is emulated (a few MB/s): counts are small, the figures mean nothing.
 set -u
 . "$(dirname "$0")/guest-lib.sh"
@@ -106,6 +108,13 @@ if [ "$rc" -eq 0 ] && [ $going = 1 ] && grep -q '"complete": true' "$W/s.json" &
 	printf 'ok   %-30s exit %-3s %5d.%d s\n' "stopped-peer" "$rc" $((us / 1000000)) $((us % 1000000 / 100000))
 else
 	fail "stopped peer: exit $rc, running through the stop: $going (--timeout 2, stopped 5 s): $(tail -3 "$W/s.err")"
+fi
+
+# 6. writes longer than --timeout
+run long-write 0 "$N" -x spipe $V --spipe-mode rcache -p pingpong -s 8M -c 1 -w 0 --timeout 1 -o "$W/l.json"
+if [ -s "$W/l.json" ]; then
+	grep -q '"complete": true' "$W/l.json" && ! grep -q lost "$W/long-write.err" ||
+		fail "long-write: result content ($W/l.json)"
 fi
 
 us=$(usecs "$T0")
