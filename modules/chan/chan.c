@@ -41,8 +41,8 @@
  * Lengths: a receive of another length than the message gives
  * NG_ERR_TRUNCATED; a rendezvous send whose receive is no larger than S (so
  * no CTS ever comes) is an error that shows as the peer's silence after
- * --timeout (NG_RDMA_ALIVE_MAX + 1 times that where the transport sees the
- * peer alive, rdma.h).
+ * --timeout where the transport cannot tell a live peer (rdma.h, Errors);
+ * where it can (verbs RC), the wait lasts until the run is cancelled.
  *
  * Progress happens in test, wait and the blocking calls: the backend's
  * progress, then every peer with posted work: its ring, then its send queue.

@@ -132,7 +132,7 @@ ng_status ng_rdma_idle(struct ng_rdma *r, int peer)
 {
 	struct ng_watch *w = &r->watch;
 	ng_status st = ng_watch_idle(w), ans = NG_ERR_UNSUPPORTED;
-	uint64_t now, deadline;
+	uint64_t deadline;
 
 	if (st != NG_OK && st != NG_ERR_TIMEOUT)
 		return st;
@@ -141,39 +141,28 @@ ng_status ng_rdma_idle(struct ng_rdma *r, int peer)
 	if (st == NG_OK &&
 	    (w->spin || !r->be->alive || !w->timeout_ns || w->last_ns - w->since_ns < w->timeout_ns / 2))
 		return NG_OK;
-	/* Silent for half the timeout.  Dead, or alive and not running (or
-	 * still moving a long write)?  Ask the transport (rdma.h, Errors), and
-	 * give it until the timeout; anything that happened since the last
-	 * confirmation ends the run of confirmations. */
-	if (r->alive_at != w->events)
-		r->alive_since = 0;
 	if (r->be->alive) {
+		/* Silent for half the timeout.  Gone, or alive and not running (or
+		 * still moving a long write)?  Ask the transport (rdma.h, Errors),
+		 * and give it until the timeout is up; a silence first seen past
+		 * its half (a late clock read) gets a quarter of the timeout. */
 		deadline = w->since_ns + w->timeout_ns;
-		/* a silence first seen past its half (a clock read late): a quarter
-		 * of the timeout at least for the answer */
 		if (deadline < w->last_ns + w->timeout_ns / 4)
 			deadline = w->last_ns + w->timeout_ns / 4;
 		ans = r->be->alive(r, peer, deadline);
-		if (ans != NG_OK && ans != NG_ERR_UNSUPPORTED && ans != NG_ERR_TIMEOUT)
-			return ans;
 		if (ans == NG_OK) {
-			if (!r->alive_since)
-				r->alive_since = w->since_ns;
-			if (ng_watch_now_ns() - r->alive_since <= (NG_RDMA_ALIVE_MAX + 1) * w->timeout_ns) {
-				/* alive: the silence starts again */
-				r->alive_at = ++w->events;
-				return NG_OK;
-			}
+			/* alive: the silence starts again */
+			w->events++;
+			return NG_OK;
 		}
+		if (ans != NG_ERR_UNSUPPORTED && ans != NG_ERR_TIMEOUT)
+			return ans;
 	}
 	if (st == NG_OK && ans == NG_ERR_UNSUPPORTED)
 		return NG_OK; /* cannot tell: the plain rule */
-	now = ng_watch_now_ns();
-	ng_error("%s: rank %d lost (nothing from it for %.0f s%s)", r->who, peer,
-	         (double)(now - (r->alive_since ? r->alive_since : w->since_ns)) / 1e9,
-	         ans == NG_ERR_TIMEOUT ? ", and its end of the transport does not answer"
-	         : ans == NG_OK        ? ", though its end of the transport answers"
-	                               : "");
+	ng_error("%s: rank %d lost (nothing from it for %.3g s%s)", r->who, peer,
+	         (double)(ng_watch_now_ns() - w->since_ns) / 1e9,
+	         ans == NG_ERR_TIMEOUT ? ", and its end of the transport does not answer" : "");
 	return NG_ERR_PEER_LOST;
 }
 

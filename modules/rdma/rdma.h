@@ -132,10 +132,12 @@
  * verbs RC, whose queue pairs die with their process), and gives the answer
  * until the timeout is up.  No answer by then: the peer is gone, lost
  * within the timeout as with the plain rule.  Answered: the silence starts
- * again, and the peer is asked again at its half; a live peer that answers
- * nothing for NG_RDMA_ALIVE_MAX + 1 timeouts in all is stuck (a deadlock,
- * mismatched messages) and reported lost too.  Backends that cannot tell
- * (shm, ofi, verbs UC) keep the plain rule: silence for the timeout.
+ * again, and the peer is asked again at its half.  A peer is thus lost when
+ * it is gone, never for being slow; the price is that a live peer that will
+ * never send (a deadlock, a rendezvous send to an eager-sized receive) is
+ * waited for until the run is cancelled (SIGINT/SIGTERM, the launcher).
+ * Backends that cannot tell (shm, ofi, verbs UC) keep the plain rule:
+ * silence for the timeout.
  *
  * Hot path contract: write/read/atomic/progress/done do no allocation, no
  * logging and no system call beyond the transport's own (shm on memory
@@ -154,10 +156,6 @@
 #include "modules/watch.h"
 #include "options.h"
 #include "status.h"
-
-/* A silent peer that the transport confirms alive is lost after this many
- * timeouts of silence in all, plus one (see Errors). */
-#define NG_RDMA_ALIVE_MAX 8u
 
 /* Capabilities of an opened instance (struct ng_rdma .caps). */
 enum {
@@ -296,8 +294,6 @@ struct ng_rdma {
 	uint64_t *issued;      /* [size]: tickets handed out per peer */
 	uint64_t *completed;   /* [size]: operations completed per peer (a prefix) */
 	struct ng_watch watch; /* timeout and cancellation of the wait helpers */
-	uint64_t alive_since;  /* start of a silence the transport confirmed alive (0: none) */
-	uint64_t alive_at;     /* watch.events after the last confirmation */
 	char desc[160];        /* what was opened, for the result's env */
 };
 

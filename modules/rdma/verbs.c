@@ -51,15 +51,15 @@
  * p's queue pair acknowledges without p's CPU (Soft-RoCE: in the kernel, on
  * the poster's own CPU), in microseconds, for a rank that is alive however
  * starved.  It completes behind the work already on the queue pair (RC
- * completes in order), so the completion of any of that work answers too.
- * A queue pair dies with its process: then nothing answers by the deadline
- * and the end is taken as gone.  With earlier work still pending and no
- * completion by the deadline (a long write on a slow link), the answer is
- * alive: on RC a peer that is gone under pending work ends it with an
- * error completion once the retries run out (an HCA: 7 retries of 67 ms),
- * reported as lost; Soft-RoCE takes retry_cnt 7 as "retry forever", and
- * there the layer's bound on a silent live peer decides.  UC acknowledges
- * nothing: it cannot tell.
+ * completes in order), so the completion of any of that work answers too;
+ * one probe per peer at a time.  A queue pair dies with its process: then
+ * nothing answers by the deadline and the end is taken as gone.  With
+ * earlier work still pending and no completion by the deadline (a long
+ * write on a slow link), the answer is alive: on RC a peer that is gone
+ * under pending work ends it with an error completion once the retries run
+ * out (an HCA: 7 retries of 67 ms), reported as lost; Soft-RoCE takes
+ * retry_cnt 7 as "retry forever" and never does, so there only the launcher
+ * names such a peer.  UC acknowledges nothing: it cannot tell.
  */
 #include "config.h"
 
