@@ -41,12 +41,14 @@
  * Lengths: a receive of another length than the message gives
  * NG_ERR_TRUNCATED; a rendezvous send whose receive is no larger than S (so
  * no CTS ever comes) is an error that shows as the peer's silence after
- * --timeout.
+ * --timeout where the transport cannot tell a live peer (rdma.h, Errors);
+ * where it can (verbs RC), the wait lasts until the run is cancelled.
  *
  * Progress happens in test, wait and the blocking calls: the backend's
  * progress, then every peer with posted work: its ring, then its send queue.
  * Waiting spins (or yields, --rdma-poll yield) under the layer's watchdog:
- * silence for --timeout while waiting names the peer as lost.
+ * silence for --timeout while waiting names the peer as lost, unless the
+ * transport confirms it alive (rdma.h, Errors).
  */
 #include "config.h"
 
@@ -668,14 +670,7 @@ ng_status ng_chan_progress(struct ng_chan *t, bool *seen_p)
 
 ng_status ng_chan_idle(struct ng_chan *t, int peer)
 {
-	ng_status st = ng_watch_idle(&t->r->watch);
-
-	if (st == NG_ERR_TIMEOUT) {
-		ng_error("%s: rank %d lost (nothing from it for %.0f s)", t->who, peer,
-		         (double)t->r->watch.timeout_ns / 1e9);
-		return NG_ERR_PEER_LOST;
-	}
-	return st;
+	return ng_rdma_idle(t->r, peer);
 }
 
 ng_status ng_chan_wait(struct ng_chan *t, struct ng_req *req)

@@ -156,17 +156,42 @@ ng_status ng_rdma_bounds_error(const struct ng_rdma *r, int peer, const struct n
 	return NG_ERR_USAGE;
 }
 
-/* One idle round of a wait loop: the watchdog's verdict, reported. */
-static ng_status ng_rdma_idle(struct ng_rdma *r, int peer)
+ng_status ng_rdma_idle(struct ng_rdma *r, int peer)
 {
-	ng_status st = ng_watch_idle(&r->watch);
+	struct ng_watch *w = &r->watch;
+	ng_status st = ng_watch_idle(w), ans = NG_ERR_UNSUPPORTED;
+	uint64_t deadline;
 
-	if (st == NG_ERR_TIMEOUT) {
-		ng_error("%s: rank %d lost (nothing from it for %.0f s)", r->who, peer,
-		         (double)r->watch.timeout_ns / 1e9);
-		return NG_ERR_PEER_LOST;
+	if (st != NG_OK && st != NG_ERR_TIMEOUT)
+		return st;
+	/* The plain rule between clock reads (spin != 0), where the transport
+	 * cannot tell, and before half the timeout of silence. */
+	if (st == NG_OK &&
+	    (w->spin || !r->be->alive || !w->timeout_ns || w->last_ns - w->since_ns < w->timeout_ns / 2))
+		return NG_OK;
+	if (r->be->alive) {
+		/* Silent for half the timeout.  Gone, or alive and not running (or
+		 * still moving a long write)?  Ask the transport (rdma.h, Errors),
+		 * and give it until the timeout is up; a silence first seen past
+		 * its half (a late clock read) gets a quarter of the timeout. */
+		deadline = w->since_ns + w->timeout_ns;
+		if (deadline < w->last_ns + w->timeout_ns / 4)
+			deadline = w->last_ns + w->timeout_ns / 4;
+		ans = r->be->alive(r, peer, deadline);
+		if (ans == NG_OK) {
+			/* alive: the silence starts again */
+			w->events++;
+			return NG_OK;
+		}
+		if (ans != NG_ERR_UNSUPPORTED && ans != NG_ERR_TIMEOUT)
+			return ans;
 	}
-	return st;
+	if (st == NG_OK && ans == NG_ERR_UNSUPPORTED)
+		return NG_OK; /* cannot tell: the plain rule */
+	ng_error("%s: rank %d lost (nothing from it for %.3g s%s)", r->who, peer,
+	         (double)(ng_watch_now_ns() - w->since_ns) / 1e9,
+	         ans == NG_ERR_TIMEOUT ? ", and its end of the transport does not answer" : "");
+	return NG_ERR_PEER_LOST;
 }
 
 ng_status ng_rdma_wait(struct ng_rdma *r, int peer, uint64_t t)

@@ -123,6 +123,22 @@
  * NG_ERR_CANCELLED on SIGINT/SIGTERM.  After an error the instance may only
  * be closed.
  *
+ * Silence alone does not tell a dead peer from a live one that is not
+ * running: a rank starved of CPU by a busy host (on an emulated device, a
+ * guest whose virtual CPU the host does not schedule, for seconds) or one
+ * whose long write is still on the wire looks the same from the other side.
+ * So once a wait has heard nothing for half the timeout, the watchdog asks
+ * the backend's transport whether the peer still holds its end (alive():
+ * verbs RC, whose queue pairs die with their process), and gives the answer
+ * until the timeout is up.  No answer by then: the peer is gone, lost
+ * within the timeout as with the plain rule.  Answered: the silence starts
+ * again, and the peer is asked again at its half.  A peer is thus lost when
+ * it is gone, never for being slow; the price is that a live peer that will
+ * never send (a deadlock, a rendezvous send to an eager-sized receive) is
+ * waited for until the run is cancelled (SIGINT/SIGTERM, the launcher).
+ * Backends that cannot tell (shm, ofi, verbs UC) keep the plain rule:
+ * silence for the timeout.
+ *
  * Hot path contract: write/read/atomic/progress/done do no allocation, no
  * logging and no system call beyond the transport's own (shm on memory
  * outside segments: one process_vm_writev/readv; the first access to a peer's
@@ -260,6 +276,15 @@ struct ng_rdma_backend {
 	ng_status (*progress)(struct ng_rdma *r);
 	/* Returns once everything issued to @peer is complete and visible there. */
 	ng_status (*flush)(struct ng_rdma *r, int peer);
+	/* Optional (NULL: the transport cannot tell).  Whether @peer's end of the
+	 * transport is still there, asked in a way that takes no CPU of the peer
+	 * (see Errors).  Blocks until the answer or until CLOCK_MONOTONIC reaches
+	 * @deadline_ns (ng_watch_now_ns): NG_OK when it answers (or shows it is
+	 * moving earlier work), NG_ERR_TIMEOUT (not reported) when it gives no
+	 * answer by then, NG_ERR_UNSUPPORTED (not reported) when this instance
+	 * cannot tell, or an error already reported (NG_ERR_PEER_LOST: the
+	 * transport says it is gone; NG_ERR_CANCELLED not reported). */
+	ng_status (*alive)(struct ng_rdma *r, int peer, uint64_t deadline_ns);
 };
 
 /* Instance base; a backend's instance embeds it first. */
@@ -439,5 +464,10 @@ ng_status ng_rdma_wait_all(struct ng_rdma *r, int peer);
 /* Until the word @w of this rank's memory is at least @v (a counter that
  * @peer advances; @peer only names whom we wait for). */
 ng_status ng_rdma_wait_word(struct ng_rdma *r, const volatile uint64_t *w, uint64_t v, int peer);
+/* The idle step of a wait loop for @peer (the helpers above use it; so do
+ * the modules' own loops): the watchdog's verdict on a silent peer (see
+ * Errors).  NG_OK (keep waiting), NG_ERR_CANCELLED (not reported),
+ * NG_ERR_PEER_LOST (reported). */
+ng_status ng_rdma_idle(struct ng_rdma *r, int peer);
 
 #endif

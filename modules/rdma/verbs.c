@@ -46,6 +46,20 @@
  * ends the connection with an error completion at the origin (reported as a
  * remote access error), so bounds are checked by the layer before posting.
  * Progress: the HCA's, never the target's CPU (NG_RDMA_CAP_PROGRESS).
+ *
+ * alive(p): an empty RDMA write to p (no memory, no key: IBA C9-88), which
+ * p's queue pair acknowledges without p's CPU (Soft-RoCE: in the kernel, on
+ * the poster's own CPU), in microseconds, for a rank that is alive however
+ * starved.  It completes behind the work already on the queue pair (RC
+ * completes in order), so the completion of any of that work answers too;
+ * one probe per peer at a time.  A queue pair dies with its process: then
+ * nothing answers by the deadline and the end is taken as gone.  With
+ * earlier work still pending and no completion by the deadline (a long
+ * write on a slow link), the answer is alive: on RC a peer that is gone
+ * under pending work ends it with an error completion once the retries run
+ * out (an HCA: 7 retries of 67 ms), reported as lost; Soft-RoCE takes
+ * retry_cnt 7 as "retry forever" and never does, so there only the launcher
+ * names such a peer.  UC acknowledges nothing: it cannot tell.
  */
 #include "config.h"
 
@@ -80,6 +94,7 @@ struct vb {
 	struct ng_ibv_qp loop;     /* the responder of operations on my own memory */
 	struct ng_ibv_stage stage; /* VB_STAGE bytes per WR */
 	uint64_t **old;            /* [size][depth]: where an atomic's old value goes */
+	uint64_t *probe;           /* [size]: WR number of the oldest unanswered alive() probe (0: none) */
 	struct vb_mr *mrs;         /* every registration, for close() */
 	uint32_t depth;
 	uint32_t max_inline;
@@ -329,6 +344,47 @@ static ng_status vb_flush(struct ng_rdma *r, int peer)
 	return ng_rdma_wait_all(r, peer);
 }
 
+static ng_status vb_alive(struct ng_rdma *r, int peer, uint64_t deadline_ns)
+{
+	struct vb *b = vb_of(r);
+	struct ng_ibv_qp *q = &b->qps[peer];
+	uint64_t before = r->completed[peer];
+	bool pending;
+	ng_status st = NG_OK;
+
+	if (b->uc)
+		return NG_ERR_UNSUPPORTED;
+	if (b->err != NG_OK)
+		return b->err;
+	if (b->probe[peer] && q->done >= b->probe[peer])
+		b->probe[peer] = 0; /* the last probe was answered */
+	/* Work older than any unanswered probe still in flight. */
+	pending = q->done < (b->probe[peer] ? b->probe[peer] - 1 : q->posted);
+	if (!b->probe[peer] && ng_ibv_qp_room(q, 1)) {
+		struct ibv_send_wr wr;
+
+		memset(&wr, 0, sizeof(wr));
+		ng_ibv_wr_rdma(&wr, IBV_WR_RDMA_WRITE, (uint64_t)peer << VB_NBITS | (q->posted + 1), 0, 0);
+		st = vb_post(b, peer, &wr, "an empty RDMA write");
+		if (st == NG_OK)
+			b->probe[peer] = q->posted;
+	}
+	/* Any completion on the queue pair answers: the probe's, or that of
+	 * earlier work, which the peer's end acknowledged just the same. */
+	while (st == NG_OK && r->completed[peer] == before) {
+		st = vb_progress(r);
+		if (st != NG_OK)
+			break;
+		if (ng_watch_cancelled(&r->watch))
+			return NG_ERR_CANCELLED;
+		if (ng_watch_now_ns() > deadline_ns)
+			return pending ? NG_OK : NG_ERR_TIMEOUT;
+		if (r->watch.yield)
+			sched_yield();
+	}
+	return st;
+}
+
 /* ---- memory ----------------------------------------------------------- */
 
 static ng_status vb_reg_raw(struct vb *b, void *buf, size_t len, void *raw, struct ng_rdma_mr **mr_p)
@@ -415,6 +471,7 @@ static void vb_close(struct ng_rdma *r)
 		ng_ibv_close(&b->v);
 	free(b->qps);
 	free(b->old);
+	free(b->probe);
 	ng_rdma_base_fini(r);
 	free(b);
 }
@@ -478,8 +535,9 @@ static ng_status vb_open(const struct ng_rdma_backend *be, const struct ng_rdma_
 	 * status, so that all fail together. */
 	b->qps = calloc(n, sizeof(*b->qps));
 	b->old = calloc(n * b->depth, sizeof(*b->old));
+	b->probe = calloc(n, sizeof(*b->probe));
 	qpp = calloc(n, sizeof(*qpp));
-	if (!b->qps || !b->old || !qpp) {
+	if (!b->qps || !b->old || !b->probe || !qpp) {
 		ng_error("%s: out of memory", cf->who);
 		st = NG_ERR_NOMEM;
 	}
@@ -544,4 +602,5 @@ const struct ng_rdma_backend ng_rdma_verbs = {
     .atomic = vb_atomic,
     .progress = vb_progress,
     .flush = vb_flush,
+    .alive = vb_alive,
 };

@@ -12,6 +12,10 @@
 # 3. pingpong --verify for every mode at odd sizes from 1 B to 16 MiB across the eager size, and the
 #    superpipeline with small sub-blocks across its chunk edges and buffer wraps.
 # 4. A peer killed in the middle of a pipeline: the survivor names it within --timeout.
+# 5. A peer stopped (SIGSTOP) for more than twice --timeout, then continued: its queue pair still answers,
+#    so it is alive (as a rank whose virtual CPU a busy host does not run), not lost; the run completes.
+# 6. rcache messages of 8 MiB (one RDMA write each, 2-3 s on the emulated device, over --timeout 1): both
+#    ranks hear nothing for longer than --timeout while the write is on the wire; neither is lost.
 # The guest is emulated (a few MB/s): counts are small, the figures mean nothing.
 set -u
 . "$(dirname "$0")/guest-lib.sh"
@@ -78,6 +82,39 @@ if [ "$rc" -ne 0 ] && [ "$us" -lt $((8 + 4))000000 ] && grep -q "rank 1" "$W/k.e
 	printf 'ok   %-30s exit %-3s %5d.%d s\n' "killed-peer" "$rc" $((us / 1000000)) $((us % 1000000 / 100000))
 else
 	fail "killed peer: exit $rc after $((us / 1000)) ms (--timeout 8): $(tail -3 "$W/k.err")"
+fi
+
+# 5. a peer stopped for 5 s under --timeout 2, then continued (64 KiB round trips take 10-20 ms here: the
+#    600 of them outlast the stop)
+"$N" -x spipe $V -p pingpong -s 64K -c 600 -w 0 --timeout 2 -o "$W/s.json" >"$W/s.out" 2>"$W/s.err" &
+pid=$!
+for _ in $(seq 300); do
+	[ -s "$W/s.json" ] && grep -q '"spipe"' "$W/s.json" && break
+	sleep 0.1
+done
+sleep 1
+ranks=($(pgrep -P $pid))
+start=$EPOCHREALTIME
+going=0
+if [ -n "${ranks[1]:-}" ] && kill -STOP "${ranks[1]}"; then
+	sleep 5
+	kill -0 $pid 2>/dev/null && going=1
+	kill -CONT "${ranks[1]}"
+fi
+wait $pid
+rc=$?
+us=$(usecs "$start")
+if [ "$rc" -eq 0 ] && [ $going = 1 ] && grep -q '"complete": true' "$W/s.json" && ! grep -q lost "$W/s.err"; then
+	printf 'ok   %-30s exit %-3s %5d.%d s\n' "stopped-peer" "$rc" $((us / 1000000)) $((us % 1000000 / 100000))
+else
+	fail "stopped peer: exit $rc, running through the stop: $going (--timeout 2, stopped 5 s): $(tail -3 "$W/s.err")"
+fi
+
+# 6. writes longer than --timeout
+run long-write 0 "$N" -x spipe $V --spipe-mode rcache -p pingpong -s 8M -c 1 -w 0 --timeout 1 -o "$W/l.json"
+if [ -s "$W/l.json" ]; then
+	grep -q '"complete": true' "$W/l.json" && ! grep -q lost "$W/long-write.err" ||
+		fail "long-write: result content ($W/l.json)"
 fi
 
 us=$(usecs "$T0")
