@@ -796,7 +796,7 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 	struct ng_rdma_rmr rc_mine, *rc_all = NULL;
 	const char *prov = cf->provider && *cf->provider ? cf->provider : NULL;
 	const char *fault = getenv("NGAUGE_OFI_FAULT"), *force = getenv("NGAUGE_OFI_SEM");
-	bool one_host = true, autoprog = false, lacks = false, shm;
+	bool one_host = true, autoprog = false, lacks = false, nodc, shm;
 	ng_status st = NG_OK;
 	int rc = 0;
 
@@ -810,7 +810,8 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 		free(o);
 		return st;
 	}
-	o->fault = fault && strcmp(fault, "late") == 0;
+	o->fault = fault && strncmp(fault, "late", 4) == 0;
+	nodc = fault && strcmp(fault, "late-nodc") == 0;
 	memset(&mine, 0, sizeof(mine));
 	snprintf(mine.host, sizeof(mine.host), "%.63s", boot->host);
 	all = calloc(n, sizeof(*all));
@@ -838,11 +839,6 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 		snprintf(o->prov, sizeof(o->prov), "%s", o->info->fabric_attr->prov_name);
 		fi_freeinfo(o->info);
 		o->info = NULL;
-		/* Tests: the fault makes the provider one that reorders. */
-		if (o->fault) {
-			try[0] = OFI_SEM_DELIVERY;
-			ntry = 1;
-		}
 		if (force && strcmp(force, "assume") == 0) {
 			try[0] = OFI_SEM_ASSUME;
 			ntry = 1;
@@ -855,6 +851,11 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 		}
 		for (size_t k = 0; k < ntry && !o->info; k++)
 			for (int ap = 1; ap >= 0 && !o->info; ap--) {
+				/* Tests: the faulty provider grants no ordering ("late") and
+				 * no delivery completion either ("late-nodc"). */
+				if ((o->fault && try[k] == OFI_SEM_ORDERED) ||
+				    (nodc && try[k] == OFI_SEM_DELIVERY))
+					break;
 				o->info = ofi_pick(o->prov, one_host, ap, try[k], &why);
 				autoprog = ap;
 				o->sem = try[k];
