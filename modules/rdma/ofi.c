@@ -19,33 +19,54 @@
  * enabled), FI_CONTEXT/FI_CONTEXT2 (every operation carries its own context),
  * and automatic data progress where the provider grants it (tcp;ofi_rxm does
  * with FI_ATOMIC in the caps; shm refuses it, then manual progress).
- * NG_RDMA_CAP_PROGRESS is set only when automatic progress was granted: the
- * shm provider moves contiguous writes and reads without the target (its
- * cross-memory-attach path) but its atomics and first contacts wait for it.
+ * NG_RDMA_CAP_PROGRESS is set only when automatic progress was granted
+ * (never for shm: its atomics, first contacts and, once ordering is asked
+ * for, its writes wait for the target's progress).
+ *
+ * Semantics.  A notice must land after the data it covers and flush must
+ * mean placed: asked for, never assumed.  First ordered writes and reads
+ * (FI_ORDER_WAW | FI_ORDER_RAW in tx_attr and rx_attr->msg_order, checked
+ * as granted: shm grants them); else delivery completion
+ * (FI_DELIVERY_COMPLETE in tx_attr->op_flags, checked: tcp;ofi_rxm, whose
+ * own order is only RAS/WAS/SAS); a provider with neither is refused, naming
+ * it and what it lacks.  The mode is in the description ("ordered",
+ * "delivery-complete").
  *
  * Completion.  Every operation has a context in a ring per peer, indexed by
  * its ticket; the completion queue marks contexts done, and the peer's
  * completed count advances over the finished prefix (providers may complete
- * out of order).  Operations whose local buffers are not registered go
- * through a registered staging ring (stage_max bytes per context).  Atomics
- * use staged operands and result, copied to *old_p at completion.  A post
- * answered with -FI_EAGAIN makes progress and tries again.
+ * out of order).  Unregistered pieces of a write are copied into the peer's
+ * staging ring (rdma.h: registered at the first staged operation to that
+ * peer, ng_rdma_stage_bytes(stage_max)), registered pieces are posted with
+ * their own descriptors: under FI_MR_LOCAL no descriptor is ever NULL.  More
+ * pieces than the provider's iov_limit are staged together, or written one
+ * by one when too large.  Atomics use staged operands and result, copied to
+ * *old_p at completion.  A post answered with -FI_EAGAIN makes progress and
+ * tries again.  Writes and reads above the provider's max_msg_size are
+ * split (rdma.h, Lengths).
  *
  * Notices (NG_RDMA_NOTIFY).  The body, then the last 8 bytes as a write of
- * their own.  shm: its cross-memory-attach path copies inside the post, one
- * write after the other; tcp;ofi_rxm: the peer's ordered byte stream,
- * applied in order by the target.  Within ONE write neither orders the last
- * word after the rest: the copy is one string operation whose stores
- * another core may see in any order (with body and notice in one write over
- * shm, spipe --verify found a notice visible before bytes hundreds of bytes
- * ahead of it).  Other providers: the body with FI_DELIVERY_COMPLETE,
- * waited for, then the word.  A write of blocks (NG_RDMA_BLOCKS) is one
- * notified write per piece.
+ * their own: within ONE write no provider orders the last word after the
+ * rest (a provider's copy is one string operation whose stores another core
+ * may see in any order: with body and notice in one write over shm, spipe
+ * --verify found a notice visible before bytes hundreds of bytes ahead of
+ * it).  Ordered: the word is posted right after the body.  Delivery-complete:
+ * every write carries FI_DELIVERY_COMPLETE, and the word waits until every
+ * earlier write to the peer has completed.  A write of blocks
+ * (NG_RDMA_BLOCKS) is one notified write per piece.
  *
- * flush(peer): every operation to the peer completes; then, where completion
- * does not mean visibility (every provider but shm), an 8-byte read from the
- * peer, which its ordered stream returns only after the writes before it.
+ * flush(peer): every operation to the peer completes; ordered, then an
+ * 8-byte read from the peer, which FI_ORDER_RAW answers after the writes.
  *
+ * Tests: NGAUGE_OFI_FAULT=late turns the provider into one that completes a
+ * plain write at once and places its second half only after the next
+ * operation (or OFI_LATE rounds of progress) and grants no ordering;
+ * NGAUGE_OFI_FAULT=late-nodc grants no delivery completion either (refused).
+ * NGAUGE_OFI_SEM=ordered|delivery|assume forces a mode; "assume" is the
+ * former behaviour: plain writes and the order taken for granted
+ * (tests/integration/ofi_order.sh shows it failing --verify under the
+ * fault, and the default passing).
+
  * Keys and bounds: the shm provider ignores keys on its fast path, so every
  * access is checked against the descriptor (ng_rdma_bounds) before it is
  * posted, on every provider.
@@ -80,6 +101,7 @@
 #define OFI_HELD    64u                           /* test fault: pieces held back at most */
 #define OFI_ARENA   ((size_t)8 << 20)             /* test fault: copies of held writes */
 #define OFI_FOPS    1024u                         /* test fault: contexts of held pieces */
+#define OFI_LATE    64u                           /* test fault: progress rounds a piece is held */
 
 /* How notices and flush are made safe (see the top). */
 enum ofi_sem { OFI_SEM_ORDERED, OFI_SEM_DELIVERY, OFI_SEM_ASSUME };
@@ -191,7 +213,7 @@ static ng_status ofi_progress(struct ng_rdma *r)
 	ssize_t n;
 
 	/* Test fault: held pieces go out a round of progress later. */
-	if (o->nheld && !o->releasing && ++o->idle >= 2) {
+	if (o->nheld && !o->releasing && ++o->idle >= OFI_LATE) {
 		ng_status st = ofi_release(o, o->nheld);
 
 		if (st != NG_OK)
@@ -698,9 +720,10 @@ static struct fi_info *ofi_pick(const char *prov, bool one_host, bool autoprog, 
 	}
 	if (prov)
 		hints->fabric_attr->prov_name = strdup(prov);
-	/* Network providers on one host: bound to loopback (shm has no
-	 * address; it would give every rank the same name). */
-	rc = one_host && prov && strcmp(prov, "shm") != 0
+	/* Socket providers on one host: bound to loopback (shm has no
+	 * address; it would give every rank the same name; an RDMA device
+	 * such as verbs' has no loopback address and loops back itself). */
+	rc = one_host && prov && strncmp(prov, "tcp", 3) == 0
 	         ? fi_getinfo(FI_VERSION(1, 9), "127.0.0.1", NULL, FI_SOURCE, hints, &list)
 	         : -FI_ENODATA;
 	if (rc)
@@ -790,7 +813,8 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 		unsigned char name[OFI_NAMELEN];
 	} mine, *all = NULL;
 	size_t n = (size_t)boot->size, len = OFI_NAMELEN;
-	const char *why = NULL;
+	const char *why = NULL, *call = "";
+	char whybuf[160];
 	struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_NONE};
 	struct fi_av_attr ava = {.type = FI_AV_TABLE};
 	struct ng_rdma_rmr rc_mine, *rc_all = NULL;
@@ -828,6 +852,16 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 	for (size_t i = 0; i < n; i++)
 		one_host = one_host && strcmp(all[i].host, all[0].host) == 0;
 
+	/* libfabric sizes per-peer resources by its universe size (256 unless
+	 * told): verbs;ofi_rxm's completion queue of (tx + rx) x 256 entries is
+	 * above what Soft-RoCE and many HCAs create.  The job's size, unless the
+	 * user set it. */
+	{
+		char u[24];
+
+		snprintf(u, sizeof(u), "%zu", n < 2 ? (size_t)2 : n);
+		setenv("FI_UNIVERSE_SIZE", u, 0);
+	}
 	/* The provider first; then the semantics the notices and flush need,
 	 * ordered before delivery-complete, each with (bound to loopback on
 	 * one host) automatic progress where it has it. */
@@ -883,25 +917,43 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 			o->iov_limit = NG_RDMA_IOV_MAX;
 		cqa.size = n * OFI_DEPTH;
 		ava.count = n;
+		call = "fi_fabric";
 		rc = fi_fabric(o->info->fabric_attr, &o->fabric, NULL);
-		if (!rc)
+		if (!rc) {
+			call = "fi_domain";
 			rc = fi_domain(o->fabric, o->info, &o->domain, NULL);
-		if (!rc)
+		}
+		if (!rc) {
+			call = "fi_cq_open";
 			rc = fi_cq_open(o->domain, &cqa, &o->cq, NULL);
-		if (!rc)
+		}
+		if (!rc) {
+			call = "fi_av_open";
 			rc = fi_av_open(o->domain, &ava, &o->av, NULL);
-		if (!rc)
+		}
+		if (!rc) {
+			call = "fi_endpoint";
 			rc = fi_endpoint(o->domain, o->info, &o->ep, NULL);
-		if (!rc)
+		}
+		if (!rc) {
+			call = "fi_ep_bind (the address vector)";
 			rc = fi_ep_bind(o->ep, &o->av->fid, 0);
-		if (!rc)
+		}
+		if (!rc) {
+			call = "fi_ep_bind (the completion queue)";
 			rc = fi_ep_bind(o->ep, &o->cq->fid, FI_TRANSMIT | FI_RECV);
-		if (!rc)
+		}
+		if (!rc) {
+			call = "fi_enable";
 			rc = fi_enable(o->ep);
-		if (!rc)
+		}
+		if (!rc) {
+			call = "fi_getname";
 			rc = fi_getname(&o->ep->fid, mine.name, &len);
+		}
 		if (rc) {
-			why = fi_strerror(-rc);
+			snprintf(whybuf, sizeof(whybuf), "%s: %s", call, fi_strerror(-rc));
+			why = whybuf;
 			st = NG_ERR_NODEV;
 		}
 	} else if (lacks) {

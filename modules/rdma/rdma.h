@@ -124,8 +124,9 @@
  * ---- Progress ------------------------------------------------------------
  * NG_RDMA_CAP_PROGRESS says whether operations complete and become visible
  * without the target calling into the layer (true one-sided progress): verbs
- * and shm always; ofi per provider (tcp;ofi_rxm with automatic progress, the
- * shm provider only for its contiguous write/read path).  Code that waits
+ * and shm always; ofi per provider (tcp;ofi_rxm with automatic progress;
+ * never the shm provider, whose ordered path places writes when the target
+ * progresses).  Code that waits
  * for a peer's writes in its own memory still calls ng_rdma_progress() (the
  * wait helpers do): without the capability, remote writes land only then.
  *
