@@ -592,6 +592,8 @@ static ng_status ofi_reg(struct ng_rdma *r, void *buf, size_t len, struct ng_rdm
 		return NG_ERR_NOMEM;
 	}
 	rc = fi_mr_reg(o->domain, buf, len, access, 0, o->prov_key ? 0 : ++o->next_key, 0, &m->mr, NULL);
+	if (rc)
+		m->mr = NULL; /* a failed fi_mr_reg has freed what it made (verbs;ofi_rxm) */
 	if (!rc && o->ep_bind) {
 		rc = fi_mr_bind(m->mr, &o->ep->fid, 0);
 		if (!rc)
@@ -898,11 +900,11 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 			lacks = true;
 			if (boot->rank == 0 && !cf->quiet)
 				ng_error(
-				    "%s: ofi: provider %s grants neither ordered writes and reads "
-				    "(FI_ORDER_WAW and FI_ORDER_RAW)%s nor delivery completion "
+				    "%s: ofi: provider %s%s grants neither ordered writes and reads "
+				    "(FI_ORDER_WAW and FI_ORDER_RAW) nor delivery completion "
 				    "(FI_DELIVERY_COMPLETE): a notice or a flush could overtake the data "
 				    "it covers, so it is not used",
-				    cf->who, o->prov, o->fault ? " (NGAUGE_OFI_FAULT)" : "");
+				    cf->who, o->prov, o->fault ? " (with NGAUGE_OFI_FAULT)" : "");
 		}
 	}
 	if (o->info) {
