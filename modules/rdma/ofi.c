@@ -59,8 +59,8 @@
  * 8-byte read from the peer, which FI_ORDER_RAW answers after the writes.
  *
  * Tests: NGAUGE_OFI_FAULT=late turns the provider into one that completes a
- * plain write at once and places its second half only after the next
- * operation (or OFI_LATE rounds of progress) and grants no ordering;
+ * plain write at once and places its second half only after OFI_LATE
+ * rounds of progress and grants no ordering;
  * NGAUGE_OFI_FAULT=late-nodc grants no delivery completion either (refused).
  * NGAUGE_OFI_SEM=ordered|delivery|assume forces a mode; "assume" is the
  * former behaviour: plain writes and the order taken for granted
@@ -329,7 +329,7 @@ static ng_status ofi_release(struct ofi *o, unsigned upto)
 }
 
 /* A plain write under the fault: copied, completed at once, its first half
- * posted now and its second held back until after the next operation. */
+ * posted now and its second held back for OFI_LATE rounds of progress. */
 static ng_status ofi_fault_write(struct ofi *o, int peer, const struct iovec *v, size_t n, size_t total,
                                  uint64_t addr, uint64_t key, struct ofi_op *op)
 {
@@ -373,7 +373,6 @@ static ng_status ofi_put(struct ofi *o, int peer, const struct ng_rdma_iov *iov,
 	void *d[NG_RDMA_IOV_MAX];
 	size_t unreg = 0, nv = 0, at = 0;
 	unsigned char *stage = NULL;
-	unsigned held = o->nheld;
 	struct ofi_op *op;
 	ng_status st;
 
@@ -442,9 +441,6 @@ static ng_status ofi_put(struct ofi *o, int peer, const struct ng_rdma_iov *iov,
 		OFI_POST(o, peer, "an RDMA write", fi_writemsg(o->ep, &msg, FI_COMPLETION | o->wflags));
 		st = NG_OK;
 	}
-	/* Test fault: what was held before this write goes out after it. */
-	if (st == NG_OK && held && o->fault && !o->releasing)
-		st = ofi_release(o, held);
 	*t_p = unreg == total ? 0 : r->issued[peer];
 	return st;
 }
