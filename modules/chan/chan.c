@@ -192,6 +192,20 @@ static inline size_t ch_pad8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
+/* Bytes of a ring slot for messages of at most @eager bytes. */
+static inline size_t ch_slot_bytes(size_t eager)
+{
+	return (CH_HDR + ch_pad8(eager) + CH_TRAIL + 63) / 64 * 64;
+}
+
+size_t ng_chan_pinned_bytes(size_t ranks, size_t ring, size_t eager)
+{
+	size_t page = 4096, rings = ranks * ring * ch_slot_bytes(eager), ctl = ranks * CH_CTL;
+
+	return (rings + page - 1) / page * page + (ctl + page - 1) / page * page +
+	       ranks * ng_rdma_stage_bytes(ng_chan_stage_need(eager));
+}
+
 /* The request of queue node @n (NULL: none). */
 static inline struct ch_req *ch_req_at(struct ng_qlink *n)
 {
@@ -706,11 +720,13 @@ ng_status ng_chan_wait(struct ng_chan *t, struct ng_req *req)
 
 ng_status ng_chan_set_rndv(struct ng_chan *t, const struct ng_chan_rndv *rv, void *ctx)
 {
-	if (t->S > t->r->stage_max) {
+	if (ng_chan_stage_need(t->S) > t->r->stage_max) {
 		if (t->rank == 0)
-			ng_error("%s: the eager size %zu is above the %zu bytes the %s backend stages from "
-			         "unregistered memory (lower --rdma-eager)",
-			         t->who, t->S, t->r->stage_max, t->r->be->name);
+			ng_error(
+			    "%s: a ring message of the eager size %zu (%zu bytes with its header and "
+			    "trailer) is above the %zu bytes the %s backend stages from unregistered memory "
+			    "(lower --rdma-eager)",
+			    t->who, t->S, ng_chan_stage_need(t->S), t->r->stage_max, t->r->be->name);
 		return NG_ERR_USAGE;
 	}
 	t->rv = rv;
@@ -785,7 +801,7 @@ ng_status ng_chan_new(struct ng_rdma *r, struct ng_boot *b, size_t ring, size_t 
 	t->S = eager;
 	t->K = t->R / 8 ? t->R / 8 : 1;
 	t->quota = t->R - 2 * t->K;
-	t->slot = (CH_HDR + ch_pad8(t->S) + CH_TRAIL + 63) / 64 * 64;
+	t->slot = ch_slot_bytes(t->S);
 	t->peers = calloc(n, sizeof(*t->peers));
 	t->metas = calloc(n * t->R, sizeof(*t->metas));
 	t->unexps = calloc(n * t->R, sizeof(*t->unexps));
@@ -928,6 +944,7 @@ ng_status ng_chan_mod_init(struct ng_chan_mod *cm, const struct ng_module *m, co
 	ng_comm_set_ops(&cm->base, ops);
 	cm->base.spins = !rc.yield;
 	rc.who = m->name;
+	rc.stage = ng_chan_stage_need(cf->eager);
 	rc.cancel = env->cancel;
 	rc.timeout_s = env->timeout_s;
 	st = ng_rdma_open(cf->backend, &rc, b, &cm->r);

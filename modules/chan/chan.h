@@ -25,6 +25,20 @@
 /* Bytes a ring message adds to its payload (header and trailing word). */
 #define NG_CHAN_MSG_HDR 24u
 
+/* Bytes a ring message of at most @eager payload bytes stages from
+ * unregistered memory at most (header, payload padded to 8, trailer): what
+ * the channel asks the layer to stage (struct ng_rdma_conf .stage). */
+static inline size_t ng_chan_stage_need(size_t eager)
+{
+	return NG_CHAN_MSG_HDR + ((eager + 7) & ~(size_t)7);
+}
+
+/* Registered (pinned) bytes per rank of a channel with @ring slots of
+ * @eager bytes once it has written to every one of @ranks ranks (its rings,
+ * credit words and the layer's staging rings on verbs and ofi; the
+ * documentation's table, doc/rdma.md).  Pure. */
+size_t ng_chan_pinned_bytes(size_t ranks, size_t ring, size_t eager);
+
 /* Limits of the ring and the eager size. */
 #define NG_CHAN_RING_MIN  4u
 #define NG_CHAN_RING_MAX  4096u

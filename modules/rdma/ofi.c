@@ -19,33 +19,54 @@
  * enabled), FI_CONTEXT/FI_CONTEXT2 (every operation carries its own context),
  * and automatic data progress where the provider grants it (tcp;ofi_rxm does
  * with FI_ATOMIC in the caps; shm refuses it, then manual progress).
- * NG_RDMA_CAP_PROGRESS is set only when automatic progress was granted: the
- * shm provider moves contiguous writes and reads without the target (its
- * cross-memory-attach path) but its atomics and first contacts wait for it.
+ * NG_RDMA_CAP_PROGRESS is set only when automatic progress was granted
+ * (never for shm: its atomics, first contacts and, once ordering is asked
+ * for, its writes wait for the target's progress).
+ *
+ * Semantics.  A notice must land after the data it covers and flush must
+ * mean placed: asked for, never assumed.  First ordered writes and reads
+ * (FI_ORDER_WAW | FI_ORDER_RAW in tx_attr and rx_attr->msg_order, checked
+ * as granted: shm grants them); else delivery completion
+ * (FI_DELIVERY_COMPLETE in tx_attr->op_flags, checked: tcp;ofi_rxm, whose
+ * own order is only RAS/WAS/SAS); a provider with neither is refused, naming
+ * it and what it lacks.  The mode is in the description ("ordered",
+ * "delivery-complete").
  *
  * Completion.  Every operation has a context in a ring per peer, indexed by
  * its ticket; the completion queue marks contexts done, and the peer's
  * completed count advances over the finished prefix (providers may complete
- * out of order).  Operations whose local buffers are not registered go
- * through a registered staging ring (stage_max bytes per context).  Atomics
- * use staged operands and result, copied to *old_p at completion.  A post
- * answered with -FI_EAGAIN makes progress and tries again.
+ * out of order).  Unregistered pieces of a write are copied into the peer's
+ * staging ring (rdma.h: registered at the first staged operation to that
+ * peer, ng_rdma_stage_bytes(stage_max)), registered pieces are posted with
+ * their own descriptors: under FI_MR_LOCAL no descriptor is ever NULL.  More
+ * pieces than the provider's iov_limit are staged together, or written one
+ * by one when too large.  Atomics use staged operands and result, copied to
+ * *old_p at completion.  A post answered with -FI_EAGAIN makes progress and
+ * tries again.  Writes and reads above the provider's max_msg_size are
+ * split (rdma.h, Lengths).
  *
  * Notices (NG_RDMA_NOTIFY).  The body, then the last 8 bytes as a write of
- * their own.  shm: its cross-memory-attach path copies inside the post, one
- * write after the other; tcp;ofi_rxm: the peer's ordered byte stream,
- * applied in order by the target.  Within ONE write neither orders the last
- * word after the rest: the copy is one string operation whose stores
- * another core may see in any order (with body and notice in one write over
- * shm, spipe --verify found a notice visible before bytes hundreds of bytes
- * ahead of it).  Other providers: the body with FI_DELIVERY_COMPLETE,
- * waited for, then the word.  A write of blocks (NG_RDMA_BLOCKS) is one
- * notified write per piece.
+ * their own: within ONE write no provider orders the last word after the
+ * rest (a provider's copy is one string operation whose stores another core
+ * may see in any order: with body and notice in one write over shm, spipe
+ * --verify found a notice visible before bytes hundreds of bytes ahead of
+ * it).  Ordered: the word is posted right after the body.  Delivery-complete:
+ * every write carries FI_DELIVERY_COMPLETE, and the word waits until every
+ * earlier write to the peer has completed.  A write of blocks
+ * (NG_RDMA_BLOCKS) is one notified write per piece.
  *
- * flush(peer): every operation to the peer completes; then, where completion
- * does not mean visibility (every provider but shm), an 8-byte read from the
- * peer, which its ordered stream returns only after the writes before it.
+ * flush(peer): every operation to the peer completes; ordered, then an
+ * 8-byte read from the peer, which FI_ORDER_RAW answers after the writes.
  *
+ * Tests: NGAUGE_OFI_FAULT=late turns the provider into one that completes a
+ * plain write at once and places its second half only after OFI_LATE
+ * rounds of progress and grants no ordering;
+ * NGAUGE_OFI_FAULT=late-nodc grants no delivery completion either (refused).
+ * NGAUGE_OFI_SEM=ordered|delivery|assume forces a mode; "assume" is the
+ * former behaviour: plain writes and the order taken for granted
+ * (tests/integration/ofi_order.sh shows it failing --verify under the
+ * fault, and the default passing).
+
  * Keys and bounds: the shm provider ignores keys on its fast path, so every
  * access is checked against the descriptor (ng_rdma_bounds) before it is
  * posted, on every provider.
@@ -57,6 +78,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
@@ -72,16 +94,25 @@
 #include "module.h"
 #include "modules/rdma/rdma.h"
 
-#define OFI_DEPTH   128u        /* operations in flight per peer */
-#define OFI_STAGE   (16u << 10) /* staging bytes per context */
+#define OFI_DEPTH   128u /* operations in flight per peer */
 #define OFI_NAMELEN 256u
 #define OFI_POLL    16
+#define OFI_ORDER   (FI_ORDER_WAW | FI_ORDER_RAW) /* what notices and flush need, ordered */
+#define OFI_HELD    64u                           /* test fault: pieces held back at most */
+#define OFI_ARENA   ((size_t)8 << 20)             /* test fault: copies of held writes */
+#define OFI_FOPS    1024u                         /* test fault: contexts of held pieces */
+#define OFI_LATE    64u                           /* test fault: progress rounds a piece is held */
+
+/* How notices and flush are made safe (see the top). */
+enum ofi_sem { OFI_SEM_ORDERED, OFI_SEM_DELIVERY, OFI_SEM_ASSUME };
+static const char *const ofi_sem_names[] = {"ordered", "delivery-complete", "assumed order"};
 
 struct ofi_op {
 	struct fi_context2 fctx; /* first: the provider's */
 	uint64_t ticket;
-	uint64_t *old_p; /* atomic: where the old value goes */
-	int peer;
+	uint64_t *old_p;     /* atomic: where the old value goes */
+	const uint64_t *res; /* atomic: where the provider put it (staging) */
+	int peer;            /* -1: a held piece of the test fault (not counted) */
 	bool done;
 };
 
@@ -92,6 +123,14 @@ struct ofi_mr {
 	void *raw; /* mem_alloc: what to free */
 };
 
+/* Test fault: a piece of a write posted late. */
+struct ofi_held {
+	int peer;
+	void *src;
+	size_t len;
+	uint64_t addr, key;
+};
+
 struct ofi {
 	struct ng_rdma base; /* first */
 	struct fi_info *info;
@@ -100,15 +139,24 @@ struct ofi {
 	struct fid_av *av;
 	struct fid_cq *cq;
 	struct fid_ep *ep;
-	fi_addr_t *addr;          /* [size] */
-	struct ofi_op *ops;       /* [size][OFI_DEPTH] */
-	struct ofi_mr *stage;     /* [size][OFI_DEPTH][OFI_STAGE] */
-	struct ofi_mr *ctl;       /* [size] words: connection rounds, flush reads */
-	struct ng_rdma_rmr *rctl; /* [size] */
+	fi_addr_t *addr;             /* [size] */
+	struct ofi_op *ops;          /* [size][OFI_DEPTH] */
+	struct ng_rdma_stage *stage; /* [size]: staging rings, allocated when first used */
+	struct ofi_mr *ctl;          /* [size] words: connection rounds, flush reads */
+	struct ng_rdma_rmr *rctl;    /* [size] */
 	uint64_t next_key;
+	uint64_t wflags; /* of every write: FI_DELIVERY_COMPLETE in that mode */
+	size_t iov_limit;
+	enum ofi_sem sem;
 	bool virt, local, prov_key, ep_bind;
-	bool inorder; /* one ordered stream per peer: notices in one write */
-	bool visible; /* completion means visible at the target (shm) */
+	/* The test fault (NGAUGE_OFI_FAULT=late). */
+	bool fault, releasing;
+	struct ofi_mr *arena;
+	size_t arena_at;
+	struct ofi_held held[OFI_HELD];
+	unsigned nheld, idle;
+	struct ofi_op *fops; /* [OFI_FOPS] */
+	size_t fop;
 	char prov[64];
 };
 
@@ -138,12 +186,43 @@ static ng_status __attribute__((cold)) ofi_cq_error(struct ofi *o)
 	return NG_ERR_PEER_LOST;
 }
 
+/* Marks @op done and advances its peer's finished prefix. */
+static void ofi_complete(struct ofi *o, struct ofi_op *op)
+{
+	struct ng_rdma *r = &o->base;
+	int p = op->peer;
+
+	op->done = true;
+	if (op->old_p) {
+		*op->old_p = *op->res;
+		op->old_p = NULL;
+	}
+	while (r->completed[p] < r->issued[p]) {
+		struct ofi_op *q = &o->ops[(size_t)p * OFI_DEPTH + (r->completed[p] + 1) % OFI_DEPTH];
+
+		if (!q->done || q->ticket != r->completed[p] + 1)
+			break;
+		q->done = false;
+		r->completed[p]++;
+	}
+}
+
+static ng_status ofi_release(struct ofi *o, unsigned upto);
+
 static ng_status ofi_progress(struct ng_rdma *r)
 {
 	struct ofi *o = ofi_of(r);
 	struct fi_cq_entry ent[OFI_POLL];
-	ssize_t n = fi_cq_read(o->cq, ent, OFI_POLL);
+	ssize_t n;
 
+	/* Test fault: held pieces go out a round of progress later. */
+	if (o->nheld && !o->releasing && ++o->idle >= OFI_LATE) {
+		ng_status st = ofi_release(o, o->nheld);
+
+		if (st != NG_OK)
+			return st;
+	}
+	n = fi_cq_read(o->cq, ent, OFI_POLL);
 	if (n == -FI_EAGAIN)
 		return NG_OK;
 	if (n == -FI_EAVAIL)
@@ -154,33 +233,17 @@ static ng_status ofi_progress(struct ng_rdma *r)
 	}
 	for (ssize_t i = 0; i < n; i++) {
 		struct ofi_op *op = ent[i].op_context;
-		int p = op->peer;
 
-		op->done = true;
-		if (op->old_p) {
-			*op->old_p = *(uint64_t *)(void *)((unsigned char *)o->stage->pub.base +
-			                                   ((size_t)p * OFI_DEPTH + op->ticket % OFI_DEPTH) *
-			                                       OFI_STAGE +
-			                                   16);
-			op->old_p = NULL;
-		}
-		/* The finished prefix. */
-		while (r->completed[p] < r->issued[p]) {
-			struct ofi_op *q = &o->ops[(size_t)p * OFI_DEPTH + (r->completed[p] + 1) % OFI_DEPTH];
-
-			if (!q->done || q->ticket != r->completed[p] + 1)
-				break;
-			q->done = false;
-			r->completed[p]++;
-		}
+		if (op->peer < 0)
+			continue;
+		ofi_complete(o, op);
 		r->watch.events++;
 	}
 	return NG_OK;
 }
 
-/* The context of the next operation to @peer (waits for room), and its
- * staging area. */
-static ng_status ofi_next(struct ofi *o, int peer, struct ofi_op **op_p, unsigned char **stage_p)
+/* The context of the next operation to @peer (waits for room). */
+static ng_status ofi_next(struct ofi *o, int peer, struct ofi_op **op_p)
 {
 	struct ng_rdma *r = &o->base;
 	uint64_t t = r->issued[peer] + 1;
@@ -201,12 +264,12 @@ static ng_status ofi_next(struct ofi *o, int peer, struct ofi_op **op_p, unsigne
 	}
 	*op_p = &o->ops[i];
 	**op_p = (struct ofi_op){.ticket = t, .peer = peer};
-	*stage_p = (unsigned char *)o->stage->pub.base + i * OFI_STAGE;
 	return NG_OK;
 }
 
-/* Posts with @post until it is not -FI_EAGAIN; then the ticket is taken. */
-#define OFI_POST(o, peer, what, call)                                                                        \
+/* Posts with @call until it is not -FI_EAGAIN (making progress meanwhile);
+ * @count: then the operation's ticket is taken. */
+#define OFI_TRY(o, peer, what, call, count)                                                                  \
 	do {                                                                                                 \
 		ssize_t rc_;                                                                                 \
 		while ((rc_ = (call)) == -FI_EAGAIN) {                                                       \
@@ -226,160 +289,216 @@ static ng_status ofi_next(struct ofi *o, int peer, struct ofi_op **op_p, unsigne
 			         fi_strerror((int)-rc_));                                                    \
 			return NG_ERR_IO;                                                                    \
 		}                                                                                            \
-		(o)->base.issued[peer]++;                                                                    \
+		if (count) {                                                                                 \
+			(o)->base.issued[peer]++;                                                            \
+			ng_rdma_stage_mark(&(o)->stage[peer], OFI_DEPTH, (o)->base.issued[peer]);            \
+		}                                                                                            \
 	} while (0)
+#define OFI_POST(o, peer, what, call) OFI_TRY(o, peer, what, call, true)
 
 static inline void *ofi_desc(const struct ng_rdma_mr *mr)
 {
 	return mr ? ((const struct ofi_mr *)(const void *)mr)->desc : NULL;
 }
 
+/* ---- the test fault: a provider that completes writes before placing them,
+ * and places them late ---------------------------------------------------- */
+
+static ng_status ofi_post_held(struct ofi *o, struct ofi_held *h)
+{
+	struct ofi_op *op = &o->fops[o->fop++ % OFI_FOPS];
+
+	*op = (struct ofi_op){.peer = -1};
+	OFI_TRY(o, h->peer, "an RDMA write",
+	        fi_write(o->ep, h->src, h->len, o->arena->desc, o->addr[h->peer], h->addr, h->key, op),
+	        false);
+	return NG_OK;
+}
+
+/* Posts the held pieces [0, @upto), oldest first. */
+static ng_status ofi_release(struct ofi *o, unsigned upto)
+{
+	ng_status st = NG_OK;
+	unsigned i;
+
+	o->releasing = true;
+	for (i = 0; i < upto && st == NG_OK; i++)
+		st = ofi_post_held(o, &o->held[i]);
+	memmove(o->held, o->held + i, (o->nheld - i) * sizeof(*o->held));
+	o->nheld -= i;
+	o->idle = 0;
+	o->releasing = false;
+	return st;
+}
+
+/* A plain write under the fault: copied, completed at once, its first half
+ * posted now and its second held back for OFI_LATE rounds of progress. */
+static ng_status ofi_fault_write(struct ofi *o, int peer, const struct iovec *v, size_t n, size_t total,
+                                 uint64_t addr, uint64_t key, struct ofi_op *op)
+{
+	unsigned char *dst;
+	size_t half = total >= 16 ? total / 2 / 8 * 8 : total, at = 0;
+	ng_status st;
+
+	if (o->nheld + 2 > OFI_HELD) {
+		st = ofi_release(o, o->nheld);
+		if (st != NG_OK)
+			return st;
+	}
+	if (o->arena_at + total > OFI_ARENA)
+		o->arena_at = 0;
+	dst = (unsigned char *)o->arena->pub.base + o->arena_at;
+	o->arena_at += (total + 63) / 64 * 64;
+	for (size_t i = 0; i < n; i++) {
+		memcpy(dst + at, v[i].iov_base, v[i].iov_len);
+		at += v[i].iov_len;
+	}
+	st = ofi_post_held(
+	    o, &(struct ofi_held){.peer = peer, .src = dst, .len = half, .addr = addr, .key = key});
+	if (st == NG_OK && half < total)
+		o->held[o->nheld++] = (struct ofi_held){
+		    .peer = peer, .src = dst + half, .len = total - half, .addr = addr + half, .key = key};
+	o->base.issued[peer]++;
+	ng_rdma_stage_mark(&o->stage[peer], OFI_DEPTH, o->base.issued[peer]);
+	ofi_complete(o, op);
+	return st;
+}
+
 /* ---- operations ------------------------------------------------------- */
+
+/* One write of @iov[0..n) (@total bytes, at most max_write) without a
+ * notice: registered pieces as they are, the others staged. */
+static ng_status ofi_put(struct ofi *o, int peer, const struct ng_rdma_iov *iov, unsigned n, size_t total,
+                         const struct ng_rdma_rmr *rm, uint64_t off, uint64_t *t_p)
+{
+	struct ng_rdma *r = &o->base;
+	struct iovec v[NG_RDMA_IOV_MAX];
+	void *d[NG_RDMA_IOV_MAX];
+	size_t unreg = 0, nv = 0, at = 0;
+	unsigned char *stage = NULL;
+	struct ofi_op *op;
+	ng_status st;
+
+	for (unsigned i = 0; i < n; i++)
+		unreg += iov[i].mr ? 0 : iov[i].len;
+	/* More pieces than the provider takes in one write: all staged when
+	 * they fit, else a write per piece (unordered: there is no notice). */
+	if (n > o->iov_limit && unreg < total && total > r->stage_max) {
+		uint64_t t = 0;
+
+		*t_p = 0;
+		for (unsigned i = 0; i < n; i++) {
+			st = ofi_put(o, peer, &iov[i], 1, iov[i].len, rm, off + at, &t);
+			if (st != NG_OK)
+				return st;
+			if (t > *t_p)
+				*t_p = t;
+			at += iov[i].len;
+		}
+		return NG_OK;
+	}
+	if (n > o->iov_limit)
+		unreg = total;
+	st = ofi_next(o, peer, &op);
+	if (st == NG_OK && unreg)
+		st = ng_rdma_stage_take(r, &o->stage[peer], peer, OFI_DEPTH, unreg, &stage);
+	if (st != NG_OK)
+		return st;
+	for (unsigned i = 0; i < n; i++) {
+		const struct ng_rdma_iov *p = &iov[i];
+
+		if (!p->len)
+			continue;
+		if (p->mr && unreg < total) {
+			v[nv] = (struct iovec){(void *)(uintptr_t)p->addr, p->len};
+			d[nv++] = ofi_desc(p->mr);
+			continue;
+		}
+		memcpy(stage + at, p->addr, p->len);
+		/* Consecutive staged pieces share one entry. */
+		if (nv && d[nv - 1] == o->stage[peer].mr &&
+		    (unsigned char *)v[nv - 1].iov_base + v[nv - 1].iov_len == stage + at)
+			v[nv - 1].iov_len += p->len;
+		else {
+			v[nv] = (struct iovec){stage + at, p->len};
+			d[nv++] = o->stage[peer].mr;
+		}
+		at += p->len;
+	}
+	/* The staged entries' descriptor (marked by the ring's handle above). */
+	for (size_t i = 0; i < nv; i++)
+		if (stage && d[i] == o->stage[peer].mr)
+			d[i] = ofi_desc(o->stage[peer].mr);
+	if (o->fault && !(o->wflags & FI_DELIVERY_COMPLETE)) {
+		st = ofi_fault_write(o, peer, v, nv, total, rm->addr + off, rm->key, op);
+	} else {
+		struct fi_rma_iov ri = {.addr = rm->addr + off, .len = total, .key = rm->key};
+		struct fi_msg_rma msg = {.msg_iov = v,
+		                         .desc = d,
+		                         .iov_count = nv,
+		                         .addr = o->addr[peer],
+		                         .rma_iov = &ri,
+		                         .rma_iov_count = 1,
+		                         .context = op};
+
+		OFI_POST(o, peer, "an RDMA write", fi_writemsg(o->ep, &msg, FI_COMPLETION | o->wflags));
+		st = NG_OK;
+	}
+	*t_p = unreg == total ? 0 : r->issued[peer];
+	return st;
+}
+
+/* A write whose last 8 bytes are a notice: the body, then the word as a
+ * write of its own, once the mode makes it land after everything before
+ * it (see the top). */
+static ng_status ofi_notify(struct ofi *o, int peer, const struct ng_rdma_iov *iov, unsigned n, size_t total,
+                            const struct ng_rdma_rmr *rm, uint64_t off, uint64_t *t_p)
+{
+	struct ng_rdma_iov body[NG_RDMA_IOV_MAX], w[NG_RDMA_IOV_MAX], tail;
+	unsigned nb = ng_rdma_iov_slice(iov, n, 0, total - 8, body);
+	unsigned nw = ng_rdma_iov_slice(iov, n, total - 8, 8, w);
+	unsigned char word[8];
+	uint64_t tb = 0;
+	size_t at = 0;
+	ng_status st = NG_OK;
+
+	for (unsigned i = 0; i < nw; i++) {
+		memcpy(word + at, w[i].addr, w[i].len);
+		at += w[i].len;
+	}
+	if (total > 8)
+		st = ofi_put(o, peer, body, nb, total - 8, rm, off, &tb);
+	/* Delivery-complete: every earlier write to the peer is placed once
+	 * complete. */
+	if (st == NG_OK && o->sem == OFI_SEM_DELIVERY)
+		st = ng_rdma_wait_all(&o->base, peer);
+	tail = (struct ng_rdma_iov){word, 8, NULL};
+	if (st == NG_OK)
+		st = ofi_put(o, peer, &tail, 1, 8, rm, off + total - 8, t_p);
+	if (st == NG_OK && !*t_p)
+		*t_p = tb;
+	return st;
+}
 
 static ng_status ofi_write(struct ng_rdma *r, int peer, const struct ng_rdma_iov *iov, unsigned n,
                            const struct ng_rdma_rmr *rm, uint64_t off, unsigned flags, uint64_t *t_p)
 {
 	struct ofi *o = ofi_of(r);
-	struct iovec v[NG_RDMA_IOV_MAX];
-	void *d[NG_RDMA_IOV_MAX];
 	size_t total = 0;
-	bool staged = false, split;
-	struct ofi_op *op;
-	unsigned char *stage;
 	ng_status st;
 
-	for (unsigned i = 0; i < n; i++) {
+	for (unsigned i = 0; i < n; i++)
 		total += iov[i].len;
-		staged = staged || !iov[i].mr;
-	}
 	st = ng_rdma_bounds(r, peer, rm, off, total);
 	if (st != NG_OK)
 		return st;
 	if (flags & NG_RDMA_F_BLOCKS)
 		return ng_rdma_write_pieces(r, peer, &iov[0], rm, off, NG_RDMA_BLOCK_SHIFT(flags), t_p);
-	split = (flags & NG_RDMA_NOTIFY) && total > 8;
-	if (split) {
-		/* The body, then the notice word on its own (see Notices). */
-		struct ng_rdma_iov body[NG_RDMA_IOV_MAX], tail;
-		unsigned char word[8];
-		size_t at = 0, nb = 0;
-		uint64_t tb = 0;
-
-		for (unsigned i = 0; i < n; i++) {
-			size_t k = iov[i].len;
-
-			if (at + k > total - 8) {
-				size_t head = at < total - 8 ? total - 8 - at : 0;
-
-				if (head)
-					body[nb++] = (struct ng_rdma_iov){iov[i].addr, head, iov[i].mr};
-				memcpy(word + (at + head - (total - 8)),
-				       (const unsigned char *)iov[i].addr + head, k - head);
-			} else if (k) {
-				body[nb++] = iov[i];
-			}
-			at += k;
-		}
-		tail = (struct ng_rdma_iov){word, 8, NULL};
-		if (o->inorder) {
-			/* placed in order: the word needs no wait for the body */
-			st = ofi_write(r, peer, body, (unsigned)nb, rm, off, 0, &tb);
-			if (st == NG_OK)
-				st = ofi_write(r, peer, &tail, 1, rm, off + total - 8, 0, t_p);
-			if (st == NG_OK && !*t_p)
-				*t_p = tb;
-			return st;
-		}
-		if (nb) {
-			st = ofi_next(o, peer, &op, &stage);
-			if (st != NG_OK)
-				return st;
-			{
-				struct iovec bv[NG_RDMA_IOV_MAX];
-				void *bd[NG_RDMA_IOV_MAX];
-				size_t bt = 0;
-
-				for (size_t i = 0; i < nb; i++)
-					bt += body[i].len;
-				if (bt <= OFI_STAGE) {
-					size_t a = 0;
-					for (size_t i = 0; i < nb; i++) {
-						memcpy(stage + a, body[i].addr, body[i].len);
-						a += body[i].len;
-					}
-					bv[0] = (struct iovec){stage, bt};
-					bd[0] = o->stage->desc;
-					nb = 1;
-				} else {
-					for (size_t i = 0; i < nb; i++) {
-						bv[i] = (struct iovec){(void *)(uintptr_t)body[i].addr,
-						                       body[i].len};
-						bd[i] = ofi_desc(body[i].mr);
-					}
-				}
-				struct fi_rma_iov ri = {.addr = rm->addr + off, .len = bt, .key = rm->key};
-				struct fi_msg_rma msg = {.msg_iov = bv,
-				                         .desc = bd,
-				                         .iov_count = nb,
-				                         .addr = o->addr[peer],
-				                         .rma_iov = &ri,
-				                         .rma_iov_count = 1,
-				                         .context = op};
-
-				OFI_POST(o, peer, "an RDMA write",
-				         fi_writemsg(o->ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE));
-			}
-			st = ng_rdma_wait(r, peer, r->issued[peer]);
-			if (st != NG_OK)
-				return st;
-		}
-		return ofi_write(r, peer, &tail, 1, rm, off + total - 8, 0, t_p);
-	}
-	st = ofi_next(o, peer, &op, &stage);
-	if (st != NG_OK)
-		return st;
-	if ((staged || n > 1) && total <= OFI_STAGE) {
-		size_t at = 0;
-
-		for (unsigned i = 0; i < n; i++) {
-			memcpy(stage + at, iov[i].addr, iov[i].len);
-			at += iov[i].len;
-		}
-		v[0] = (struct iovec){stage, total};
-		d[0] = o->stage->desc;
-		n = 1;
-		staged = true;
-	} else if (staged) {
-		ng_error("%s: ofi: a write of %zu bytes from unregistered memory (at most %u)", r->who, total,
-		         OFI_STAGE);
-		return NG_ERR_USAGE;
-	} else {
-		for (unsigned i = 0; i < n; i++) {
-			v[i] = (struct iovec){(void *)(uintptr_t)iov[i].addr, iov[i].len};
-			d[i] = ofi_desc(iov[i].mr);
-		}
-	}
-	{
-		struct fi_rma_iov ri = {.addr = rm->addr + off, .len = total, .key = rm->key};
-
-		if (n == 1)
-			OFI_POST(o, peer, "an RDMA write",
-			         fi_write(o->ep, v[0].iov_base, v[0].iov_len, d[0], o->addr[peer], ri.addr,
-			                  ri.key, op));
-		else {
-			struct fi_msg_rma msg = {.msg_iov = v,
-			                         .desc = d,
-			                         .iov_count = n,
-			                         .addr = o->addr[peer],
-			                         .rma_iov = &ri,
-			                         .rma_iov_count = 1,
-			                         .context = op};
-
-			OFI_POST(o, peer, "an RDMA write", fi_writemsg(o->ep, &msg, FI_COMPLETION));
-		}
-	}
-	*t_p = staged ? 0 : r->issued[peer];
-	return NG_OK;
+	if (r->max_write && total > r->max_write)
+		return ng_rdma_write_split(r, peer, iov, n, total, rm, off, flags, t_p);
+	if (flags & NG_RDMA_NOTIFY)
+		return ofi_notify(o, peer, iov, n, total, rm, off, t_p);
+	return ofi_put(o, peer, iov, n, total, rm, off, t_p);
 }
 
 static ng_status ofi_read(struct ng_rdma *r, int peer, void *dst, const struct ng_rdma_mr *mr, size_t len,
@@ -387,11 +506,20 @@ static ng_status ofi_read(struct ng_rdma *r, int peer, void *dst, const struct n
 {
 	struct ofi *o = ofi_of(r);
 	struct ofi_op *op;
-	unsigned char *stage;
 	ng_status st = ng_rdma_bounds(r, peer, rm, off, len);
 
-	if (st == NG_OK)
-		st = ofi_next(o, peer, &op, &stage);
+	if (st != NG_OK)
+		return st;
+	/* Longer than the provider's largest message: consecutive reads. */
+	while (r->max_write && len > r->max_write) {
+		st = ofi_read(r, peer, dst, mr, r->max_write, rm, off, t_p);
+		if (st != NG_OK)
+			return st;
+		dst = (unsigned char *)dst + r->max_write;
+		off += r->max_write;
+		len -= r->max_write;
+	}
+	st = ofi_next(o, peer, &op);
 	if (st != NG_OK)
 		return st;
 	OFI_POST(o, peer, "an RDMA read",
@@ -407,25 +535,29 @@ static ng_status ofi_atomic(struct ng_rdma *r, int peer, enum ng_rdma_aop aop, c
 	struct ofi_op *op;
 	unsigned char *stage;
 	uint64_t *v;
+	void *desc;
 	ng_status st = ng_rdma_bounds(r, peer, rm, off, 8);
 
 	if (st == NG_OK)
-		st = ofi_next(o, peer, &op, &stage);
+		st = ofi_next(o, peer, &op);
+	if (st == NG_OK)
+		st = ng_rdma_stage_take(r, &o->stage[peer], peer, OFI_DEPTH, 24, &stage);
 	if (st != NG_OK)
 		return st;
+	desc = ofi_desc(o->stage[peer].mr);
 	v = (uint64_t *)(void *)stage; /* [0] operand, [1] compare, [2] result */
 	v[0] = operand;
 	v[1] = compare;
 	op->old_p = old_p;
+	op->res = &v[2];
 	if (aop == NG_RDMA_CAS)
 		OFI_POST(o, peer, "a compare-and-swap",
-		         fi_compare_atomic(o->ep, &v[0], 1, o->stage->desc, &v[1], o->stage->desc, &v[2],
-		                           o->stage->desc, o->addr[peer], rm->addr + off, rm->key, FI_UINT64,
-		                           FI_CSWAP, op));
+		         fi_compare_atomic(o->ep, &v[0], 1, desc, &v[1], desc, &v[2], desc, o->addr[peer],
+		                           rm->addr + off, rm->key, FI_UINT64, FI_CSWAP, op));
 	else
 		OFI_POST(o, peer, "a fetch-and-add",
-		         fi_fetch_atomic(o->ep, &v[0], 1, o->stage->desc, &v[2], o->stage->desc,
-		                         o->addr[peer], rm->addr + off, rm->key, FI_UINT64, FI_SUM, op));
+		         fi_fetch_atomic(o->ep, &v[0], 1, desc, &v[2], desc, o->addr[peer], rm->addr + off,
+		                         rm->key, FI_UINT64, FI_SUM, op));
 	*t_p = r->issued[peer];
 	return NG_OK;
 }
@@ -436,9 +568,10 @@ static ng_status ofi_flush(struct ng_rdma *r, int peer)
 	ng_status st = ng_rdma_wait_all(r, peer);
 	uint64_t t;
 
-	if (st != NG_OK || o->visible)
+	/* Delivery-complete writes are placed once complete. */
+	if (st != NG_OK || o->sem == OFI_SEM_DELIVERY)
 		return st;
-	/* A read after the writes: the peer's ordered stream answers it after them. */
+	/* Ordered: a read after the writes (FI_ORDER_RAW) is answered after them. */
 	st = ofi_read(r, peer, (unsigned char *)o->ctl->pub.base + (size_t)r->rank * 8 + 8 * (size_t)r->size,
 	              &o->ctl->pub, 8, &o->rctl[peer], 0, &t);
 	return st == NG_OK ? ng_rdma_wait(r, peer, t) : st;
@@ -458,6 +591,8 @@ static ng_status ofi_reg(struct ng_rdma *r, void *buf, size_t len, struct ng_rdm
 		return NG_ERR_NOMEM;
 	}
 	rc = fi_mr_reg(o->domain, buf, len, access, 0, o->prov_key ? 0 : ++o->next_key, 0, &m->mr, NULL);
+	if (rc)
+		m->mr = NULL; /* a failed fi_mr_reg has freed what it made (verbs;ofi_rxm) */
 	if (!rc && o->ep_bind) {
 		rc = fi_mr_bind(m->mr, &o->ep->fid, 0);
 		if (!rc)
@@ -515,8 +650,10 @@ static void ofi_close(struct ng_rdma *r)
 {
 	struct ofi *o = ofi_of(r);
 
-	if (o->stage)
-		ofi_dereg(r, &o->stage->pub);
+	for (int p = 0; o->stage && p < r->size; p++)
+		ng_rdma_stage_free(r, &o->stage[p]);
+	if (o->arena)
+		ofi_dereg(r, &o->arena->pub);
 	if (o->ctl)
 		ofi_dereg(r, &o->ctl->pub);
 	if (o->ep)
@@ -533,9 +670,20 @@ static void ofi_close(struct ng_rdma *r)
 		fi_freeinfo(o->info);
 	free(o->addr);
 	free(o->ops);
+	free(o->fops);
+	free(o->stage);
 	free(o->rctl);
 	ng_rdma_base_fini(r);
 	free(o);
+}
+
+/* Whether @i is bound to 127.0.0.1. */
+static bool ofi_loopback(const struct fi_info *i)
+{
+	const struct sockaddr_in *a = i->src_addr;
+
+	return i->addr_format == FI_SOCKADDR_IN && a && i->src_addrlen >= sizeof(*a) &&
+	       a->sin_addr.s_addr == htonl(INADDR_LOOPBACK);
 }
 
 static bool ofi_useless(const char *prov)
@@ -544,8 +692,11 @@ static bool ofi_useless(const char *prov)
 }
 
 /* The fi_info of provider @prov (NULL: the first useful one) with or
- * without automatic progress (a copy), or NULL with *@why_p. */
-static struct fi_info *ofi_pick(const char *prov, bool one_host, bool autoprog, const char **why_p)
+ * without automatic progress, asking for the semantics @sem (ordered:
+ * FI_ORDER_WAW | FI_ORDER_RAW; delivery-complete: FI_DELIVERY_COMPLETE;
+ * assumed: nothing) (a copy), or NULL with *@why_p. */
+static struct fi_info *ofi_pick(const char *prov, bool one_host, bool autoprog, enum ofi_sem sem,
+                                const char **why_p)
 {
 	struct fi_info *hints = fi_allocinfo(), *list = NULL, *pick = NULL;
 	int rc;
@@ -562,11 +713,18 @@ static struct fi_info *ofi_pick(const char *prov, bool one_host, bool autoprog, 
 	hints->domain_attr->threading = FI_THREAD_DOMAIN;
 	if (autoprog)
 		hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
+	if (sem == OFI_SEM_ORDERED) {
+		hints->tx_attr->msg_order = OFI_ORDER;
+		hints->rx_attr->msg_order = OFI_ORDER;
+	} else if (sem == OFI_SEM_DELIVERY) {
+		hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+	}
 	if (prov)
 		hints->fabric_attr->prov_name = strdup(prov);
-	/* Network providers on one host: bound to loopback (shm has no
-	 * address; it would give every rank the same name). */
-	rc = one_host && prov && strcmp(prov, "shm") != 0
+	/* Socket providers on one host: bound to loopback (shm has no
+	 * address; it would give every rank the same name; an RDMA device
+	 * such as verbs' has no loopback address and loops back itself). */
+	rc = one_host && prov && strncmp(prov, "tcp", 3) == 0
 	         ? fi_getinfo(FI_VERSION(1, 9), "127.0.0.1", NULL, FI_SOURCE, hints, &list)
 	         : -FI_ENODATA;
 	if (rc)
@@ -580,6 +738,12 @@ static struct fi_info *ofi_pick(const char *prov, bool one_host, bool autoprog, 
 		const char *p = i->fabric_attr->prov_name;
 
 		if (!prov && (ofi_useless(p) || (!one_host && strcmp(p, "shm") == 0)))
+			continue;
+		/* What was asked must have been granted. */
+		if (sem == OFI_SEM_ORDERED && ((i->tx_attr->msg_order & OFI_ORDER) != OFI_ORDER ||
+		                               (i->rx_attr->msg_order & OFI_ORDER) != OFI_ORDER))
+			continue;
+		if (sem == OFI_SEM_DELIVERY && !(i->tx_attr->op_flags & FI_DELIVERY_COMPLETE))
 			continue;
 		pick = fi_dupinfo(i);
 	}
@@ -650,11 +814,14 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 		unsigned char name[OFI_NAMELEN];
 	} mine, *all = NULL;
 	size_t n = (size_t)boot->size, len = OFI_NAMELEN;
-	const char *why = NULL;
+	const char *why = NULL, *call = "";
+	char whybuf[160];
 	struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_NONE};
 	struct fi_av_attr ava = {.type = FI_AV_TABLE};
 	struct ng_rdma_rmr rc_mine, *rc_all = NULL;
-	bool one_host = true, autoprog = false;
+	const char *prov = cf->provider && *cf->provider ? cf->provider : NULL;
+	const char *fault = getenv("NGAUGE_OFI_FAULT"), *force = getenv("NGAUGE_OFI_SEM");
+	bool one_host = true, autoprog = false, lacks = false, nodc, shm;
 	ng_status st = NG_OK;
 	int rc = 0;
 
@@ -668,6 +835,8 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 		free(o);
 		return st;
 	}
+	o->fault = fault && strncmp(fault, "late", 4) == 0;
+	nodc = fault && strcmp(fault, "late-nodc") == 0;
 	memset(&mine, 0, sizeof(mine));
 	snprintf(mine.host, sizeof(mine.host), "%.63s", boot->host);
 	all = calloc(n, sizeof(*all));
@@ -684,21 +853,57 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 	for (size_t i = 0; i < n; i++)
 		one_host = one_host && strcmp(all[i].host, all[0].host) == 0;
 
-	/* The provider first, then (bound to loopback on one host) automatic
-	 * progress where it has it. */
-	o->info = ofi_pick(cf->provider && *cf->provider ? cf->provider : NULL, one_host, false, &why);
-	if (o->info) {
-		char name[64];
-		struct fi_info *a;
+	/* libfabric sizes per-peer resources by its universe size (256 unless
+	 * told): verbs;ofi_rxm's completion queue of (tx + rx) x 256 entries is
+	 * above what Soft-RoCE and many HCAs create.  The job's size, unless the
+	 * user set it. */
+	{
+		char u[24];
 
-		snprintf(name, sizeof(name), "%s", o->info->fabric_attr->prov_name);
-		a = ofi_pick(name, one_host, true, &why);
-		autoprog = a != NULL;
-		if (!a)
-			a = ofi_pick(name, one_host, false, &why);
-		if (a) {
-			fi_freeinfo(o->info);
-			o->info = a;
+		snprintf(u, sizeof(u), "%zu", n < 2 ? (size_t)2 : n);
+		setenv("FI_UNIVERSE_SIZE", u, 0);
+	}
+	/* The provider first; then the semantics the notices and flush need,
+	 * ordered before delivery-complete, each with (bound to loopback on
+	 * one host) automatic progress where it has it. */
+	o->info = ofi_pick(prov, one_host, false, OFI_SEM_ASSUME, &why);
+	if (o->info) {
+		enum ofi_sem try[2] = {OFI_SEM_ORDERED, OFI_SEM_DELIVERY};
+		size_t ntry = 2;
+
+		snprintf(o->prov, sizeof(o->prov), "%s", o->info->fabric_attr->prov_name);
+		fi_freeinfo(o->info);
+		o->info = NULL;
+		if (force && strcmp(force, "assume") == 0) {
+			try[0] = OFI_SEM_ASSUME;
+			ntry = 1;
+		} else if (force && strcmp(force, "ordered") == 0) {
+			try[0] = OFI_SEM_ORDERED;
+			ntry = 1;
+		} else if (force && strcmp(force, "delivery") == 0) {
+			try[0] = OFI_SEM_DELIVERY;
+			ntry = 1;
+		}
+		for (size_t k = 0; k < ntry && !o->info; k++)
+			for (int ap = 1; ap >= 0 && !o->info; ap--) {
+				/* Tests: the faulty provider grants no ordering ("late") and
+				 * no delivery completion either ("late-nodc"). */
+				if ((o->fault && try[k] == OFI_SEM_ORDERED) ||
+				    (nodc && try[k] == OFI_SEM_DELIVERY))
+					break;
+				o->info = ofi_pick(o->prov, one_host, ap, try[k], &why);
+				autoprog = ap;
+				o->sem = try[k];
+			}
+		if (!o->info) {
+			lacks = true;
+			if (boot->rank == 0 && !cf->quiet)
+				ng_error(
+				    "%s: ofi: provider %s%s grants neither ordered writes and reads "
+				    "(FI_ORDER_WAW and FI_ORDER_RAW) nor delivery completion "
+				    "(FI_DELIVERY_COMPLETE): a notice or a flush could overtake the data "
+				    "it covers, so it is not used",
+				    cf->who, o->prov, o->fault ? " (with NGAUGE_OFI_FAULT)" : "");
 		}
 	}
 	if (o->info) {
@@ -707,31 +912,54 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 		o->prov_key = o->info->domain_attr->mr_mode & FI_MR_PROV_KEY;
 		o->ep_bind = o->info->domain_attr->mr_mode & FI_MR_ENDPOINT;
 		o->local = o->info->domain_attr->mr_mode & FI_MR_LOCAL;
-		o->visible = strcmp(o->prov, "shm") == 0;
-		o->inorder = o->visible || strcmp(o->prov, "tcp;ofi_rxm") == 0;
+		o->wflags = o->sem == OFI_SEM_DELIVERY ? FI_DELIVERY_COMPLETE : 0;
+		o->iov_limit = o->info->tx_attr->iov_limit ? o->info->tx_attr->iov_limit : 1;
+		if (o->iov_limit > NG_RDMA_IOV_MAX)
+			o->iov_limit = NG_RDMA_IOV_MAX;
 		cqa.size = n * OFI_DEPTH;
 		ava.count = n;
+		call = "fi_fabric";
 		rc = fi_fabric(o->info->fabric_attr, &o->fabric, NULL);
-		if (!rc)
+		if (!rc) {
+			call = "fi_domain";
 			rc = fi_domain(o->fabric, o->info, &o->domain, NULL);
-		if (!rc)
+		}
+		if (!rc) {
+			call = "fi_cq_open";
 			rc = fi_cq_open(o->domain, &cqa, &o->cq, NULL);
-		if (!rc)
+		}
+		if (!rc) {
+			call = "fi_av_open";
 			rc = fi_av_open(o->domain, &ava, &o->av, NULL);
-		if (!rc)
+		}
+		if (!rc) {
+			call = "fi_endpoint";
 			rc = fi_endpoint(o->domain, o->info, &o->ep, NULL);
-		if (!rc)
+		}
+		if (!rc) {
+			call = "fi_ep_bind (the address vector)";
 			rc = fi_ep_bind(o->ep, &o->av->fid, 0);
-		if (!rc)
+		}
+		if (!rc) {
+			call = "fi_ep_bind (the completion queue)";
 			rc = fi_ep_bind(o->ep, &o->cq->fid, FI_TRANSMIT | FI_RECV);
-		if (!rc)
+		}
+		if (!rc) {
+			call = "fi_enable";
 			rc = fi_enable(o->ep);
-		if (!rc)
+		}
+		if (!rc) {
+			call = "fi_getname";
 			rc = fi_getname(&o->ep->fid, mine.name, &len);
+		}
 		if (rc) {
-			why = fi_strerror(-rc);
+			snprintf(whybuf, sizeof(whybuf), "%s: %s", call, fi_strerror(-rc));
+			why = whybuf;
 			st = NG_ERR_NODEV;
 		}
+	} else if (lacks) {
+		why = NULL;
+		st = NG_ERR_UNSUPPORTED;
 	} else if (cf->provider && *cf->provider) {
 		char names[512];
 
@@ -749,13 +977,15 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 		o->addr = calloc(n, sizeof(*o->addr));
 		o->ops = calloc(n * OFI_DEPTH, sizeof(*o->ops));
 		o->rctl = calloc(n, sizeof(*o->rctl));
-		if (!o->addr || !o->ops || !o->rctl) {
+		o->stage = calloc(n, sizeof(*o->stage));
+		o->fops = o->fault ? calloc(OFI_FOPS, sizeof(*o->fops)) : NULL;
+		if (!o->addr || !o->ops || !o->rctl || !o->stage || (o->fault && !o->fops)) {
 			why = "out of memory";
 			st = NG_ERR_NOMEM;
 		}
 	}
-	if (st == NG_OK)
-		st = ofi_mem_alloc(&o->base, n * OFI_DEPTH * OFI_STAGE, (struct ng_rdma_mr **)&o->stage);
+	if (st == NG_OK && o->fault)
+		st = ofi_mem_alloc(&o->base, OFI_ARENA, (struct ng_rdma_mr **)&o->arena);
 	if (st == NG_OK)
 		st = ofi_mem_alloc(&o->base, 2 * n * 8, (struct ng_rdma_mr **)&o->ctl);
 	mine.status = st;
@@ -808,13 +1038,14 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 	/* Keys: checked at the target by network providers (a wrong key is
 	 * refused there, though the origin may see success); the shm provider
 	 * ignores them. */
+	shm = strcmp(o->prov, "shm") == 0;
 	o->base.caps = NG_RDMA_CAP_READ | NG_RDMA_CAP_ATOMIC | NG_RDMA_CAP_ANYMEM |
-	               (o->visible ? 0 : NG_RDMA_CAP_HWKEY | NG_RDMA_CAP_KEYS) |
-	               (autoprog && strcmp(o->prov, "shm") != 0 ? NG_RDMA_CAP_PROGRESS : 0);
-	o->base.stage_max = OFI_STAGE;
-	o->base.max_write = o->info->ep_attr->max_msg_size ? o->info->ep_attr->max_msg_size : 0;
-	snprintf(o->base.desc, sizeof(o->base.desc), "ofi %s%s, %s progress", o->prov,
-	         one_host && !o->visible ? " 127.0.0.1" : "", autoprog ? "auto" : "manual");
+	               (shm ? 0 : NG_RDMA_CAP_HWKEY | NG_RDMA_CAP_KEYS) |
+	               (autoprog && !shm ? NG_RDMA_CAP_PROGRESS : 0);
+	o->base.max_write = ng_rdma_max_join(o->base.max_write, o->info->ep_attr->max_msg_size);
+	snprintf(o->base.desc, sizeof(o->base.desc), "ofi %s%s, %s progress, %s", o->prov,
+	         ofi_loopback(o->info) ? " 127.0.0.1" : "", autoprog ? "auto" : "manual",
+	         ofi_sem_names[o->sem]);
 	*r_p = &o->base;
 	return NG_OK;
 

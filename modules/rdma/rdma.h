@@ -72,6 +72,19 @@
  * Atomics work on 8-byte aligned words of memory the target got from
  * mem_alloc() (shm cannot reach other memory atomically: NG_ERR_UNSUPPORTED).
  *
+ * Staging memory (verbs, ofi) is a byte ring per peer, registered when the
+ * first staged operation to that peer is posted and sized to what its user
+ * stages: ng_rdma_stage_bytes(stage_max), four of the largest staged writes
+ * (conf->stage: the channel asks for its eager size plus the ring message's
+ * header and trailer).  Its bytes are reused once the operation that used
+ * them has completed; a post waits (making progress) until there is room.
+ *
+ * Lengths.  A write or read longer than r->max_write (the device's or the
+ * provider's largest message) is split by the backend into several of at
+ * most that many bytes, in order (a notice stays the last 8 bytes of the
+ * last one); no length is ever cut to 32 bits.  What cannot be split is
+ * refused (NG_ERR_USAGE, reported): unregistered sources above stage_max.
+ *
  * ---- Ordering ------------------------------------------------------------
  * Operations to different peers are unordered.  To one peer:
  *   - writes may be placed at the target in any order relative to each
@@ -111,8 +124,9 @@
  * ---- Progress ------------------------------------------------------------
  * NG_RDMA_CAP_PROGRESS says whether operations complete and become visible
  * without the target calling into the layer (true one-sided progress): verbs
- * and shm always; ofi per provider (tcp;ofi_rxm with automatic progress, the
- * shm provider only for its contiguous write/read path).  Code that waits
+ * and shm always; ofi per provider (tcp;ofi_rxm with automatic progress;
+ * never the shm provider, whose ordered path places writes when the target
+ * progresses).  Code that waits
  * for a peer's writes in its own memory still calls ng_rdma_progress() (the
  * wait helpers do): without the capability, remote writes land only then.
  *
@@ -198,6 +212,10 @@ struct ng_rdma_conf {
 	bool yield;           /* sched_yield() in idle poll rounds */
 	bool quiet;           /* "auto" probing: a backend that cannot open says nothing */
 	size_t depth;         /* operations in flight per peer (0: 128) */
+	size_t stage;         /* the largest write its user stages from unregistered
+	                       * memory (0: NG_RDMA_STAGE_DEF); becomes stage_max */
+	size_t max_write;     /* tests: a largest write or read below the device's
+	                       * (0: the device's or provider's own) */
 	const volatile sig_atomic_t *cancel;
 	double timeout_s; /* a peer silent this long while awaited is lost */
 };
@@ -295,7 +313,9 @@ struct ng_rdma {
 	int size;
 	unsigned caps;         /* NG_RDMA_CAP_* */
 	size_t stage_max;      /* bytes a write may take from unregistered memory */
-	size_t max_write;      /* largest single write or read (0: unlimited) */
+	size_t max_write;      /* largest single write or read the device or
+	                        * provider takes (0: unlimited); longer ones are
+	                        * split by the backend, never truncated */
 	uint64_t *issued;      /* [size]: tickets handed out per peer */
 	uint64_t *completed;   /* [size]: operations completed per peer (a prefix) */
 	struct ng_watch watch; /* timeout and cancellation of the wait helpers */
@@ -339,16 +359,71 @@ static inline void ng_rdma_close(struct ng_rdma *r)
 		r->be->close(r);
 }
 
-/* Helpers for backends: fill the base (allocating the counters) and free it. */
+/* Helpers for backends: fill the base (allocating the counters; stage_max
+ * and max_write from @cf, which the backend may lower) and free it. */
 ng_status ng_rdma_base_init(struct ng_rdma *r, const struct ng_rdma_backend *be,
                             const struct ng_rdma_conf *cf, int rank, int size);
 void ng_rdma_base_fini(struct ng_rdma *r);
+/* The smaller of two largest lengths, 0 meaning unlimited. */
+size_t ng_rdma_max_join(size_t a, size_t b);
 
 /* For backends that cannot place the pieces of a write of blocks in order:
  * writes @iov (one source piece) as one notified write per piece of
  * 2^@shift bytes; *t_p is the last one's ticket. */
 ng_status ng_rdma_write_pieces(struct ng_rdma *r, int peer, const struct ng_rdma_iov *iov,
                                const struct ng_rdma_rmr *rm, uint64_t off, unsigned shift, uint64_t *t_p);
+
+/* For backends whose device or provider takes at most r->max_write bytes
+ * per operation: writes @iov[0..n) (@total bytes, above max_write) as
+ * consecutive writes through r->be->write of at most max_write bytes each,
+ * cut at multiples of the piece size of NG_RDMA_BLOCKS and leaving the
+ * last at least 8 bytes (its notice: NOTIFY goes with the last write only;
+ * BLOCKS with every one).  *t_p is the highest ticket. */
+ng_status ng_rdma_write_split(struct ng_rdma *r, int peer, const struct ng_rdma_iov *iov, unsigned n,
+                              size_t total, const struct ng_rdma_rmr *rm, uint64_t off, unsigned flags,
+                              uint64_t *t_p);
+/* The pieces of bytes [@at, @at + @len) of the concatenation of
+ * @iov[0..n) into @out (at most n entries); returns how many.  Pure. */
+unsigned ng_rdma_iov_slice(const struct ng_rdma_iov *iov, unsigned n, size_t at, size_t len,
+                           struct ng_rdma_iov *out);
+/* The cut points of a split write: how many bytes, at most @max, the next
+ * write of a split takes when @left bytes are left (flags as write()'s).
+ * 0 when @max cannot carry the write (a block piece or the last 8 bytes
+ * would not fit).  Pure. */
+size_t ng_rdma_split_len(size_t left, size_t max, unsigned flags);
+
+/* ---- staging (backends) --------------------------------------------- */
+
+/* Default stage_max: what a user that says nothing may stage per write. */
+#define NG_RDMA_STAGE_DEF 16384u
+
+/* Pinned bytes of one peer's staging ring for writes that stage at most
+ * @stage_max bytes: four of them, rounded up to 4 KiB pages.  Pure. */
+size_t ng_rdma_stage_bytes(size_t stage_max);
+
+/* One peer's staging ring (see Memory). */
+struct ng_rdma_stage {
+	struct ng_rdma_mr *mr; /* NULL until the first staged operation */
+	uint64_t tail;         /* bytes handed out, ever */
+	uint64_t *mark;        /* [depth + 1]: tail after operation t, at t % (depth + 1) */
+};
+
+/* @len bytes of @peer's staging ring for its next operation, 8-byte
+ * aligned, into *@p_p: allocates the ring (r->be->mem_alloc) at the first
+ * call, makes progress while the bytes are still in use.  @depth: the most
+ * operations in flight to a peer.  NG_ERR_USAGE (reported) above
+ * stage_max; errors of progress and the watchdog. */
+ng_status ng_rdma_stage_take(struct ng_rdma *r, struct ng_rdma_stage *s, int peer, size_t depth, size_t len,
+                             unsigned char **p_p);
+/* Records operation @t (posted now) as holding what was taken so far:
+ * every operation to the peer is recorded, staged or not. */
+static inline void ng_rdma_stage_mark(struct ng_rdma_stage *s, size_t depth, uint64_t t)
+{
+	if (s->mark)
+		s->mark[t % (depth + 1)] = s->tail;
+}
+/* Frees the ring (r->be->mem_free) and its marks. */
+void ng_rdma_stage_free(struct ng_rdma *r, struct ng_rdma_stage *s);
 
 /* Refuses (NG_ERR_USAGE, reported) an access to [off, off + len) outside
  * @rm: every backend calls it before it posts. */

@@ -23,9 +23,11 @@
  *
  * Writes.  Up to NG_RDMA_IOV_MAX pieces become the scatter list of ONE RDMA
  * write: inline when the whole write fits the QP's inline size (no lkey
- * needed: any memory), else each registered piece directly and each
- * unregistered one copied into the WR's staging slot (VB_STAGE bytes per
- * WR).  A write with NG_RDMA_NOTIFY is the same single write: RC and UC
+ * needed: any memory), else each registered piece directly and the
+ * unregistered ones copied into the peer's staging ring (rdma.h: registered
+ * at the first staged write to that peer, ng_rdma_stage_bytes(stage_max)
+ * bytes).  A write or read longer than the port's max_msg_sz is split into
+ * several WRs, in order.  A write with NG_RDMA_NOTIFY is the same single write: RC and UC
  * place a write's bytes in order and execute writes of one QP in order, so
  * its last 8 bytes become visible after everything before them (what
  * perftest and MPI libraries' fast paths rely on).  A write of blocks
@@ -33,8 +35,8 @@
  * HCA places its pieces in order, each piece's notice after its body.
  *
  * Reads and atomics need registered local memory (the layer's contract):
- * a read lands in @mr directly; an atomic's old value lands in the WR's
- * staging slot and is copied to *old_p when the WR completes.
+ * a read lands in @mr directly; an atomic's old value lands in 8 bytes of
+ * the staging ring and is copied to *old_p when the WR completes.
  *
  * flush(p): waits until every WR to p has completed.  On RC a write
  * completes when the target has acknowledged it, after it was placed in
@@ -72,9 +74,8 @@
 #include "modules/rdma/rdma.h"
 #include "modules/verbs/verbs.h"
 
-#define VB_DEPTH  128u   /* WRs in flight per QP */
-#define VB_STAGE  16384u /* staging bytes per WR: eager messages from unregistered memory (spipe) */
-#define VB_INLINE 256u   /* inline size asked for */
+#define VB_DEPTH  128u /* WRs in flight per QP */
+#define VB_INLINE 256u /* inline size asked for */
 #define VB_POLL   16
 #define VB_NBITS  48 /* wr_id: peer << VB_NBITS | WR number */
 #define VB_NMASK  ((UINT64_C(1) << VB_NBITS) - 1)
@@ -90,12 +91,13 @@ struct vb {
 	struct ng_rdma base; /* first */
 	struct ng_ibv v;
 	struct ibv_cq *cq;
-	struct ng_ibv_qp *qps;     /* [size]; qps[rank] is connected to @loop */
-	struct ng_ibv_qp loop;     /* the responder of operations on my own memory */
-	struct ng_ibv_stage stage; /* VB_STAGE bytes per WR */
-	uint64_t **old;            /* [size][depth]: where an atomic's old value goes */
-	uint64_t *probe;           /* [size]: WR number of the oldest unanswered alive() probe (0: none) */
-	struct vb_mr *mrs;         /* every registration, for close() */
+	struct ng_ibv_qp *qps;       /* [size]; qps[rank] is connected to @loop */
+	struct ng_ibv_qp loop;       /* the responder of operations on my own memory */
+	struct ng_rdma_stage *stage; /* [size]: staging rings, allocated when first used */
+	uint64_t **old;              /* [size][depth]: where an atomic's old value goes */
+	const void **old_at;         /* [size][depth]: where the HCA put it (staging) */
+	uint64_t *probe;             /* [size]: WR number of the oldest unanswered alive() probe (0: none) */
+	struct vb_mr *mrs;           /* every registration, for close() */
 	uint32_t depth;
 	uint32_t max_inline;
 	bool uc;
@@ -105,11 +107,6 @@ struct vb {
 static inline struct vb *vb_of(struct ng_rdma *r)
 {
 	return ng_container_of(r, struct vb, base);
-}
-
-static inline unsigned char *vb_slot(const struct vb *b, int peer, uint64_t n)
-{
-	return ng_ibv_stage_at(&b->stage, peer, n);
 }
 
 /* ---- completions ------------------------------------------------------ */
@@ -144,7 +141,7 @@ static ng_status vb_progress(struct ng_rdma *r)
 		b->qps[peer].done = wr;
 		r->completed[peer] = wr;
 		if (b->old[slot]) {
-			memcpy(b->old[slot], vb_slot(b, peer, wr), 8);
+			memcpy(b->old[slot], b->old_at[slot], 8);
 			b->old[slot] = NULL;
 		}
 	}
@@ -188,6 +185,7 @@ static ng_status vb_post(struct vb *b, int peer, struct ibv_send_wr *wr, const c
 		return b->err = NG_ERR_IO;
 	}
 	b->base.issued[peer] = b->qps[peer].posted;
+	ng_rdma_stage_mark(&b->stage[peer], b->depth, b->qps[peer].posted);
 	return NG_OK;
 }
 
@@ -204,24 +202,35 @@ static ng_status vb_write(struct ng_rdma *r, int peer, const struct ng_rdma_iov 
 	struct vb *b = vb_of(r);
 	struct ibv_sge sge[NG_RDMA_IOV_MAX];
 	struct ibv_send_wr wr;
-	size_t total = 0, staged = 0;
-	unsigned char *slot;
+	size_t total = 0, staged = 0, unreg = 0;
+	unsigned char *slot = NULL;
+	uint32_t slkey = 0;
 	bool inl, copied = true;
 	uint64_t wrn;
 	int ns = 0;
 	ng_status st;
 
-	(void)flags; /* one write: its last bytes land last, piece by piece (see the top) */
-	for (unsigned i = 0; i < n; i++)
+	/* One write: its last bytes land last, piece by piece (see the top). */
+	for (unsigned i = 0; i < n; i++) {
 		total += iov[i].len;
+		unreg += iov[i].mr ? 0 : iov[i].len;
+	}
 	st = ng_rdma_bounds(r, peer, rm, off, total);
-	if (st == NG_OK)
-		st = vb_room(b, peer);
+	if (st != NG_OK)
+		return st;
+	if (r->max_write && total > r->max_write)
+		return ng_rdma_write_split(r, peer, iov, n, total, rm, off, flags, t_p);
+	inl = total <= b->max_inline;
+	if (!inl && unreg) {
+		st = ng_rdma_stage_take(r, &b->stage[peer], peer, b->depth, unreg, &slot);
+		if (st != NG_OK)
+			return st;
+		slkey = vb_lkey(b->stage[peer].mr);
+	}
+	st = vb_room(b, peer);
 	if (st != NG_OK)
 		return st;
 	wrn = b->qps[peer].posted + 1;
-	slot = vb_slot(b, peer, wrn);
-	inl = total <= b->max_inline;
 	for (unsigned i = 0; i < n; i++) {
 		const struct ng_rdma_iov *p = &iov[i];
 
@@ -234,20 +243,14 @@ static ng_status vb_write(struct ng_rdma *r, int peer, const struct ng_rdma_iov 
 			    (struct ibv_sge){(uint64_t)(uintptr_t)p->addr, (uint32_t)p->len, vb_lkey(p->mr)};
 			copied = false;
 		} else {
-			if (staged + p->len > VB_STAGE) {
-				ng_error(
-				    "%s: verbs: a write with more than %u bytes from unregistered memory",
-				    r->who, VB_STAGE);
-				return NG_ERR_USAGE;
-			}
 			memcpy(slot + staged, p->addr, p->len);
 			/* Consecutive staged pieces share one entry. */
-			if (ns && sge[ns - 1].lkey == ng_ibv_stage_lkey(&b->stage) &&
+			if (ns && sge[ns - 1].lkey == slkey &&
 			    sge[ns - 1].addr + sge[ns - 1].length == (uint64_t)(uintptr_t)(slot + staged))
 				sge[ns - 1].length += (uint32_t)p->len;
 			else
 				sge[ns++] = (struct ibv_sge){(uint64_t)(uintptr_t)(slot + staged),
-				                             (uint32_t)p->len, ng_ibv_stage_lkey(&b->stage)};
+				                             (uint32_t)p->len, slkey};
 			staged += p->len;
 		}
 	}
@@ -279,8 +282,20 @@ static ng_status vb_read(struct ng_rdma *r, int peer, void *dst, const struct ng
 		return b->uc ? NG_ERR_UNSUPPORTED : NG_ERR_USAGE;
 	}
 	st = ng_rdma_bounds(r, peer, rm, off, len);
-	if (st == NG_OK)
-		st = vb_room(b, peer);
+	if (st != NG_OK)
+		return st;
+	/* Longer than the port's largest message: consecutive reads. */
+	while (r->max_write && len > r->max_write) {
+		st = vb_read(r, peer, dst, mr, r->max_write, rm, off, t_p);
+		if (st != NG_OK)
+			return st;
+		dst = (unsigned char *)dst + r->max_write;
+		sge.addr += r->max_write;
+		off += r->max_write;
+		len -= r->max_write;
+	}
+	sge.length = (uint32_t)len;
+	st = vb_room(b, peer);
 	if (st != NG_OK)
 		return st;
 	sge.lkey = vb_lkey(mr);
@@ -301,6 +316,8 @@ static ng_status vb_atomic(struct ng_rdma *r, int peer, enum ng_rdma_aop aop, co
 	struct vb *b = vb_of(r);
 	struct ibv_send_wr wr;
 	struct ibv_sge sge;
+	unsigned char *slot;
+	size_t at;
 	uint64_t wrn;
 	ng_status st;
 
@@ -315,11 +332,14 @@ static ng_status vb_atomic(struct ng_rdma *r, int peer, enum ng_rdma_aop aop, co
 	}
 	st = ng_rdma_bounds(r, peer, rm, off, 8);
 	if (st == NG_OK)
+		st = ng_rdma_stage_take(r, &b->stage[peer], peer, b->depth, 8, &slot);
+	if (st == NG_OK)
 		st = vb_room(b, peer);
 	if (st != NG_OK)
 		return st;
 	wrn = b->qps[peer].posted + 1;
-	sge = (struct ibv_sge){(uint64_t)(uintptr_t)vb_slot(b, peer, wrn), 8, ng_ibv_stage_lkey(&b->stage)};
+	at = (size_t)peer * b->depth + wrn % b->depth;
+	sge = (struct ibv_sge){(uint64_t)(uintptr_t)slot, 8, vb_lkey(b->stage[peer].mr)};
 	memset(&wr, 0, sizeof(wr));
 	if (aop == NG_RDMA_CAS)
 		ng_ibv_wr_atomic(&wr, IBV_WR_ATOMIC_CMP_AND_SWP, (uint64_t)peer << VB_NBITS | wrn,
@@ -329,10 +349,11 @@ static ng_status vb_atomic(struct ng_rdma *r, int peer, enum ng_rdma_aop aop, co
 		                 rm->addr + off, (uint32_t)rm->key, operand, 0);
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
-	b->old[(size_t)peer * b->depth + wrn % b->depth] = old_p;
+	b->old[at] = old_p;
+	b->old_at[at] = slot;
 	st = vb_post(b, peer, &wr, aop == NG_RDMA_CAS ? "a compare-and-swap" : "a fetch-and-add");
 	if (st != NG_OK) {
-		b->old[(size_t)peer * b->depth + wrn % b->depth] = NULL;
+		b->old[at] = NULL;
 		return st;
 	}
 	*t_p = wrn;
@@ -462,9 +483,10 @@ static void vb_close(struct ng_rdma *r)
 	for (int p = 0; b->qps && p < r->size; p++)
 		ng_ibv_qp_destroy(&b->qps[p]);
 	ng_ibv_qp_destroy(&b->loop);
+	for (int p = 0; b->stage && p < r->size; p++)
+		ng_rdma_stage_free(r, &b->stage[p]);
 	while (b->mrs)
 		vb_dereg(r, &b->mrs->pub);
-	ng_ibv_stage_free(&b->stage);
 	if (b->cq)
 		ibv_destroy_cq(b->cq);
 	if (b->v.ctx)
@@ -472,6 +494,8 @@ static void vb_close(struct ng_rdma *r)
 	free(b->qps);
 	free(b->old);
 	free(b->probe);
+	free(b->old_at);
+	free(b->stage);
 	ng_rdma_base_fini(r);
 	free(b);
 }
@@ -536,8 +560,10 @@ static ng_status vb_open(const struct ng_rdma_backend *be, const struct ng_rdma_
 	b->qps = calloc(n, sizeof(*b->qps));
 	b->old = calloc(n * b->depth, sizeof(*b->old));
 	b->probe = calloc(n, sizeof(*b->probe));
+	b->old_at = calloc(n * b->depth, sizeof(*b->old_at));
+	b->stage = calloc(n, sizeof(*b->stage));
 	qpp = calloc(n, sizeof(*qpp));
-	if (!b->qps || !b->old || !b->probe || !qpp) {
+	if (!b->qps || !b->old || !b->probe || !b->old_at || !b->stage || !qpp) {
 		ng_error("%s: out of memory", cf->who);
 		st = NG_ERR_NOMEM;
 	}
@@ -564,8 +590,6 @@ static ng_status vb_open(const struct ng_rdma_backend *be, const struct ng_rdma_
 	b->max_inline = inl;
 	if (st == NG_OK)
 		st = vb_loop(b, inl);
-	if (st == NG_OK)
-		st = ng_ibv_stage_alloc(&b->v, n, b->depth, VB_STAGE, &b->stage);
 	st = ng_ibv_mesh_connect(&b->v, boot, qpp, st, NULL, 0, NULL, &mtu);
 	free(qpp);
 	if (st != NG_OK) {
@@ -579,8 +603,7 @@ static ng_status vb_open(const struct ng_rdma_backend *be, const struct ng_rdma_
 		if (b->v.dattr.atomic_cap != IBV_ATOMIC_NONE)
 			b->base.caps |= NG_RDMA_CAP_ATOMIC;
 	}
-	b->base.stage_max = VB_STAGE;
-	b->base.max_write = b->v.pattr.max_msg_sz;
+	b->base.max_write = ng_rdma_max_join(b->base.max_write, b->v.pattr.max_msg_sz);
 	ng_ibv_describe(&b->v, mtu, dev, sizeof(dev));
 	snprintf(b->base.desc, sizeof(b->base.desc), "verbs %s, %s, inline %u", dev, b->uc ? "UC" : "RC",
 	         b->max_inline);

@@ -3,8 +3,11 @@
  * Conformance test of one RDMA layer backend (modules/rdma/rdma.h), the same
  * checks for every backend:
  *
- *   test_rdma_layer BACKEND [NP [PROVIDER]]
+ *   test_rdma_layer BACKEND [NP [PROVIDER [MAX_WRITE]]]
  *
+ * MAX_WRITE lowers the largest write or read the backend may post (struct
+ * ng_rdma_conf .max_write): every longer one must be split, and the
+ * scenarios check the same content.
  * forks NP ranks (default 3) with the local bootstrap; the parent is their
  * hub and exits 0 when every rank passed, 77 when the backend cannot be
  * opened here (all ranks skip), 1 otherwise.  Scenarios, each rank towards
@@ -88,6 +91,19 @@ static void layer_barrier(struct ctx *c)
 	CHECK(ng_boot_barrier(c->b) == NG_OK, "barrier");
 }
 
+/* Between scenario steps: the bootstrap's barrier where operations complete
+ * without the target (NG_RDMA_CAP_PROGRESS); else the layer's, which keeps
+ * every rank serving its peers' operations until all have arrived (the
+ * shm provider's ordered path, for one, is placed by the target's
+ * progress). */
+static void sync_ranks(struct ctx *c)
+{
+	if (c->r->caps & NG_RDMA_CAP_PROGRESS)
+		CHECK(ng_boot_barrier(c->b) == NG_OK, "barrier");
+	else
+		layer_barrier(c);
+}
+
 static void scen_content(struct ctx *c)
 {
 	static const size_t sizes[] = {
@@ -100,7 +116,7 @@ static void scen_content(struct ctx *c)
 		ng_status st;
 
 		memset(win, GUARD, REGION);
-		CHECK(ng_boot_barrier(c->b) == NG_OK, "barrier");
+		sync_ranks(c);
 		for (size_t i = 0; i < s; i++)
 			src[i] = pat(i, s, c->me);
 		st = ng_rdma_write(c->r, c->next, src, c->loc, s, &c->rms[c->next], off, 0, &t);
@@ -110,7 +126,7 @@ static void scen_content(struct ctx *c)
 		if (st == NG_OK)
 			st = ng_rdma_flush(c->r, c->next);
 		CHECK(st == NG_OK, "completing a write of %zu bytes: %s", s, ng_status_name(st));
-		CHECK(ng_boot_barrier(c->b) == NG_OK, "barrier");
+		sync_ranks(c);
 		/* What arrived here from prev. */
 		size_t bad = SIZE_MAX;
 		for (size_t i = 0; i < REGION && bad == SIZE_MAX; i++) {
@@ -143,7 +159,7 @@ static void scen_content(struct ctx *c)
 				      c->next, bad);
 			}
 		}
-		CHECK(ng_boot_barrier(c->b) == NG_OK, "barrier");
+		sync_ranks(c);
 	}
 }
 
@@ -157,7 +173,7 @@ static void scen_notify(struct ctx *c)
 	ng_status st = NG_OK;
 
 	memset(win, 0, 4096);
-	CHECK(ng_boot_barrier(c->b) == NG_OK, "barrier");
+	sync_ranks(c);
 	if (c->me > 1)
 		goto out;
 	for (uint64_t i = 1; i <= 1000 && st == NG_OK; i++) {
@@ -183,7 +199,7 @@ static void scen_notify(struct ctx *c)
 	if (st == NG_OK)
 		st = ng_rdma_wait_all(c->r, peer);
 out:
-	CHECK(ng_boot_barrier(c->b) == NG_OK, "barrier");
+	sync_ranks(c);
 }
 
 static void scen_blocks(struct ctx *c)
@@ -195,7 +211,7 @@ static void scen_blocks(struct ctx *c)
 	ng_status st = NG_OK;
 
 	memset(win, 0, REGION);
-	CHECK(ng_boot_barrier(c->b) == NG_OK, "barrier");
+	sync_ranks(c);
 	for (uint64_t r = 1; r <= rounds && st == NG_OK && c->me < 2; r++) {
 		if (c->me == 0) {
 			for (size_t at = 0; at < total; at += piece) {
@@ -232,7 +248,7 @@ static void scen_blocks(struct ctx *c)
 	CHECK(st == NG_OK, "blocks: %s", ng_status_name(st));
 	if (st == NG_OK && c->me < 2)
 		st = ng_rdma_wait_all(c->r, c->me == 0 ? 1 : 0);
-	CHECK(ng_boot_barrier(c->b) == NG_OK, "barrier");
+	sync_ranks(c);
 }
 
 static void scen_atomics(struct ctx *c)
@@ -245,7 +261,7 @@ static void scen_atomics(struct ctx *c)
 	if (!(c->r->caps & NG_RDMA_CAP_ATOMIC))
 		return;
 	*w = 0;
-	CHECK(ng_boot_barrier(c->b) == NG_OK, "barrier");
+	sync_ranks(c);
 	for (int i = 0; i < N && st == NG_OK; i++) {
 		st = ng_rdma_fadd(c->r, 0, &c->rms[0], ATOM_OFF, 1, &old, &t);
 		if (st == NG_OK)
@@ -259,7 +275,7 @@ static void scen_atomics(struct ctx *c)
 	if (c->me == 0)
 		CHECK(__atomic_load_n(w, __ATOMIC_ACQUIRE) == (uint64_t)N * (uint64_t)c->n,
 		      "after fetch-adds the word is %" PRIu64 ", expected %d", *w, N * c->n);
-	CHECK(ng_boot_barrier(c->b) == NG_OK, "barrier");
+	sync_ranks(c);
 	for (int i = 0; i < M && st == NG_OK; i++) {
 		uint64_t guess = 0;
 
@@ -277,7 +293,7 @@ static void scen_atomics(struct ctx *c)
 	if (c->me == 0)
 		CHECK(__atomic_load_n(w, __ATOMIC_ACQUIRE) == (uint64_t)(N + M) * (uint64_t)c->n,
 		      "after compare-and-swaps the word is %" PRIu64 ", expected %d", *w, (N + M) * c->n);
-	CHECK(ng_boot_barrier(c->b) == NG_OK, "barrier");
+	sync_ranks(c);
 }
 
 static void scen_bounds(struct ctx *c)
@@ -288,7 +304,7 @@ static void scen_bounds(struct ctx *c)
 	ng_status st;
 
 	memset(win, GUARD, REGION);
-	CHECK(ng_boot_barrier(c->b) == NG_OK, "barrier");
+	sync_ranks(c);
 	st = ng_rdma_write(c->r, c->next, c->loc->base, c->loc, 16, &c->rms[c->next], len - 8, 0, &t);
 	CHECK(st == NG_ERR_USAGE, "a write past the end gave %s", ng_status_name(st));
 	st = ng_rdma_write(c->r, c->next, c->loc->base, c->loc, 16, &c->rms[c->next], UINT64_MAX - 4, 0, &t);
@@ -298,13 +314,13 @@ static void scen_bounds(struct ctx *c)
 		CHECK(st == NG_ERR_USAGE, "a read past the end gave %s", ng_status_name(st));
 	}
 	ng_rdma_flush(c->r, c->next);
-	CHECK(ng_boot_barrier(c->b) == NG_OK, "barrier");
+	sync_ranks(c);
 	for (size_t i = 0; i < REGION; i++)
 		if (win[i] != GUARD) {
 			CHECK(0, "byte %zu changed by a refused access", i);
 			break;
 		}
-	CHECK(ng_boot_barrier(c->b) == NG_OK, "barrier");
+	sync_ranks(c);
 }
 
 static void scen_anymem(struct ctx *c)
@@ -332,7 +348,7 @@ static void scen_anymem(struct ctx *c)
 	if (st == NG_OK)
 		st = ng_rdma_flush(c->r, c->next);
 	CHECK(st == NG_OK, "write into registered heap memory: %s", ng_status_name(st));
-	CHECK(ng_boot_barrier(c->b) == NG_OK, "barrier");
+	sync_ranks(c);
 	for (size_t i = 0; i < len; i++) {
 		unsigned char want = (i >= 1001 && i < 1001 + 77777) ? pat(i - 1001, 77777, c->prev) : GUARD;
 		if (heap[i] != want) {
@@ -348,18 +364,18 @@ static void scen_anymem(struct ctx *c)
 		CHECK(st == NG_OK && memcmp(dst, src, 5000) == 0, "read back from heap memory: %s",
 		      ng_status_name(st));
 	}
-	CHECK(ng_boot_barrier(c->b) == NG_OK, "barrier");
+	sync_ranks(c);
 	/* Stale: drop the registration, the peer's write must be refused. */
 	ng_rdma_dereg(c->r, mr);
 	mr = NULL;
-	CHECK(ng_boot_barrier(c->b) == NG_OK, "barrier");
+	sync_ranks(c);
 	if ((c->r->caps & NG_RDMA_CAP_KEYS) && !(c->r->caps & NG_RDMA_CAP_HWKEY)) {
 		/* Checked by the layer: refused at the origin. */
 		st = ng_rdma_write(c->r, c->next, src, c->loc, 16, &all[c->next], 0, 0, &t);
 		CHECK(st == NG_ERR_USAGE, "a write through a dropped registration gave %s",
 		      ng_status_name(st));
 	}
-	CHECK(ng_boot_barrier(c->b) == NG_OK, "barrier");
+	sync_ranks(c);
 	CHECK(heap[0] == GUARD, "a dropped registration was written");
 out:
 	ng_rdma_dereg(c->r, mr);
@@ -371,8 +387,11 @@ int main(int argc, char **argv)
 {
 	const char *backend = argc > 1 ? argv[1] : "shm";
 	int np = argc > 2 ? atoi(argv[2]) : 3;
-	struct ng_rdma_conf cf = {
-	    .who = "rdma-test", .provider = argc > 3 ? argv[3] : NULL, .gid_index = -1, .timeout_s = 20};
+	struct ng_rdma_conf cf = {.who = "rdma-test",
+	                          .provider = argc > 3 && *argv[3] ? argv[3] : NULL,
+	                          .gid_index = -1,
+	                          .timeout_s = 20,
+	                          .max_write = argc > 4 ? (size_t)strtoull(argv[4], NULL, 0) : 0};
 	struct ctx c = {0};
 	ng_status st;
 
@@ -396,7 +415,9 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	if (c.me == 0)
-		printf("backend: %s\n", c.r->desc);
+		printf("backend: %s, largest write %zu\n", c.r->desc, c.r->max_write);
+	CHECK(!cf.max_write || c.r->max_write == cf.max_write, "largest write %zu, asked for %zu",
+	      c.r->max_write, cf.max_write);
 	c.rms = calloc((size_t)c.n, sizeof(*c.rms));
 	st = ng_rdma_mem_alloc(c.r, REGION, &c.win);
 	CHECK(st == NG_OK, "mem_alloc: %s", ng_status_name(st));
