@@ -40,6 +40,7 @@
 #include "driver.h"
 #include "env.h"
 #include "launch.h"
+#include "manifest.h"
 #include "registry.h"
 #include "results_priv.h"
 #include "sizes.h"
@@ -70,6 +71,8 @@ static const struct ng_option core_options[] = {
     {"pin", NG_OPT_STRING, NULL, "run rank r on CPU LIST[r mod length], e.g. 0,1 (default: unpinned)", NULL,
      "LIST"},
     {"timeout", NG_OPT_DOUBLE, "8", "seconds after which a silent peer counts as lost", NULL, "SEC"},
+    {"quiet-warnings", NG_OPT_FLAG, NULL, "keep the validity warnings off stderr (they stay in the results)",
+     NULL, NULL},
     {"help", NG_OPT_FLAG, NULL, "this help (-h)", NULL, NULL},
     {"version", NG_OPT_FLAG, NULL, "print the version (-V)", NULL, NULL},
     {NULL, 0, NULL, NULL, NULL, NULL},
@@ -499,7 +502,7 @@ static int relaunch_mpi(const struct plan *p, int argc, char **argv)
 
 static json_t *doc_head(const struct plan *p, const struct ng_args *a, struct ng_boot *boot,
                         const struct ng_timer *t, const struct ng_comm *c, const char *cmd,
-                        const char *mpi_version, const struct ng_oversub *over)
+                        const char *mpi_version, const struct ng_oversub *over, struct ng_manifest *m)
 {
 	json_t *env = ng_env_json(c->device, mpi_version);
 	char started[64];
@@ -520,13 +523,25 @@ static json_t *doc_head(const struct plan *p, const struct ng_args *a, struct ng
 		json_object_set_new(env, "oversubscription",
 		                    json_pack("{s:s,s:i,s:i}", "host", over->host, "spinning_ranks",
 		                              over->ranks, "cores", over->cores));
+	/* The manifest (manifest.h) moves into the document. */
+	json_object_set_new(env, "hosts", m->hosts);
+	json_object_set_new(env, "placement", m->ranks);
+	json_object_set_new(env, "versions", m->versions);
+	m->hosts = m->ranks = m->versions = NULL;
 	ng_iso_time(started, sizeof(started));
-	return json_pack("{s:s,s:b,s:s,s:s,s:i,s:s,s:s,s:s,s:o,s:{s:s,s:f,s:f,s:b,s:f},s:o}", "schema",
+	return json_pack("{s:s,s:b,s:s,s:s,s:i,s:s,s:s,s:s,s:o,s:{s:s,s:f,s:f,s:b,s:f},s:o,s:O}", "schema",
 	                 "ngauge-result/1", "complete", 0, "module", p->mod->name, "pattern", p->pat->name,
 	                 "ranks", boot->size, "command", cmd, "started", started, "launch", boot->ops->name,
 	                 "env", env, "timer", "name", t->name, "resolution_ns", t->resolution_ns,
 	                 "overhead_ns", t->overhead_ns, "invariant_tsc", t->invariant_tsc, "tsc_ghz",
-	                 t->tsc_ghz, "parameters", params);
+	                 t->tsc_ghz, "parameters", params, "warnings", m->warnings);
+}
+
+/* The validity warnings (manifest.h), a line each on stderr unless @quiet. */
+static void print_warnings(const json_t *w, bool quiet)
+{
+	for (size_t i = 0; !quiet && i < json_array_size(w); i++)
+		ng_warn("%s", json_string_value(json_object_get(json_array_get(w, i), "message")));
 }
 
 /* The module's own keys in the result file (core/module.h, report). */
@@ -737,6 +752,7 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 	struct ng_results *res = NULL;
 	struct ng_timer timer;
 	struct ng_oversub over;
+	struct ng_manifest man = {0};
 	const char *how = l->how, *mpi_ver = l->mpi ? l->mpi_version : NULL;
 	char cmd[4096];
 	ng_status st;
@@ -791,12 +807,32 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 		code = 1;
 		goto out_close;
 	}
+	struct ng_manifest_in min = {
+	    .device = comm->device,
+	    .mpi = mpi_ver,
+	    .spins = comm->spins,
+	    .pin_given = ng_args_str(a, "pin") != NULL,
+	    .regmem = (comm->caps & NG_CAP_REGMEM) != 0,
+	    .max_bytes = p->nsizes ? p->sizes[p->nsizes - 1] : 0,
+	    .t = &timer,
+	};
+	if (ng_manifest_gather(boot, &min, &man)) {
+		code = 1;
+		goto out_close;
+	}
 
 	if (boot->rank == 0) {
 		char label[128], mark[128] = "";
 		command_line(argc, argv, cmd, sizeof(cmd));
 		snprintf(label, sizeof(label), "%s over %s", p->pat->name, p->mod->name);
-		res = ng_results_new(doc_head(p, a, boot, &timer, comm, cmd, mpi_ver, &over), p->output,
+		if (over.over)
+			ng_manifest_warn(
+			    &man, "oversubscribed",
+			    "%d busy-polling ranks share %d core%s of host %s: the times include "
+			    "waiting for the CPU (results marked \"oversubscribed\"; use fewer ranks, or "
+			    "a module's sleep/yield mode)",
+			    over.ranks, over.cores, over.cores == 1 ? "" : "s", over.host);
+		res = ng_results_new(doc_head(p, a, boot, &timer, comm, cmd, mpi_ver, &over, &man), p->output,
 		                     ng_args_flag(a, "raw"), p->pat->name);
 		module_block(res, comm);
 		if (comm->ops->report_row)
@@ -804,17 +840,19 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 		if (over.over) {
 			snprintf(mark, sizeof(mark), "OVERSUBSCRIBED: %d busy-polling ranks on %d core%s",
 			         over.ranks, over.cores, over.cores == 1 ? "" : "s");
-			ng_warn("%d busy-polling ranks share %d core%s of host %s: the times include waiting "
-			        "for the CPU (results marked \"oversubscribed\"; use fewer ranks, or a "
-			        "module's sleep/yield mode)",
-			        over.ranks, over.cores, over.cores == 1 ? "" : "s", over.host);
 			ng_results_mark(res, mark);
 		}
+		print_warnings(man.warnings, ng_args_flag(a, "quiet-warnings"));
 		printf("# ngauge %s: pattern %s, module %s (%s), %d ranks (%s launch), timer %s (resolution "
 		       "%.1f "
 		       "ns, overhead %.1f ns)%s%s\n",
 		       NG_VERSION, p->pat->name, p->mod->name, comm->device, boot->size, boot->ops->name,
 		       timer.name, timer.resolution_ns, timer.overhead_ns, mark[0] ? "; " : "", mark);
+		for (size_t i = 0; i < json_array_size(man.warnings); i++)
+			printf(
+			    "# warning (%s): %s\n",
+			    json_string_value(json_object_get(json_array_get(man.warnings, i), "kind")),
+			    json_string_value(json_object_get(json_array_get(man.warnings, i), "message")));
 		fflush(stdout);
 	}
 
@@ -875,6 +913,7 @@ out_close:
 		boot->ops->abort(boot, code);
 	}
 	comm->ops->close(comm);
+	ng_manifest_free(&man);
 out_boot:
 	if (agreed) {
 		fflush(stderr);
