@@ -175,10 +175,10 @@ static void not_pinned(struct ng_manifest *m, const struct ng_manifest_in *in,
 	if (list[0])
 		ng_manifest_warn(
 		    m, "not-pinned",
-		    "busy-polling rank%s %s %s not pinned, and the cores allow it: the scheduler "
-		    "may move %s during the run (use --pin)",
+		    "rank%s %s %s not pinned, and %s the CPU while waiting: the scheduler may move "
+		    "%s during the run (use --pin; there is a CPU for every rank)",
 		    strchr(list, ',') ? "s" : "", list, strchr(list, ',') ? "are" : "is",
-		    strchr(list, ',') ? "them" : "it");
+		    strchr(list, ',') ? "poll" : "polls", strchr(list, ',') ? "them" : "it");
 }
 
 void ng_manifest_check(struct ng_manifest *m, const struct ng_manifest_in *in,
