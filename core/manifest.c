@@ -562,18 +562,30 @@ static json_t *fabric_provider(const char *device)
 	return prov[0] ? json_string(prov) : json_null();
 }
 
-/* MPICH's version string names its device: "MPICH Device:	ch4:ofi". */
+/* MPICH's version string names its device ("MPICH Device:	ch4:ofi"); the
+ * driver keeps its first line only, so the whole string is asked for again,
+ * from the MPI library when one is loaded (MPI_Get_library_version may be
+ * called at any time). */
 static json_t *mpi_device(const char *mpi)
 {
-	const char *p = mpi ? strstr(mpi, "Device:") : NULL;
-	char dev[64];
+	int (*get)(char *, int *);
+	void *sym = mpi ? dlsym(RTLD_DEFAULT, "MPI_Get_library_version") : NULL;
+	char v[8192], dev[64];
+	int vlen = 0;
+	const char *p;
 
-	if (!p)
+	if (!sym)
+		return json_null();
+	memcpy(&get, &sym, sizeof(get));
+	if (get(v, &vlen) != 0 || vlen <= 0 || vlen >= (int)sizeof(v))
+		return json_null();
+	v[vlen] = '\0';
+	if (!(p = strstr(v, "Device:")))
 		return json_null();
 	p += 7;
 	while (*p == ' ' || *p == '\t')
 		p++;
-	snprintf(dev, sizeof(dev), "%.*s", (int)strcspn(p, " \t\n"), p);
+	snprintf(dev, sizeof(dev), "%.*s", (int)strcspn(p, " \t\r\n"), p);
 	return dev[0] ? json_string(dev) : json_null();
 }
 

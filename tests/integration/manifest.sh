@@ -28,6 +28,18 @@ assert all(w["kind"] != "not-pinned" for w in r["warnings"]), r["warnings"]
 		pass "no output from reading the manifest"
 fi
 
+# ---- an MPI run: the MPI library, its device, one host entry for both ranks ----
+if ! command -v mpiexec >/dev/null || ! "$NGAUGE" --list | grep -q "^  mpi "; then
+	echo "note: no mpiexec or built without MPI: the mpi run's manifest not checked"
+elif run 0 mpiexec -n 2 "$NGAUGE" -x mpi -p pingpong -s 1,64 -c 50 -o "$T/mpi.json"; then
+	pycheck "$T/mpi.json" "mpi run: the manifest's fields" '
+e = r["env"]
+v = e["versions"]
+assert v["mpi"] and v["mpi"] == e["mpi"].split("\n")[0] and v["mpi_device"], v
+assert len(e["hosts"]) == 1 and [p["rank"] for p in e["placement"]] == [0, 1]
+'
+fi
+
 # ---- a fake tree: every condition this machine can not show ----
 F=$T/root
 mkdir -p "$F/proc" "$F/sys/devices/system/node/node0" "$F/sys/devices/system/node/node1" \
