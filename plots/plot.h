@@ -139,5 +139,9 @@
 
 int ng_plot_main(int argc, char **argv);
 int ng_report_main(int argc, char **argv);
+/* ngauge compare A.json B.json ... (plots/compare.c; doc/compare.md): exit
+ * status 0 (no row slower), 3 (some row slower), 2 (usage, files that
+ * cannot be compared), 1 (an output could not be written). */
+int ng_compare_main(int argc, char **argv);
 
 #endif
