@@ -436,7 +436,8 @@ ng_status ng_compare_new(const struct ng_plot_file *files, size_t n, double thre
 	c->threshold = threshold;
 	c->metric = ng_plot_first_stats_key(&files[0]);
 	if (!c->metric) {
-		ng_error("%s: %s: no statistics in its rows: nothing to compare", cmd, files[0].path);
+		if (cmd)
+			ng_error("%s: %s: no statistics in its rows: nothing to compare", cmd, files[0].path);
 		free(c);
 		return NG_ERR_PROTO;
 	}
@@ -451,8 +452,9 @@ ng_status ng_compare_new(const struct ng_plot_file *files, size_t n, double thre
 		p->a = &files[0];
 		p->b = &files[k];
 		if (strcmp(p->a->pattern, p->b->pattern) != 0) {
-			ng_error("%s: %s: pattern %s, %s is %s: they cannot be compared", cmd, p->b->path,
-			         p->b->pattern, p->a->path, p->a->pattern);
+			if (cmd)
+				ng_error("%s: %s: pattern %s, %s is %s: they cannot be compared", cmd,
+				         p->b->path, p->b->pattern, p->a->path, p->a->pattern);
 			st = NG_ERR_PROTO;
 			continue;
 		}
@@ -481,11 +483,13 @@ ng_status ng_compare_new(const struct ng_plot_file *files, size_t n, double thre
 			}
 		}
 		if (!p->n) {
-			ng_error("%s: %s: no row in common with %s (same size%s and %s statistics): they "
-			         "cannot be "
-			         "compared",
-			         cmd, p->b->path, p->a->path, ", test, sync, algorithm, mode, side",
-			         c->metric);
+			if (cmd)
+				ng_error(
+				    "%s: %s: no row in common with %s (same size%s and %s statistics): they "
+				    "cannot be "
+				    "compared",
+				    cmd, p->b->path, p->a->path, ", test, sync, algorithm, mode, side",
+				    c->metric);
 			st = NG_ERR_PROTO;
 			continue;
 		}

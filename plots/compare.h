@@ -30,7 +30,7 @@ struct ng_cmp;
  * Compares labelled, checked files (files[0] the baseline) at @threshold
  * (a fraction: 0.05 is 5%).  Files that cannot be compared (another
  * pattern, no row in common, no statistics) are said in one line each
- * ("compare: B.json: ..."), with @cmd as the prefix, and make it return
+ * ("compare: B.json: ..."), with @cmd as the prefix (NULL: say nothing), and make it return
  * NG_ERR_PROTO (nothing in *c_p); else NG_OK.  The files must outlive the
  * comparison.
  */
