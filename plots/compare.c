@@ -484,12 +484,10 @@ ng_status ng_compare_new(const struct ng_plot_file *files, size_t n, double thre
 		}
 		if (!p->n) {
 			if (cmd)
-				ng_error(
-				    "%s: %s: no row in common with %s (same size%s and %s statistics): they "
-				    "cannot be "
-				    "compared",
-				    cmd, p->b->path, p->a->path, ", test, sync, algorithm, mode, side",
-				    c->metric);
+				ng_error("%s: %s: no row in common with %s (the same size, test, sync, "
+				         "algorithm, mode "
+				         "and side, with %s statistics): they cannot be compared",
+				         cmd, p->b->path, p->a->path, c->metric);
 			st = NG_ERR_PROTO;
 			continue;
 		}
