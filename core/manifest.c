@@ -74,39 +74,6 @@ static json_t *int_or_null(long long v)
 	return v < 0 ? json_null() : json_integer(v);
 }
 
-int ng_manifest_cpulist(const char *list, bool *set, int n)
-{
-	int count = 0;
-	const char *p = list;
-
-	for (int c = 0; c < n; c++)
-		set[c] = false;
-	while (*p && *p != '\n') {
-		char *end;
-		long a = strtol(p, &end, 10), b = a;
-
-		if (end == p || a < 0)
-			return -1;
-		p = end;
-		if (*p == '-') {
-			b = strtol(p + 1, &end, 10);
-			if (end == p + 1 || b < a)
-				return -1;
-			p = end;
-		}
-		for (long c = a; c <= b; c++) {
-			if (c < n && !set[c])
-				set[c] = true;
-			count++;
-		}
-		if (*p == ',')
-			p++;
-		else if (*p && *p != '\n')
-			return -1;
-	}
-	return count;
-}
-
 /* ---- one rank ---- */
 
 /* The NUMA node of CPU @cpu: the node whose cpulist holds it, -1 unknown. */
@@ -612,17 +579,6 @@ static json_t *versions(const struct ng_manifest_in *in)
 }
 
 /* ---- the collective ---- */
-
-void ng_manifest_warn(struct ng_manifest *m, const char *kind, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	json_array_append_new(m->warnings, json_pack("{s:s,s:s}", "kind", kind, "message", msg));
-}
 
 void ng_manifest_free(struct ng_manifest *m)
 {

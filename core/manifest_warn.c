@@ -3,11 +3,59 @@
  * The validity warnings (manifest.h): what in the gathered manifest makes
  * the times of the run doubtful.  One warning per kind, naming every rank,
  * CPU or host concerned; the kinds are listed in doc/result-format.md.
+ * And the pieces manifest.c builds on (CPU lists, adding a warning): this
+ * file calls nothing of manifest.c.
  */
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "manifest.h"
+
+int ng_manifest_cpulist(const char *list, bool *set, int n)
+{
+	int count = 0;
+	const char *p = list;
+
+	for (int c = 0; c < n; c++)
+		set[c] = false;
+	while (*p && *p != '\n') {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+
+		if (end == p || a < 0)
+			return -1;
+		p = end;
+		if (*p == '-') {
+			b = strtol(p + 1, &end, 10);
+			if (end == p + 1 || b < a)
+				return -1;
+			p = end;
+		}
+		for (long c = a; c <= b; c++) {
+			if (c < n && !set[c])
+				set[c] = true;
+			count++;
+		}
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			return -1;
+	}
+	return count;
+}
+
+void ng_manifest_warn(struct ng_manifest *m, const char *kind, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	json_array_append_new(m->warnings, json_pack("{s:s,s:s}", "kind", kind, "message", msg));
+}
 
 /* Appends ", TEXT" (or TEXT first) to @buf of @len. */
 static void add(char *buf, size_t len, const char *text)
