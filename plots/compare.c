@@ -123,8 +123,12 @@ static void bootstrap(const double *a, size_t na, const double *b, size_t nb, do
 	double *lr = ng_plot_xcalloc(NG_CMP_RESAMPLES, sizeof(*lr));
 	size_t k = 0;
 
+	/* at most ~4e7 draws: fewer resamples for very long sample lists
+	 * (the files are untrusted), never fewer than 200 */
+	size_t reps = (size_t)fmin(NG_CMP_RESAMPLES, fmax(200.0, 4e7 / (double)(na + nb)));
+
 	gsl_rng_set(rng, 1);
-	for (size_t r = 0; r < NG_CMP_RESAMPLES; r++) {
+	for (size_t r = 0; r < reps; r++) {
 		double ma, mb;
 
 		for (size_t i = 0; i < na; i++)
@@ -306,6 +310,13 @@ static void flatten(struct ng_flat *fl, const char *path, const json_t *v)
 		fl->val[fl->n] = ng_plot_xasprintf("%.120s", json_string_value(v));
 	else
 		fl->val[fl->n] = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+	/* a file's text on one line of the table: control characters as spaces */
+	for (char *c = fl->path[fl->n]; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = ' ';
+	for (char *c = fl->val[fl->n]; c && *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = ' ';
 	fl->n++;
 }
 

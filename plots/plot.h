@@ -84,7 +84,8 @@
  *   the host, the file name (plots/legend.h); what they all share is said
  *   once, in the title ("tcp pingpong", "put-bw: rma, design direct").  A
  *   run whose busy-polling ranks outnumbered the cores is marked
- *   "(oversubscribed)" in the legend.
+ *   "(oversubscribed)" in the legend, one with validity warnings (the
+ *   result's "warnings") by their number, "(2 warnings)".
  *
  *   What cannot be drawn: size 0, which a log axis has not, is drawn at its
  *   own place left of the smallest size (the tic "0", set off by a dotted
@@ -111,11 +112,12 @@
  *   timer, the parameters that apply to the run (those of its module and
  *   pattern, without the ones its launch or configuration leaves unused, such
  *   as --server's for a local run or --rma-sched with the sendrecv design;
- *   their names in a note), the per-size table (median and 95% CI of every
+ *   their names in a note), the run's validity warnings, the per-size table (median and 95% CI of every
  *   statistics key, plain numbers), the pattern's blocks (LogGP segments,
  *   pLogP parameters with their CIs, ...), any other data as tables, and the
  *   figure (rma: every test's); a comparison figure per pattern when several
- *   files share one.  Tables fit an A4 or letter page: cells wrap, and a
+ *   files share one, with the ratios of the others to the first of them
+ *   (compare.h: the table, the runs' differences and the ratios' figure).  Tables fit an A4 or letter page: cells wrap, and a
  *   table whose numbers cannot fit is split into several, each with the
  *   columns that name the rows.  Figures are as wide as the page.
  *   The figures come from the plot path with the svg terminal in a temporary
