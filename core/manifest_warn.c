@@ -95,7 +95,10 @@ static void freq_scaling(struct ng_manifest *m, const struct ng_manifest_rank *a
 	for (size_t i = 0; i < n; i++) {
 		bool dup = false;
 
-		if (!all[i].governor[0] || strcmp(all[i].governor, "performance") == 0)
+		/* a governor other than performance scales the clock, unless its
+		 * limits pin it (min = max) */
+		if (!all[i].governor[0] || strcmp(all[i].governor, "performance") == 0 ||
+		    (all[i].khz[1] > 0 && all[i].khz[1] == all[i].khz[2]))
 			continue;
 		for (size_t j = 0; j < i; j++)
 			dup |= all[j].cpu == all[i].cpu && strcmp(all[j].host, all[i].host) == 0;

@@ -112,14 +112,16 @@
  *   timer, the parameters that apply to the run (those of its module and
  *   pattern, without the ones its launch or configuration leaves unused, such
  *   as --server's for a local run or --rma-sched with the sendrecv design;
- *   their names in a note), the run's validity warnings, the per-size table (median and 95% CI of every
- *   statistics key, plain numbers), the pattern's blocks (LogGP segments,
+ *   their names in a note), the run's validity warnings, the per-size
+ *   table (median and 95% CI of every statistics key, plain numbers), the
+ *   pattern's blocks (LogGP segments,
  *   pLogP parameters with their CIs, ...), any other data as tables, and the
  *   figure (rma: every test's); a comparison figure per pattern when several
  *   files share one, with the ratios of the others to the first of them
- *   (compare.h: the table, the runs' differences and the ratios' figure).  Tables fit an A4 or letter page: cells wrap, and a
- *   table whose numbers cannot fit is split into several, each with the
- *   columns that name the rows.  Figures are as wide as the page.
+ *   (compare.h: the table, the runs' differences and the ratios' figure).
+ *   Tables fit an A4 or letter page: cells wrap, and a table whose numbers
+ *   cannot fit is split into several, each with the columns that name the
+ *   rows.  Figures are as wide as the page.
  *   The figures come from the plot path with the svg terminal in a temporary
  *   directory that is removed afterwards.  Without gnuplot the report is still
  *   written, without figures, and a warning says so.  What a figure leaves
