@@ -166,6 +166,36 @@ def body(tmp):
     p = run(["compare", a, b, "--threshold", "x"])
     check(p.returncode == 2 and "--threshold" in p.stderr, "a bad --threshold: exit 2")
 
+    # untrusted input: mutated files against a, no crash, exit 0, 2 or 3, one line on stderr when 2
+    base = json.load(open(a))
+    mutations = []
+    for k in ("median", "ci95", "raw", "size", "test", "latency_us"):
+        for v in (None, "x\ny<script>", -1, 0, 1e308, [], {}, [1, "a"], [float("nan")] if k == "raw" else [0, -1]):
+            d = copy.deepcopy(base)
+            row = d["results"][len(d["results"]) // 2]
+            if k in ("median", "ci95"):
+                row["latency_us"][k] = v
+            elif k == "raw":
+                row["raw"]["latency_us"] = v
+            else:
+                row[k] = v
+            mutations.append(("%s=%r" % (k, v), d))
+    d = copy.deepcopy(base)
+    d["env"]["kernel"] = "Linux\n\x1b[31m6.8"
+    mutations.append(("kernel with control characters", d))
+    bad_runs = []
+    for i, (what, d) in enumerate(mutations):
+        path = os.path.join(tmp, "m%d.json" % i)
+        with open(path, "w") as f:
+            f.write(json.dumps(d).replace("NaN", "null") if i % 2 else json.dumps(d))
+        p = run(["compare", a, path])
+        err = [l for l in p.stderr.splitlines() if l.strip()]
+        if p.returncode not in (0, 2, 3) or (p.returncode == 2 and len(err) != 1) or \
+                any("\x1b" in l for l in p.stdout.splitlines()):
+            bad_runs.append("%s: exit %d, stderr %r" % (what, p.returncode, p.stderr[:200]))
+    check(not bad_runs, "%d mutated files compared: exit 0, 2 or 3, one line when refused, no control "
+          "characters in the table %s" % (len(mutations), bad_runs[:3]))
+
     # a 2-rank mpi run against a tcp run: the figure and the report
     if shutil.which("mpiexec") and " mpi " in run(["--list"]).stdout:
         m, t = os.path.join(tmp, "mpi.json"), os.path.join(tmp, "tcp.json")
