@@ -119,5 +119,10 @@ fi
 if [ "$(nproc)" = 2 ] && run 0 "$NGAUGE" -x emu -p pingpong --np 4 -s 1 -c 20 --timer clock -o "$T/c.json"; then
 	warned "$T/c.json" frequency-scaling numa-nic oversubscribed
 fi
+# A governor other than performance whose limits pin the clock (min = max) scales nothing: no warning.
+for c in 0 1; do echo 3000000 >"$F/sys/devices/system/cpu/cpu$c/cpufreq/scaling_min_freq"; done
+if run 0 "$NGAUGE" -x tcp -p pingpong -s 1 -c 20 --pin 0,1 --timer clock -o "$T/d.json"; then
+	warned "$T/d.json" numa-nic smt-siblings
+fi
 unset NGAUGE_TEST_SYSROOT
 finish
