@@ -4,6 +4,7 @@
  *
  *   ngauge plot FILE...     figures from result files   (plots/)
  *   ngauge report FILE...   an HTML report              (plots/)
+ *   ngauge compare A B...   B against A, row by row     (plots/compare.c)
  *   ngauge [options]        a run: any other command line (core/driver.c)
  *
  * A subcommand is the first argument, and gets the command line from its own
@@ -24,6 +25,7 @@ static const struct {
 } subcommands[] = {
     {"plot", ng_plot_main},
     {"report", ng_report_main},
+    {"compare", ng_compare_main},
 };
 
 /* 128 + the stop signal that arrived, said in one line; 0 when none did. */

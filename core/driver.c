@@ -39,10 +39,12 @@
 
 #include "args.h"
 #include "cancel.h"
+#include "cmdline.h"
 #include "docgen.h"
 #include "driver.h"
 #include "env.h"
 #include "launch.h"
+#include "manifest.h"
 #include "plugin.h"
 #include "readers.h"
 #include "registry.h"
@@ -50,249 +52,6 @@
 #include "sizes.h"
 
 enum { EXIT_USAGE = 2 };
-
-const struct ng_option ng_driver_options[] = {
-    {.name = "module",
-     .type = NG_OPT_STRING,
-     .def = "tcp",
-     .help = "communication module (-x); see --list",
-     .metavar = "NAME"},
-    {.name = "pattern",
-     .type = NG_OPT_STRING,
-     .def = "pingpong",
-     .help = "benchmark pattern (-p); see --list",
-     .metavar = "NAME"},
-    {.name = "list", .type = NG_OPT_FLAG, .help = "list modules, patterns and their options (-l)"},
-    {.name = "sizes",
-     .type = NG_OPT_STRING,
-     .help = "message sizes (-s): 1-1M, 1-64K:x1.5, 1,8,4K, 1K-64K:+1K",
-     .metavar = "SPEC",
-     .list = true},
-    {.name = "count",
-     .type = NG_OPT_INT,
-     .def = "1000",
-     .help = "timed repetitions per size (-c)",
-     .metavar = "N",
-     .min = 1,
-     .max = 100000000},
-    {.name = "warmup",
-     .type = NG_OPT_INT,
-     .def = "100",
-     .help = "untimed repetitions before them (-w)",
-     .metavar = "N"},
-    {.name = "output",
-     .type = NG_OPT_STRING,
-     .help = "results file (-o); .json or .csv picks the format",
-     .metavar = "FILE"},
-    {.name = "np",
-     .type = NG_OPT_INT,
-     .def = "2",
-     .help = "number of local ranks when not launched by MPI",
-     .metavar = "N",
-     .min = 1,
-     .max = 1024,
-     .applies = "launch=local|mpi"},
-    {.name = "timer",
-     .type = NG_OPT_CHOICE,
-     .help = "timer (default: tsc where invariant, else clock)",
-     .choices = "tsc|clock|mpi"},
-    {.name = "timer-info", .type = NG_OPT_FLAG, .help = "print the timer's resolution and overhead and exit"},
-    {.name = "verify", .type = NG_OPT_FLAG, .help = "check every received payload byte"},
-    {.name = "raw", .type = NG_OPT_FLAG, .help = "keep raw samples in the results file"},
-    {.name = "percentiles",
-     .type = NG_OPT_STRING,
-     .def = "50,90,99,99.9,99.99",
-     .help =
-         "percentiles of every STATS, in the file (null where the count cannot support one) and, when given, "
-         "the table",
-     .metavar = "LIST",
-     .list = true},
-    {.name = "histogram", .type = NG_OPT_FLAG, .help = "write the histogram of every STATS in its row"},
-    {.name = "seed",
-     .type = NG_OPT_INT,
-     .def = "1",
-     .help = "seed for random pairings and server choice",
-     .metavar = "N",
-     .max = LLONG_MAX},
-    {.name = "server",
-     .type = NG_OPT_FLAG,
-     .help = "serve --client runs, one after another, until stopped (two hosts, no MPI)",
-     .applies = "launch=tcp"},
-    {.name = "once",
-     .type = NG_OPT_FLAG,
-     .help = "with --server: serve one client, then exit with its run's status",
-     .applies = "launch=tcp"},
-    {.name = "client",
-     .type = NG_OPT_STRING,
-     .help = "connect to a --server on HOST",
-     .metavar = "HOST",
-     .applies = "launch=tcp"},
-    {.name = "port",
-     .type = NG_OPT_INT,
-     .def = "5217",
-     .help = "bootstrap port of --server/--client",
-     .metavar = "PORT",
-     .min = 1,
-     .max = 65535,
-     .applies = "launch=tcp"},
-    {.name = "bind",
-     .type = NG_OPT_STRING,
-     .help = "bootstrap address --server listens on (default: all)",
-     .metavar = "ADDR",
-     .applies = "launch=tcp"},
-    {.name = "pin",
-     .type = NG_OPT_STRING,
-     .help = "run rank r on CPU LIST[r mod length], e.g. 0,1 (default: unpinned)",
-     .metavar = "LIST",
-     .list = true},
-    {.name = "timeout",
-     .type = NG_OPT_DOUBLE,
-     .def = "8",
-     .help = "seconds after which a silent peer counts as lost",
-     .metavar = "SEC"},
-    {.name = "help", .type = NG_OPT_FLAG, .help = "this help (-h)"},
-    {.name = "version", .type = NG_OPT_FLAG, .help = "print the version (-V)"},
-    {.name = "man", .type = NG_OPT_FLAG, .help = "print the man page ngauge(1) (roff) and exit"},
-    {.name = "completion",
-     .type = NG_OPT_CHOICE,
-     .help = "print the shell completion script for SHELL and exit",
-     .choices = "bash|zsh",
-     .metavar = "SHELL"},
-    {.name = NULL},
-};
-
-static const struct ng_short_option short_options[] = {
-    {'x', "module"}, {'p', "pattern"}, {'l', "list"}, {'s', "sizes"},   {'c', "count"},
-    {'w', "warmup"}, {'o', "output"},  {'h', "help"}, {'V', "version"},
-};
-
-/* ---- help and list ---- */
-
-static const char *metavar(const struct ng_option *o)
-{
-	if (o->metavar)
-		return o->metavar;
-	switch (o->type) {
-	case NG_OPT_INT:
-		return "N";
-	case NG_OPT_SIZE:
-		return "BYTES";
-	case NG_OPT_DOUBLE:
-		return "X";
-	case NG_OPT_CHOICE:
-		return o->choices;
-	default:
-		return "VALUE";
-	}
-}
-
-static char short_of(const char *name)
-{
-	for (size_t i = 0; i < sizeof(short_options) / sizeof(short_options[0]); i++)
-		if (strcmp(short_options[i].name, name) == 0)
-			return short_options[i].c;
-	return 0;
-}
-
-static void print_option(FILE *f, const struct ng_option *t, bool core)
-{
-	char left[96], sc = core ? short_of(t->name) : 0;
-	int n = sc ? snprintf(left, sizeof(left), "-%c, --%s", sc, t->name)
-	           : snprintf(left, sizeof(left), "    --%s", t->name);
-
-	if (t->type != NG_OPT_FLAG && n > 0 && (size_t)n < sizeof(left))
-		snprintf(left + n, sizeof(left) - (size_t)n, " %s", metavar(t));
-	fprintf(f, "  %-34s %s", left, t->help);
-	if (t->def && t->type != NG_OPT_FLAG)
-		fprintf(f, " [%s]", t->def);
-	fputc('\n', f);
-}
-
-/* The options of table @t. */
-static void print_options(FILE *f, const struct ng_option *t, bool core)
-{
-	for (; t && t->name; t++)
-		print_option(f, t, core);
-}
-
-/* The options of the tables of the NULL-terminated list @tables. */
-static void print_tables(FILE *f, const struct ng_option *const *tables)
-{
-	for (; tables && *tables; tables++)
-		print_options(f, *tables, false);
-}
-
-static void caps_string(unsigned caps, char *buf, size_t len)
-{
-	buf[0] = '\0';
-	for (unsigned bit = 1; bit && bit <= caps; bit <<= 1) {
-		if (!(caps & bit))
-			continue;
-		if (buf[0])
-			strncat(buf, ", ", len - strlen(buf) - 1);
-		strncat(buf, ng_cap_name(bit), len - strlen(buf) - 1);
-	}
-}
-
-static void print_help(void)
-{
-	printf("ngauge %s: network benchmarks (patterns) over interchangeable communication modules\n\n"
-	       "usage: ngauge [options] -x MODULE -p PATTERN\n"
-	       "       mpiexec -n N ngauge [options] -x MODULE -p PATTERN\n"
-	       "       ngauge --server [options]   and   ngauge --client HOST [options]\n"
-	       "       ngauge plot FILE... [-o OUT.pdf|.svg|.png|.tex] [--label NAME]...\n"
-	       "       ngauge report FILE... [-o OUT.html]\n\n"
-	       "options:\n",
-	       NG_VERSION);
-	print_options(stdout, ng_driver_options, true);
-	printf(
-	    "\nModule and pattern options are listed by --list; an option the chosen module and pattern do\n"
-	    "not read is refused.  Integers are decimal (08 is 8, no 0x); byte counts take K, M, G.\n");
-}
-
-static void print_list(void)
-{
-	char caps[256];
-
-	printf("modules:\n");
-	for (size_t i = 0; ng_modules[i]; i++) {
-		const struct ng_module *m = ng_modules[i];
-		caps_string(m->caps, caps, sizeof(caps));
-		printf("  %-10s %s\n  %-10s (%s", m->name, m->desc, "", caps);
-		if (m->max_msg)
-			printf("; max message %zu bytes", m->max_msg);
-		printf(")\n");
-		print_tables(stdout, m->options);
-		print_tables(stdout, m->reads);
-	}
-	for (size_t i = 0; ng_missing_modules[i].name; i++)
-		printf("  %-10s not available: %s\n", ng_missing_modules[i].name, ng_missing_modules[i].why);
-	printf("\npatterns:\n");
-	for (size_t i = 0; ng_patterns[i]; i++) {
-		const struct ng_pattern *p = ng_patterns[i];
-		caps_string(p->needs, caps, sizeof(caps));
-		printf("  %-10s %s\n  %-10s (needs: %s; ranks >= %d%s; default sizes %s)\n", p->name, p->desc,
-		       "", caps[0] ? caps : "nothing special", p->min_ranks, p->even_ranks ? ", even" : "",
-		       p->default_sizes ? p->default_sizes : "1-1M");
-		print_options(stdout, p->options, false);
-	}
-}
-
-static void valid_names(char *buf, size_t len, int modules)
-{
-	buf[0] = '\0';
-	if (modules) {
-		for (size_t i = 0; ng_modules[i]; i++) {
-			strncat(buf, i ? ", " : "", len - strlen(buf) - 1);
-			strncat(buf, ng_modules[i]->name, len - strlen(buf) - 1);
-		}
-	} else {
-		for (size_t i = 0; ng_patterns[i]; i++) {
-			strncat(buf, i ? ", " : "", len - strlen(buf) - 1);
-			strncat(buf, ng_patterns[i]->name, len - strlen(buf) - 1);
-		}
-	}
-}
 
 /* ---- command line ---- */
 
@@ -340,9 +99,9 @@ static int parse_cmdline(struct ng_args *a, int argc, char **argv)
 				name = arg + 2;
 			}
 		} else if (arg[0] == '-' && arg[1] && arg[1] != '-') {
-			for (size_t k = 0; k < sizeof(short_options) / sizeof(short_options[0]); k++)
-				if (short_options[k].c == arg[1])
-					name = short_options[k].name;
+			for (size_t k = 0; k < ng_cmdline_nshort; k++)
+				if (ng_cmdline_short[k].c == arg[1])
+					name = ng_cmdline_short[k].name;
 			if (!name) {
 				ng_error("unknown option '%s' (see ngauge --help)", arg);
 				return -1;
@@ -367,7 +126,8 @@ static int parse_cmdline(struct ng_args *a, int argc, char **argv)
 			val = "1";
 		} else if (!val) {
 			if (i + 1 >= argc) {
-				ng_error("option '--%s' needs a value (%s)", name, metavar(e->opt));
+				ng_error("option '--%s' needs a value (%s)", name,
+				         ng_cmdline_metavar(e->opt));
 				return -1;
 			}
 			val = argv[++i];
@@ -594,7 +354,7 @@ static int relaunch_mpi(const struct plan *p, int argc, char **argv)
 
 static json_t *doc_head(const struct plan *p, const struct ng_args *a, struct ng_boot *boot,
                         const struct ng_timer *t, const struct ng_comm *c, const char *cmd,
-                        const char *mpi_version, const struct ng_oversub *over)
+                        const char *mpi_version, const struct ng_oversub *over, struct ng_manifest *m)
 {
 	json_t *env = ng_env_json(c->device, mpi_version);
 	char started[64];
@@ -616,13 +376,25 @@ static json_t *doc_head(const struct plan *p, const struct ng_args *a, struct ng
 		json_object_set_new(env, "oversubscription",
 		                    json_pack("{s:s,s:i,s:i}", "host", over->host, "spinning_ranks",
 		                              over->ranks, "cores", over->cores));
+	/* The manifest (manifest.h) moves into the document. */
+	json_object_set_new(env, "hosts", m->hosts);
+	json_object_set_new(env, "placement", m->ranks);
+	json_object_set_new(env, "versions", m->versions);
+	m->hosts = m->ranks = m->versions = NULL;
 	ng_iso_time(started, sizeof(started));
-	return json_pack("{s:s,s:b,s:s,s:s,s:i,s:s,s:s,s:s,s:o,s:{s:s,s:f,s:f,s:b,s:f},s:o}", "schema",
+	return json_pack("{s:s,s:b,s:s,s:s,s:i,s:s,s:s,s:s,s:o,s:{s:s,s:f,s:f,s:b,s:f},s:o,s:O}", "schema",
 	                 "ngauge-result/1", "complete", 0, "module", p->mod->name, "pattern", p->pat->name,
 	                 "ranks", boot->size, "command", cmd, "started", started, "launch", boot->ops->name,
 	                 "env", env, "timer", "name", t->name, "resolution_ns", t->resolution_ns,
 	                 "overhead_ns", t->overhead_ns, "invariant_tsc", t->invariant_tsc, "tsc_ghz",
-	                 t->tsc_ghz, "parameters", params);
+	                 t->tsc_ghz, "parameters", params, "warnings", m->warnings);
+}
+
+/* The validity warnings (manifest.h), a line each on stderr unless @quiet. */
+static void print_warnings(const json_t *w, bool quiet)
+{
+	for (size_t i = 0; !quiet && i < json_array_size(w); i++)
+		ng_warn("%s", json_string_value(json_object_get(json_array_get(w, i), "message")));
 }
 
 /* The module's own keys in the result file (core/module.h, report). */
@@ -943,6 +715,7 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 	struct ng_results *res = NULL;
 	struct ng_timer timer;
 	struct ng_oversub over;
+	struct ng_manifest man = {0};
 	const char *how = l->how, *mpi_ver = l->mpi ? l->mpi_version : NULL;
 	char cmd[4096];
 	ng_status st;
@@ -1011,12 +784,32 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 		code = 1;
 		goto out_close;
 	}
+	struct ng_manifest_in min = {
+	    .device = comm->device,
+	    .mpi = mpi_ver,
+	    .spins = comm->spins,
+	    .pin_given = ng_args_str(a, "pin") != NULL,
+	    .regmem = (comm->caps & NG_CAP_REGMEM) != 0,
+	    .max_bytes = p->nsizes ? p->sizes[p->nsizes - 1] : 0,
+	    .t = &timer,
+	};
+	if (ng_manifest_gather(boot, &min, &man)) {
+		code = 1;
+		goto out_close;
+	}
 
 	if (boot->rank == 0) {
 		char label[128], mark[128] = "";
 		command_line(argc, argv, cmd, sizeof(cmd));
 		snprintf(label, sizeof(label), "%s over %s", p->pat->name, p->mod->name);
-		res = ng_results_new(doc_head(p, a, boot, &timer, comm, cmd, mpi_ver, &over), p->output,
+		if (over.over)
+			ng_manifest_warn(
+			    &man, "oversubscribed",
+			    "%d busy-polling ranks share %d core%s of host %s: the times include "
+			    "waiting for the CPU (results marked \"oversubscribed\"; use fewer ranks, or "
+			    "a module's sleep/yield mode)",
+			    over.ranks, over.cores, over.cores == 1 ? "" : "s", over.host);
+		res = ng_results_new(doc_head(p, a, boot, &timer, comm, cmd, mpi_ver, &over, &man), p->output,
 		                     ng_args_flag(a, "raw"), p->pat->name);
 		if (ng_args_given(a, "percentiles"))
 			ng_results_percentiles(res, p->pct, p->npct);
@@ -1026,17 +819,19 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 		if (over.over) {
 			snprintf(mark, sizeof(mark), "OVERSUBSCRIBED: %d busy-polling ranks on %d core%s",
 			         over.ranks, over.cores, over.cores == 1 ? "" : "s");
-			ng_warn("%d busy-polling ranks share %d core%s of host %s: the times include waiting "
-			        "for the CPU (results marked \"oversubscribed\"; use fewer ranks, or a "
-			        "module's sleep/yield mode)",
-			        over.ranks, over.cores, over.cores == 1 ? "" : "s", over.host);
 			ng_results_mark(res, mark);
 		}
+		print_warnings(man.warnings, ng_args_flag(a, "quiet-warnings"));
 		printf("# ngauge %s: pattern %s, module %s (%s), %d ranks (%s launch), timer %s (resolution "
 		       "%.1f "
 		       "ns, overhead %.1f ns)%s%s\n",
 		       NG_VERSION, p->pat->name, p->mod->name, comm->device, boot->size, boot->ops->name,
 		       timer.name, timer.resolution_ns, timer.overhead_ns, mark[0] ? "; " : "", mark);
+		for (size_t i = 0; i < json_array_size(man.warnings); i++)
+			printf(
+			    "# warning (%s): %s\n",
+			    json_string_value(json_object_get(json_array_get(man.warnings, i), "kind")),
+			    json_string_value(json_object_get(json_array_get(man.warnings, i), "message")));
 		fflush(stdout);
 	}
 
@@ -1108,6 +903,7 @@ out_close:
 		boot->ops->abort(boot, code);
 	}
 	comm->ops->close(comm);
+	ng_manifest_free(&man);
 out_boot:
 	if (agreed) {
 		fflush(stderr);
@@ -1145,7 +941,7 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 	if (parse_cmdline(&a, argc, argv))
 		goto out;
 	if (ng_args_flag(&a, "help")) {
-		print_help();
+		ng_cmdline_help();
 		code = 0;
 		goto out;
 	}
@@ -1156,8 +952,8 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 	}
 	if (ng_args_flag(&a, "man") || ng_args_given(&a, "completion")) {
 		static const char *const subcommands[] = {"plot", "report", NULL};
-		const struct ng_docgen d = {ng_driver_options, short_options,
-		                            sizeof(short_options) / sizeof(short_options[0]), subcommands};
+		const struct ng_docgen d = {ng_driver_options, ng_cmdline_short, ng_cmdline_nshort,
+		                            subcommands};
 		if (ng_args_flag(&a, "man"))
 			ng_docgen_man(stdout, &d);
 		else
@@ -1166,7 +962,7 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 		goto out;
 	}
 	if (ng_args_flag(&a, "list")) {
-		print_list();
+		ng_cmdline_list();
 		code = 0;
 		goto out;
 	}
@@ -1191,13 +987,13 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 				goto out;
 			}
 		}
-		valid_names(names, sizeof(names), 1);
+		ng_cmdline_names(names, sizeof(names), 1);
 		ng_error("unknown module '%s' (valid: %s)", mname, names);
 		goto out;
 	}
 	p.pat = ng_pattern_find(pname);
 	if (!p.pat) {
-		valid_names(names, sizeof(names), 0);
+		ng_cmdline_names(names, sizeof(names), 0);
 		ng_error("unknown pattern '%s' (valid: %s)", pname, names);
 		goto out;
 	}

@@ -263,6 +263,19 @@ void ng_legend_make(const struct ng_plot_file *const *files, size_t n, const cha
 			legend[i] = marked;
 		}
 	}
+	/* ... and a run with validity warnings (doc/result-format.md) is marked
+	 * with their number (the report names them) */
+	for (i = 0; i < n; i++) {
+		size_t nw = ng_plot_warnings(files[i]);
+
+		if (nw) {
+			char *marked = ng_plot_xasprintf("%s%s(%zu warning%s)", legend[i],
+			                                 legend[i][0] ? " " : "", nw, nw == 1 ? "" : "s");
+
+			free(legend[i]);
+			legend[i] = marked;
+		}
+	}
 
 	/* the title: "PART: MODULE, COMMON" or "MODULE PATTERN, COMMON" */
 	if (sub)

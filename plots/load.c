@@ -341,3 +341,17 @@ ng_status ng_plot_labels(struct ng_plot_file *files, size_t n, const char *const
 	free(clash);
 	return NG_OK;
 }
+
+size_t ng_plot_warnings(const struct ng_plot_file *pf)
+{
+	const json_t *w = json_object_get(pf->doc, "warnings"), *v;
+	size_t i, n = 0;
+
+	json_array_foreach(w, i, v)
+	{
+		const json_t *k = json_object_get(v, "kind");
+
+		n += json_is_string(k) && strcmp(json_string_value(k), "oversubscribed") != 0;
+	}
+	return n;
+}

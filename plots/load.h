@@ -55,6 +55,11 @@ void ng_plot_file_release(struct ng_plot_file *f);
  */
 ng_status ng_plot_labels(struct ng_plot_file *files, size_t n, const char *const *user, size_t nuser);
 
+/* The validity warnings of @pf's run (its "warnings" entries that are
+ * objects with a string "kind"), but "oversubscribed", which has a mark of
+ * its own. */
+size_t ng_plot_warnings(const struct ng_plot_file *pf);
+
 /* A word of a result file (pattern, module, a row's test, sync, side,
  * algorithm): 1 to 64 letters, digits or "_.+:;-".  ng_plot_file_load()
  * refuses a file with any other, so everything it hands on is safe in file

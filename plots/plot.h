@@ -84,7 +84,8 @@
  *   the host, the file name (plots/legend.h); what they all share is said
  *   once, in the title ("tcp pingpong", "put-bw: rma, design direct").  A
  *   run whose busy-polling ranks outnumbered the cores is marked
- *   "(oversubscribed)" in the legend.
+ *   "(oversubscribed)" in the legend, one with validity warnings (the
+ *   result's "warnings") by their number, "(2 warnings)".
  *
  *   What cannot be drawn: size 0, which a log axis has not, is drawn at its
  *   own place left of the smallest size (the tic "0", set off by a dotted
@@ -111,13 +112,16 @@
  *   timer, the parameters that apply to the run (those of its module and
  *   pattern, without the ones its launch or configuration leaves unused, such
  *   as --server's for a local run or --rma-sched with the sendrecv design;
- *   their names in a note), the per-size table (median and 95% CI of every
- *   statistics key, plain numbers), the pattern's blocks (LogGP segments,
+ *   their names in a note), the run's validity warnings, the per-size
+ *   table (median and 95% CI of every statistics key, plain numbers), the
+ *   pattern's blocks (LogGP segments,
  *   pLogP parameters with their CIs, ...), any other data as tables, and the
  *   figure (rma: every test's); a comparison figure per pattern when several
- *   files share one.  Tables fit an A4 or letter page: cells wrap, and a
- *   table whose numbers cannot fit is split into several, each with the
- *   columns that name the rows.  Figures are as wide as the page.
+ *   files share one, with the ratios of the others to the first of them
+ *   (compare.h: the table, the runs' differences and the ratios' figure).
+ *   Tables fit an A4 or letter page: cells wrap, and a table whose numbers
+ *   cannot fit is split into several, each with the columns that name the
+ *   rows.  Figures are as wide as the page.
  *   The figures come from the plot path with the svg terminal in a temporary
  *   directory that is removed afterwards.  Without gnuplot the report is still
  *   written, without figures, and a warning says so.  What a figure leaves
@@ -139,5 +143,9 @@
 
 int ng_plot_main(int argc, char **argv);
 int ng_report_main(int argc, char **argv);
+/* ngauge compare A.json B.json ... (plots/compare.c; doc/compare.md): exit
+ * status 0 (no row slower), 3 (some row slower), 2 (usage, files that
+ * cannot be compared), 1 (an output could not be written). */
+int ng_compare_main(int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "compare.h"
 #include "config.h"
 #include "driver.h"
 #include "figure.h"
@@ -31,8 +32,8 @@
  * blocks are too (figure.h), and any other key is listed under "Other
  * data". */
 static const char *const ng_report_known[] = {
-    "schema",   "complete", "module", "pattern", "ranks",      "command", "started",
-    "finished", "launch",   "env",    "timer",   "parameters", "results", NULL,
+    "schema", "complete", "module", "pattern",    "ranks",   "command",  "started", "finished",
+    "launch", "env",      "timer",  "parameters", "results", "warnings", NULL,
 };
 
 /* The page's style: tables and figures no wider than the page, on a
@@ -393,6 +394,23 @@ static ng_status ng_report_file(struct ng_report *r, const struct ng_plot_file *
 		        (long long)json_integer_value(json_object_get(o, "spinning_ranks")),
 		        (long long)json_integer_value(json_object_get(o, "cores")));
 	}
+	{
+		const json_t *w = json_object_get(pf->doc, "warnings"), *v;
+
+		json_array_foreach(w, i, v)
+		{
+			const json_t *k = json_object_get(v, "kind"), *m = json_object_get(v, "message");
+
+			if (!json_is_string(k) || !json_is_string(m) ||
+			    strcmp(json_string_value(k), "oversubscribed") == 0)
+				continue;
+			fputs("<p class=\"warn\">Warning (", f);
+			ng_html(f, json_string_value(k));
+			fputs("): ", f);
+			ng_html(f, json_string_value(m));
+			fputs("</p>\n", f);
+		}
+	}
 	fputs("<h3>Run</h3>\n<table class=\"kv\"><tbody>\n", f);
 	for (i = 0; run_keys[i]; i++) {
 		fprintf(f, "<tr><th>%s</th><td>", run_keys[i]);
@@ -446,8 +464,9 @@ static ng_status ng_report_write(struct ng_report *r, const struct ng_plot_file 
 		      f);
 
 	/* comparisons: one figure per pattern shared by several files */
-	for (i = 0; i < n && r->gnuplot; i++) {
+	for (i = 0; i < n; i++) {
 		struct ng_plot_file *copy;
+		struct ng_cmp *cmp;
 
 		for (j = 0; j < i && strcmp(files[j].pattern, files[i].pattern) != 0; j++)
 			;
@@ -467,7 +486,19 @@ static ng_status ng_report_write(struct ng_report *r, const struct ng_plot_file 
 		fputs("<section>\n<h2>Comparison: ", f);
 		ng_html(f, files[i].pattern);
 		fputs("</h2>\n", f);
-		rc = ng_report_figure(r, copy, same, false);
+		rc = r->gnuplot ? ng_report_figure(r, copy, same, false) : NG_OK;
+		/* ngauge compare's ratios against the first of them (compare.h) */
+		if (rc == NG_OK && ng_compare_new(copy, same, 0.05, NULL, &cmp) == NG_OK) {
+			const struct ng_plot_file *ratios;
+			size_t nr;
+
+			fputs("<h3>Ratios against the first file (ngauge compare)</h3>\n", f);
+			ng_compare_html(f, cmp);
+			ratios = ng_compare_figure_files(cmp, &nr);
+			if (r->gnuplot && nr)
+				rc = ng_report_figure(r, ratios, nr, false);
+			ng_compare_free(cmp);
+		}
 		free(copy);
 		fputs("</section>\n", f);
 		if (rc)

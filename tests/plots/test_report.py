@@ -93,7 +93,10 @@ def body(exe, tmp):
     svgs = re.findall(r"<svg\b.*?</svg>", page, re.S)
     patterns = list(pc.FIXTURES.values())
     shared = len({p for p in patterns if patterns.count(p) > 1})
-    pc.expect(len(svgs) == len(names) + shared, "%d figures for %d files + %d comparisons"
+    # ... and, in each comparison, the figure of the ratios to its first file (ngauge compare)
+    ratios = page.count("<h3>Ratios against the first file (ngauge compare)</h3>")
+    pc.expect(ratios == shared, "%d sections of ratios for %d comparisons" % (ratios, shared))
+    pc.expect(len(svgs) == len(names) + 2 * shared, "%d figures for %d files + %d comparisons with their ratios"
               % (len(svgs), len(names), shared))
     for s in svgs:
         try:

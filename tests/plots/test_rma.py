@@ -140,7 +140,8 @@ def body(exe, tmp):
     with open(out, encoding="utf-8") as f:
         page = f.read()
     svgs = re.findall(r"<svg\b.*?</svg>", page, re.S)
-    pc.expect(len(svgs) == 3 * len(TESTS), "report: %d figures, expected %d" % (len(svgs), 3 * len(TESTS)))
+    # (and the figure of the ratios of the second file to the first: ngauge compare)
+    pc.expect(len(svgs) == 3 * len(TESTS) + 1, "report: %d figures, expected %d" % (len(svgs), 3 * len(TESTS) + 1))
     ids = re.findall(r"""\sid=["']([^"']+)["']""", page)
     dup = {i for i in ids if ids.count(i) > 1}
     pc.expect(not dup, "report: ids used twice: %r" % sorted(dup)[:5])

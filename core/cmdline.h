@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The driver's command line as data and text: its own option table
+ * (ng_driver_options, driver.h), the short options, --help and --list.
+ * Used by the driver (driver.c) and the man page and completions (docgen.h).
+ */
+#ifndef NG_CMDLINE_H
+#define NG_CMDLINE_H
+
+#include <stddef.h>
+
+#include "docgen.h"
+#include "options.h"
+
+/* -x, -p, ... and the long option each stands for. */
+extern const struct ng_short_option ng_cmdline_short[];
+extern const size_t ng_cmdline_nshort;
+
+/* The word shown for @o's value in --help ("N", "SIZE", the choices). */
+const char *ng_cmdline_metavar(const struct ng_option *o);
+
+/* --help and --list on stdout. */
+void ng_cmdline_help(void);
+void ng_cmdline_list(void);
+
+/* The names of the registered modules (@modules != 0) or patterns, ", "
+ * separated, into @buf (truncated to @len). */
+void ng_cmdline_names(char *buf, size_t len, int modules);
+
+#endif
