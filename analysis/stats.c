@@ -223,7 +223,7 @@ double ng_stats_halves(double *x, size_t n, double *shift_p)
 	return z <= 0.0 ? 1.0 : 2.0 * gsl_cdf_ugaussian_Q(z);
 }
 
-bool ng_stats_unstable(double p, double shift, double median)
+bool ng_stats_unstable(double p, double shift, double median, double floor)
 {
-	return p < 1e-3 && fabs(shift) > 0.01 * fabs(median);
+	return p < 1e-3 && fabs(shift) > 0.01 * fabs(median) && fabs(shift) > floor;
 }

@@ -101,7 +101,9 @@ double ng_stats_halves(double *x, size_t n, double *shift_p);
 
 /* Whether halves with p-value @p and median shift @shift, in a series of
  * median @median, differ beyond chance and beyond noise: p < 0.001 (one in a
- * thousand steady series is flagged) and |shift| > 1% of |median|. */
-bool ng_stats_unstable(double p, double shift, double median);
+ * thousand steady series is flagged), |shift| > 1% of |median| and |shift| >
+ * @floor (what the instrument cannot tell apart, e.g. two timer resolutions;
+ * 0 for none). @shift, @median and @floor in the same unit. */
+bool ng_stats_unstable(double p, double shift, double median, double floor);
 
 #endif

@@ -821,7 +821,6 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 			         over.ranks, over.cores, over.cores == 1 ? "" : "s");
 			ng_results_mark(res, mark);
 		}
-		print_warnings(man.warnings, ng_args_flag(a, "quiet-warnings"));
 		printf("# ngauge %s: pattern %s, module %s (%s), %d ranks (%s launch), timer %s (resolution "
 		       "%.1f "
 		       "ns, overhead %.1f ns)%s%s\n",
@@ -863,6 +862,12 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 		st = NG_ERR_CANCELLED;
 	if (st == NG_ERR_CANCELLED && !ng_cancel_requested())
 		st = NG_ERR_PEER_LOST;
+	/* The validity warnings on stderr once the measurement is over (the
+	 * table's head and the file have them from the start): a run its
+	 * pattern refused for its options, or one interrupted, says that one
+	 * line only. */
+	if (boot->rank == 0 && st != NG_ERR_USAGE && st != NG_ERR_CANCELLED)
+		print_warnings(man.warnings, ng_args_flag(a, "quiet-warnings"));
 	/* A pattern refuses its options on every rank alike (pattern.h): all
 	 * leave together, without an abort. */
 	if (st == NG_ERR_USAGE)

@@ -535,12 +535,23 @@ static json_t *fabric_provider(const char *device)
  * called at any time). */
 static json_t *mpi_device(const char *mpi)
 {
+	/* The MPI library came with the mpi plugin (core/plugin.h), loaded
+	 * with local symbols: asked by name, only if it is loaded already. */
+	static const char *const sonames[] = {"libmpich.so.12", "libmpi.so.40", "libmpi.so.12"};
 	int (*get)(char *, int *);
 	void *sym = mpi ? dlsym(RTLD_DEFAULT, "MPI_Get_library_version") : NULL;
 	char v[8192], dev[64];
 	int vlen = 0;
 	const char *p;
 
+	for (size_t i = 0; mpi && !sym && i < sizeof(sonames) / sizeof(sonames[0]); i++) {
+		void *h = dlopen(sonames[i], RTLD_NOW | RTLD_NOLOAD);
+
+		if (h) {
+			sym = dlsym(h, "MPI_Get_library_version");
+			dlclose(h); /* drops the reference NOLOAD took; the library stays */
+		}
+	}
 	if (!sym)
 		return json_null();
 	memcpy(&get, &sym, sizeof(get));

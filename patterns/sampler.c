@@ -207,6 +207,13 @@ static void ng_sampler_halves(struct ng_sampler *s, size_t n)
 	s->halves_p = ng_stats_halves(s->scratch, n, &s->halves_shift);
 }
 
+/* A shift of the halves' medians the timer cannot tell from none: two
+ * resolutions, in microseconds (samples are times in us). */
+static double ng_sampler_floor(const struct ng_sampler *s)
+{
+	return s->run && s->run->timer ? 2.0 * s->run->timer->resolution_ns / 1000.0 : 0.0;
+}
+
 void ng_sampler_stats(struct ng_sampler *s, const double *x, size_t n, struct ng_stats *st_p)
 {
 	if (n)
@@ -215,7 +222,7 @@ void ng_sampler_stats(struct ng_sampler *s, const double *x, size_t n, struct ng
 	ng_samples_stats(x, n, s->scratch, st_p);
 	ng_sampler_dist(s, n, st_p);
 	st_p->alternating = ng_stats_alternating(ng_stats_sign_r1(x, n, st_p->median), n);
-	st_p->unstable = ng_stats_unstable(s->halves_p, s->halves_shift, st_p->median);
+	st_p->unstable = ng_stats_unstable(s->halves_p, s->halves_shift, st_p->median, ng_sampler_floor(s));
 }
 
 void ng_sampler_bw(struct ng_sampler *s, const double *x, size_t n, double bytes, struct ng_stats *st_p)
@@ -225,7 +232,10 @@ void ng_sampler_bw(struct ng_sampler *s, const double *x, size_t n, double bytes
 	ng_sampler_halves(s, n);
 	ng_samples_bw(x, n, bytes, s->scratch, st_p);
 	ng_sampler_dist(s, n, st_p);
-	st_p->unstable = ng_stats_unstable(s->halves_p, s->halves_shift, st_p->median);
+	/* the halves' shift is one of times: against the median time */
+	st_p->unstable =
+	    ng_stats_unstable(s->halves_p, s->halves_shift, st_p->median > 0.0 ? bytes / st_p->median : 0.0,
+	                      ng_sampler_floor(s));
 	/* bytes / x[i] lies above the median where x[i] lies below bytes / median:
 	 * the signs flip together, their products not at all */
 	st_p->alternating =

@@ -104,8 +104,8 @@ refused() {
 		fail "--percentiles '$1': expected one line with '$2', got: $(cat "$T/err")"
 	fi
 }
-refused 50,,90 "an empty item"
-refused 50, "an empty item"
+refused 50,,90 "empty item"
+refused 50, "empty item"
 refused 0,50 "'0' is not a percentage above 0 and below 100"
 refused 100 "'100' is not a percentage"
 refused 1e1 "'1e1' is not a percentage"

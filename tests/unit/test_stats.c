@@ -277,11 +277,11 @@ static void ng_test_halves(struct ng_test_ctx *c)
 		for (size_t i = 0; i < N; i++)
 			x[i] = gsl_ran_lognormal(rng, 1.0, 0.3);
 		p = ng_stats_halves(x, N, &shift);
-		steady += ng_stats_unstable(p, shift, 2.7);
+		steady += ng_stats_unstable(p, shift, 2.7, 0.0);
 		for (size_t i = 0; i < N; i++)
 			x[i] = gsl_ran_lognormal(rng, 1.0, 0.1) * (i >= N / 2 ? 1.10 : 1.0);
 		p = ng_stats_halves(x, N, &shift);
-		drift += ng_stats_unstable(p, shift, 2.7);
+		drift += ng_stats_unstable(p, shift, 2.7, 0.0);
 	}
 	ng_check(c, steady < 5, "steady series rarely unstable", steady);
 	ng_check(c, drift > 990, "a 10% step is unstable", drift);
