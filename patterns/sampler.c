@@ -232,10 +232,11 @@ void ng_sampler_bw(struct ng_sampler *s, const double *x, size_t n, double bytes
 	ng_sampler_halves(s, n);
 	ng_samples_bw(x, n, bytes, s->scratch, st_p);
 	ng_sampler_dist(s, n, st_p);
-	/* the halves' shift is one of times: against the median time */
+	/* the halves' shift is one of rates: the timer's floor as a rate
+	 * near the median (d(bytes/t) = rate^2 / bytes dt) */
 	st_p->unstable =
-	    ng_stats_unstable(s->halves_p, s->halves_shift, st_p->median > 0.0 ? bytes / st_p->median : 0.0,
-	                      ng_sampler_floor(s));
+	    ng_stats_unstable(s->halves_p, s->halves_shift, st_p->median,
+	                      bytes > 0.0 ? st_p->median * st_p->median / bytes * ng_sampler_floor(s) : 0.0);
 	/* bytes / x[i] lies above the median where x[i] lies below bytes / median:
 	 * the signs flip together, their products not at all */
 	st_p->alternating =
