@@ -83,7 +83,9 @@ cfgs=("--rdma-backend shm --rdma-poll yield" "")
 for cfg in "${cfgs[@]}"; do
 	for pat in "overlap --overlap-rma" "rma"; do
 		for d in 0.15 0.3 0.8 1.5; do
-			sigterm_after $d -x rma $cfg -p $pat
+			# An interrupted rank leaves its memory published for peers still accessing it
+			# (modules/rdma/shm.c) and exits: a sanitizer build does not count that memory as leaked.
+			ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 sigterm_after $d -x rma $cfg -p $pat
 			# a note on a row measured before the signal (a drift, an alternation) is the
 			# measurement's, not the interruption's: every other line counts
 			lines=$(grep -vc "^ngauge: rank 0: warning: [a-z0-9-]*: size [0-9]*: " "$T/err")
