@@ -136,24 +136,6 @@ const size_t ng_cmdline_nshort = sizeof(ng_cmdline_short) / sizeof(ng_cmdline_sh
 
 /* ---- help and list ---- */
 
-const char *ng_cmdline_metavar(const struct ng_option *o)
-{
-	if (o->metavar)
-		return o->metavar;
-	switch (o->type) {
-	case NG_OPT_INT:
-		return "N";
-	case NG_OPT_SIZE:
-		return "BYTES";
-	case NG_OPT_DOUBLE:
-		return "X";
-	case NG_OPT_CHOICE:
-		return o->choices;
-	default:
-		return "VALUE";
-	}
-}
-
 static char short_of(const char *name)
 {
 	for (size_t i = 0; i < sizeof(ng_cmdline_short) / sizeof(ng_cmdline_short[0]); i++)
@@ -169,7 +151,7 @@ static void print_option(FILE *f, const struct ng_option *t, bool core)
 	           : snprintf(left, sizeof(left), "    --%s", t->name);
 
 	if (t->type != NG_OPT_FLAG && n > 0 && (size_t)n < sizeof(left))
-		snprintf(left + n, sizeof(left) - (size_t)n, " %s", ng_cmdline_metavar(t));
+		snprintf(left + n, sizeof(left) - (size_t)n, " %s", ng_option_metavar(t));
 	fprintf(f, "  %-34s %s", left, t->help);
 	if (t->def && t->type != NG_OPT_FLAG)
 		fprintf(f, " [%s]", t->def);

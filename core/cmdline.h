@@ -16,9 +16,6 @@
 extern const struct ng_short_option ng_cmdline_short[];
 extern const size_t ng_cmdline_nshort;
 
-/* The word shown for @o's value in --help ("N", "SIZE", the choices). */
-const char *ng_cmdline_metavar(const struct ng_option *o);
-
 /* --help and --list on stdout. */
 void ng_cmdline_help(void);
 void ng_cmdline_list(void);

@@ -18,24 +18,6 @@ static char short_of(const struct ng_docgen *d, const char *name)
 	return 0;
 }
 
-static const char *metavar(const struct ng_option *o)
-{
-	if (o->metavar)
-		return o->metavar;
-	switch (o->type) {
-	case NG_OPT_INT:
-		return "N";
-	case NG_OPT_SIZE:
-		return "BYTES";
-	case NG_OPT_DOUBLE:
-		return "X";
-	case NG_OPT_CHOICE:
-		return o->choices;
-	default:
-		return "VALUE";
-	}
-}
-
 /* Options seen already, by name. */
 struct seen {
 	const struct ng_option *opt[512];
@@ -101,7 +83,7 @@ static void man_option(FILE *f, const struct ng_option *o, char sc)
 	fputs("\\fR", f);
 	if (o->type != NG_OPT_FLAG) {
 		fputs(" \\fI", f);
-		roff(f, metavar(o));
+		roff(f, ng_option_metavar(o));
 		fputs("\\fR", f);
 	}
 	fputc('\n', f);
@@ -256,7 +238,7 @@ static void words(FILE *f, const char *choices)
 
 static bool takes_file(const struct ng_option *o)
 {
-	const char *mv = metavar(o);
+	const char *mv = ng_option_metavar(o);
 	return o->type == NG_OPT_STRING && (strstr(mv, "FILE") || strstr(mv, "DIR") || strstr(mv, "PATH"));
 }
 
@@ -346,7 +328,7 @@ static void zsh_spec(FILE *f, const struct ng_option *o)
 		fputs(":file:_files", f);
 	} else if (o->type != NG_OPT_FLAG) {
 		fputs(":", f);
-		zsh_text(f, metavar(o));
+		zsh_text(f, ng_option_metavar(o));
 		fputs(": ", f);
 	}
 	fputs("' \\\n", f);

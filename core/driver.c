@@ -126,8 +126,7 @@ static int parse_cmdline(struct ng_args *a, int argc, char **argv)
 			val = "1";
 		} else if (!val) {
 			if (i + 1 >= argc) {
-				ng_error("option '--%s' needs a value (%s)", name,
-				         ng_cmdline_metavar(e->opt));
+				ng_error("option '--%s' needs a value (%s)", name, ng_option_metavar(e->opt));
 				return -1;
 			}
 			val = argv[++i];

@@ -377,3 +377,21 @@ void ng_args_release(struct ng_args *a)
 	a->ents = NULL;
 	a->n = a->cap = 0;
 }
+
+const char *ng_option_metavar(const struct ng_option *o)
+{
+	if (o->metavar)
+		return o->metavar;
+	switch (o->type) {
+	case NG_OPT_INT:
+		return "N";
+	case NG_OPT_SIZE:
+		return "BYTES";
+	case NG_OPT_DOUBLE:
+		return "X";
+	case NG_OPT_CHOICE:
+		return o->choices;
+	default:
+		return "VALUE";
+	}
+}

@@ -89,6 +89,10 @@ int ng_parse_size(const char *s, size_t *out_p);
  * zeros are decimal).  Returns 0 on success, -1 on a malformed value, -2 on
  * one outside long long. */
 int ng_parse_int(const char *s, long long *out_p);
+
+/* The word shown for @o's value in --help, the man page and the
+ * completions: its .metavar, else by type ("N", "BYTES", "X", the choices). */
+const char *ng_option_metavar(const struct ng_option *o);
 /* The range of integer or byte-count option @o (its own or the type's). */
 void ng_opt_range(const struct ng_option *o, long long *min_p, long long *max_p);
 
