@@ -17,18 +17,12 @@
  */
 #include "config.h"
 
-#include <arpa/inet.h>
-#include <ifaddrs.h>
 #include <limits.h>
 #include <mpi.h>
-#include <net/if.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "bootstrap.h"
@@ -127,69 +121,6 @@ static const struct ng_boot_ops ng_boot_mpi_ops = {
     .abort = ng_boot_mpi_abort,
 };
 
-static bool ng_ipv4_is_loopback(const struct in_addr *a)
-{
-	return (ntohl(a->s_addr) >> 24) == 127;
-}
-
-/* First non-loopback IPv4 address the host name resolves to. */
-static bool ng_addr_from_name(const char *host, char *buf, size_t len)
-{
-	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM};
-	struct addrinfo *res, *ai;
-	bool found = false;
-
-	if (getaddrinfo(host, NULL, &hints, &res) != 0)
-		return false;
-	for (ai = res; ai && !found; ai = ai->ai_next) {
-		const struct sockaddr_in *sin = (const struct sockaddr_in *)(const void *)ai->ai_addr;
-
-		if (ai->ai_family != AF_INET || ng_ipv4_is_loopback(&sin->sin_addr))
-			continue;
-		found = inet_ntop(AF_INET, &sin->sin_addr, buf, (socklen_t)len) != NULL;
-	}
-	freeaddrinfo(res);
-	return found;
-}
-
-/* First IPv4 address of an interface that is up and not loopback. */
-static bool ng_addr_from_ifaces(char *buf, size_t len)
-{
-	struct ifaddrs *ifs, *i;
-	bool found = false;
-
-	if (getifaddrs(&ifs) != 0)
-		return false;
-	for (i = ifs; i && !found; i = i->ifa_next) {
-		const struct sockaddr_in *sin;
-
-		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
-			continue;
-		if (!(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK))
-			continue;
-		sin = (const struct sockaddr_in *)(const void *)i->ifa_addr;
-		if (ng_ipv4_is_loopback(&sin->sin_addr))
-			continue;
-		found = inet_ntop(AF_INET, &sin->sin_addr, buf, (socklen_t)len) != NULL;
-	}
-	freeifaddrs(ifs);
-	return found;
-}
-
-/* Fills host and addr: the numeric IPv4 address other hosts can reach. */
-static void ng_boot_mpi_identity(struct ng_boot *b)
-{
-	if (gethostname(b->host, sizeof(b->host)) != 0)
-		snprintf(b->host, sizeof(b->host), "localhost");
-	b->host[sizeof(b->host) - 1] = '\0';
-
-	if (ng_addr_from_name(b->host, b->addr, sizeof(b->addr)))
-		return;
-	if (ng_addr_from_ifaces(b->addr, sizeof(b->addr)))
-		return;
-	snprintf(b->addr, sizeof(b->addr), "127.0.0.1");
-}
-
 ng_status ng_boot_mpi(int *argc, char ***argv, struct ng_boot **b_p)
 {
 	struct ng_boot_mpi *m;
@@ -223,7 +154,7 @@ ng_status ng_boot_mpi(int *argc, char ***argv, struct ng_boot **b_p)
 	MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
 	MPI_Comm_rank(m->comm, &m->base.rank);
 	MPI_Comm_size(m->comm, &m->base.size);
-	ng_boot_mpi_identity(&m->base);
+	ng_boot_identity(&m->base);
 
 	*b_p = &m->base;
 	return NG_OK;
