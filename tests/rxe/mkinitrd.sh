@@ -27,12 +27,13 @@ stamp="$kver $(sha256sum < "${BASH_SOURCE[0]}" | cut -c1-16)"
 
 # What the guest needs. crc32_generic first: rdma_rxe asks the crypto API for "crc32" by name, which
 # no dependency list shows, and without it `rdma link add` fails with "failed to add".
-# configfs, ib_cm, iw_cm, rdma_cm, rdma_ucm come with rdma_ucm (librdmacm).
-targets="crc32_generic virtio_pci 9pnet_virtio 9p veth rdma_rxe ib_uverbs rdma_ucm"
+# configfs, ib_cm, iw_cm, rdma_cm, rdma_ucm come with rdma_ucm (librdmacm). sch_netem and sch_tbf let
+# tests delay and shape a veth inside the guest (`tc qdisc ... netem delay`), which the host cannot.
+targets="crc32_generic virtio_pci 9pnet_virtio 9p veth rdma_rxe ib_uverbs rdma_ucm sch_netem sch_tbf"
 # Used only when modprobe (kmod) is missing: the order `modprobe --show-depends` gives for 6.1.
 fallback_order="crc32_generic virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci
 9pnet 9pnet_virtio netfs fscache 9p veth udp_tunnel ip6_udp_tunnel ib_core ib_uverbs rdma_rxe
-configfs ib_cm iw_cm rdma_cm rdma_ucm"
+configfs ib_cm iw_cm rdma_cm rdma_ucm sch_netem sch_tbf"
 
 mkdir -p "$outdir"
 exec 9>"$outdir/.lock"
