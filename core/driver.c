@@ -669,7 +669,7 @@ static int launch(const struct plan *p, struct ng_args *a, int *argc_p, char ***
 		/* MPI_Init may start a library that takes the stop signals. */
 		struct ng_plugin_guard g;
 		ng_plugin_guard_enter(&g);
-		ng_status bst = ml->boot(argc_p, argv_p, &l->boot);
+		ng_status bst = ml->boot(argc_p, argv_p, p->mod->threads, &l->boot);
 		ng_plugin_guard_leave(&g);
 		if (bst)
 			return 1;

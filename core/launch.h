@@ -99,7 +99,7 @@ ng_status ng_boot_pmix(struct ng_boot **b_p);
  * "launch:mpi", ...) once it sees an MPI launcher.
  */
 struct ng_mpi_launch {
-	ng_status (*boot)(int *argc, char ***argv, struct ng_boot **b_p);
+	ng_status (*boot)(int *argc, char ***argv, bool threads, struct ng_boot **b_p);
 	double (*wtime)(void);
 	void (*version)(char *buf, size_t len);
 };
@@ -107,8 +107,10 @@ struct ng_mpi_launch {
 #if NG_HAVE_MPI
 /* In ngauge-mpi.so (core/boot_mpi.c), called through struct ng_mpi_launch
  * from the executable. */
-/* MPI launch: MPI_Init_thread and the bootstrap over MPI_COMM_WORLD. */
-ng_status ng_boot_mpi(int *argc, char ***argv, struct ng_boot **b_p);
+/* MPI launch: MPI_Init_thread and the bootstrap over MPI_COMM_WORLD.  With
+ * @threads (the module's .threads) it asks MPI_THREAD_FUNNELED, else
+ * MPI_THREAD_SINGLE. */
+ng_status ng_boot_mpi(int *argc, char ***argv, bool threads, struct ng_boot **b_p);
 /* MPI_Wtime, for the "mpi" timer. */
 double ng_boot_mpi_wtime(void);
 /* MPI_Get_library_version, first line. */

@@ -50,6 +50,7 @@ extern const struct ng_option *const ng_mpirma_option_tables[];
 	        "module's)",                                                                                   \
 	.plugin = "mpi",                                                                                       \
 	.options = ng_mpirma_option_tables,                                                                    \
+	.threads = true,                                                                                       \
 	.caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MPI | NG_CAP_MULTIRANK |           \
 	        NG_CAP_ONESIDED | NG_CAP_ALLTOALL,                                                             \
 	.max_msg = NG_MPI_DESC_MAX_MSG,                                                                        \

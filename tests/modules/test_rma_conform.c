@@ -357,7 +357,7 @@ static int t_open_mpirma(int argc, char **argv, struct ng_args *args, struct ng_
 	if (ng_plugin_entry("mpi", "launch:mpi", argv[0], false, &entry) != NG_OK ||
 	    ng_module_impl(&ng_module_mpirma, &mr) != NG_OK)
 		return 1;
-	if (((const struct ng_mpi_launch *)entry)->boot(&argc, &argv, &t->b) != NG_OK)
+	if (((const struct ng_mpi_launch *)entry)->boot(&argc, &argv, mr->threads, &t->b) != NG_OK)
 		return 1;
 	t->me = t->b->rank;
 	t->n = t->b->size;

@@ -162,7 +162,7 @@ int main(int argc, char **argv)
 	if (ng_plugin_entry("mpi", "launch:mpi", "test_mpi_module", false, &entry) != NG_OK ||
 	    ng_module_impl(t.m, &t.m) != NG_OK)
 		return 1;
-	if (((const struct ng_mpi_launch *)entry)->boot(&argc, &argv, &b) != NG_OK)
+	if (((const struct ng_mpi_launch *)entry)->boot(&argc, &argv, t.m->threads, &b) != NG_OK)
 		return 1;
 	ng_log_set_rank(b->rank);
 	env.boot = b;
