@@ -20,7 +20,9 @@
 #
 #   bench/pingpong_bench.sh [tcp|mpi] [ROUNDS] [COUNT]
 #
-# Environment: NGAUGE (the binary), NGAUGE_BUILD (build dir with bench/*_ref).
+# Environment: NGAUGE (the binary), NGAUGE_BUILD (build dir with bench/*_ref), NGAUGE_MPI_IMPL (the MPI
+# the build uses, mpich or ompi: named in the lines printed; meson test sets it, and puts that MPI's mpiexec
+# first in PATH: benchmarks pingpong-mpich and pingpong-ompi).
 set -u
 transport=${1:-tcp}
 rounds=${2:-7}
@@ -70,6 +72,7 @@ for size in 1 65536; do
 	ng=$(median <"$T/ng.$size"); rf=$(median <"$T/ref.$size")
 	ratio=$(awk -v a="$ng" -v b="$rf" 'BEGIN {printf "%.4f", a / b}')
 	label=$transport; [ "$transport" = tcp ] && label="tcp ($wait_mode)"
+	[ "$transport" = mpi ] && [ -n "${NGAUGE_MPI_IMPL:-}" ] && label="mpi ($NGAUGE_MPI_IMPL)"
 	printf "%-12s echo %-8s cpus %s size %6d: ngauge median %8.3f us, reference %8.3f us, ratio %s (%d alternating rounds)\n" \
 		"$label" "$echo" "$pin" "$size" "$ng" "$rf" "$ratio" "$rounds"
 	echo "$transport $size $ratio" >>"$T/ratios"
