@@ -141,7 +141,8 @@ static bool same_data(const struct ng_module *m, const struct ng_module *i)
 {
 	return strcmp(m->name, i->name) == 0 && strcmp(m->desc, i->desc) == 0 && m->options == i->options &&
 	       m->reads == i->reads && m->caps == i->caps && m->max_msg == i->max_msg &&
-	       m->hdr_bytes == i->hdr_bytes && i->open && i->close && i->alloc && i->free;
+	       m->hdr_bytes == i->hdr_bytes && m->threads == i->threads && i->open && i->close && i->alloc &&
+	       i->free;
 }
 
 ng_status ng_module_impl(const struct ng_module *m, const struct ng_module **impl_p)

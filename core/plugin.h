@@ -42,7 +42,7 @@
 
 /* Raised whenever struct ng_plugin, an entry's type or struct ng_module
  * change incompatibly: a plugin of another number is refused. */
-#define NG_PLUGIN_ABI 1
+#define NG_PLUGIN_ABI 2
 
 /* An exported operations table, by name: "module:NAME" (a struct ng_module),
  * "rdma:NAME" (a struct ng_rdma_backend), "launch:mpi" (struct
