@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "launch.h"
+#include "plugin.h"
 
 /* Bytes per value: two hex digits each, and the terminating NUL. */
 #define CHUNK ((PMI2_MAX_VALLEN - 1) / 2)
@@ -145,3 +146,19 @@ ng_status ng_boot_pmi2(struct ng_boot **b_p)
 	*b_p = &p->base;
 	return NG_OK;
 }
+
+/* ngauge-pmi2.so's entry (core/plugin.h): the executable links no libpmi2. */
+static const struct ng_pmi_launch ng_pmi2_launch = {.boot = ng_boot_pmi2};
+
+static const struct ng_plugin_entry ng_plugin_pmi2_entries[] = {
+    {"launch:pmi2", &ng_pmi2_launch},
+    {NULL, NULL},
+};
+
+extern NG_PLUGIN_EXPORT const struct ng_plugin ng_plugin_pmi2;
+NG_PLUGIN_EXPORT const struct ng_plugin ng_plugin_pmi2 = {
+    .abi = NG_PLUGIN_ABI,
+    .name = "pmi2",
+    .module_size = sizeof(struct ng_module),
+    .entries = ng_plugin_pmi2_entries,
+};

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "launch.h"
+#include "plugin.h"
 
 struct boot_pmix {
 	struct ng_boot base; /* first */
@@ -146,3 +147,19 @@ ng_status ng_boot_pmix(struct ng_boot **b_p)
 	*b_p = &p->base;
 	return NG_OK;
 }
+
+/* ngauge-pmix.so's entry (core/plugin.h): the executable links no libpmix. */
+static const struct ng_pmi_launch ng_pmix_launch = {.boot = ng_boot_pmix};
+
+static const struct ng_plugin_entry ng_plugin_pmix_entries[] = {
+    {"launch:pmix", &ng_pmix_launch},
+    {NULL, NULL},
+};
+
+extern NG_PLUGIN_EXPORT const struct ng_plugin ng_plugin_pmix;
+NG_PLUGIN_EXPORT const struct ng_plugin ng_plugin_pmix = {
+    .abi = NG_PLUGIN_ABI,
+    .name = "pmix",
+    .module_size = sizeof(struct ng_module),
+    .entries = ng_plugin_pmix_entries,
+};

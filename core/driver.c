@@ -550,22 +550,34 @@ static int launch_slurm(const struct plan *p, const struct ng_args *a, struct la
 		         tasks);
 		return EXIT_USAGE;
 	}
-#if NG_HAVE_PMIX
-	if (pmix)
-		st = ng_boot_pmix(&l->boot);
-#endif
-#if NG_HAVE_PMI2
-	if (pmi2)
-		st = ng_boot_pmi2(&l->boot);
-#endif
+	/* ngauge-pmix.so or ngauge-pmi2.so; absent (not built) or not loadable (its
+	 * library not installed here): the MPI bootstrap where there is one. */
+	if ((pmix && NG_HAVE_PMIX) || (pmi2 && NG_HAVE_PMI2)) {
+		const void *entry;
+
+		if (ng_plugin_entry(pmix ? "pmix" : "pmi2", pmix ? "launch:pmix" : "launch:pmi2",
+		                    pmix ? "the PMIx launch (srun --mpi=pmix)"
+		                         : "the PMI-2 launch (srun --mpi=pmi2)",
+		                    NG_HAVE_MPI, &entry) == NG_OK) {
+			struct ng_plugin_guard g;
+
+			ng_plugin_guard_enter(&g);
+			st = ((const struct ng_pmi_launch *)entry)->boot(&l->boot);
+			ng_plugin_guard_leave(&g);
+		}
+	}
 	if (st == NG_ERR_USAGE) {
 #if NG_HAVE_MPI
 		return -1;
 #else
-		ng_error("srun gave its tasks %s, which this ngauge was built without (and without MPI): "
-		         "install %s and rebuild, or run 'srun --mpi=%s ...'",
-		         pmix ? "PMIx" : "PMI-2", pmix ? "libpmix-dev" : "libpmi2-0-dev",
-		         pmix ? "pmi2" : "pmix");
+		ng_error(
+		    "srun gave its tasks %s, which this ngauge cannot use (without MPI): "
+		    "%s, or run 'srun --mpi=%s ...'",
+		    pmix ? "PMIx" : "PMI-2",
+		    (pmix ? NG_HAVE_PMIX : NG_HAVE_PMI2)
+		        ? (pmix ? "install libpmix2" : "install libpmi2-0")
+		        : (pmix ? "install libpmix-dev and rebuild" : "install libpmi2-0-dev and rebuild"),
+		    pmix ? "pmi2" : "pmix");
 		return EXIT_USAGE;
 #endif
 	}

@@ -85,7 +85,15 @@ void ng_boot_identity(struct ng_boot *b);
  * (srun --mpi=pmix, PMIX_RANK set).  Rank and size are the launcher's;
  * allgather goes through its key-value space.  Abort ends the whole step.
  * Fail (reported) when the library cannot reach the launcher.
+ *
+ * Each is a plugin (core/plugin.h), so that the executable links neither
+ * library and runs where one is not installed: ngauge-pmi2.so exports
+ * "launch:pmi2", ngauge-pmix.so "launch:pmix", a struct ng_pmi_launch each.
  */
+struct ng_pmi_launch {
+	ng_status (*boot)(struct ng_boot **b_p);
+};
+
 #if NG_HAVE_PMI2
 ng_status ng_boot_pmi2(struct ng_boot **b_p);
 #endif

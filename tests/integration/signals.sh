@@ -1,6 +1,6 @@
 #!/bin/bash
 # Signals from the first instant, and the plugins (core/plugin.h, issue 19 item 5):
-#  - the executable links none of MPI, libfabric, libibverbs, and `ngauge --version` starts in milliseconds
+#  - the executable links none of MPI, libfabric, libibverbs, libpmi2, libpmix, and `ngauge --version` starts in milliseconds
 #    (under 20 ms: the best of 5, so that a busy machine does not decide);
 #  - SIGTERM sent 10 ms (and 0-50 ms) after the start of a run: exit 143, one line;
 #  - SIGTERM during one-sided runs (rma module: overlap --overlap-rma, the rma pattern; spinning and
@@ -11,10 +11,10 @@
 
 # 1. No heavy library in the executable.
 needed=$(readelf -d "$NGAUGE" | grep NEEDED)
-if echo "$needed" | grep -Eq 'mpi|fabric|ibverbs|psm|infinipath'; then
-	fail "ngauge links a plugin's library: $(echo "$needed" | grep -E 'mpi|fabric|ibverbs|psm|infinipath')"
+if echo "$needed" | grep -Eq 'mpi|fabric|ibverbs|psm|infinipath|pmi'; then
+	fail "ngauge links a plugin's library: $(echo "$needed" | grep -E 'mpi|fabric|ibverbs|psm|infinipath|pmi')"
 else
-	pass "ngauge links none of MPI, libfabric, libibverbs"
+	pass "ngauge links none of MPI, libfabric, libibverbs, libpmi2, libpmix"
 fi
 
 # 2. --version under 20 ms (wall clock, as `time` shows it).
