@@ -5,8 +5,8 @@
 # in.  Inside it:
 #   1. dpkg -i DEB (dpkg's dependency check against this machine's packages);
 #   2. the installed ngauge --version, from /usr/bin, with no NGAUGE_PLUGIN_DIR;
-#   3. ngauge --list names the modules of the plugins the package holds (mpi, ibrc, rdma's ofi backend),
-#      read from /usr/lib/<triplet>/ngauge, and a run over tcp (two local ranks) and one over the mpi
+#   3. the package's plugins (mpi, verbs, ofi, pmi2, pmix) in /usr/lib/<triplet>/ngauge, and ngauge --list
+#      names the modules of the plugins, and a run over tcp (two local ranks) and one over the mpi
 #      plugin under mpiexec (where mpiexec is installed) complete;
 #   4. man finds the installed page (man -w ngauge) and the page as man renders it holds every option
 #      --help and --list show; the bash completion offers the modules;
@@ -47,7 +47,7 @@ V=$(ngauge --version) || fail "the installed ngauge --version failed"
 echo "install-deb: installed $V"
 MA=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
 list=$(ngauge --list) || fail "ngauge --list failed"
-for p in mpi verbs ofi; do
+for p in mpi verbs ofi pmi2 pmix; do
 	so=/usr/lib/$MA/ngauge/ngauge-$p.so
 	[ -f "$so" ] || fail "the package lacks $so"
 	dpkg -S "$so" >/dev/null || fail "$so is not the package's (dpkg -S)"

@@ -22,7 +22,7 @@ class Ngauge(MesonPackage):
     variant("mpi", default=True, description="mpi and mpirma modules, MPI launch (plugin ngauge-mpi.so)")
     variant("verbs", default=True, description="ibrc, ibuc, ibud, RDMA backend verbs (plugin ngauge-verbs.so)")
     variant("libfabric", default=True, description="RDMA backend ofi (plugin ngauge-ofi.so)")
-    variant("pmix", default=False, description="PMIx bootstrap of a Slurm step's tasks without MPI (srun --mpi=pmix)")
+    variant("pmix", default=False, description="PMIx bootstrap of a Slurm step's tasks without MPI (srun --mpi=pmix; plugin ngauge-pmix.so)")
     variant("plots", default=True, description="ngauge plot and report draw with gnuplot")
 
     depends_on("meson@1.0:", type="build")
