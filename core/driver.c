@@ -681,7 +681,14 @@ static int launch(const struct plan *p, struct ng_args *a, int *argc_p, char ***
 		/* MPI_Init may start a library that takes the stop signals. */
 		struct ng_plugin_guard g;
 		ng_plugin_guard_enter(&g);
-		ng_status bst = ml->boot(argc_p, argv_p, p->mod->threads, &l->boot);
+		/* MPI_THREAD_FUNNELED where the module, or the module it wraps (emu's
+		 * --emu-base), runs a thread of its own. */
+		bool threads = p->mod->threads;
+		const char *wrapped = p->mod->wraps ? ng_args_str(a, p->mod->wraps) : NULL;
+		const struct ng_module *wm = wrapped ? ng_module_find(wrapped) : NULL;
+		if (wm && wm->threads)
+			threads = true;
+		ng_status bst = ml->boot(argc_p, argv_p, threads, &l->boot);
 		ng_plugin_guard_leave(&g);
 		if (bst)
 			return 1;
