@@ -49,6 +49,9 @@
 /* After the samples, what each rank contributes to the gathering. */
 enum { NG_EBB_MSGS, NG_EBB_BYTES, NG_EBB_CHECKED, NG_EBB_TAIL };
 
+/* The server's acknowledgement byte: what the window it ends was. */
+enum { NG_EBB_TIMED = 't', NG_EBB_FILL = 'f', NG_EBB_STOP = 's' };
+
 /* Everything one run needs; lives on the run function's stack. */
 struct ng_ebb {
 	struct ng_run *run;
@@ -58,14 +61,14 @@ struct ng_ebb {
 	size_t rounds;
 	size_t size;
 	size_t window;
-	size_t count, warmup;  /* timed and untimed windows per round */
+	double time_s;         /* --ebb-time: the timed part of a round */
 	struct ng_pair *pairs; /* [rounds * npairs]: round r's pairs from r * npairs */
 	struct ng_bufs bufs;   /* one message each, or (--verify) window + 1 slots */
 	size_t stride;         /* between slots; 0 without --verify */
 	void *ack_send, *ack_recv;
 	struct ng_req *reqs; /* [window] */
-	/* one stream: per round, the client's time of its timed windows (us),
-	 * 0 on the server; the tail: the counters */
+	/* two streams, per round: the client's time of its timed windows (us)
+	 * and their bytes, 0 on the server; the tail: the counters */
 	struct ng_sampler smp;
 	double msgs, bytes, checked; /* received and verified by this rank */
 };
@@ -106,11 +109,14 @@ static void *ng_ebb_rslot(const struct ng_ebb *e, size_t i)
 /* The payload of message @i of window @it of round @r sent by @sender. */
 static uint64_t ng_ebb_tag(const struct ng_ebb *e, int sender, size_t r, size_t it, size_t i)
 {
-	return ng_verify_tag(e->size, sender, ((uint64_t)r * (e->warmup + e->count) + it) * e->window + i);
+	return ng_verify_tag(e->size, sender, (((uint64_t)r << 32) + it) * e->window + i);
 }
 
-/* One window: everything between the client's two timer reads. */
-static ng_status ng_ebb_window(struct ng_ebb *e, int peer, bool client)
+/* One window: everything between two of the client's timer reads.  The
+ * server's acknowledgement carries its verdict on what comes next
+ * (NG_EBB_TIMED, NG_EBB_FILL or NG_EBB_STOP), which @ack_p returns on the
+ * client and gives on the server. */
+static ng_status ng_ebb_window(struct ng_ebb *e, int peer, bool client, unsigned char *ack_p)
 {
 	struct ng_comm *c = e->run->comm;
 	ng_status st;
@@ -124,34 +130,58 @@ static ng_status ng_ebb_window(struct ng_ebb *e, int peer, bool client)
 	st = ng_waitall(c, e->reqs, e->window);
 	if (st != NG_OK)
 		return st;
-	if (client)
-		return ng_recv(c, peer, e->ack_recv, NG_EBB_ACK);
+	if (client) {
+		st = ng_recv(c, peer, e->ack_recv, NG_EBB_ACK);
+		*ack_p = *(const unsigned char *)e->ack_recv;
+		return st;
+	}
 	return ng_send(c, peer, e->ack_send, NG_EBB_ACK);
 }
 
-/* This rank's part of round @r: its pair's windows after a barrier. */
+/* The server's verdict after window @it of a round that started at @t0:
+ * the first window after the warm-up is timed whatever its length, then
+ * windows are timed until --ebb-time, filler until twice that, and then
+ * the pair stops. */
+static unsigned char ng_ebb_verdict(const struct ng_ebb *e, size_t it, uint64_t t0)
+{
+	double s = ng_timer_us(e->run->timer, ng_timer_now(e->run->timer) - t0) * 1e-6;
+
+	if (it == 0 || s < e->time_s)
+		return NG_EBB_TIMED;
+	return s < 2.0 * e->time_s ? NG_EBB_FILL : NG_EBB_STOP;
+}
+
+/* This rank's part of round @r: after a barrier, its pair streams windows
+ * until the server says stop; the client times the windows from the end of
+ * the warm-up to the last one the server found inside --ebb-time. */
 static ng_status ng_ebb_round(struct ng_ebb *e, size_t r)
 {
 	const struct ng_timer *tm = e->run->timer;
 	bool verify = e->run->verify, client;
-	double us = 0.0;
+	unsigned char ack = NG_EBB_TIMED;
+	uint64_t t0, to = 0;
+	double bytes = 0.0;
 	int peer;
 	ng_status st;
 
 	ng_pairs_find(&e->pairs[r * e->npairs], e->npairs, e->me, &peer, &client);
 	st = ng_sizes_sync(e->run);
-	for (size_t it = 0; st == NG_OK && it < e->warmup + e->count; it++) {
-		uint64_t t0, t1;
+	t0 = ng_timer_now(tm);
+	for (size_t it = 0; st == NG_OK && ack != NG_EBB_STOP; it++) {
+		uint64_t t1;
 
 		for (size_t i = 0; verify && client && i < e->window; i++)
 			ng_verify_fill(ng_ebb_sslot(e, i), e->size, ng_ebb_tag(e, e->me, r, it, i));
-		t0 = ng_timer_now(tm);
-		st = ng_ebb_window(e, peer, client);
+		if (!client)
+			*(unsigned char *)e->ack_send = ack = ng_ebb_verdict(e, it, t0);
+		st = ng_ebb_window(e, peer, client, &ack);
 		t1 = ng_timer_now(tm);
 		if (st != NG_OK)
 			return st;
-		if (it >= e->warmup)
-			us += ng_timer_us(tm, t1 - t0);
+		if (ack == NG_EBB_TIMED) {
+			to = t1;
+			bytes += (double)e->window * (double)e->size;
+		}
 		if (client)
 			continue;
 		e->msgs += (double)e->window;
@@ -164,8 +194,10 @@ static ng_status ng_ebb_round(struct ng_ebb *e, size_t r)
 			e->checked += 1.0;
 		}
 	}
-	if (st == NG_OK)
-		ng_sampler_add(&e->smp, 0, r, client ? us : 0.0);
+	if (st == NG_OK) {
+		ng_sampler_add(&e->smp, 0, r, client ? ng_timer_us(tm, to - t0) : 0.0);
+		ng_sampler_add(&e->smp, 1, r, client ? bytes : 0.0);
+	}
 	return st;
 }
 
@@ -268,7 +300,6 @@ static ng_status ng_ebb_report(struct ng_ebb *e)
 	struct ng_run *run = e->run;
 	struct ng_sampler *smp = &e->smp;
 	size_t n = e->rounds * e->npairs;
-	double per = (double)e->count * (double)e->window * (double)e->size;
 	double msgs = 0.0, bytes = 0.0, checked = 0.0;
 	double *tail = ng_sampler_tail(smp), *us, *bw;
 	json_t *hist, *rounds, *blk, *param;
@@ -300,23 +331,22 @@ static ng_status ng_ebb_report(struct ng_ebb *e)
 			size_t k = r * e->npairs + i;
 
 			us[k] = ng_sampler_of(smp, e->pairs[k].client, 0)[r];
-			bw[k] = us[k] > 0 ? per / us[k] : 0.0; /* as ng_samples_bw */
+			bw[k] = us[k] > 0 ? ng_sampler_of(smp, e->pairs[k].client, 1)[r] / us[k] : 0.0;
 		}
 
 	row = ng_sampler_row_n(smp, e->size, n);
-	ng_sampler_row_bw(smp, row, "bandwidth_MBps", us, n, per, NULL);
+	ng_sampler_row_stats(smp, row, "bandwidth_MBps", bw, n, NULL);
 	hist = ng_ebb_hist_json(smp); /* before the next STATS refills the histogram */
 	ng_sampler_row_stats(smp, row, "time_us", us, n, NULL);
 	param = ng_ebb_param(e, bw);
 	rounds = ng_ebb_rounds_json(e, bw);
-	free(bw);
-	blk = hist && rounds
-	          ? json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o}", "size", (json_int_t)e->size,
-	                      "window", (json_int_t)e->window, "rounds", (json_int_t)e->rounds, "pairs",
-	                      (json_int_t)e->npairs, "count", (json_int_t)e->count, "warmup",
-	                      (json_int_t)e->warmup, "histogram", hist, "bisections", rounds)
-	          : NULL;
+	blk = hist && rounds ? json_pack("{s:I, s:I, s:I, s:I, s:f, s:o, s:o}", "size", (json_int_t)e->size,
+	                                 "window", (json_int_t)e->window, "rounds", (json_int_t)e->rounds,
+	                                 "pairs", (json_int_t)e->npairs, "time_s", e->time_s, "histogram",
+	                                 hist, "bisections", rounds)
+	                     : NULL;
 	if (!blk || !param) {
+		free(bw);
 		if (!blk) {
 			json_decref(hist);
 			json_decref(rounds);
@@ -330,11 +360,11 @@ static ng_status ng_ebb_report(struct ng_ebb *e)
 	ng_row_int(row, "rounds", (long long)e->rounds);
 	ng_row_int(row, "pairs", (long long)e->npairs);
 	ng_row_int(row, "window", (long long)e->window);
-	ng_row_int(row, "warmup", (long long)e->warmup);
 	ng_row_int(row, "messages", llround(msgs));
 	ng_row_int(row, "bytes", llround(bytes));
 	ng_row_int(row, "verified", llround(checked));
-	ng_sampler_row_raw(smp, row, "time_us", us, n);
+	ng_sampler_row_raw(smp, row, "bandwidth_MBps", bw, n);
+	free(bw);
 	st = ng_results_block(run->results, "ebb", blk);
 	if (st == NG_OK)
 		st = ng_row_commit(run->results, row);
@@ -346,15 +376,15 @@ static ng_status ng_ebb_setup(struct ng_ebb *e)
 {
 	struct ng_run *run = e->run;
 	long long w = ng_args_int(run->args, "bw-window");
-	struct ng_sampler_spec spec = {.name = "ebb", .tail = NG_EBB_TAIL, .flags = NG_SAMPLER_GATHER};
+	struct ng_sampler_spec spec = {
+	    .name = "ebb", .streams = 2, .tail = NG_EBB_TAIL, .flags = NG_SAMPLER_GATHER};
 	size_t limit = run->comm->max_msg, nslots;
 	int *perm;
 	ng_status st;
 
 	e->rounds = (size_t)ng_args_int(run->args, "ebb-rounds");
 	e->size = ng_args_size(run->args, "ebb-size");
-	e->count = ng_args_given(run->args, "count") ? run->count : 1;
-	e->warmup = ng_args_given(run->args, "warmup") ? run->warmup : 0;
+	e->time_s = ng_args_double(run->args, "ebb-time");
 	if (w < 1 || w > NG_EBB_WINDOW_MAX) {
 		if (e->me == 0)
 			ng_error("ebb: --bw-window must be 1 to %d messages, got %lld", NG_EBB_WINDOW_MAX, w);
@@ -366,9 +396,15 @@ static ng_status ng_ebb_setup(struct ng_ebb *e)
 			         e->size, run->comm->mod->name, limit);
 		return NG_ERR_USAGE;
 	}
-	if (e->count < 1) {
+	if (!(e->time_s > 0 && e->time_s <= 3600)) {
 		if (e->me == 0)
-			ng_error("ebb: -c must be at least 1 timed window per round");
+			ng_error("ebb: --ebb-time must be in (0, 3600] s, got %g", e->time_s);
+		return NG_ERR_USAGE;
+	}
+	if (ng_args_given(run->args, "count") || ng_args_given(run->args, "warmup")) {
+		if (e->me == 0)
+			ng_error("ebb: every pair of a round starts together and streams for --ebb-time: no "
+			         "-c or -w");
 		return NG_ERR_USAGE;
 	}
 	e->window = (size_t)w;
@@ -437,8 +473,10 @@ static ng_status ng_ebb_run(const struct ng_pattern *p, struct ng_run *run)
 static const struct ng_option ng_ebb_options[] = {
 	{ .name = "ebb-rounds", .type = NG_OPT_INT, .def = "20", .metavar = "N", .min = 1,
 	  .max = NG_EBB_ROUNDS_MAX, .help = "random bisections (seeded with --seed), all pairs streaming at once in each" },
-	{ .name = "ebb-size", .type = NG_OPT_SIZE, .def = "128K", .metavar = "BYTES",
+	{ .name = "ebb-size", .type = NG_OPT_SIZE, .def = "64K", .metavar = "BYTES",
 	  .help = "bytes per message of the pairs' windows (--bw-window messages each)" },
+	{ .name = "ebb-time", .type = NG_OPT_DOUBLE, .def = "0.2", .metavar = "SEC",
+	  .help = "timed part of a round; the pairs go on streaming as long again, so none is measured alone" },
 	{ .name = NULL },
 };
 /* clang-format on */
