@@ -330,6 +330,40 @@ def skew():
     return d
 
 
+def ebb():
+    """16 bisections of 4 ranks, ranks 0, 1 on one node and 2, 3 on another behind a shared 12 MB/s link:
+    pairs across share it (6 MB/s each), pairs inside a node get 400 MB/s; bimodal."""
+    import math
+    d = head("ebb", "tcp", 4, {"ebb-rounds": 16, "ebb-size": 4096, "ebb-time": 0.4, "sizes": "0"})
+    node = lambda r: r // 2
+    rounds, bw = [], []
+    for k in range(16):
+        a, b = [(0, 2), (1, 3)], [(0, 1), (2, 3)]
+        pairs = a if k % 3 else b
+        v = [6.0 + 0.1 * ((k + i) % 3) if node(c) != node(s) else 400.0 + 10.0 * ((k + i) % 4)
+             for i, (c, s) in enumerate(pairs)]
+        bw += v
+        rounds.append({"round": k, "pairs": [{"client": c, "server": s, "bandwidth_MBps": x}
+                                             for (c, s), x in zip(pairs, v)], "sum_MBps": sum(v)})
+    hist = {}
+    for x in bw:
+        e = math.floor(math.log2(x))
+        lo = 2 ** e + (2 ** e / 8) * math.floor((x - 2 ** e) / (2 ** e / 8))
+        hist[lo] = hist.get(lo, 0) + 1
+    bins = [{"lo_MBps": lo, "hi_MBps": lo + 2 ** math.floor(math.log2(lo)) / 8, "count": n}
+            for lo, n in sorted(hist.items())]
+    m = sum(bw) / len(bw)
+    s = sorted(bw)
+    d["results"].append({"size": 4096, "count": 32, "bandwidth_MBps": dict(stats((s[15] + s[16]) / 2, 32),
+                                                                          min=s[0], max=s[-1]),
+                         "time_us": stats(400000.0, 32), "effective_bisection_MBps": param(m, m * 0.7, m * 1.3),
+                         "rounds": 16, "pairs": 2, "window": 64, "messages": 20000, "bytes": 81920000,
+                         "verified": 0})
+    d["ebb"] = {"size": 4096, "window": 64, "rounds": 16, "pairs": 2, "time_s": 0.4, "histogram": bins,
+                "bisections": rounds}
+    return d
+
+
 def bw_size0():
     """bw -s 0: every row of size 0 (bandwidth 0, which a log axis has not; a message rate)."""
     d = bw("bw", 2)
@@ -397,6 +431,7 @@ def main():
         "spipe.json": spipe(),
         "overlap.json": overlap(),
         "skew.json": skew(),
+        "ebb.json": ebb(),
         "bw-s0.json": bw_size0(),
         "pingpong-s0.json": pingpong_size0(),
         "rma-s0.json": rma_size0(),
