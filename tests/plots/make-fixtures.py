@@ -364,6 +364,30 @@ def ebb():
     return d
 
 
+def noise():
+    """2 ranks, selfish detour over 2 s: rank 0 has a 200 us detour every 10 ms (an injected 2%) over short
+    ones of 1-3 us; rank 1 the short ones only."""
+    d = head("noise", "tcp", 2, {"noise-method": "selfish", "noise-time": 2.0, "noise-threshold": 0,
+                                 "sizes": "0"})
+    ranks = []
+    for r in (0, 1):
+        trace = []
+        for k in range(1024):
+            t = k * 2e6 / 1024 + 100.0
+            long_ = r == 0 and k % 5 == 0
+            trace.append({"t_us": t, "len_us": 200.0 + (k % 7) if long_ else 1.0 + (k % 3)})
+        hist = [{"lo_us": 1.0, "hi_us": 1.19, "count": 800}, {"lo_us": 2.0, "hi_us": 2.38, "count": 600}]
+        if r == 0:
+            hist.append({"lo_us": 190.3, "hi_us": 226.3, "count": 200})
+        n = sum(b["count"] for b in hist)
+        top = sorted([x for x in trace], key=lambda x: -x["len_us"])[:32]
+        ranks.append({"rank": r, "span_us": 2e6, "detours": n, "lost_fraction": 0.0213 if r == 0 else 0.0012,
+                      "threshold_ns": 80.0, "histogram": hist, "longest": top, "trace": trace})
+    d["results"].append({"size": 0, "count": 64, "detour_us": stats(100.0, 64), "lost_fraction": 0.0113})
+    d["noise"] = {"method": "selfish", "time_s": 2.0, "ranks": ranks}
+    return d
+
+
 def bw_size0():
     """bw -s 0: every row of size 0 (bandwidth 0, which a log axis has not; a message rate)."""
     d = bw("bw", 2)
@@ -432,6 +456,7 @@ def main():
         "overlap.json": overlap(),
         "skew.json": skew(),
         "ebb.json": ebb(),
+        "noise.json": noise(),
         "bw-s0.json": bw_size0(),
         "pingpong-s0.json": pingpong_size0(),
         "rma-s0.json": rma_size0(),

@@ -31,6 +31,7 @@ FIXTURES = {
     "overlap.json": "overlap",
     "skew.json": "skew",
     "ebb.json": "ebb",
+    "noise.json": "noise",
 }
 
 # the rma suite: a figure per test (test_rma.py)

@@ -35,6 +35,7 @@ MUST = {
                 "overlap_ratio", "overlap_ratio_lo", "overlap_ratio_hi", "overlap_bound", "size"],
     "skew": ["skew_measured_us_median", "time_us_median", "time_us_ci95_lo", "time_us_ci95_hi", "skew_us", "size"],
     "ebb": ["center_MBps", "count", "lo_MBps", "hi_MBps"],
+    "noise": ["t_ms", "len_us"],
 }
 
 # the tables each pattern's data file must have, in this order
@@ -46,6 +47,7 @@ TABLES = {
                 "size 65536, side receiver"],
     "skew": ["size 65536"],
     "ebb": ["ebb.histogram", "results"],
+    "noise": ["rank 0 trace", "rank 0 histogram", "rank 1 trace", "rank 1 histogram"],
 }
 
 
@@ -75,6 +77,11 @@ def source_rows(doc, table):
     if name == "ebb.histogram":  # bins of 0 (which a log axis cannot show) are left out
         return [dict(b, center_MBps=math.sqrt(b["lo_MBps"] * b["hi_MBps"])) for b in doc["ebb"]["histogram"]
                 if b["lo_MBps"] > 0]
+    if doc["pattern"] == "noise":  # "rank R trace|histogram"
+        rk = doc["noise"]["ranks"][int(name.split()[1])]
+        if name.endswith("trace"):
+            return [dict(x, t_ms=x["t_us"] / 1e3) for x in rk["trace"]]
+        return [dict(b, center_us=math.sqrt(b["lo_us"] * b["hi_us"])) for b in rk["histogram"]]
     if name == "loggp.breakpoints":
         return [{"size": b} for b in doc["loggp"]["breakpoints"]]
     if doc["pattern"] == "alltoall":
