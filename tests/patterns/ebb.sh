@@ -48,6 +48,18 @@ assert pairs('$T/tcp4.json') == pairs('$T/tcp4b.json') != pairs('$T/tcp4c.json')
 assert r['results'][0]['verified'] == 0
 "
 
+# the figure: the histogram drawn (PNG), its data the block's bins and the row's marks
+if command -v gnuplot >/dev/null; then
+	run 0 "$NGAUGE" plot "$T/tcp6.json" -o "$T/ebb.png" && pycheck "$T/tcp6.json" "ebb figure: a PNG of the histogram" "
+png = open('$T/ebb.png', 'rb').read()
+assert png[:8] == b'\\x89PNG\\r\\n\\x1a\\n' and len(png) > 5000, len(png)
+dat = open('$T/ebb.dat').read()
+assert '# table 0: ebb.histogram' in dat and '# table 1: results' in dat, dat
+n = sum(int(l.split()[1]) for l in dat.split('# table 1')[0].splitlines() if l and l[0] != '#')
+assert n == r['results'][0]['count'], n
+"
+fi
+
 for bad in "--np 4 --ebb-rounds 0" "--np 3" "--np 4 --ebb-time 0" "--np 4 -c 5" "--np 4 -w 1"; do
 	out=$("$NGAUGE" -x tcp -p ebb $bad 2>&1 >/dev/null)
 	rc=$?
