@@ -12,9 +12,17 @@
  * A round: a barrier, then every pair streams at once as the bw pattern
  * does: the client posts --bw-window W isends of --ebb-size bytes and the
  * server W irecvs, and the server's 1-byte acknowledgement ends the window;
- * -w untimed windows (default 0), then -c timed ones (default 1).  A sample
- * is one pair in one round: its bandwidth, W x size x count / the time of
- * its timed windows (MB/s, 10^6 bytes), timed by the client.
+ * window after window.  A round is timed, not counted: the windows that
+ * start before --ebb-time (on the server's clock, since the barrier) are
+ * timed, the pair then streams filler windows until twice that, and stops;
+ * the acknowledgement byte carries the server's verdict, so both sides
+ * agree.  So every pair is measured while all the others still stream: a
+ * fast pair never leaves a shared link to a slow one during the slow one's
+ * measurement (with a fixed number of bytes per pair it would, and the slow
+ * pair's bandwidth and a shared link's sum would be overstated).  A sample
+ * is one pair in one round: the bytes of its timed windows over the time
+ * from the round's start to the end of the last of them (MB/s, 10^6
+ * bytes), timed by the client.  -c and -w do not apply (refused).
  *
  * Result: one row (size: --ebb-size) with the STATS of the bandwidths of
  * every pair and round (median, percentiles, --histogram) and of their

@@ -49,11 +49,17 @@ static void ng_dat_ebb(FILE *f, const struct ng_plot_file *pf)
 	{
 		double lo = ng_plot_num(b, "lo_MBps"), hi = ng_plot_num(b, "hi_MBps");
 
-		if (!(lo > 0) || !(hi > lo))
+		double n = ng_plot_num(b, "count");
+		json_t *o;
+
+		if (!(lo > 0) || !(hi > lo) || !isfinite(hi))
 			continue;
-		json_array_append_new(
-		    bins, ng_ebb_xnew(json_pack("{s:f, s:O, s:f, s:f}", "center_MBps", sqrt(lo * hi), "count",
-		                                json_object_get(b, "count"), "lo_MBps", lo, "hi_MBps", hi)));
+		o = ng_ebb_xnew(json_object());
+		json_object_set_new(o, "center_MBps", ng_ebb_xnew(json_real(sqrt(lo * hi))));
+		json_object_set_new(o, "count", ng_ebb_xnew(isfinite(n) ? json_real(n) : json_null()));
+		json_object_set_new(o, "lo_MBps", ng_ebb_xnew(json_real(lo)));
+		json_object_set_new(o, "hi_MBps", ng_ebb_xnew(json_real(hi)));
+		json_array_append_new(bins, o);
 	}
 	ng_dat_table(f, 0, "ebb.histogram", bins, ng_cols_ebb_bins, NULL);
 	json_decref(bins);

@@ -42,6 +42,13 @@ static json_t *ng_noise_xnew(json_t *v)
 	return v;
 }
 
+/* A number for a data table: a finite @v as itself, anything else as null
+ * (written as NaN), whatever a damaged file holds. */
+static json_t *ng_noise_num(double v)
+{
+	return ng_noise_xnew(isfinite(v) ? json_real(v) : json_null());
+}
+
 static const json_t *ng_noise_ranks(const struct ng_plot_file *pf)
 {
 	return json_object_get(json_object_get(pf->doc, "noise"), "ranks");
@@ -61,18 +68,22 @@ static void ng_dat_noise(FILE *f, const struct ng_plot_file *pf)
 
 		json_array_foreach(json_object_get(rk, "trace"), j, d)
 		{
-			json_array_append_new(
-			    trace, ng_noise_xnew(json_pack("{s:f, s:O}", "t_ms", ng_plot_num(d, "t_us") / 1e3,
-			                                   "len_us", json_object_get(d, "len_us"))));
+			json_t *o = ng_noise_xnew(json_object());
+
+			json_object_set_new(o, "t_ms", ng_noise_num(ng_plot_num(d, "t_us") / 1e3));
+			json_object_set_new(o, "len_us", ng_noise_num(ng_plot_num(d, "len_us")));
+			json_array_append_new(trace, o);
 		}
 		json_array_foreach(json_object_get(rk, "histogram"), j, d)
 		{
 			double lo = ng_plot_num(d, "lo_us"), hi = ng_plot_num(d, "hi_us");
+			json_t *o = ng_noise_xnew(json_object());
 
-			json_array_append_new(
-			    bins, ng_noise_xnew(json_pack("{s:f, s:O, s:f, s:f}", "center_us", sqrt(lo * hi),
-			                                  "count", json_object_get(d, "count"), "lo_us", lo,
-			                                  "hi_us", hi)));
+			json_object_set_new(o, "center_us", ng_noise_num(sqrt(lo * hi)));
+			json_object_set_new(o, "count", ng_noise_num(ng_plot_num(d, "count")));
+			json_object_set_new(o, "lo_us", ng_noise_num(lo));
+			json_object_set_new(o, "hi_us", ng_noise_num(hi));
+			json_array_append_new(bins, o);
 		}
 		name = ng_plot_xasprintf("rank %zu trace", r);
 		ng_dat_table(f, (int)(2 * r), name, trace, ng_cols_noise_trace, NULL);
