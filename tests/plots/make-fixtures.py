@@ -365,16 +365,16 @@ def ebb():
 
 
 def noise():
-    """2 ranks, selfish detour over 2 s: rank 0 has a 200 us detour every 10 ms (an injected 2%) over short
-    ones of 1-3 us; rank 1 the short ones only."""
+    """2 ranks, selfish detour over 2 s: rank 0 has a 200 us detour every 15.6 ms over short ones of 1-3 us;
+    rank 1 the short ones only."""
     d = head("noise", "tcp", 2, {"noise-method": "selfish", "noise-time": 2.0, "noise-threshold": 0,
                                  "sizes": "0"})
     ranks = []
     for r in (0, 1):
         trace = []
-        for k in range(1024):
-            t = k * 2e6 / 1024 + 100.0
-            long_ = r == 0 and k % 5 == 0
+        for k in range(256):  # 256 of the 1024 slots hold a detour (a smaller file)
+            t = k * 2e6 / 256 + 100.0
+            long_ = r == 0 and k % 2 == 0
             trace.append({"t_us": t, "len_us": 200.0 + (k % 7) if long_ else 1.0 + (k % 3)})
         hist = [{"lo_us": 1.0, "hi_us": 1.19, "count": 800}, {"lo_us": 2.0, "hi_us": 2.38, "count": 600}]
         if r == 0:
