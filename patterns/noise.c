@@ -27,6 +27,7 @@
 #define NG_NZ_PER_OCT 4
 #define NG_NZ_TOP     32     /* longest detours kept per rank */
 #define NG_NZ_QUANTUM 1000.0 /* fwq/ftq quantum, microseconds */
+#define NG_NZ_SLOTS   1024   /* the trace: the measured time cut into this many slots */
 
 struct ng_nz_detour {
 	double t_us;   /* start, since the common start */
@@ -40,8 +41,12 @@ struct ng_nz_sum {
 	double detours; /* how many */
 	double thr_ns;  /* the threshold this rank used */
 	double ntop;    /* entries of top[] in use */
+	double slot_us; /* the trace's slot: the asked-for time / NG_NZ_SLOTS */
 	double bins[NG_NZ_BINS];
 	struct ng_nz_detour top[NG_NZ_TOP]; /* ascending by length */
+	/* the detours over time, for the figure: the longest detour of each
+	 * slot (length 0: none), in bounded memory whatever the run's length */
+	struct ng_nz_detour trace[NG_NZ_SLOTS];
 };
 
 static void ng_nz_record(struct ng_nz_sum *s, double t_us, double len_us)
@@ -49,7 +54,11 @@ static void ng_nz_record(struct ng_nz_sum *s, double t_us, double len_us)
 	double r = len_us * 1e3 / s->thr_ns;
 	long b = r > 1.0 ? (long)floor(log2(r) * NG_NZ_PER_OCT) : 0;
 	size_t n = (size_t)s->ntop, i;
+	double slot = s->slot_us > 0 ? floor(t_us / s->slot_us) : 0;
+	struct ng_nz_detour *tr = &s->trace[slot < NG_NZ_SLOTS - 1 ? (size_t)fmax(slot, 0) : NG_NZ_SLOTS - 1];
 
+	if (len_us > tr->len_us)
+		*tr = (struct ng_nz_detour){.t_us = t_us, .len_us = len_us};
 	s->detours += 1.0;
 	s->lost_us += len_us;
 	s->bins[b < 0 ? 0 : (b >= NG_NZ_BINS ? NG_NZ_BINS - 1 : b)] += 1.0;
@@ -181,13 +190,20 @@ static void ng_nz_ftq(const struct ng_timer *tm, double time_s, struct ng_nz_sum
 
 static json_t *ng_nz_rank_json(int rank, const struct ng_nz_sum *s)
 {
-	json_t *o = json_object(), *h = json_array(), *top = json_array();
+	json_t *o = json_object(), *h = json_array(), *top = json_array(), *trace = json_array();
 
-	if (!o || !h || !top) {
+	if (!o || !h || !top || !trace) {
 		json_decref(o);
 		json_decref(h);
 		json_decref(top);
+		json_decref(trace);
 		return NULL;
+	}
+	for (size_t i = 0; i < NG_NZ_SLOTS; i++) {
+		if (s->trace[i].len_us <= 0)
+			continue;
+		json_array_append_new(
+		    trace, json_pack("{s:f, s:f}", "t_us", s->trace[i].t_us, "len_us", s->trace[i].len_us));
 	}
 	for (size_t b = 0; b < NG_NZ_BINS; b++) {
 		if (s->bins[b] <= 0)
@@ -215,6 +231,7 @@ static json_t *ng_nz_rank_json(int rank, const struct ng_nz_sum *s)
 	json_object_set_new(o, "threshold_ns", json_real(s->thr_ns));
 	json_object_set_new(o, "histogram", h);
 	json_object_set_new(o, "longest", top);
+	json_object_set_new(o, "trace", trace);
 	return o;
 }
 
@@ -280,6 +297,7 @@ static ng_status ng_nz_run(const struct ng_pattern *p, struct ng_run *run)
 		return NG_ERR_USAGE;
 	}
 	ovh = ng_nz_overhead(run->timer);
+	mine.slot_us = time_s * 1e6 / NG_NZ_SLOTS;
 	mine.thr_ns = thr > 0 ? (double)thr : fmax(4.0 * ng_timer_ns(run->timer, ovh), 50.0);
 	all = calloc((size_t)run->boot->size, sizeof *all);
 	if (!all) {

@@ -23,6 +23,8 @@
 	X(rma)      /* fig_rma.c: one figure per test */                                                     \
 	X(overlap)  /* fig_progress.c */                                                                     \
 	X(skew)     /* fig_progress.c */                                                                     \
+	X(ebb)      /* fig_ebb.c */                                                                          \
+	X(noise)    /* fig_noise.c */                                                                        \
 	X(compare)  /* fig_compare.c: the ratios of ngauge compare */                                        \
 	X(generic)  /* fig_generic.c: any other pattern; last */
 

@@ -68,6 +68,13 @@
  *     skew      linear axes: the origin's time against the target's
  *               computation, one series per size, the fitted line with its
  *               slope and 95% CI in the key
+ *     ebb       the histogram of the pairs' bandwidths over every bisection
+ *               (bars, log bandwidth axis), the effective bisection
+ *               bandwidth (mean, its 95% CI shaded) and the median marked;
+ *               a bandwidth panel (--kind bandwidth)
+ *     noise     the detours over time for every rank (start in ms, length
+ *               in us on a log axis, the longest of each of 1024 slots of
+ *               the run), and each rank's histogram of detour lengths
  *     other     the row's first statistics key against size
  *   --kind latency keeps the time panels (latency, time, T(s), plogp, the
  *   alltoall time, rma's time figures, overlap, skew), --kind bandwidth the

@@ -330,6 +330,64 @@ def skew():
     return d
 
 
+def ebb():
+    """16 bisections of 4 ranks, ranks 0, 1 on one node and 2, 3 on another behind a shared 12 MB/s link:
+    pairs across share it (6 MB/s each), pairs inside a node get 400 MB/s; bimodal."""
+    import math
+    d = head("ebb", "tcp", 4, {"ebb-rounds": 16, "ebb-size": 4096, "ebb-time": 0.4, "sizes": "0"})
+    node = lambda r: r // 2
+    rounds, bw = [], []
+    for k in range(16):
+        a, b = [(0, 2), (1, 3)], [(0, 1), (2, 3)]
+        pairs = a if k % 3 else b
+        v = [6.0 + 0.1 * ((k + i) % 3) if node(c) != node(s) else 400.0 + 10.0 * ((k + i) % 4)
+             for i, (c, s) in enumerate(pairs)]
+        bw += v
+        rounds.append({"round": k, "pairs": [{"client": c, "server": s, "bandwidth_MBps": x}
+                                             for (c, s), x in zip(pairs, v)], "sum_MBps": sum(v)})
+    hist = {}
+    for x in bw:
+        e = math.floor(math.log2(x))
+        lo = 2 ** e + (2 ** e / 8) * math.floor((x - 2 ** e) / (2 ** e / 8))
+        hist[lo] = hist.get(lo, 0) + 1
+    bins = [{"lo_MBps": lo, "hi_MBps": lo + 2 ** math.floor(math.log2(lo)) / 8, "count": n}
+            for lo, n in sorted(hist.items())]
+    m = sum(bw) / len(bw)
+    s = sorted(bw)
+    d["results"].append({"size": 4096, "count": 32, "bandwidth_MBps": dict(stats((s[15] + s[16]) / 2, 32),
+                                                                          min=s[0], max=s[-1]),
+                         "time_us": stats(400000.0, 32), "effective_bisection_MBps": param(m, m * 0.7, m * 1.3),
+                         "rounds": 16, "pairs": 2, "window": 64, "messages": 20000, "bytes": 81920000,
+                         "verified": 0})
+    d["ebb"] = {"size": 4096, "window": 64, "rounds": 16, "pairs": 2, "time_s": 0.4, "histogram": bins,
+                "bisections": rounds}
+    return d
+
+
+def noise():
+    """2 ranks, selfish detour over 2 s: rank 0 has a 200 us detour every 15.6 ms over short ones of 1-3 us;
+    rank 1 the short ones only."""
+    d = head("noise", "tcp", 2, {"noise-method": "selfish", "noise-time": 2.0, "noise-threshold": 0,
+                                 "sizes": "0"})
+    ranks = []
+    for r in (0, 1):
+        trace = []
+        for k in range(256):  # 256 of the 1024 slots hold a detour (a smaller file)
+            t = k * 2e6 / 256 + 100.0
+            long_ = r == 0 and k % 2 == 0
+            trace.append({"t_us": t, "len_us": 200.0 + (k % 7) if long_ else 1.0 + (k % 3)})
+        hist = [{"lo_us": 1.0, "hi_us": 1.19, "count": 800}, {"lo_us": 2.0, "hi_us": 2.38, "count": 600}]
+        if r == 0:
+            hist.append({"lo_us": 190.3, "hi_us": 226.3, "count": 200})
+        n = sum(b["count"] for b in hist)
+        top = sorted([x for x in trace], key=lambda x: -x["len_us"])[:32]
+        ranks.append({"rank": r, "span_us": 2e6, "detours": n, "lost_fraction": 0.0213 if r == 0 else 0.0012,
+                      "threshold_ns": 80.0, "histogram": hist, "longest": top, "trace": trace})
+    d["results"].append({"size": 0, "count": 64, "detour_us": stats(100.0, 64), "lost_fraction": 0.0113})
+    d["noise"] = {"method": "selfish", "time_s": 2.0, "ranks": ranks}
+    return d
+
+
 def bw_size0():
     """bw -s 0: every row of size 0 (bandwidth 0, which a log axis has not; a message rate)."""
     d = bw("bw", 2)
@@ -397,6 +455,8 @@ def main():
         "spipe.json": spipe(),
         "overlap.json": overlap(),
         "skew.json": skew(),
+        "ebb.json": ebb(),
+        "noise.json": noise(),
         "bw-s0.json": bw_size0(),
         "pingpong-s0.json": pingpong_size0(),
         "rma-s0.json": rma_size0(),

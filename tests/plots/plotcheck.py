@@ -30,6 +30,8 @@ FIXTURES = {
     "spipe.json": "pingpong",
     "overlap.json": "overlap",
     "skew.json": "skew",
+    "ebb.json": "ebb",
+    "noise.json": "noise",
 }
 
 # the rma suite: a figure per test (test_rma.py)

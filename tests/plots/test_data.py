@@ -7,6 +7,7 @@ Each column is checked against the document through its name alone
 repeat the plotter's tables.  Runs without gnuplot too: the data and the
 script are written before gnuplot is looked for.
 """
+import math
 import os
 import shutil
 import sys
@@ -33,6 +34,8 @@ MUST = {
     "overlap": ["compute_measured_us_median", "time_us_median", "time_us_ci95_lo", "time_us_ci95_hi", "compute_us",
                 "overlap_ratio", "overlap_ratio_lo", "overlap_ratio_hi", "overlap_bound", "size"],
     "skew": ["skew_measured_us_median", "time_us_median", "time_us_ci95_lo", "time_us_ci95_hi", "skew_us", "size"],
+    "ebb": ["center_MBps", "count", "lo_MBps", "hi_MBps"],
+    "noise": ["t_ms", "len_us"],
 }
 
 # the tables each pattern's data file must have, in this order
@@ -43,6 +46,8 @@ TABLES = {
     "overlap": ["size 16384, side sender", "size 16384, side receiver", "size 65536, side sender",
                 "size 65536, side receiver"],
     "skew": ["size 65536"],
+    "ebb": ["ebb.histogram", "results"],
+    "noise": ["rank 0 trace", "rank 0 histogram", "rank 1 trace", "rank 1 histogram"],
 }
 
 
@@ -69,6 +74,14 @@ def source_rows(doc, table):
     if name in ("loggp.sizes", "loggp.segments", "plogp.sizes"):
         block, key = name.split(".")
         return doc[block][key]
+    if name == "ebb.histogram":  # bins of 0 (which a log axis cannot show) are left out
+        return [dict(b, center_MBps=math.sqrt(b["lo_MBps"] * b["hi_MBps"])) for b in doc["ebb"]["histogram"]
+                if b["lo_MBps"] > 0]
+    if doc["pattern"] == "noise":  # "rank R trace|histogram"
+        rk = doc["noise"]["ranks"][int(name.split()[1])]
+        if name.endswith("trace"):
+            return [dict(x, t_ms=x["t_us"] / 1e3) for x in rk["trace"]]
+        return [dict(b, center_us=math.sqrt(b["lo_us"] * b["hi_us"])) for b in rk["histogram"]]
     if name == "loggp.breakpoints":
         return [{"size": b} for b in doc["loggp"]["breakpoints"]]
     if doc["pattern"] == "alltoall":

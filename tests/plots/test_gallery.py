@@ -37,6 +37,7 @@ PANELS = {
     "loggp": {"latency", "overhead"}, "plogp": {"latency"}, "alltoall": {"latency", "bandwidth"},
     "bw": {"bandwidth"}, "bibw": {"bandwidth"}, "custom": {"latency"}, "overlap": {"latency"},
     "skew": {"latency"}, "rma": {"latency", "bandwidth"},
+    "ebb": {"bandwidth"}, "noise": {"latency"},
 }
 PANEL_PX = 1200   # a PNG panel is 5 inches at 240 pixels per inch
 MIN_MARGIN = 2    # blank pixels at least between the drawing and each edge
