@@ -218,8 +218,6 @@ bool ng_sampler_extend(struct ng_sampler *s, uint64_t it)
 
 	if (s->stopped)
 		return false;
-	if (j > 0 && j == (uint64_t)s->cap * s->stride)
-		ng_sampler_compact(s);
 	memset(mine, 0, NG_SAMPLER_ASK * sizeof(*mine));
 	if (s->line_due && s->fill[0] > 0) {
 		size_t n = ng_sampler_kept(s, j), from = ng_sampler_kept(s, s->line_from);
@@ -274,6 +272,9 @@ bool ng_sampler_extend(struct ng_sampler *s, uint64_t it)
 		s->end = it;
 		return false;
 	}
+	/* full: make room for what follows (not when stopping: nothing does) */
+	if (j > 0 && j == (uint64_t)s->cap * s->stride)
+		ng_sampler_compact(s);
 	s->end = it + (uint64_t)s->ask[ASK_BATCH];
 	/* the next question no later than the streams fill */
 	if (s->end > s->skip + (uint64_t)s->cap * s->stride)
