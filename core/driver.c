@@ -162,6 +162,7 @@ struct plan {
 	long long count, warmup, np, seed;
 	const char *output;
 	double timeout;
+	double time_s, interval_s;    /* --time, --interval (0: not given) */
 	double pct[NG_STATS_PCT_MAX]; /* --percentiles */
 	size_t npct;
 };
@@ -859,7 +860,9 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 	    .timer = &timer,
 	    .sizes = p->sizes,
 	    .nsizes = p->nsizes,
-	    .count = (size_t)p->count,
+	    .count = p->time_s > 0 ? NG_TIME_SAMPLES : (size_t)p->count,
+	    .time_s = p->time_s,
+	    .interval_s = p->interval_s,
 	    .warmup = (size_t)p->warmup,
 	    .verify = ng_args_flag(a, "verify"),
 	    .raw = ng_args_flag(a, "raw"),
@@ -1070,6 +1073,33 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 	}
 	if (!(p.timeout > 0)) {
 		ng_error("--timeout must be positive");
+		goto out;
+	}
+	/* Runs by time (patterns/sampler.h): a positive duration of at most a
+	 * day, measured instead of --count; intervals only within one. */
+	p.time_s = ng_args_double(&a, "time");
+	p.interval_s = ng_args_double(&a, "interval");
+	if (ng_args_given(&a, "time") && !(p.time_s > 0 && p.time_s <= 86400)) {
+		ng_error("--time must be above 0 and at most 86400 seconds, got %s", ng_args_str(&a, "time"));
+		goto out;
+	}
+	if (ng_args_given(&a, "time") && ng_args_given(&a, "count")) {
+		ng_error("--time replaces --count: give one of them");
+		goto out;
+	}
+	if (ng_args_given(&a, "time") && !p.pat->by_time) {
+		ng_error("pattern '%s' does not measure by --time (patterns that do: pingpong, bw, bibw, "
+		         "alltoall); use --count",
+		         p.pat->name);
+		goto out;
+	}
+	if (ng_args_given(&a, "interval") && !ng_args_given(&a, "time")) {
+		ng_error("--interval applies to runs by --time only");
+		goto out;
+	}
+	if (ng_args_given(&a, "interval") && !(p.interval_s >= 0.01 && p.interval_s <= 86400)) {
+		ng_error("--interval must be between 0.01 and 86400 seconds, got %s",
+		         ng_args_str(&a, "interval"));
 		goto out;
 	}
 	if (ng_args_str(&a, "pin")) {

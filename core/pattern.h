@@ -31,6 +31,10 @@
 #include "status.h"
 
 /* Everything a pattern gets from the driver. */
+/* What a sample stream keeps at the most in a run by --time: memory that
+ * does not grow with the run's length (patterns/sampler.h).  A multiple of 4. */
+#define NG_TIME_SAMPLES 65536
+
 struct ng_run {
 	struct ng_comm *comm;         /* the opened module instance */
 	struct ng_boot *boot;         /* rank, size, host names, result gathering */
@@ -38,13 +42,18 @@ struct ng_run {
 	const struct ng_timer *timer; /* the chosen timer */
 	const size_t *sizes;          /* message sizes to measure, ascending */
 	size_t nsizes;
-	size_t count;                        /* timed repetitions per size (-c) */
-	size_t warmup;                       /* untimed repetitions before them (-w) */
-	bool verify;                         /* --verify: check every received byte */
-	bool raw;                            /* --raw: keep raw samples in the result */
-	const double *pct;                   /* --percentiles: fractions, ascending */
-	size_t npct;                         /* their number */
-	bool histogram;                      /* --histogram: each STATS's buckets in the row */
+	size_t count;      /* timed repetitions per size (-c) */
+	size_t warmup;     /* untimed repetitions before them (-w) */
+	bool verify;       /* --verify: check every received byte */
+	bool raw;          /* --raw: keep raw samples in the result */
+	const double *pct; /* --percentiles: fractions, ascending */
+	size_t npct;       /* their number */
+	bool histogram;    /* --histogram: each STATS's buckets in the row */
+	/* --time: each measurement runs this long (seconds) instead of @count
+	 * timed repetitions; 0 without.  @count is then NG_TIME_SAMPLES, what a
+	 * stream keeps at the most (patterns/sampler.h: runs by time). */
+	double time_s;
+	double interval_s;                   /* --interval: a line on stderr this often (seconds); 0: none */
 	uint64_t seed;                       /* --seed: pairings, server choice */
 	double timeout_s;                    /* a silent peer is lost after this long */
 	const volatile sig_atomic_t *cancel; /* set on SIGINT/SIGTERM */
@@ -62,6 +71,7 @@ struct ng_pattern {
 	int min_ranks;             /* at least this many ranks */
 	int max_ranks;             /* 0 = no upper bound */
 	bool even_ranks;           /* ranks are paired */
+	bool by_time;              /* measures by --time (its loops are the sampler's) */
 	const char *default_sizes; /* size spec used without -s */
 	/* Runs the benchmark collectively on all ranks.  Returns NG_OK or the
 	 * first error (already reported).  Rows committed before an error are

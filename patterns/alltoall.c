@@ -585,6 +585,7 @@ static const struct ng_option ng_a2a_options[] = {
 };
 
 const struct ng_pattern ng_pattern_alltoall = {
+    .by_time = true,
     .name = "alltoall",
     .desc =
         "personalised all-to-all: bruck, isend, pairwise, leader, sa, rd and the module's own (MPI_Alltoall) "

@@ -240,6 +240,7 @@ static ng_status ng_bw_report(struct ng_bw *b, size_t size)
 	ng_status st;
 
 	ng_bw_counts(b, size, &count, &warmup);
+	count = ng_sampler_count(smp); /* by --time: the windows kept */
 	tail[NG_BW_MSGS] = b->msgs;
 	tail[NG_BW_BYTES] = b->bytes;
 	tail[NG_BW_CHECKED] = b->checked;
@@ -421,6 +422,7 @@ static const struct ng_option ng_bw_options[] = {
 };
 
 const struct ng_pattern ng_pattern_bw = {
+    .by_time = true,
     .name = "bw",
     .desc = "streaming bandwidth and message rate: windows of non-blocking messages, one ack each (osu_bw)",
     .options = ng_bw_options,
@@ -433,6 +435,7 @@ const struct ng_pattern ng_pattern_bw = {
 };
 
 const struct ng_pattern ng_pattern_bibw = {
+    .by_time = true,
     .name = "bibw",
     .desc = "bw in both directions at once (osu_bibw); --bw-window each way",
     .options = NULL,

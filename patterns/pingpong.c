@@ -98,7 +98,7 @@ static ng_status ng_pp_server(struct ng_pp *pp, size_t size)
 {
 	const struct ng_run *run = pp->run;
 	struct ng_comm *c = run->comm;
-	const struct ng_sampler *smp = &pp->smp;
+	struct ng_sampler *smp = &pp->smp;
 	void *rbuf = pp->bufs.recv;
 	void *sbuf = pp->echo_same ? rbuf : pp->bufs.send;
 	bool verify = run->verify, fill = verify && !pp->echo_same;
@@ -298,6 +298,7 @@ static const struct ng_option ng_pp_options[] = {
 };
 
 const struct ng_pattern ng_pattern_pingpong = {
+    .by_time = true,
     .name = "pingpong",
     .desc = "round-trip latency and bandwidth; random pairs at once with more than 2 ranks",
     .options = ng_pp_options,

@@ -2,6 +2,8 @@
 /* The sampler every measuring pattern shares; the contract is in sampler.h. */
 #include "sampler.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +62,16 @@ ng_status ng_sampler_init(struct ng_sampler *s, struct ng_run *run, const struct
 	s->pool = pool;
 	s->flags = spec->flags;
 	s->reporter = ng_results_active(run->results);
+	if (run->time_s > 0) {
+		/* by time: the streams hold what a run by time keeps, whatever the
+		 * pattern's own count; the exchanges of ng_sampler_extend need a
+		 * place of their own */
+		s->by_time = true;
+		s->cap = NG_TIME_SAMPLES;
+		s->ask = calloc((size_t)run->boot->size * NG_SAMPLER_ASK, sizeof(*s->ask));
+		if (!s->ask)
+			goto err_nomem;
+	}
 
 	if (s->cap > SIZE_MAX / sizeof(double) / pool / s->streams)
 		goto err_nomem;
@@ -104,16 +116,170 @@ void ng_sampler_free(struct ng_sampler *s)
 	ng_hist_free(&s->hist);
 	free(s->work);
 	free(s->scratch);
+	free(s->ask);
 	s->work = NULL;
 	s->scratch = NULL;
+	s->ask = NULL;
 }
 
 void ng_sampler_start(struct ng_sampler *s, size_t skip, size_t count)
 {
 	s->skip = skip;
 	s->count = count;
+	s->end = skip + count;
+	if (s->by_time) {
+		/* the first question comes at the first timed iteration */
+		s->count = 0;
+		s->end = skip;
+		s->stopped = false;
+		s->stride = 1;
+		s->iters = 0;
+		s->line_due = false;
+		s->next_line = s->run->interval_s;
+		s->line_from = 0;
+	}
 	memset(s->fill, 0, s->streams * sizeof(*s->fill));
 	memset(s->mine, 0, ng_sampler_block(s) * sizeof(*s->mine));
+}
+
+/* ---- runs by time ------------------------------------------------------- */
+
+/* Values kept of the first @n timed iterations at stride @stride. */
+static size_t ng_sampler_kept(const struct ng_sampler *s, uint64_t n)
+{
+	uint64_t m = n % (2 * s->stride), k = n / (2 * s->stride) * 2 + (m < 2 ? m : 2);
+
+	return k < s->cap ? (size_t)k : s->cap;
+}
+
+/* The streams are full: keep every other pair of values (the first of each
+ * four), so that iterations 4 * stride apart are kept from now on. */
+static void ng_sampler_compact(struct ng_sampler *s)
+{
+	for (size_t i = 0; i < s->streams; i++) {
+		double *x = ng_sampler_mine(s, i);
+
+		for (size_t k = 0; k < s->cap; k++)
+			if ((k / 2) % 2 == 0)
+				x[k / 4 * 2 + k % 2] = x[k];
+		memset(x + s->cap / 2, 0, s->cap / 2 * sizeof(*x));
+		if (s->fill[i] > s->cap / 2)
+			s->fill[i] = s->cap / 2;
+	}
+	s->stride *= 2;
+}
+
+static int ng_sampler_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The median and p99 of @x[0..n) (n > 0), sorted in the scratch. */
+static void ng_sampler_quick(struct ng_sampler *s, const double *x, size_t n, double *med, double *p99)
+{
+	memcpy(s->scratch, x, n * sizeof(*x));
+	qsort(s->scratch, n, sizeof(*s->scratch), ng_sampler_cmp);
+	*med = n % 2 ? s->scratch[n / 2] : (s->scratch[n / 2 - 1] + s->scratch[n / 2]) / 2.0;
+	*p99 = s->scratch[(size_t)ceil(0.99 * (double)n) - 1];
+}
+
+/* The exchange of one question: [0] go on, [1] iterations until the next
+ * question, [2] an --interval line is due at the next question; and for
+ * the line due now, from every rank: [3] values kept in its first stream,
+ * [4] their median, [5] their p99, [6] the median since the last line. */
+enum { ASK_GO, ASK_BATCH, ASK_LINE, ASK_N, ASK_MED, ASK_P99, ASK_IMED };
+
+/* Rank 0: the --interval line of the question at timed iteration @j. */
+static void ng_sampler_line(const struct ng_sampler *s, uint64_t j, double el)
+{
+	for (int r = 0; r < s->run->boot->size; r++) {
+		const double *a = s->ask + (size_t)r * NG_SAMPLER_ASK;
+
+		if (a[ASK_N] > 0) {
+			fprintf(
+			    stderr,
+			    "%s: %.1f s: %llu iterations (%.0f kept), median %.4g, p99 %.4g; since the last "
+			    "line: median %.4g\n",
+			    s->name, el, (unsigned long long)j, a[ASK_N], a[ASK_MED], a[ASK_P99],
+			    a[ASK_IMED]);
+			return;
+		}
+	}
+	fprintf(stderr, "%s: %.1f s: %llu iterations\n", s->name, el, (unsigned long long)j);
+}
+
+bool ng_sampler_extend(struct ng_sampler *s, uint64_t it)
+{
+	const struct ng_run *run = s->run;
+	uint64_t j = it - s->skip;
+	double *mine = s->ask + (size_t)run->boot->rank * NG_SAMPLER_ASK, el = 0.0;
+
+	if (s->stopped)
+		return false;
+	memset(mine, 0, NG_SAMPLER_ASK * sizeof(*mine));
+	if (s->line_due && s->fill[0] > 0) {
+		size_t n = ng_sampler_kept(s, j), from = ng_sampler_kept(s, s->line_from);
+		const double *x = ng_sampler_mine(s, 0);
+		double p99;
+
+		mine[ASK_N] = (double)n;
+		ng_sampler_quick(s, x, n, &mine[ASK_MED], &mine[ASK_P99]);
+		if (from < n)
+			ng_sampler_quick(s, x + from, n - from, &mine[ASK_IMED], &p99);
+	}
+	if (run->boot->rank == 0) {
+		uint64_t now = ng_timer_now(run->timer);
+		double left, target, rate;
+
+		if (j == 0)
+			s->t0 = now;
+		el = ng_timer_us(run->timer, now - s->t0) / 1e6;
+		left = run->time_s - el;
+		rate = j > 0 && el > 0 ? (double)j / el : 0.0;
+		if (s->line_due) { /* the line of this question: the next one after it */
+			s->next_line += run->interval_s;
+			while (s->next_line <= el)
+				s->next_line += run->interval_s;
+		}
+		/* about 20 ms between questions, the next line or the end first */
+		target = left < 0.02 ? left : 0.02;
+		mine[ASK_LINE] = 0;
+		if (run->interval_s > 0 && s->next_line - el <= target) {
+			target = s->next_line - el;
+			mine[ASK_LINE] = 1;
+		}
+		mine[ASK_GO] = left > 0 && !(run->cancel && *run->cancel);
+		mine[ASK_BATCH] = rate > 0 && target > 0 ? ceil(rate * target) : 1;
+		if (mine[ASK_BATCH] > 1 << 24)
+			mine[ASK_BATCH] = 1 << 24;
+	}
+	if (ng_boot_allgather(run->boot, mine, NG_SAMPLER_ASK * sizeof(*mine), s->ask) != NG_OK) {
+		s->ask[ASK_GO] = 0; /* reported; the gathering after the loop fails alike */
+		s->ask[ASK_LINE] = 0;
+	}
+	if (s->line_due) {
+		if (run->boot->rank == 0)
+			ng_sampler_line(s, j, el);
+		s->line_from = j;
+	}
+	s->line_due = s->ask[ASK_LINE] > 0;
+	if (!(s->ask[ASK_GO] > 0)) {
+		s->stopped = true;
+		s->iters = j;
+		s->count = ng_sampler_kept(s, j);
+		s->end = it;
+		return false;
+	}
+	/* full: make room for what follows (not when stopping: nothing does) */
+	if (j > 0 && j == (uint64_t)s->cap * s->stride)
+		ng_sampler_compact(s);
+	s->end = it + (uint64_t)s->ask[ASK_BATCH];
+	/* the next question no later than the streams fill */
+	if (s->end > s->skip + (uint64_t)s->cap * s->stride)
+		s->end = s->skip + (uint64_t)s->cap * s->stride;
+	return true;
 }
 
 /* ---- bringing the samples together ------------------------------------- */
@@ -272,6 +438,8 @@ struct ng_row *ng_sampler_row_n(struct ng_sampler *s, size_t size, size_t count)
 	s->noted = false;
 	s->size = size;
 	s->row_hist = NULL;
+	if (row && s->by_time)
+		ng_row_json(row, "iterations", json_integer((json_int_t)s->iters));
 	if (row && s->run->histogram) {
 		s->row_hist = json_object();
 		ng_row_json(row, "histogram", s->row_hist);

@@ -58,6 +58,24 @@
  *   - what a STATS holds and what a row says of its samples:
  *     ng_sampler_stats, ng_sampler_row_stats and ng_sampler_row (and
  *     analysis/stats.c, results.c's ng_stats_json, common.c's packing).
+ *
+ * Runs by time (--time SEC, run->time_s): a measurement runs its loop until
+ * SEC seconds have passed on rank 0, in memory that does not grow with the
+ * run.  ng_sampler_more asks every rank at agreed iterations (a bootstrap
+ * exchange between two iterations, never inside a timed region): rank 0
+ * says whether to go on and how many iterations until the next question
+ * (about 20 ms of them, fewer near the end or before an --interval line).
+ * The streams then hold at most run->count (NG_TIME_SAMPLES) values: once
+ * full, every other pair of kept values is dropped and from then on only
+ * every second pair of iterations is kept (pairs 2, 4, 8, ... iterations
+ * apart), the same iterations on every rank.  So the statistics of a run by
+ * time are those of a systematic subsample of all its iterations, in the
+ * order measured (adjacent pairs stay adjacent for the alternation test);
+ * the row says how many iterations ran ("iterations") and how many were kept
+ * ("count").  Patterns whose loops ask anything else between iterations
+ * (a look-ahead that waits for a peer) do not measure by time
+ * (struct ng_pattern's by_time).
+ *
  * Patterns that do not run one fixed loop per measurement say so where
  * they loop (assess.h: adaptive batches of interleaved rounds; onen.c's
  * reply arrivals, whose statistics are merged rather than their samples).
@@ -71,6 +89,9 @@
 
 #include "../analysis/hist.h"
 #include "common.h"
+
+/* Doubles each rank adds to a question of a run by time (sampler.c). */
+#define NG_SAMPLER_ASK 7
 
 /* What a sampler holds and where its samples go (ng_sampler_init). */
 enum {
@@ -97,8 +118,19 @@ struct ng_sampler {
 	bool reporter; /* this rank writes the results */
 	/* the current measurement */
 	size_t skip;  /* untimed iterations */
-	size_t count; /* timed iterations */
-	size_t *fill; /* [streams] samples in each stream */
+	size_t count; /* timed iterations (by time: the samples kept, known at the end) */
+	uint64_t end; /* ng_sampler_more is true below this iteration without asking */
+	/* by time (run->time_s > 0; see "Runs by time" above) */
+	bool by_time;
+	bool stopped;       /* the measurement's end is agreed */
+	uint64_t stride;    /* of the iterations kept: pairs 2 * stride apart */
+	uint64_t iters;     /* timed iterations run, once stopped */
+	uint64_t t0;        /* timer ticks at the first timed iteration (rank 0) */
+	double next_line;   /* seconds into the measurement of the next --interval line */
+	uint64_t line_from; /* timed iteration of the last --interval line */
+	bool line_due;      /* at the next question */
+	double *ask;        /* [ranks * NG_SAMPLER_ASK] the questions' exchange (owned) */
+	size_t *fill;       /* [streams] samples in each stream */
 	/* memory, owned */
 	double *mine;        /* [streams * cap + tail] this rank's streams, then its tail */
 	double *all;         /* [ranks * (streams * cap + tail)] after gather; [ranks * cap] for share */
@@ -142,10 +174,19 @@ void ng_sampler_free(struct ng_sampler *s);
  */
 void ng_sampler_start(struct ng_sampler *s, size_t skip, size_t count);
 
-/* The loop condition: whether iteration @it of the measurement runs. */
-static inline bool ng_sampler_more(const struct ng_sampler *s, uint64_t it)
+/* By time: agrees with every rank whether iteration @it runs (see "Runs by
+ * time"); false once the measurement is over.  Collective at the
+ * iterations it decides on; called by ng_sampler_more only. */
+bool ng_sampler_extend(struct ng_sampler *s, uint64_t it);
+
+/* The loop condition: whether iteration @it of the measurement runs.  Every
+ * rank of a measurement asks it for the same iterations, in order (asking
+ * again for one already asked, e.g. the next iteration's, is free). */
+static inline bool ng_sampler_more(struct ng_sampler *s, uint64_t it)
 {
-	return it < s->skip + s->count;
+	if (it < s->end)
+		return true;
+	return s->by_time && ng_sampler_extend(s, it);
 }
 
 /* Whether iteration @it is timed (past the untimed ones). */
@@ -158,8 +199,21 @@ static inline bool ng_sampler_timed(const struct ng_sampler *s, uint64_t it)
  * iteration.  At most one value per stream and iteration. */
 static inline void ng_sampler_add(struct ng_sampler *s, size_t stream, uint64_t it, double v)
 {
-	if (it >= s->skip)
+	uint64_t j, m;
+
+	if (it < s->skip)
+		return;
+	if (!s->by_time) {
 		s->mine[stream * s->cap + s->fill[stream]++] = v;
+		return;
+	}
+	/* by time: pairs of iterations 2 * stride apart are kept */
+	j = it - s->skip;
+	m = j & (2 * s->stride - 1);
+	if (m < 2 && (j / (2 * s->stride)) * 2 + m < s->cap) {
+		s->fill[stream] = (size_t)((j / (2 * s->stride)) * 2 + m);
+		s->mine[stream * s->cap + s->fill[stream]++] = v;
+	}
 }
 
 /* Appends @v to @stream whatever the iteration: for streams that take

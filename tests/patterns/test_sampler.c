@@ -11,6 +11,7 @@
  * (a known answer for every combination), and its tail plus r.
  */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "core/results_priv.h"
 #include "patterns/sampler.h"
 #include "tests/check.h"
+#include "timers/timer.h"
 
 #define NRANKS 3
 
@@ -198,6 +200,52 @@ static void test_push_share(struct ng_run *run)
 	ng_sampler_free(&s);
 }
 
+/* By time: every rank keeps the same iterations in a stream of
+ * NG_TIME_SAMPLES values, compacting when full (pairs 2, 4, 8, ...
+ * iterations apart), and stops when rank 0 says so (here: a stop request). */
+static void test_by_time(struct ng_run *run)
+{
+	struct ng_sampler_spec spec = {.name = "t", .cap = 8, .flags = NG_SAMPLER_GATHER};
+	volatile sig_atomic_t stop = 0;
+	struct ng_run r = *run;
+	struct ng_sampler s;
+	uint64_t it, n, stride, want, timed = 3 * (uint64_t)NG_TIME_SAMPLES + 5;
+	bool ok = true;
+
+	struct ng_timer tm;
+
+	CHECK(ng_timer_init(&tm, "clock", NULL) == NG_OK, "timer");
+	r.timer = &tm;
+	r.time_s = 3600;
+	r.cancel = &stop;
+	CHECK(ng_sampler_init(&s, &r, &spec) == NG_OK, "init by time");
+	ng_sampler_start(&s, 2, 8);
+	for (it = 0; ng_sampler_more(&s, it); it++) {
+		ng_sampler_add(&s, 0, it, it < 2 ? -1.0 : (double)(it - 2));
+		if (it + 1 == 2 + timed)
+			stop = 1;
+	}
+	/* the stop is seen at the next question, some iterations later */
+	n = s.iters;
+	CHECK(it == 2 + n && n >= timed, "stopped after %llu iterations, %llu timed", (unsigned long long)it,
+	      (unsigned long long)n);
+	/* compacted each time the kept values reached 65536: at 65536, 131072,
+	 * 262144, ... timed iterations, the stride doubling each time */
+	for (stride = 1; n > (uint64_t)NG_TIME_SAMPLES * stride; stride *= 2)
+		;
+	CHECK(s.stride == stride && stride >= 4, "stride %llu, want %llu", (unsigned long long)s.stride,
+	      (unsigned long long)stride);
+	want = n / (2 * stride) * 2 + (n % (2 * stride) < 2 ? n % (2 * stride) : 2);
+	CHECK(ng_sampler_count(&s) == want, "kept %zu, want %llu", ng_sampler_count(&s),
+	      (unsigned long long)want);
+	for (size_t k = 0; k < ng_sampler_count(&s) && ok; k++)
+		ok = ng_sampler_mine(&s, 0)[k] == (double)(k / 2 * 2 * stride + k % 2);
+	CHECK(ok, "the kept values are iterations 0, 1, 2S, 2S + 1, 4S, ... in order");
+	CHECK(ng_sampler_gather(&s) == NG_OK, "gather by time");
+	CHECK(ng_sampler_of(&s, 1, 0)[3] == as_rank((double)(2 * stride + 1), 1), "rank 1's kept value");
+	ng_sampler_free(&s);
+}
+
 int main(void)
 {
 	struct ng_boot boot = {.ops = &fake_ops, .rank = 0, .size = NRANKS};
@@ -207,6 +255,7 @@ int main(void)
 	test_loop(&run);
 	test_combine(&run);
 	test_push_share(&run);
+	test_by_time(&run);
 	CHECK(ng_results_rows(res) == 1, "%zu rows committed", ng_results_rows(res));
 	ng_results_free(res);
 	return check_exit();
