@@ -61,11 +61,8 @@
 #define NG_MX_NAMED_MAX    32 /* outliers named on stdout per size and metric */
 #define NG_MX_SHIFT_ROUNDS 3  /* rounds an offset needs at most */
 
-enum { NG_MX_ORDER_SHIFT, NG_MX_ORDER_PAIR };
-static const char *const ng_mx_orders[] = {"shift", "pair"};
-
-/* After the samples: messages this rank verified in the measurement. */
-enum { NG_MX_CHECKED, NG_MX_TAIL };
+enum { NG_MX_ORDER_PAIR, NG_MX_ORDER_SHIFT };
+static const char *const ng_mx_orders[] = {"pair", "shift"};
 
 /* A rank's identity as the block records it. */
 struct ng_mx_id {
@@ -91,7 +88,9 @@ struct ng_mx {
 	size_t stride;
 	struct ng_req *reqs; /* [2 * window] */
 	struct ng_sampler smp;
-	double checked; /* this rank's verified messages in the current measurement */
+	double checked;        /* messages this rank verified at the current size */
+	struct ng_stats *mine; /* [2 n] the cells of this rank as the client: latency, bandwidth */
+	struct ng_stats *all;  /* [2 n n] every rank's, gathered */
 	/* the reporter's cells and the run's block */
 	struct ng_stats *lat, *bw; /* [n * n] */
 	double *med, *scratch;     /* [n * n] */
@@ -282,64 +281,96 @@ static ng_status ng_mx_stream(struct ng_mx *m, size_t size, int peer, bool clien
 	return NG_OK;
 }
 
-/* Gathers one measurement of round @r and keeps its cells in @cells (the
- * reporter): the latency STATS, or with @bytes > 0 the bandwidth's. */
-static ng_status ng_mx_collect(struct ng_mx *m, size_t r, struct ng_stats *cells, double bytes)
+/* Pair order: the client of round @r - 1 tells every other rank that its
+ * pair is done (it knows: its pair's last message is the server's
+ * acknowledgement to it), through the module, and every other rank waits for
+ * that word before round @r.  So the next pair starts once the previous one is
+ * done, and a rank waiting for its turn waits where the module waits (the tcp
+ * module sleeps in the kernel) instead of spinning in a barrier of the
+ * launcher, and never longer than one pair's measurement (--timeout applies).
+ * @before: the waiting side. */
+static ng_status ng_mx_baton(struct ng_mx *m, size_t r, bool before)
 {
-	struct ng_sampler *smp = &m->smp;
-	size_t count = ng_sampler_count(smp);
-	ng_status st;
+	struct ng_comm *c = m->run->comm;
+	void *rslot = ng_mx_rslot(m, m->stride ? m->window : 0);
+	void *sslot = ng_mx_sslot(m, m->stride ? m->window : 0);
+	int from;
 
-	ng_sampler_tail(smp)[NG_MX_CHECKED] = m->checked;
-	st = ng_sampler_gather(smp);
-	if (st != NG_OK || !ng_results_active(m->run->results))
-		return st;
-	for (int k = 0; k < m->n; k++)
-		m->verified += ng_sampler_tail_of(smp, k)[NG_MX_CHECKED];
-	for (size_t i = m->round_at[r]; i < m->round_at[r + 1]; i++) {
-		const struct ng_pair *p = &m->sched[i];
-		const double *x = ng_sampler_of(smp, p->client, 0);
-		struct ng_stats *cell = &cells[(size_t)p->client * (size_t)m->n + (size_t)p->server];
+	if (r == 0 || r >= m->nrounds)
+		return NG_OK;
+	from = m->sched[m->round_at[r - 1]].client;
+	if (before)
+		return from == m->me ? NG_OK : ng_recv(c, from, rslot, NG_MX_ACK);
+	for (int to = 0; from == m->me && to < m->n; to++) {
+		ng_status st = to == m->me ? NG_OK : ng_send(c, to, sslot, NG_MX_ACK);
 
-		if (bytes > 0)
-			ng_sampler_bw(smp, x, count, bytes, cell);
-		else
-			ng_sampler_stats(smp, x, count, cell);
+		if (st != NG_OK)
+			return st;
 	}
 	return NG_OK;
 }
 
-/* Round @r of one size: its latencies, then its bandwidths. */
+/* Round @r of one size: the latency of its pairs, then their bandwidth; the
+ * clients keep their cells' STATS (gathered after the last round).  Shift
+ * order: every rank takes part, each phase after a barrier; pair order: the
+ * pair of the round after the previous one's baton. */
 static ng_status ng_mx_round(struct ng_mx *m, size_t size, size_t r)
 {
 	const struct ng_run *run = m->run;
+	bool shift = m->order == NG_MX_ORDER_SHIFT, in, client = false;
+	struct ng_sampler *smp = &m->smp;
 	size_t count, warmup;
-	bool in, client = false;
 	int peer = -1;
 	ng_status st;
 
 	in = ng_mx_role(m, r, &peer, &client);
-	st = ng_sizes_sync(run);
-	if (st != NG_OK)
-		return st;
-
-	m->checked = 0.0;
-	ng_sampler_start(&m->smp, run->warmup, run->count);
-	if (in)
+	st = shift ? ng_sizes_sync(run) : ng_mx_baton(m, r, true);
+	ng_sampler_start(smp, run->warmup, run->count);
+	if (st == NG_OK && in)
 		st = ng_mx_pingpong(m, size, peer, client);
-	if (st == NG_OK)
-		st = ng_mx_collect(m, r, m->lat, 0.0);
+	if (st == NG_OK && in && client)
+		ng_sampler_stats(smp, ng_sampler_mine(smp, 0), ng_sampler_count(smp), &m->mine[peer]);
+	if (st == NG_OK && shift)
+		st = ng_sizes_sync(run);
 	if (st != NG_OK)
 		return st;
 
-	m->checked = 0.0;
 	ng_mx_counts(m, size, &count, &warmup);
-	ng_sampler_start(&m->smp, warmup, count);
+	ng_sampler_start(smp, warmup, count);
 	if (in)
 		st = ng_mx_stream(m, size, peer, client);
-	if (st == NG_OK)
-		st = ng_mx_collect(m, r, m->bw, (double)m->window * (double)size);
+	if (st == NG_OK && in && client)
+		ng_sampler_bw(smp, ng_sampler_mine(smp, 0), count, (double)m->window * (double)size,
+		              &m->mine[m->n + peer]);
+	if (st == NG_OK && !shift)
+		st = ng_mx_baton(m, r + 1, false);
 	return st;
+}
+
+/* After the last round of a size: every client's cells and every rank's
+ * count of verified messages to the reporter. */
+static ng_status ng_mx_gather(struct ng_mx *m)
+{
+	struct ng_boot *b = m->run->boot;
+	size_t n = (size_t)m->n;
+	ng_status st;
+
+	st = ng_sizes_sync(m->run);
+	if (st == NG_OK)
+		st = ng_stats_gather(b, m->mine, 2 * n, m->all);
+	if (st == NG_OK)
+		st = ng_samples_gather(b, &m->checked, 1, m->med);
+	if (st != NG_OK)
+		return st;
+	m->verified = 0.0;
+	for (size_t i = 0; i < n; i++) {
+		m->verified += m->med[i];
+		for (size_t j = 0; j < n; j++) {
+			m->lat[i * n + j] = m->all[i * 2 * n + j];
+			m->bw[i * n + j] = m->all[i * 2 * n + n + j];
+		}
+	}
+	return NG_OK;
 }
 
 /* ---- the report --------------------------------------------------------- */
@@ -610,7 +641,7 @@ static ng_status ng_mx_setup(struct ng_mx *m)
 {
 	struct ng_run *run = m->run;
 	size_t n = (size_t)m->n, max = ng_sizes_max(run), cap = run->count, count, warmup, nslots;
-	struct ng_sampler_spec spec = {.name = "matrix", .tail = NG_MX_TAIL, .flags = NG_SAMPLER_GATHER};
+	struct ng_sampler_spec spec = {.name = "matrix"};
 	unsigned char *busy;
 	int *rnd;
 	ng_status st;
@@ -626,6 +657,8 @@ static ng_status ng_mx_setup(struct ng_mx *m)
 	m->sched = calloc(n * (n - 1), sizeof(*m->sched));
 	m->round_at = calloc(n * (n - 1) + 1, sizeof(*m->round_at));
 	m->reqs = calloc(m->window, sizeof(*m->reqs));
+	m->mine = calloc(2 * n, sizeof(*m->mine));
+	m->all = calloc(2 * n * n, sizeof(*m->all));
 	m->lat = calloc(n * n, sizeof(*m->lat));
 	m->bw = calloc(n * n, sizeof(*m->bw));
 	m->med = calloc(n * n, sizeof(*m->med));
@@ -633,8 +666,8 @@ static ng_status ng_mx_setup(struct ng_mx *m)
 	m->ids = calloc(n, sizeof(*m->ids));
 	busy = calloc(NG_MX_SHIFT_ROUNDS * n, 1);
 	rnd = calloc(n, sizeof(*rnd));
-	if (!m->sched || !m->round_at || !m->reqs || !m->lat || !m->bw || !m->med || !m->scratch || !m->ids ||
-	    !busy || !rnd) {
+	if (!m->sched || !m->round_at || !m->mine || !m->all || !m->reqs || !m->lat || !m->bw || !m->med ||
+	    !m->scratch || !m->ids || !busy || !rnd) {
 		free(busy);
 		free(rnd);
 		ng_error("matrix: out of memory for %d ranks", m->n);
@@ -683,6 +716,8 @@ static void ng_mx_teardown(struct ng_mx *m)
 	free(m->med);
 	free(m->bw);
 	free(m->lat);
+	free(m->all);
+	free(m->mine);
 	free(m->reqs);
 	free(m->round_at);
 	free(m->sched);
@@ -703,9 +738,12 @@ static ng_status ng_mx_run(const struct ng_pattern *p, struct ng_run *run)
 	for (size_t i = 0; i < run->nsizes; i++) {
 		size_t size = run->sizes[i];
 
-		m.verified = 0.0;
+		m.checked = 0.0;
+		st = ng_sizes_sync(run);
 		for (size_t r = 0; st == NG_OK && r < m.nrounds; r++)
 			st = ng_mx_round(&m, size, r);
+		if (st == NG_OK)
+			st = ng_mx_gather(&m);
 		if (st == NG_OK)
 			st = ng_mx_report(&m, size);
 		if (st == NG_OK)
@@ -724,8 +762,8 @@ out_teardown:
 static const struct ng_option ng_mx_options_table[] = {
     {.name = "matrix-order",
      .type = NG_OPT_CHOICE,
-     .def = "shift",
-     .choices = "shift|pair",
+     .def = "pair",
+     .choices = "pair|shift",
      .help =
          "matrix: the pairs in mpiGraph's ring offsets, rounds of pairs that share no rank (shift), or one "
          "pair at a time (pair)"},
