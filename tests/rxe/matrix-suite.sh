@@ -90,6 +90,9 @@ for e in m["sizes"]:
     diffs = {(i, j): lat[i][j]["median"] - lin for i, j in cross}
     print("     size %d: inside %.1f us; crossing minus inside: %s" % (
         e["size"], lin, ", ".join("%d->%d %.1f" % (i, j, d) for (i, j), d in sorted(diffs.items()))))
+    lmin = statistics.median(lat[i][j]["min"] for i, j in inside)
+    print("     size %d: minima: inside %.1f us; crossing minus inside: %s" % (e["size"], lmin, ", ".join(
+        "%d->%d %.1f" % (i, j, lat[i][j]["min"] - lmin) for i, j in cross)))
     if e["size"] == 1:
         check(all(abs(d - delay) <= 0.1 * delay for d in diffs.values()),
               "size 1: every crossing pair %g us (+-10%%) above the pairs inside a namespace" % delay)
