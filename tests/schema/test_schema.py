@@ -41,8 +41,8 @@ sys.path.insert(0, os.path.join(SRC, "tests", "plots"))
 from plotcheck import NOT_THE_FORMAT  # noqa: E402
 # Options a pattern reads that another pattern owns (--list shows them under the owner), not recorded in its
 # files yet: the schema allows them there.
-READ_NOT_RECORDED = {"bibw": {"bw-window"}, "mpbibw": {"ranks-per-node"}}
-PATTERNS = ["pingpong", "1n", "n1", "loggp", "plogp", "alltoall", "mpbibw", "bw", "bibw", "rma", "overlap", "skew"]
+READ_NOT_RECORDED = {"bibw": {"bw-window"}, "mpbibw": {"ranks-per-node"}, "matrix": {"bw-window"}}
+PATTERNS = ["pingpong", "1n", "n1", "loggp", "plogp", "alltoall", "mpbibw", "bw", "bibw", "rma", "overlap", "skew", "matrix"]
 
 # Counts the writers still put out as reals (ng_row_number, json_pack "f"): (where, path with [] for indices).
 # Expected to fail the --strict-integers check until the writers write integers; each line goes when its
@@ -125,6 +125,7 @@ def fresh_runs(exe, mods):
         ("tcp-skew", tcp + ["-p", "skew", "-s", "4K", "-c", "5", "-w", "2", "--skew-compute", "0,20", "--raw"]),
         ("tcp-pingpong-clock", tcp + ["--timer", "clock", "--pin", "0", "-p", "pingpong", "--pp-echo", "same"]
          + SMALL),
+        ("tcp-matrix-3", tcp + ["--np", "3", "-p", "matrix", "--verify"] + SMALL),
         ("emu-plogp", [exe, "-x", "emu", "--emu-G2", "0.001", "--emu-threshold", "1K", "-p", "plogp"] + SMALL),
     ]
     if "rma" in mods:
