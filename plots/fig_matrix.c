@@ -9,8 +9,8 @@
  * "matrix" section: the ranks' hosts and addresses and the outliers.
  *
  * Data tables of one file: 0 the latency cells (from, to, median, ci95 lo,
- * ci95 hi; NaN on the diagonal), 1 the bandwidth cells, 2 and 3 the
- * latency and the bandwidth outliers (from, to, ratio).
+ * ci95 hi; NaN on the diagonal), 1 the bandwidth cells, then the latency
+ * and the bandwidth outliers (from, to, ratio), each only when there is one.
  */
 #include <math.h>
 #include <stdio.h>
@@ -46,8 +46,9 @@ static void ng_dat_matrix_cells(FILE *f, int index, const json_t *e, const char 
 	const json_t *rows = json_object_get(e, key), *row, *cell;
 	size_t i, j;
 
-	fprintf(f, "%s# table %d: %s of size %.17g; columns: from to median ci95_lo ci95_hi\n",
-	        index ? "\n\n" : "", index, key, ng_plot_num(e, "size"));
+	fprintf(f,
+	        "%s# table %d: matrix %s, size %.17g\n# columns: from to %s_median %s_ci95_lo %s_ci95_hi\n",
+	        index ? "\n\n" : "", index, key, ng_plot_num(e, "size"), key, key, key);
 	json_array_foreach(rows, i, row)
 	{
 		json_array_foreach(row, j, cell)
@@ -62,33 +63,52 @@ static void ng_dat_matrix_cells(FILE *f, int index, const json_t *e, const char 
 	}
 }
 
-static void ng_dat_matrix_outliers(FILE *f, int index, const json_t *e, const char *key)
+/* The outliers of @key in entry @e. */
+static size_t ng_matrix_noutliers(const json_t *e, const char *key)
+{
+	const json_t *o;
+	size_t i, n = 0;
+
+	json_array_foreach(json_object_get(e, "outliers"), i, o)
+	{
+		n += ng_plot_row_is(o, "metric", key);
+	}
+	return n;
+}
+
+/* The table of the outliers of @key (none when there are none: gnuplot
+ * refuses an empty table). */
+static void ng_dat_matrix_outliers(FILE *f, int *index_p, const json_t *e, const char *key)
 {
 	const json_t *o;
 	size_t i;
 
-	fprintf(f, "\n\n# table %d: outliers of %s (size %.17g); columns: from to ratio\n", index, key,
+	if (!ng_matrix_noutliers(e, key))
+		return;
+	fprintf(f, "\n\n# table %d: outliers %s, size %.17g\n# columns: from to ratio\n", (*index_p)++, key,
 	        ng_plot_num(e, "size"));
 	json_array_foreach(json_object_get(e, "outliers"), i, o)
 	{
-		const json_t *metric = json_object_get(o, "metric");
+		bool first = true;
 
-		if (json_is_string(metric) && strcmp(json_string_value(metric), key) == 0)
-			fprintf(f, "%.17g %.17g %.17g\n", ng_plot_num(o, "from"), ng_plot_num(o, "to"),
-			        ng_plot_num(o, "ratio"));
+		if (!ng_plot_row_is(o, "metric", key))
+			continue;
+		ng_dat_json(f, &first, json_object_get(o, "from"));
+		ng_dat_json(f, &first, json_object_get(o, "to"));
+		ng_dat_json(f, &first, json_object_get(o, "ratio"));
+		fputc('\n', f);
 	}
-	/* gnuplot refuses an empty table: a point outside the matrix */
-	fputs("-1 -1 NaN\n", f);
 }
 
 static void ng_dat_matrix(FILE *f, const struct ng_plot_file *pf)
 {
 	const json_t *lat = ng_matrix_entry(pf, false), *bw = ng_matrix_entry(pf, true);
+	int index = 2;
 
 	ng_dat_matrix_cells(f, 0, lat, "latency_us");
 	ng_dat_matrix_cells(f, 1, bw, "bandwidth_MBps");
-	ng_dat_matrix_outliers(f, 2, lat, "latency_us");
-	ng_dat_matrix_outliers(f, 3, bw, "bandwidth_MBps");
+	ng_dat_matrix_outliers(f, &index, lat, "latency_us");
+	ng_dat_matrix_outliers(f, &index, bw, "bandwidth_MBps");
 }
 
 /* One heatmap panel of file @i: table @index, outliers in table @index + 2. */
@@ -99,6 +119,11 @@ static void ng_fig_matrix_panel(struct ng_fig *g, size_t i, int index, const cha
 	const json_t *e = ng_matrix_entry(pf, index == 1);
 	double n = (double)json_array_size(json_object_get(e, index ? "bandwidth_MBps" : "latency_us"));
 	const char *file = ng_plot_basename(g->dat[i]);
+	const char *key = index ? "bandwidth_MBps" : "latency_us";
+	/* the outlier tables follow the cells: latency's (when it has any), then bandwidth's */
+	size_t nout = ng_matrix_noutliers(e, key);
+	int out_index =
+	    2 + (index == 1 && ng_matrix_noutliers(ng_matrix_entry(pf, false), "latency_us") ? 1 : 0);
 	char *title;
 
 	ng_gp_panel(g, "Sending rank", NG_UNIT_NONE);
@@ -121,12 +146,14 @@ static void ng_fig_matrix_panel(struct ng_fig *g, size_t i, int index, const cha
 	ng_gp_quote(g->plot, file);
 	fprintf(g->plot, " index %d using 2:1:3 with image notitle", index);
 	ng_gp_range(g, i, index, 3, 1);
-	ng_gp_next(g);
-	ng_gp_quote(g->plot, file);
-	fprintf(g->plot,
-	        " index %d using 2:1:(sprintf('%%.2gx', $3)) with labels tc rgb '#ffffff' font ',8' "
-	        "notitle",
-	        index + 2);
+	if (nout) {
+		ng_gp_next(g);
+		ng_gp_quote(g->plot, file);
+		fprintf(g->plot,
+		        " index %d using 2:1:(sprintf('%%.2gx', $3)) with labels tc rgb '#ffffff' font ',8' "
+		        "notitle",
+		        out_index);
+	}
 	ng_gp_panel_end(g);
 	/* the next panel or figure: the settings of the other families */
 	fputs("set autoscale x\nset autoscale y\nset xtics autofreq\nset grid xtics ytics\nunset colorbox\n"

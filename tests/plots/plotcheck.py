@@ -30,6 +30,7 @@ FIXTURES = {
     "spipe.json": "pingpong",
     "overlap.json": "overlap",
     "skew.json": "skew",
+    "matrix.json": "matrix",
 }
 
 # the rma suite: a figure per test (test_rma.py)

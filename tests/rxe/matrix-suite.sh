@@ -29,9 +29,7 @@ done
 "$N" --list | grep -q '^  matrix ' || { echo "matrix-suite.sh: no matrix pattern in $N" >&2; exit 1; }
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/ngauge-matrix.XXXXXX") || exit 1
-spin=
 cleanup() {
-    [ -n "$spin" ] && kill "$spin" 2>/dev/null
     ip netns del A 2>/dev/null
     ip netns del B 2>/dev/null
     rm -rf "$W"
@@ -71,12 +69,6 @@ matrix() {
     fi
     sed 's/^/  | /' "$W/$name.out"
 }
-
-# An idle vCPU halts, and the emulator then wakes for netem's timer only when the host schedules it (on a
-# loaded host, milliseconds late); a busy loop at the lowest priority keeps the vCPU running, so the timer
-# fires on time and the woken rank preempts the loop at once.
-nice -n 19 bash -c 'while :; do :; done' &
-spin=$!
 
 # The path across (veth, netem without delay) costs more than loopback in the emulated guest: measured
 # first, then subtracted from the crossing pairs' excess once netem delays both directions.
