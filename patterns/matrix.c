@@ -15,20 +15,27 @@
  * Each cell of the two matrices is the STATS of its pair's samples.
  *
  * The order of the pairs (--matrix-order):
- *   shift  (default) mpiGraph's ring offsets: for k = 1 .. N-1, every rank r
- *          measures towards r + k (mod N).  An offset's N pairs form cycles,
- *          in which a rank is the client of one pair and the server of
- *          another; they run in two rounds (three for a cycle of odd length)
- *          of pairs that share no rank, all pairs of a round at once.  So no
- *          rank ever takes part in two measurements at a time and no rank
- *          receives from two senders, while the fabric carries up to N/2
- *          pairs at once (what mpiGraph measures); about 2N rounds.
- *   pair   one ordered pair at a time, every other rank waiting: nothing else
- *          on the network during a measurement; N (N - 1) rounds.
- * Every round begins after a barrier (ng_sizes_sync), and the latencies of a
- * round are gathered (a collective step) before its bandwidths begin, so the
- * ping-pongs of one pair never share the network with another pair's
- * streams.
+ *   pair   (default) one ordered pair at a time, client by client: nothing
+ *          else on the network, and no other rank busy, during a
+ *          measurement; N (N - 1) rounds.  A round's client tells every
+ *          other rank through the module that it is done (ng_mx_baton), so
+ *          the ranks waiting for their turn wait where the module waits (the
+ *          tcp module sleeps), not in a busy barrier of the launcher, and
+ *          there is no collective step per round.
+ *   shift  mpiGraph's ring offsets: for k = 1 .. N-1, every rank r measures
+ *          towards r + k (mod N).  An offset's N pairs form cycles, in which a
+ *          rank is the client of one pair and the server of another; they
+ *          run in two rounds (three for a cycle of odd length) of pairs that
+ *          share no rank, all pairs of a round at once.  So no rank takes part
+ *          in two measurements at a time and no rank receives from two
+ *          senders, while the fabric carries up to N/2 pairs at once (what
+ *          mpiGraph measures); about 2N rounds, each phase (latency,
+ *          bandwidth) after a barrier.  For many ranks, where N (N - 1)
+ *          measurements one after the other take too long; ranks that share
+ *          a host's cores disturb each other's latency (on 2 cores, 4 local
+ *          tcp ranks: 7 us one pair at a time, 13-15 us in shifts).
+ * Each client keeps the STATS of its cells (the sampler's statistics of its
+ * own samples); they are gathered once per size.
  *
  * Outliers (--matrix-outlier F): a cell whose median latency is more than F
  * times the median of all cells' medians, or whose median bandwidth is below
