@@ -133,15 +133,16 @@ static void ng_fig_matrix_panel(struct ng_fig *g, size_t i, int index, const cha
 	ng_gp_chars(g->gp, title, g->term->tex);
 	fputs("'\n", g->gp);
 	free(title);
-	/* after the panel's own settings (ng_gp_panel_end): the image's axes */
+	/* after the panel's own settings (ng_gp_panel_end): the image's axes; the
+	 * colour box unlabelled (the title has the unit: a label beside the box
+	 * would run out of the figure) */
 	fprintf(g->plot,
 	        "set xrange [-0.5:%.17g]\nset yrange [%.17g:-0.5]\nset offsets 0, 0, 0, 0\n"
 	        "set xtics %s\nset ytics %s\nunset grid\nunset logscale\nset xlabel 'Receiving rank'\n"
-	        "set palette defined %s\nset cblabel '%s (%s)'\nset colorbox\n"
+	        "set palette defined %s\nunset cblabel\nset colorbox\n"
 	        "set object 1 rectangle from graph 0, 0 to graph 1, 1 behind fc rgb '#c8c8c8' fs solid "
 	        "noborder\n",
-	        n - 0.5, n - 0.5, n <= 16 ? "1" : "autofreq", n <= 16 ? "1" : "autofreq", palette, name,
-	        u == NG_UNIT_US ? "us" : "MB/s");
+	        n - 0.5, n - 0.5, n <= 16 ? "1" : "autofreq", n <= 16 ? "1" : "autofreq", palette);
 	ng_gp_next(g);
 	ng_gp_quote(g->plot, file);
 	fprintf(g->plot, " index %d using 2:1:3 with image notitle", index);
