@@ -3,12 +3,13 @@
 # sch_netem): `tests/rxe/vm-run.sh matrix-suite.sh` (meson test --suite rxe does that). Exits 0 when every
 # check passed, 1 otherwise, 77 outside the VM or without mpiexec, ip or tc.
 #
-# Two network namespaces A and B joined by a veth, each end delayed by netem 500 us on its egress: a
-# message from A to B, or from B to A, takes 500 us more than before, a round trip across 1000 us more. The
-# matrix's latency is half a ping-pong's round trip (the one-way latency), so the cells between the
-# namespaces must show 500 us (+-10%) more above the cells inside one than without the delay (a first run
-# with netem at 0 measures what the path across, veth and qdisc, costs beyond loopback in the emulated
-# guest). Four ranks over the tcp module, launched by mpiexec (the MPI bootstrap only): ranks 0-2 in A
+# Two network namespaces A and B joined by a veth, each end delayed by netem on its egress. Raising the
+# delay by 500 us (from 100 to 600 us each way) makes a message from A to B, or from B to A, take 500 us
+# more, a round trip across 1000 us more. The matrix's latency is half a ping-pong's round trip (the one-way
+# latency), so the cells between the namespaces must rise by 500 us (+-10%) above the cells inside one. Why
+# not 0 to 500: in the emulated guest netem delivers 100-140 us late (its timer; measured with the best
+# samples: 100, 250, 500, 1000 us gave +195, +367, +615, +1140 us, and 0 us +7 us), a constant that the
+# difference of two delays cancels. Four ranks over the tcp module, launched by mpiexec (the MPI bootstrap only): ranks 0-2 in A
 # (10.77.0.1), rank 3 in B (10.77.0.2). So half of the 12 ordered pairs cross, the median over the pairs
 # lies between the two levels, and the 6 crossing pairs (and only they) are above 1.5x it: the table must
 # name exactly them. One pair at a time (the default order). Run with one vCPU (NGAUGE_RXE_SMP=1, as
@@ -41,7 +42,7 @@ fail() {
     fails=$((fails + 1))
 }
 
-DELAY_US=500
+DELAY_US=500 BASE_US=100
 ip netns add A && ip netns add B &&
     ip link add va netns A type veth peer name vb netns B &&
     ip -n A addr add 10.77.0.1/24 dev va && ip -n B addr add 10.77.0.2/24 dev vb &&
@@ -70,8 +71,8 @@ matrix() {
     sed 's/^/  | /' "$W/$name.out"
 }
 
-# The path across (veth, netem without delay) costs more than loopback in the emulated guest: measured
-# first, then subtracted from the crossing pairs' excess once netem delays both directions. The emulated
+# The crossing pairs' excess at 100 us (the path across, veth and qdisc, and netem's lateness) is measured
+# first, then subtracted from their excess at 600 us. The emulated
 # guest's timing suffers from a loaded host (its vCPU waits for a host core): up to three attempts, each
 # with both runs and every check; the numbers of every attempt are printed.
 netem() {
@@ -79,8 +80,8 @@ netem() {
         ip netns exec B tc qdisc change dev vb root netem delay "$1"us
 }
 attempt() {
-    netem 0 && matrix base && netem $DELAY_US && matrix delay --verify || return 1
-    python3 - "$W/base.json" "$W/delay.json" "$W/delay.out" "$DELAY_US" <<'PY'
+    netem $BASE_US && matrix base && netem $((BASE_US + DELAY_US)) && matrix delay --verify || return 1
+    python3 - "$W/base.json" "$W/delay.json" "$W/delay.out" "$DELAY_US" "$BASE_US" <<'PY'
 import json, re, statistics, sys
 base, r = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 table = open(sys.argv[3]).read()
@@ -109,10 +110,10 @@ for e0, e in zip(base["matrix"]["sizes"], m["sizes"]):
     lin0, g0 = gaps(e0)
     path = statistics.median(g0.values())
     lin, g = gaps(e)
-    print("     size %d: netem 0: inside %.1f us, across +%.1f us; netem %g us: inside %.1f us, across: %s"
-          % (size, lin0, path, delay, lin, ", ".join("%d->%d +%.1f" % (i, j, d) for (i, j), d in sorted(g.items()))))
+    print("     size %d: netem %s us: inside %.1f us, across +%.1f us; %g us more: inside %.1f us, across: %s"
+          % (size, sys.argv[5], lin0, path, delay, lin, ", ".join("%d->%d +%.1f" % (i, j, d) for (i, j), d in sorted(g.items()))))
     check(all(abs(d - path - delay) <= 0.1 * delay for d in g.values()),
-          "size %d: every crossing pair %g us (+-10%%) above the pairs inside, beyond the path's own %.1f us"
+          "size %d: every crossing pair %g us (+-10%%) further above the pairs inside than its %.1f us before"
           % (size, delay, path))
     named = sorted((o["from"], o["to"]) for o in e["outliers"] if o["metric"] == "latency_us")
     check(named == sorted(cross), "size %d: the latency outliers are the crossing pairs: %s" % (size, named))
