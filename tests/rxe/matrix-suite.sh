@@ -6,7 +6,8 @@
 # Two network namespaces A and B joined by a veth, each end delayed by netem on its egress. Raising the
 # delay by 500 us (from 100 to 600 us each way) makes a message from A to B, or from B to A, take 500 us
 # more, a round trip across 1000 us more. The matrix's latency is half a ping-pong's round trip (the one-way
-# latency), so the cells between the namespaces must rise by 500 us (+-10%) above the cells inside one. Why
+# latency), so at size 1 (the latency heatmap's size; 4K runs too, for the bandwidth) the cells between the
+# namespaces must rise by 500 us (+-10%) above the cells inside one. Why
 # not 0 to 500: in the emulated guest netem delivers 100-140 us late (its timer; measured with the best
 # samples: 100, 250, 500, 1000 us gave +195, +367, +615, +1140 us, and 0 us +7 us), a constant that the
 # difference of two delays cancels. Four ranks over the tcp module, launched by mpiexec (the MPI bootstrap only): ranks 0-2 in A
@@ -112,12 +113,13 @@ for e0, e in zip(base["matrix"]["sizes"], m["sizes"]):
     lin, g = gaps(e)
     print("     size %d: netem %s us: inside %.1f us, across +%.1f us; %g us more: inside %.1f us, across: %s"
           % (size, sys.argv[5], lin0, path, delay, lin, ", ".join("%d->%d +%.1f" % (i, j, d) for (i, j), d in sorted(g.items()))))
-    check(all(abs(d - path - delay) <= 0.1 * delay for d in g.values()),
-          "size %d: every crossing pair %g us (+-10%%) further above the pairs inside than its %.1f us before"
-          % (size, delay, path))
-    named = sorted((o["from"], o["to"]) for o in e["outliers"] if o["metric"] == "latency_us")
-    check(named == sorted(cross), "size %d: the latency outliers are the crossing pairs: %s" % (size, named))
     if size == 1:
+        # the latency heatmap's size (the smallest); 4K is printed, its latency not asserted
+        check(all(abs(d - path - delay) <= 0.1 * delay for d in g.values()),
+              "size 1: every crossing pair %g us (+-10%%) further above the pairs inside than its %.1f us before"
+              % (delay, path))
+        named = sorted((o["from"], o["to"]) for o in e["outliers"] if o["metric"] == "latency_us")
+        check(named == sorted(cross), "size 1: the latency outliers are the crossing pairs: %s" % named)
         for i, j in cross:
             check(re.search(r"^# matrix: rank %d -> rank %d: [0-9.]+x the median latency" % (i, j), table, re.M)
                   is not None, "size 1: the table names rank %d -> rank %d" % (i, j))
