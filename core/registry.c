@@ -36,6 +36,7 @@ extern const struct ng_pattern ng_pattern_overlap;
 extern const struct ng_pattern ng_pattern_skew;
 extern const struct ng_pattern ng_pattern_noise;
 extern const struct ng_pattern ng_pattern_ebb;
+extern const struct ng_pattern ng_pattern_matrix;
 
 const struct ng_module *const ng_modules[] = {
     &ng_module_tcp,
@@ -69,9 +70,10 @@ const struct ng_missing ng_missing_modules[] = {
 };
 
 const struct ng_pattern *const ng_patterns[] = {
-    &ng_pattern_pingpong, &ng_pattern_1n,     &ng_pattern_n1,    &ng_pattern_loggp, &ng_pattern_plogp,
-    &ng_pattern_alltoall, &ng_pattern_mpbibw, &ng_pattern_bw,    &ng_pattern_bibw,  &ng_pattern_rma,
-    &ng_pattern_overlap,  &ng_pattern_skew,   &ng_pattern_noise, &ng_pattern_ebb,   NULL,
+    &ng_pattern_pingpong, &ng_pattern_1n,       &ng_pattern_n1,      &ng_pattern_loggp,
+    &ng_pattern_plogp,    &ng_pattern_alltoall, &ng_pattern_mpbibw,  &ng_pattern_bw,
+    &ng_pattern_bibw,     &ng_pattern_rma,      &ng_pattern_overlap, &ng_pattern_skew,
+    &ng_pattern_noise,    &ng_pattern_ebb,      &ng_pattern_matrix,  NULL,
 };
 
 const struct ng_module *ng_module_find(const char *name)

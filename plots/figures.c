@@ -26,6 +26,7 @@
 	X(ebb)      /* fig_ebb.c */                                                                          \
 	X(noise)    /* fig_noise.c */                                                                        \
 	X(compare)  /* fig_compare.c: the ratios of ngauge compare */                                        \
+	X(matrix)   /* fig_matrix.c: heatmaps */                                                             \
 	X(generic)  /* fig_generic.c: any other pattern; last */
 
 #define NG_FIGURE_DECLARE(name) extern const struct ng_figure ng_figure_##name;

@@ -75,11 +75,17 @@
  *     noise     the detours over time for every rank (start in ms, length
  *               in us on a log axis, the longest of each of 1024 slots of
  *               the run), and each rank's histogram of detour lengths
+ *     matrix    heatmaps, no size axis: latency of the smallest size and
+ *               bandwidth of the largest, sending rank (rows, 0 at the top)
+ *               against receiving rank, the diagonal grey, outliers marked
+ *               with their ratio to the median
  *     other     the row's first statistics key against size
  *   --kind latency keeps the time panels (latency, time, T(s), plogp, the
- *   alltoall time, rma's time figures, overlap, skew), --kind bandwidth the
+ *   alltoall time, rma's time figures, overlap, skew, the matrix's latency
+ *   heatmap), --kind bandwidth the
  *   bandwidth panels (pingpong, 1n/n1, alltoall algbw, bw/bibw bandwidth and
- *   message rate, rma's bandwidth figures and lock throughput), --kind
+ *   message rate, rma's bandwidth figures and lock throughput, the
+ *   matrix's bandwidth heatmap), --kind
  *   overhead the loggp o_s/o_r panel; --kind auto
  *   (the default) draws every panel of the pattern.  A kind that selects no
  *   panel of some group is a usage error.

@@ -103,7 +103,7 @@ expect_usage "--spipe-mode is an option of module spipe, not of tcp or pingpong"
 	--spipe-mode reg
 expect_usage "--rma-design is an option of module rma, not of tcp or pingpong" -x tcp -p pingpong \
 	--rma-design sendrecv
-expect_usage "--bw-window is an option of patterns bw, bibw and ebb, not of tcp or pingpong" -x tcp -p pingpong \
+expect_usage "--bw-window is an option of patterns bw, bibw, ebb and matrix, not of tcp or pingpong" -x tcp -p pingpong \
 	--bw-window 8
 expect_usage "--rdma-ring is an option of modules rdma, rma and spipe, not of emu (wrapping tcp) or pingpong" \
 	-x emu --rdma-ring 8

@@ -52,6 +52,7 @@ PATTERN_PARAMS = {
     "overlap": {"overlap-compute": "0-4t/12", "overlap-side": "sender", "overlap-rma": False,
                 "overlap-burst": None},
     "skew": {"skew-compute": "0-4t/12", "skew-rma": False, "skew-burst": None},
+    "matrix": {"matrix-order": "pair", "matrix-outlier": 1.5},
 }
 
 
@@ -437,6 +438,37 @@ def rma_no_origins():
     return d
 
 
+def matrix():
+    """Four ranks, rank 3 behind a slow link: its cells 4 times the latency, a third of the bandwidth."""
+    n, c = 4, 100
+    d = head("matrix", "tcp", n)
+    d["matrix"] = {"order": "pair", "window": 64, "outlier_factor": 1.5, "rounds": n * (n - 1),
+                   "ranks": [{"rank": i, "host": "node%d" % i, "addr": "10.0.0.%d" % (i + 1),
+                              "device": "tcp 10.0.0.%d" % (i + 1)} for i in range(n)], "sizes": []}
+    for s in (1, 262144):
+        def cell(i, j, bw):
+            slow = 3 in (i, j)
+            t = lat(s, 2.5 + 0.1 * i + 0.05 * j) * (4.0 if slow else 1.0)
+            return stats(64 * s / (t * 1.1) / (3.0 if slow else 1.0), c) if bw else stats(t, c)
+        latm = [[None if i == j else cell(i, j, False) for j in range(n)] for i in range(n)]
+        bwm = [[None if i == j else cell(i, j, True) for j in range(n)] for i in range(n)]
+        lm = sorted(latm[i][j]["median"] for i in range(n) for j in range(n) if i != j)
+        bm = sorted(bwm[i][j]["median"] for i in range(n) for j in range(n) if i != j)
+        lmed, bmed = (lm[5] + lm[6]) / 2, (bm[5] + bm[6]) / 2
+        outl = [{"from": i, "to": j, "metric": "latency_us", "value": latm[i][j]["median"],
+                 "ratio": latm[i][j]["median"] / lmed}
+                for i in range(n) for j in range(n) if i != j and latm[i][j]["median"] > 1.5 * lmed]
+        outl += [{"from": i, "to": j, "metric": "bandwidth_MBps", "value": bwm[i][j]["median"],
+                  "ratio": bwm[i][j]["median"] / bmed}
+                 for i in range(n) for j in range(n) if i != j and bwm[i][j]["median"] < bmed / 1.5]
+        d["matrix"]["sizes"].append({"size": s, "latency_median_us": lmed, "bandwidth_median_MBps": bmed,
+                                     "latency_us": latm, "bandwidth_MBps": bwm, "outliers": outl})
+        d["results"].append({"size": s, "count": c, "latency_us": stats(lmed, 12), "bandwidth_MBps": stats(bmed, 12),
+                             "pairs": 12, "rounds": 12, "window": 64, "bw_count": 100 if s <= 8192 else 20,
+                             "verified": 0, "outliers": len(outl)})
+    return d
+
+
 def main():
     os.makedirs(DATA, exist_ok=True)
     files = {
@@ -457,6 +489,7 @@ def main():
         "skew.json": skew(),
         "ebb.json": ebb(),
         "noise.json": noise(),
+        "matrix.json": matrix(),
         "bw-s0.json": bw_size0(),
         "pingpong-s0.json": pingpong_size0(),
         "rma-s0.json": rma_size0(),

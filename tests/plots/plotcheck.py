@@ -32,6 +32,7 @@ FIXTURES = {
     "skew.json": "skew",
     "ebb.json": "ebb",
     "noise.json": "noise",
+    "matrix.json": "matrix",
 }
 
 # the rma suite: a figure per test (test_rma.py)

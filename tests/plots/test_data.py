@@ -36,6 +36,7 @@ MUST = {
     "skew": ["skew_measured_us_median", "time_us_median", "time_us_ci95_lo", "time_us_ci95_hi", "skew_us", "size"],
     "ebb": ["center_MBps", "count", "lo_MBps", "hi_MBps"],
     "noise": ["t_ms", "len_us"],
+    "matrix": ["from", "to", "latency_us_median", "latency_us_ci95_lo", "latency_us_ci95_hi"],
 }
 
 # the tables each pattern's data file must have, in this order
@@ -48,6 +49,8 @@ TABLES = {
     "skew": ["size 65536"],
     "ebb": ["ebb.histogram", "results"],
     "noise": ["rank 0 trace", "rank 0 histogram", "rank 1 trace", "rank 1 histogram"],
+    "matrix": ["matrix latency_us, size 1", "matrix bandwidth_MBps, size 262144", "outliers latency_us, size 1",
+               "outliers bandwidth_MBps, size 262144"],
 }
 
 
@@ -91,6 +94,13 @@ def source_rows(doc, table):
         words = name.replace(",", "").split()
         size, side = float(words[1]), (words[3] if len(words) > 3 else None)
         return [r for r in doc["results"] if r["size"] == size and r.get("side") == side]
+    if doc["pattern"] == "matrix":
+        # "matrix KEY, size S": every cell, row by row; "outliers KEY, size S": that matrix's outliers
+        what, key, _, size = name.replace(",", "").split()
+        entry = [e for e in doc["matrix"]["sizes"] if e["size"] == float(size)][0]
+        if what == "outliers":
+            return [o for o in entry["outliers"] if o["metric"] == key]
+        return [{"from": i, "to": j, key: cell} for i, row in enumerate(entry[key]) for j, cell in enumerate(row)]
     raise pc.Failed("unknown table %r" % name)
 
 

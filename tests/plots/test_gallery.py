@@ -36,7 +36,7 @@ PANELS = {
     "pingpong": {"latency", "bandwidth"}, "n1": {"latency", "bandwidth"}, "1n": {"latency", "bandwidth"},
     "loggp": {"latency", "overhead"}, "plogp": {"latency"}, "alltoall": {"latency", "bandwidth"},
     "bw": {"bandwidth"}, "bibw": {"bandwidth"}, "custom": {"latency"}, "overlap": {"latency"},
-    "skew": {"latency"}, "rma": {"latency", "bandwidth"},
+    "skew": {"latency"}, "rma": {"latency", "bandwidth"}, "matrix": {"latency", "bandwidth"},
     "ebb": {"bandwidth"}, "noise": {"latency"},
 }
 PANEL_PX = 1200   # a PNG panel is 5 inches at 240 pixels per inch

@@ -41,8 +41,8 @@ sys.path.insert(0, os.path.join(SRC, "tests", "plots"))
 from plotcheck import NOT_THE_FORMAT  # noqa: E402
 # Options a pattern reads that another pattern owns (--list shows them under the owner), not recorded in its
 # files yet: the schema allows them there.
-READ_NOT_RECORDED = {"bibw": {"bw-window"}, "mpbibw": {"ranks-per-node"}, "ebb": {"bw-window"}}
-PATTERNS = ["pingpong", "1n", "n1", "loggp", "plogp", "alltoall", "mpbibw", "bw", "bibw", "rma", "overlap", "skew"]
+READ_NOT_RECORDED = {"bibw": {"bw-window"}, "mpbibw": {"ranks-per-node"}, "ebb": {"bw-window"}, "matrix": {"bw-window"}}
+PATTERNS = ["pingpong", "1n", "n1", "loggp", "plogp", "alltoall", "mpbibw", "bw", "bibw", "rma", "overlap", "skew", "matrix"]
 
 # Counts the writers still put out as reals (ng_row_number, json_pack "f"): (where, path with [] for indices).
 # Expected to fail the --strict-integers check until the writers write integers; each line goes when its
@@ -127,6 +127,7 @@ def fresh_runs(exe, mods):
          + SMALL),
         ("tcp-ebb-4", tcp + ["--np", "4", "-p", "ebb", "--ebb-rounds", "3", "--ebb-time", "0.02", "--verify", "--raw",
                             "--histogram"]),
+        ("tcp-matrix-3", tcp + ["--np", "3", "-p", "matrix", "--verify"] + SMALL),
         ("emu-plogp", [exe, "-x", "emu", "--emu-G2", "0.001", "--emu-threshold", "1K", "-p", "plogp"] + SMALL),
     ]
     if "rma" in mods:

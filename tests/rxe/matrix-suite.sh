@@ -1,0 +1,142 @@
+#!/bin/bash
+# matrix-suite.sh — the matrix pattern's ground truth inside the Soft-RoCE guest (which has veth and
+# sch_netem): `tests/rxe/vm-run.sh matrix-suite.sh` (meson test --suite rxe does that). Exits 0 when every
+# check passed, 1 otherwise, 77 outside the VM or without mpiexec, ip or tc.
+#
+# Two network namespaces A and B joined by a veth, each end delayed by netem on its egress. Raising the
+# delay by 500 us (from 100 to 600 us each way) makes a message from A to B, or from B to A, take 500 us
+# more, a round trip across 1000 us more. The matrix's latency is half a ping-pong's round trip (the one-way
+# latency), so at size 1 (the latency heatmap's size; 4K runs too, for the bandwidth) the cells between the
+# namespaces must rise by 500 us (+-10%) above the cells inside one. Why
+# not 0 to 500: in the emulated guest netem delivers 100-140 us late (its timer; measured with the best
+# samples: 100, 250, 500, 1000 us gave +195, +367, +615, +1140 us, and 0 us +7 us), a constant that the
+# difference of two delays cancels. Four ranks over the tcp module, launched by mpiexec (the MPI bootstrap only): ranks 0-2 in A
+# (10.77.0.1), rank 3 in B (10.77.0.2). So half of the 12 ordered pairs cross, the median over the pairs
+# lies between the two levels, and the 6 crossing pairs (and only they) are above 1.5x it: the table must
+# name exactly them. One pair at a time (the default order). Run with one vCPU (NGAUGE_RXE_SMP=1, as
+# meson does): with two, a loaded host's scheduling shows in the medians.
+#
+# NGAUGE or NGAUGE_BUILD come from meson's test environment.
+set -u
+
+N=${NGAUGE:-${NGAUGE_BUILD:+$NGAUGE_BUILD/ngauge}}
+[ -n "$N" ] || { echo "matrix-suite.sh: set NGAUGE (the binary) or NGAUGE_BUILD (the build directory)" >&2; exit 1; }
+if [ "${NGAUGE_RXE:-0}" != 1 ]; then
+    echo "matrix-suite.sh: SKIP: not in the test guest (run me through tests/rxe/vm-run.sh)" >&2
+    exit 77
+fi
+for t in mpiexec ip tc python3; do
+    command -v $t >/dev/null || { echo "matrix-suite.sh: SKIP: no $t in the guest" >&2; exit 77; }
+done
+"$N" --list | grep -q '^  matrix ' || { echo "matrix-suite.sh: no matrix pattern in $N" >&2; exit 1; }
+
+W=$(mktemp -d "${TMPDIR:-/tmp}/ngauge-matrix.XXXXXX") || exit 1
+cleanup() {
+    ip netns del A 2>/dev/null
+    ip netns del B 2>/dev/null
+    rm -rf "$W"
+}
+trap cleanup EXIT
+fails=0
+fail() {
+    echo "FAIL: $*"
+    fails=$((fails + 1))
+}
+
+DELAY_US=500 BASE_US=100
+ip netns add A && ip netns add B &&
+    ip link add va netns A type veth peer name vb netns B &&
+    ip -n A addr add 10.77.0.1/24 dev va && ip -n B addr add 10.77.0.2/24 dev vb &&
+    ip -n A link set lo up && ip -n B link set lo up &&
+    ip -n A link set va up && ip -n B link set vb up &&
+    ip netns exec A tc qdisc add dev va root netem delay 0us &&
+    ip netns exec B tc qdisc add dev vb root netem delay 0us ||
+    { echo "matrix-suite.sh: could not set up the namespaces and netem" >&2; exit 1; }
+
+# matrix NAME ARGS...: one run of 4 ranks, 3 in A and 1 in B, into $W/NAME.json and $W/NAME.out.
+matrix() {
+    local name=$1 rc
+    shift
+    local args=(-p matrix "$@" -s 1,4K -c 100 -w 10 --bw-window 8 --timeout 60 -o "$W/$name.json")
+    # MPICH's UCX would reach the other namespace's ranks over rxe0 (UD) and time out: shared memory only,
+    # the ranks share one host (the MPI bootstrap only: the measurements go over the tcp module)
+    timeout -k 5 240 mpiexec -genv UCX_TLS self,sm -n 3 ip netns exec A "$N" -x tcp --tcp-bind 10.77.0.1 \
+        "${args[@]}" : -n 1 ip netns exec B "$N" -x tcp --tcp-bind 10.77.0.2 "${args[@]}" \
+        >"$W/$name.out" 2>"$W/$name.err"
+    rc=$?
+    if [ $rc != 0 ]; then
+        echo "matrix $name: exit $rc"
+        sed "s/^/  stderr| /" "$W/$name.err" | head -n 30
+        return 1
+    fi
+    sed 's/^/  | /' "$W/$name.out"
+}
+
+# The crossing pairs' excess at 100 us (the path across, veth and qdisc, and netem's lateness) is measured
+# first, then subtracted from their excess at 600 us. The emulated
+# guest's timing suffers from a loaded host (its vCPU waits for a host core): up to three attempts, each
+# with both runs and every check; the numbers of every attempt are printed.
+netem() {
+    ip netns exec A tc qdisc change dev va root netem delay "$1"us &&
+        ip netns exec B tc qdisc change dev vb root netem delay "$1"us
+}
+attempt() {
+    netem $BASE_US && matrix base && netem $((BASE_US + DELAY_US)) && matrix delay --verify || return 1
+    python3 - "$W/base.json" "$W/delay.json" "$W/delay.out" "$DELAY_US" "$BASE_US" <<'PY'
+import json, re, statistics, sys
+base, r = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+table = open(sys.argv[3]).read()
+delay = float(sys.argv[4])
+A = {0, 1, 2}
+ok = True
+def check(cond, what):
+    global ok
+    print("%s %s" % ("ok  " if cond else "FAIL", what))
+    ok = ok and cond
+m = r["matrix"]
+check(r["complete"] and r["ranks"] == 4 and m["order"] == "pair" and r["parameters"]["verify"] is True,
+      "complete, 4 ranks, pair order, --verify")
+devs = [x["device"] for x in m["ranks"]]
+check([d.split()[1] for d in devs] == ["10.77.0.1"] * 3 + ["10.77.0.2"], "the ranks' devices: %s" % devs)
+check(all(x["verified"] > 0 for x in r["results"]), "messages verified")
+cross = [(i, j) for i in range(4) for j in range(4) if i != j and ((i in A) != (j in A))]
+inside = [(i, j) for i in range(4) for j in range(4) if i != j and (i in A) == (j in A)]
+def gaps(e):
+    lat = e["latency_us"]
+    lin = statistics.median(lat[i][j]["median"] for i, j in inside)
+    return lin, {(i, j): lat[i][j]["median"] - lin for i, j in cross}
+for e0, e in zip(base["matrix"]["sizes"], m["sizes"]):
+    size, lat, bw = e["size"], e["latency_us"], e["bandwidth_MBps"]
+    check(all(lat[i][i] is None and bw[i][i] is None for i in range(4)), "size %d: an empty diagonal" % size)
+    lin0, g0 = gaps(e0)
+    path = statistics.median(g0.values())
+    lin, g = gaps(e)
+    print("     size %d: netem %s us: inside %.1f us, across +%.1f us; %g us more: inside %.1f us, across: %s"
+          % (size, sys.argv[5], lin0, path, delay, lin, ", ".join("%d->%d +%.1f" % (i, j, d) for (i, j), d in sorted(g.items()))))
+    if size == 1:
+        # the latency heatmap's size (the smallest); 4K is printed, its latency not asserted
+        check(all(abs(d - path - delay) <= 0.1 * delay for d in g.values()),
+              "size 1: every crossing pair %g us (+-10%%) further above the pairs inside than its %.1f us before"
+              % (delay, path))
+        named = sorted((o["from"], o["to"]) for o in e["outliers"] if o["metric"] == "latency_us")
+        check(named == sorted(cross), "size 1: the latency outliers are the crossing pairs: %s" % named)
+        for i, j in cross:
+            check(re.search(r"^# matrix: rank %d -> rank %d: [0-9.]+x the median latency" % (i, j), table, re.M)
+                  is not None, "size 1: the table names rank %d -> rank %d" % (i, j))
+        check(not any(re.search(r"^# matrix: rank %d -> rank %d: [0-9.]+x the median latency" % (i, j), table,
+                                re.M) for i, j in inside), "size 1: the table names no pair inside a namespace")
+    slow = [(o["from"], o["to"]) for o in e["outliers"] if o["metric"] == "bandwidth_MBps"]
+    check(set(slow) <= set(cross), "size %d: bandwidth outliers only among crossing pairs: %s" % (size, slow))
+    check(statistics.median(bw[i][j]["median"] for i, j in cross) <
+          statistics.median(bw[i][j]["median"] for i, j in inside), "size %d: the crossing pairs slower" % size)
+sys.exit(0 if ok else 1)
+PY
+}
+for try in 1 2 3; do
+    echo "attempt $try"
+    attempt && break
+    [ $try = 3 ] && fail "matrix: ground truth (3 attempts)"
+done
+
+[ $fails = 0 ] && echo "matrix-suite.sh: all passed" || echo "matrix-suite.sh: $fails failed"
+[ $fails = 0 ]
