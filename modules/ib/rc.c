@@ -1035,6 +1035,8 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 		    .rdma = {.dev = cf.dev.dev,
 		             .port = cf.dev.port,
 		             .gid_index = cf.dev.gid_index,
+		             .sl = cf.dev.sl,
+		             .tclass = cf.dev.tclass,
 		             .unreliable = m == &ng_module_ibuc,
 		             .yield = cf.yield},
 		    .ring = cf.ring,
@@ -1056,6 +1058,7 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 	ng_comm_init(&t->base, m, b->rank, b->size, env->cancel);
 	t->base.spins = !cf.yield;
 	t->type = m == &ng_module_ibuc ? IBV_QPT_UC : IBV_QPT_RC;
+	cf.dev.qpt = t->type;
 	ng_watch_init(&t->watch, env->cancel, env->timeout_s, cf.yield);
 
 	st = ng_ibv_open(&t->v, &cf.dev, b);

@@ -647,6 +647,7 @@ static ng_status ng_ud_open(const struct ng_module *m, const struct ng_module_en
 	u->base.spins = !cf.yield;
 	ng_watch_init(&u->watch, env->cancel, env->timeout_s, cf.yield);
 
+	cf.dev.qpt = IBV_QPT_UD;
 	st = ng_ibv_open(&u->v, &cf.dev, b);
 	if (st) {
 		free(u);
@@ -688,6 +689,9 @@ static ng_status ng_ud_open(const struct ng_module *m, const struct ng_module_en
 		if (all[i].ep.mtu < mtu)
 			mtu = (enum ibv_mtu)all[i].ep.mtu;
 	}
+	st = ng_ibv_eps_check(&u->v, b->rank, size, &all[0].ep, sizeof(*all));
+	if (st)
+		goto err_free;
 
 	/* RTR/RTS, address handles; then agree that all are ready. */
 	lst = ng_ibv_qp_connect(&u->v, &u->q, NULL, 0, mtu, -1);

@@ -208,6 +208,7 @@ struct ng_rdma_conf {
 	const char *dev;      /* verbs: device name, NULL: automatic */
 	int port;             /* verbs: 0 automatic */
 	int gid_index;        /* verbs: -1 automatic */
+	int sl, tclass;       /* verbs: --ib-sl, --ib-tclass of every address */
 	bool unreliable;      /* verbs: UC queue pairs (write only) */
 	bool yield;           /* sched_yield() in idle poll rounds */
 	bool quiet;           /* "auto" probing: a backend that cannot open says nothing */
