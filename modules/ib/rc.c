@@ -279,10 +279,8 @@ static inline bool ng_rc_credit(struct ng_rc *t, struct ng_rc_peer *p, bool eage
 		return true;
 	seen = __atomic_load_n(&p->ctl[1], __ATOMIC_ACQUIRE);
 	/* Messages may have carried a later count than the word holds. */
-	if (seen > p->credit_seen) {
-		p->credit_seen = seen;
+	if (ng_rdma_credit_word(&p->credit_seen, seen, p->tx_seq))
 		t->watch.events++;
-	}
 	return p->tx_seq - p->credit_seen < lim;
 }
 
@@ -699,7 +697,7 @@ static void ng_rc_poll(struct ng_rc *t)
 		imm = ntohl(wc[i].imm_data);
 		m->type = (uint8_t)(imm >> 30);
 		m->flags = (uint8_t)(imm >> NG_RC_CREDIT_BITS & 1u);
-		if (ng_rdma_credit_widen(&p->credit_seen, imm, NG_RC_CREDIT_MASK, t->R))
+		if (ng_rdma_credit_widen(&p->credit_seen, imm, NG_RC_CREDIT_MASK, p->tx_seq))
 			t->watch.events++;
 		m->len = wc[i].opcode == IBV_WC_RECV ? wc[i].byte_len : 0;
 		p->rx_tail++;
@@ -1108,6 +1106,12 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 	free(all);
 
 	ng_ibv_describe(&t->v, mtu, t->base.device, sizeof(t->base.device));
+	/* UC: a rendezvous is one WRITE_WITH_IMM, which UC places whole or not
+	 * at all (a lost packet drops the rest of the message and its
+	 * immediate); in pieces, a lost earlier one would complete the receive
+	 * with old bytes.  So no message above one write. */
+	if (t->type == IBV_QPT_UC)
+		t->base.max_msg = t->maxw;
 	*comm_p = &t->base;
 	return NG_OK;
 

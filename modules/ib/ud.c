@@ -22,6 +22,10 @@
  * (low 16 bits) in the immediate of every datagram it sends back, and in a
  * zero-length credit datagram once R/2 more are released with nothing going
  * back; credit datagrams use the 2 spare slots per peer and need no credit.
+ * The sender widens the 16 bits against the highest count it knows
+ * (ng_rdma_credit_widen): a count behind it (a reordered or duplicated
+ * datagram) is ignored, also at the wrap, and one above the datagrams sent
+ * is never taken.
  * Immediate: bit 31 credit datagram, bits 30-16 sender rank (so at most
  * 32768 ranks), bits 15-0 release count.
  *
@@ -33,6 +37,7 @@
 #include <string.h>
 
 #include "modules/ib/ib.h"
+#include "modules/rdma/rdma.h"
 
 extern const struct ng_module ng_module_ibud;
 
@@ -355,12 +360,12 @@ static void ng_ud_poll(struct ng_ud *u)
 		        : NULL;
 		if (!p || p->err || (imm & NG_UD_CREDIT)) {
 			if (p)
-				p->credit_seen += (uint16_t)(imm - (uint16_t)p->credit_seen);
+				(void)ng_rdma_credit_widen(&p->credit_seen, imm, UINT16_MAX, p->tx_seq);
 			if (!ng_ud_repost(u, slot))
 				return;
 			continue;
 		}
-		p->credit_seen += (uint16_t)(imm - (uint16_t)p->credit_seen);
+		(void)ng_rdma_credit_widen(&p->credit_seen, imm, UINT16_MAX, p->tx_seq);
 		if (p->arr_n == u->R) {
 			ng_error("%s: rank %d sent more datagrams than it had credit for", u->base.mod->name,
 			         p->rank);

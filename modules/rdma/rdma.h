@@ -505,19 +505,36 @@ static inline bool ng_rdma_done(const struct ng_rdma *r, int peer, uint64_t t)
 
 /*
  * For ring protocols on the layer and beside it (the channel, ibrc's send
- * mode): credits carried by a ring message.  @low holds the low bits
- * (@mask) of the peer's release count when it posted the message.  The
- * count is at most @ring ahead of *@seen, the highest known, or behind it
- * when the credit word (written later) was read first.  Raises *@seen to the
- * carried count when it is ahead; returns whether it was.
+ * mode, ibud): credits carried by a ring message or a datagram.  @low holds
+ * the low bits (@mask) of the peer's release count of my messages when it
+ * posted.  That count is never above @sent (the messages I sent it), so it
+ * is at most @sent - *@seen ahead of *@seen, the highest known; a count
+ * behind *@seen (a credit word written later was read first; a datagram
+ * reordered or duplicated) widens to a huge delta and is ignored, at the
+ * wrap of the low bits too.  Raises *@seen to the carried count when it is
+ * ahead; returns whether it was.
  */
-static inline bool ng_rdma_credit_widen(uint64_t *seen, uint64_t low, uint64_t mask, size_t ring)
+static inline bool ng_rdma_credit_widen(uint64_t *seen, uint64_t low, uint64_t mask, uint64_t sent)
 {
 	uint64_t delta = (low - *seen) & mask;
 
-	if (!delta || delta > ring)
+	if (!delta || delta > sent - *seen)
 		return false;
 	*seen += delta;
+	return true;
+}
+
+/*
+ * The same for a whole 64-bit release count read from a credit word the
+ * peer writes: taken when above *@seen and at most @sent (a count beyond
+ * what was sent is a torn or stale read, never a credit); returns whether it
+ * was taken.
+ */
+static inline bool ng_rdma_credit_word(uint64_t *seen, uint64_t word, uint64_t sent)
+{
+	if (word <= *seen || word > sent)
+		return false;
+	*seen = word;
 	return true;
 }
 
