@@ -584,37 +584,64 @@ static const char *ng_ibv_qp_name(enum ibv_qp_type t)
 	}
 }
 
+/* One attempt of ng_ibv_qp_create's inline search: a QP with @n inline
+ * bytes; the one that fits best is kept in @x->qp. */
+struct ng_ibv_try {
+	struct ng_ibv *v;
+	struct ibv_qp_init_attr ia; /* everything but the inline size */
+	struct ibv_qp *qp;          /* the QP of the largest size that fitted */
+	uint32_t granted;           /* its max_inline_data as the device wrote it back */
+	int err;                    /* errno of the last failure */
+};
+
+static bool ng_ibv_try_inline(void *ctx, uint32_t n)
+{
+	struct ng_ibv_try *x = ctx;
+	struct ibv_qp_init_attr ia = x->ia;
+	struct ibv_qp *qp;
+
+	ia.cap.max_inline_data = n;
+	qp = ibv_create_qp(x->v->pd, &ia);
+	if (!qp) {
+		x->err = errno;
+		return false;
+	}
+	if (x->qp)
+		ibv_destroy_qp(x->qp);
+	x->qp = qp;
+	x->granted = ia.cap.max_inline_data;
+	return true;
+}
+
 ng_status ng_ibv_qp_create(struct ng_ibv *v, enum ibv_qp_type type, struct ibv_cq *scq, struct ibv_cq *rcq,
                            uint32_t sq_depth, uint32_t rq_depth, uint32_t *inline_p, struct ng_ibv_qp *q)
 {
-	struct ibv_qp_init_attr ia;
-	uint32_t want = *inline_p;
+	struct ng_ibv_try x;
 
 	memset(q, 0, sizeof(*q));
-	for (;;) {
-		memset(&ia, 0, sizeof(ia));
-		ia.send_cq = scq;
-		ia.recv_cq = rcq;
-		ia.qp_type = type;
-		ia.cap.max_send_wr = sq_depth;
-		ia.cap.max_recv_wr = rq_depth;
-		ia.cap.max_send_sge = 4;
-		ia.cap.max_recv_sge = 1;
-		ia.cap.max_inline_data = want;
-		q->qp = ibv_create_qp(v->pd, &ia);
-		if (q->qp)
-			break;
-		if (want == 0 || (errno != EINVAL && errno != ENOMEM)) {
-			ng_error("%s: cannot create a %s queue pair on %s (%u sends, %u receives): %s",
-			         v->who, ng_ibv_qp_name(type), v->name, sq_depth, rq_depth, strerror(errno));
-			return errno == ENOMEM ? NG_ERR_NOMEM : NG_ERR_SYS;
-		}
-		want = want > 32 ? want / 2 : 0;
+	memset(&x, 0, sizeof(x));
+	x.v = v;
+	x.ia.send_cq = scq;
+	x.ia.recv_cq = rcq;
+	x.ia.qp_type = type;
+	x.ia.cap.max_send_wr = sq_depth;
+	x.ia.cap.max_send_sge = 4;
+	x.ia.cap.max_recv_wr = rq_depth;
+	x.ia.cap.max_recv_sge = 1;
+	/* The largest inline size the device takes, by bisection (a QP that
+	 * fails for another reason than its size fails at 0 too), and then the
+	 * size it granted, which may be more than was asked. */
+	(void)ng_ibv_bisect(*inline_p, ng_ibv_try_inline, &x);
+	if (!x.qp && !ng_ibv_try_inline(&x, 0)) {
+		ng_error("%s: cannot create a %s queue pair on %s (%u sends, %u receives): %s", v->who,
+		         ng_ibv_qp_name(type), v->name, sq_depth, rq_depth, strerror(x.err));
+		return x.err == ENOMEM ? NG_ERR_NOMEM : NG_ERR_SYS;
 	}
-	*inline_p = want;
+	q->qp = x.qp;
+	*inline_p = x.granted;
 	q->type = type;
 	q->depth = sq_depth;
-	q->max_inline = ia.cap.max_inline_data;
+	q->max_inline = x.granted;
 	q->err_from = UINT64_MAX;
 	return NG_OK;
 }

@@ -266,9 +266,10 @@ static inline uint32_t ng_ibv_stage_lkey(const struct ng_ibv_stage *s)
  * Creates a QP of @type on @scq/@rcq with room for @sq_depth sends and
  * @rq_depth receives, 4 scatter/gather entries per send (the RDMA layer's
  * NG_RDMA_IOV_MAX) and 1 per receive, and the largest
- * inline size up to *@inline_p the device accepts (tried downwards; the
- * result is written back so that later QPs ask for it at once).  Reports
- * its errors.
+ * inline size up to *@inline_p the device accepts (found by bisection,
+ * ng_ibv_bisect); the size the device granted for it (which may be more) is
+ * the QP's max_inline and is written back, so that later QPs ask for it at
+ * once.  Reports its errors.
  */
 ng_status ng_ibv_qp_create(struct ng_ibv *v, enum ibv_qp_type type, struct ibv_cq *scq, struct ibv_cq *rcq,
                            uint32_t sq_depth, uint32_t rq_depth, uint32_t *inline_p, struct ng_ibv_qp *q);

@@ -174,6 +174,24 @@ ng_status ng_ibv_check_peer(const struct ng_ibv_peer_facts *a, int ra, const str
 	return NG_OK;
 }
 
+uint32_t ng_ibv_bisect(uint32_t want, bool (*fits)(void *ctx, uint32_t n), void *ctx)
+{
+	uint32_t lo = 0, hi = want; /* lo fits (or is 0); above hi nothing was tried */
+
+	if (want == 0 || fits(ctx, want))
+		return want;
+	/* want does not fit: the answer is in [lo, want). */
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (fits(ctx, mid))
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static uint32_t ng_ibv_min3(uint32_t a, uint32_t b, uint32_t c)
 {
 	uint32_t m = a < b ? a : b;

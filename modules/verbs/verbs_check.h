@@ -92,6 +92,15 @@ ng_status ng_ibv_check_peer(const struct ng_ibv_peer_facts *a, int ra, const str
 void ng_ibv_rd_atom_agree(uint32_t my_init, uint32_t my_resp, uint32_t peer_resp, uint32_t cap,
                           uint8_t *init_p, uint8_t *dest_p);
 
+/*
+ * The largest n in 0 .. @want for which @fits(@ctx, n) holds, by bisection
+ * (log2(want) + 1 calls at most, @want first), for a predicate that holds
+ * up to some size and not above (a device's inline size: a QP is created
+ * with n, ibv_create_qp fails above the device's limit).  0 when nothing
+ * above 0 fits (@fits is not called with 0).
+ */
+uint32_t ng_ibv_bisect(uint32_t want, bool (*fits)(void *ctx, uint32_t n), void *ctx);
+
 /* The text of a GID type: "IB", "RoCE v1", "RoCE v2". */
 const char *ng_ibv_gid_type_str(uint32_t t);
 

@@ -216,8 +216,48 @@ static void test_rd_atom(void)
 		}
 }
 
+/* A device whose largest inline size is limit; counts the attempts. */
+struct dev_inline {
+	uint32_t limit;
+	int calls;
+	bool zero_asked;
+};
+
+static bool fits(void *ctx, uint32_t n)
+{
+	struct dev_inline *d = ctx;
+
+	d->calls++;
+	if (n == 0)
+		d->zero_asked = true;
+	return n <= d->limit;
+}
+
+static void test_bisect(void)
+{
+	/* Limits of real devices (ConnectX 220/956, rxe 256, EFA 32, none) against the 256 ngauge asks. */
+	static const uint32_t limits[] = {220, 956, 256, 32, 0, 1, 255, 128, 100};
+
+	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		struct dev_inline d = {.limit = limits[i]};
+		uint32_t want = 256, got = ng_ibv_bisect(want, fits, &d);
+		uint32_t exp = limits[i] < want ? limits[i] : want;
+
+		/* The exact limit (halving from 256 found 128 for ConnectX's 220), in 9 attempts at most. */
+		CHECK(got == exp, "limit %u: got %u", limits[i], got);
+		CHECK(d.calls <= 9, "limit %u: %d attempts", limits[i], d.calls);
+		CHECK(!d.zero_asked, "limit %u: 0 tried", limits[i]);
+	}
+	{
+		struct dev_inline d = {.limit = 5};
+
+		CHECK(ng_ibv_bisect(0, fits, &d) == 0 && d.calls == 0, "want 0: %d calls", d.calls);
+	}
+}
+
 int main(void)
 {
+	test_bisect();
 	test_device();
 	test_grh();
 	test_peers();
