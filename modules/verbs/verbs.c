@@ -190,8 +190,10 @@ static ng_status ng_ibv_pick_port(struct ng_ibv *v, int want, char *err, size_t 
 	return NG_ERR_NODEV;
 }
 
-/* Opens @dev and picks its port; closes it again on failure. */
-static ng_status ng_ibv_try_dev(struct ng_ibv *v, struct ibv_device *dev, int port, char *err, size_t errlen)
+/* Opens @dev, picks its port and checks that it takes the queue pairs of
+ * @qpt (verbs_check.h); closes it again on failure. */
+static ng_status ng_ibv_try_dev(struct ng_ibv *v, struct ibv_device *dev, int port, enum ibv_qp_type qpt,
+                                char *err, size_t errlen)
 {
 	ng_status st;
 
@@ -215,6 +217,9 @@ static ng_status ng_ibv_try_dev(struct ng_ibv *v, struct ibv_device *dev, int po
 	v->facts.vendor_id = v->dattr.vendor_id;
 	v->facts.link_layer = v->pattr.link_layer;
 	v->facts.port_flags = v->pattr.flags;
+	st = ng_ibv_check_device(&v->facts, v->who, qpt, err, errlen);
+	if (st)
+		goto err_close_device;
 	return NG_OK;
 
 err_close_device:
@@ -227,6 +232,7 @@ err_close_device:
 static ng_status ng_ibv_select(struct ng_ibv *v, const struct ng_ibv_conf *cf, char *err, size_t errlen)
 {
 	struct ibv_device **list;
+	enum ibv_qp_type qpt = cf->qpt ? cf->qpt : IBV_QPT_RC;
 	ng_status st = NG_ERR_NODEV;
 	int n = 0;
 
@@ -249,7 +255,7 @@ static ng_status ng_ibv_select(struct ng_ibv *v, const struct ng_ibv_conf *cf, c
 			if (strcmp(ibv_get_device_name(list[i]), cf->dev) == 0)
 				break;
 		if (i < n) {
-			st = ng_ibv_try_dev(v, list[i], cf->port, err, errlen);
+			st = ng_ibv_try_dev(v, list[i], cf->port, qpt, err, errlen);
 		} else {
 			len = (size_t)snprintf(
 			    err, errlen, "%s: --ib-dev %s: no such RDMA device (devices:", v->who, cf->dev);
@@ -262,12 +268,26 @@ static ng_status ng_ibv_select(struct ng_ibv *v, const struct ng_ibv_conf *cf, c
 		}
 	} else if (cf->port) {
 		/* An explicit port on the first device. */
-		st = ng_ibv_try_dev(v, list[0], cf->port, err, errlen);
+		st = ng_ibv_try_dev(v, list[0], cf->port, qpt, err, errlen);
 	} else {
+		/* The first device that works; one that cannot take these queue
+		 * pairs (iWARP, EFA for RC/UC) is passed over, and named when no
+		 * other one works. */
+		ng_status refused = NG_OK;
+		char why[NG_IBV_ERRLEN] = "";
+
 		for (int i = 0; i < n; i++) {
-			st = ng_ibv_try_dev(v, list[i], 0, err, errlen);
+			st = ng_ibv_try_dev(v, list[i], 0, qpt, err, errlen);
 			if (st == NG_OK || st == NG_ERR_SYS)
 				break;
+			if (st == NG_ERR_UNSUPPORTED && refused == NG_OK) {
+				refused = st;
+				snprintf(why, sizeof(why), "%s", err);
+			}
+		}
+		if (st != NG_OK && st != NG_ERR_SYS && refused != NG_OK) {
+			snprintf(err, errlen, "%s", why);
+			st = refused;
 		}
 		if (st == NG_ERR_NODEV && n > 1)
 			snprintf(err, errlen,
@@ -286,9 +306,6 @@ static ng_status ng_ibv_open_local(struct ng_ibv *v, const struct ng_ibv_conf *c
 	st = ng_ibv_select(v, cf, err, errlen);
 	if (st)
 		return st;
-	st = ng_ibv_check_device(&v->facts, v->who, cf->qpt ? cf->qpt : IBV_QPT_RC, err, errlen);
-	if (st)
-		goto err_close_device;
 	v->roce = v->pattr.link_layer == IBV_LINK_LAYER_ETHERNET;
 	v->sl = (uint8_t)cf->sl;
 	v->tclass = (uint8_t)cf->tclass;

@@ -24,7 +24,8 @@
  *   A port that requires a GRH (IBV_QPF_GRH_REQUIRED: EFA) gets its first
  *   valid GID on InfiniBand too.
  *   The device must take the caller's queue pairs (verbs_check.h): an iWARP
- *   device is refused (it connects through rdma_cm), EFA for RC and UC.
+ *   device is refused (it connects through rdma_cm), EFA for RC and UC;
+ *   without --ib-dev such a device is passed over for the next one.
  *   Peers are compared at connection (link layer, GRH, GID type and family,
  *   subnet) and refused with both ranks' values when they cannot reach
  *   each other.  Addresses carry --ib-sl and, with a GRH, --ib-tclass.
