@@ -34,7 +34,8 @@
  * so traffic in both directions (a ping-pong) returns credits with no work
  * request of its own; when R/4 more slots are released than the peer has been
  * told, the receiver RDMA-writes its release count into the sender's credit
- * word (traffic in one direction).  A ring never overflows: no
+ * word (traffic in one direction); on UC, where that write can be lost
+ * unnoticed, every peer is told again after 50 ms of silence.  A ring never overflows: no
  * receiver-not-ready on RC, no drops on UC.  EAGER messages may use only R - 2K of the R credits
  * (K = max(1, R/8) CTSs outstanding per direction), so CTS and FIN always
  * find room even when unexpected EAGER messages (no receive posted yet) fill
@@ -65,12 +66,13 @@
 extern const struct ng_module ng_module_ibrc;
 extern const struct ng_module ng_module_ibuc;
 
-#define NG_RC_CTL    64u  /* control words per peer: [1] credits */
-#define NG_RC_STAGE  64u  /* staging bytes per send work request */
-#define NG_RC_INLINE 512u /* inline size asked for first */
-#define NG_RC_POLL   16
-#define NG_RC_NONE   SIZE_MAX
-#define NG_RC_SLACK  16u /* send-queue room beyond 2R */
+#define NG_RC_CTL     64u       /* control words per peer: [1] credits */
+#define NG_RC_HEAL_NS 50000000u /* UC: credits told again after 50 ms of silence */
+#define NG_RC_STAGE   64u       /* staging bytes per send work request */
+#define NG_RC_INLINE  512u      /* inline size asked for first */
+#define NG_RC_POLL    16
+#define NG_RC_NONE    SIZE_MAX
+#define NG_RC_SLACK   16u /* send-queue room beyond 2R */
 
 enum ng_rc_type { NG_RC_EAGER = 0, NG_RC_CTS = 1, NG_RC_FIN = 2 };
 enum { NG_RC_F_MISMATCH = 1 }; /* FIN: the receive has another length; nothing was written */
@@ -138,6 +140,7 @@ struct ng_rc {
 	struct ng_comm base; /* first: container_of */
 	struct ng_ibv v;
 	enum ibv_qp_type type;
+	uint64_t healed; /* UC: the silence whose credits were told again */
 	size_t R, K, eager_quota, thresh;
 	size_t eager;       /* S */
 	size_t slot;        /* slot stride */
@@ -644,6 +647,20 @@ static void ng_rc_peer_progress(struct ng_rc *t, struct ng_rc_peer *p)
 	ng_rc_deactivate(t, p);
 }
 
+/* UC: credits told again after a silence (ng_rdma_credit_heal_due): a lost
+ * credit write would leave a sender waiting for ever. */
+static void ng_rc_heal(struct ng_rc *t)
+{
+	if (!ng_rdma_credit_heal_due(&t->watch, &t->healed, NG_RC_HEAL_NS))
+		return;
+	for (int i = 0; i < t->base.size; i++) {
+		struct ng_rc_peer *p = &t->peers[i];
+
+		if (i != t->base.rank && !p->err && p->credit_sent)
+			ng_rc_post_credit(t, p);
+	}
+}
+
 static void __attribute__((cold)) ng_rc_cq_error(struct ng_rc *t, const char *which, int n)
 {
 	ng_error("%s: polling the %s completion queue: %s", t->base.mod->name, which,
@@ -727,6 +744,8 @@ static void ng_rc_progress(struct ng_rc *t, int hint)
 		st = ng_watch_idle(&t->watch);
 		if (st)
 			ng_rc_stall(t, hint, st);
+		else if (t->type == IBV_QPT_UC)
+			ng_rc_heal(t);
 	}
 }
 

@@ -22,6 +22,8 @@
  * (low 16 bits) in the immediate of every datagram it sends back, and in a
  * zero-length credit datagram once R/2 more are released with nothing going
  * back; credit datagrams use the 2 spare slots per peer and need no credit.
+ * A credit datagram can be lost: after 50 ms of silence every peer is told
+ * again (one more is dropped harmlessly when the spare slots are taken).
  * The sender widens the 16 bits against the highest count it knows
  * (ng_rdma_credit_widen): a count behind it (a reordered or duplicated
  * datagram) is ignored, also at the wrap, and one above the datagrams sent
@@ -42,8 +44,9 @@
 extern const struct ng_module ng_module_ibud;
 
 #define NG_UD_GRH     40u
-#define NG_UD_SPARE   2u    /* slots per peer beyond R, for credit datagrams */
-#define NG_UD_DEPTH   1024u /* send queue depth (the device's limit if lower) */
+#define NG_UD_SPARE   2u        /* slots per peer beyond R, for credit datagrams */
+#define NG_UD_HEAL_NS 50000000u /* credits told again after 50 ms of silence */
+#define NG_UD_DEPTH   1024u     /* send queue depth (the device's limit if lower) */
 #define NG_UD_INLINE  512u
 #define NG_UD_POLL    16
 #define NG_UD_NONE    SIZE_MAX
@@ -69,6 +72,7 @@ struct ng_ud_peer {
 
 struct ng_ud {
 	struct ng_comm base; /* first: container_of */
+	uint64_t healed;     /* the silence whose credits were told again */
 	struct ng_ibv v;
 	struct ng_ibv_qp q;
 	struct ibv_cq *scq, *rcq;
@@ -295,6 +299,26 @@ static void ng_ud_peer_progress(struct ng_ud *u, struct ng_ud_peer *p)
 	ng_ud_deactivate(u, p);
 }
 
+/* Credits told again after a silence (ng_rdma_credit_heal_due): a lost
+ * credit datagram would leave a sender waiting for ever. */
+static void ng_ud_heal(struct ng_ud *u)
+{
+	for (int i = 0; i < u->base.size; i++) {
+		struct ng_ud_peer *p = &u->peers[i];
+		bool inl;
+		int rc;
+
+		if (i == u->base.rank || p->err || !p->credit_sent || !ng_ibv_qp_room(&u->q, 1))
+			continue;
+		rc = ng_ud_post(u, p, NULL, &inl);
+		if (rc) {
+			ng_error("%s: posting credits to rank %d: %s", u->base.mod->name, p->rank,
+			         strerror(rc));
+			ng_ud_fail(u, p, NG_ERR_IO);
+		}
+	}
+}
+
 static void __attribute__((cold)) ng_ud_cq_error(struct ng_ud *u, const char *which, int n)
 {
 	ng_error("%s: polling the %s completion queue: %s", u->base.mod->name, which,
@@ -402,6 +426,8 @@ static void ng_ud_progress(struct ng_ud *u, int hint)
 		st = ng_watch_idle(&u->watch);
 		if (st)
 			ng_ud_stall(u, hint, st);
+		else if (ng_rdma_credit_heal_due(&u->watch, &u->healed, NG_UD_HEAL_NS))
+			ng_ud_heal(u);
 	}
 }
 

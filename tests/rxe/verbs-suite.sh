@@ -189,7 +189,8 @@ done
 # peer_gids NAME SERVER_GID CLIENT_GID REGEX: the client (rank 0) names the mismatch; both end non-zero
 peer_gids() {
     local name=$1 sg=$2 cg=$3 port=$((18700 + RANDOM % 200)) spid
-    "$N" --server --once --port $port --ib-gid "$sg" >"$W/$name.server" 2>&1 &
+    # the server's own --ib-gid needs its module named (an option no chosen module reads is refused)
+    "$N" --server --once --port $port -x ibrc --ib-gid "$sg" >"$W/$name.server" 2>&1 &
     spid=$!
     if ! wait_listen $port $spid; then
         fail "$name: the server did not listen: $(tail -n 3 "$W/$name.server")"

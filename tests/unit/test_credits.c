@@ -4,7 +4,8 @@
  * message or datagram carries widened against the highest count known, at
  * the wrap of 16 bits (ibud, the channel) and of 29 (ibrc's immediate);
  * reordered and duplicated counts ignored; counts and credit words above
- * what was sent refused.
+ * what was sent refused; over unreliable transports credits told again
+ * once per silence.
  */
 #include <stdint.h>
 
@@ -65,8 +66,35 @@ static void test_beyond_sent(void)
 	CHECK(ng_rdma_credit_word(&seen, UINT64_C(0x200000000), UINT64_C(0x200000004)), "carry refused");
 }
 
+static void test_heal(void)
+{
+	struct ng_watch w = {.since_ns = 1000, .last_ns = 1000};
+	uint64_t healed = 0;
+	const uint64_t ms = 1000000;
+
+	/* Not yet: a silence shorter than the interval. */
+	w.last_ns = 1000 + 49 * ms;
+	CHECK(!ng_rdma_credit_heal_due(&w, &healed, 50 * ms), "healed after 49 ms");
+	/* Between clock reads (spin != 0): never. */
+	w.last_ns = 1000 + 60 * ms;
+	w.spin = 3;
+	CHECK(!ng_rdma_credit_heal_due(&w, &healed, 50 * ms), "healed between clock reads");
+	/* At the interval: once, then not again in the same silence. */
+	w.spin = 0;
+	CHECK(ng_rdma_credit_heal_due(&w, &healed, 50 * ms) && healed == 1000, "not healed after 60 ms");
+	w.last_ns = 1000 + 900 * ms;
+	CHECK(!ng_rdma_credit_heal_due(&w, &healed, 50 * ms), "healed twice in one silence");
+	/* A new silence (something happened): again after the interval. */
+	w.since_ns = 2000 * ms;
+	w.last_ns = 2010 * ms;
+	CHECK(!ng_rdma_credit_heal_due(&w, &healed, 50 * ms), "new silence healed at once");
+	w.last_ns = 2050 * ms;
+	CHECK(ng_rdma_credit_heal_due(&w, &healed, 50 * ms) && healed == 2000 * ms, "new silence not healed");
+}
+
 int main(void)
 {
+	test_heal();
 	test_widen();
 	test_beyond_sent();
 	return check_exit();
