@@ -35,7 +35,7 @@
  * request of its own; when R/4 more slots are released than the peer has been
  * told, the receiver RDMA-writes its release count into the sender's credit
  * word (traffic in one direction); on UC, where that write can be lost
- * unnoticed, every peer is told again after 50 ms of silence.  A ring never overflows: no
+ * unnoticed, every peer is told again every 50 ms of silence.  A ring never overflows: no
  * receiver-not-ready on RC, no drops on UC.  EAGER messages may use only R - 2K of the R credits
  * (K = max(1, R/8) CTSs outstanding per direction), so CTS and FIN always
  * find room even when unexpected EAGER messages (no receive posted yet) fill
@@ -66,10 +66,12 @@
 extern const struct ng_module ng_module_ibrc;
 extern const struct ng_module ng_module_ibuc;
 
-#define NG_RC_CTL     64u       /* control words per peer: [1] credits */
-#define NG_RC_HEAL_NS 50000000u /* UC: credits told again after 50 ms of silence */
-#define NG_RC_STAGE   64u       /* staging bytes per send work request */
-#define NG_RC_INLINE  512u      /* inline size asked for first */
+#define NG_RC_CTL     64u                 /* control words per peer: [1] credits */
+#define NG_RC_WR_RANK 0xffffffffu         /* send wr_id: the peer's rank ... */
+#define NG_RC_WR_HEAL ((uint64_t)1 << 32) /* ... and a credit write told again */
+#define NG_RC_HEAL_NS 50000000u           /* UC: credits told again after 50 ms of silence */
+#define NG_RC_STAGE   64u                 /* staging bytes per send work request */
+#define NG_RC_INLINE  512u                /* inline size asked for first */
 #define NG_RC_POLL    16
 #define NG_RC_NONE    SIZE_MAX
 #define NG_RC_SLACK   16u /* send-queue room beyond 2R */
@@ -141,6 +143,7 @@ struct ng_rc {
 	struct ng_ibv v;
 	enum ibv_qp_type type;
 	uint64_t healed; /* UC: the silence whose credits were told again */
+	bool healing;    /* posting those: their completions are no event */
 	size_t R, K, eager_quota, thresh;
 	size_t eager;       /* S */
 	size_t slot;        /* slot stride */
@@ -347,7 +350,8 @@ static void ng_rc_post_credit(struct ng_rc *t, struct ng_rc_peer *p)
 	*val = p->rx_free;
 	sge = (struct ibv_sge){.addr = (uintptr_t)val, .length = 8, .lkey = ng_ibv_stage_lkey(&t->stage)};
 	memset(&wr, 0, sizeof(wr));
-	ng_ibv_wr_rdma(&wr, IBV_WR_RDMA_WRITE, (uint64_t)p->rank, p->r_ctl + 8, p->r_ctl_rkey);
+	ng_ibv_wr_rdma(&wr, IBV_WR_RDMA_WRITE, (uint64_t)p->rank | (t->healing ? NG_RC_WR_HEAL : 0),
+	               p->r_ctl + 8, p->r_ctl_rkey);
 	wr.send_flags |= 8 <= t->max_inline ? IBV_SEND_INLINE : 0;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
@@ -653,12 +657,14 @@ static void ng_rc_heal(struct ng_rc *t)
 {
 	if (!ng_rdma_credit_heal_due(&t->watch, &t->healed, NG_RC_HEAL_NS))
 		return;
+	t->healing = true;
 	for (int i = 0; i < t->base.size; i++) {
 		struct ng_rc_peer *p = &t->peers[i];
 
 		if (i != t->base.rank && !p->err && p->credit_sent)
 			ng_rc_post_credit(t, p);
 	}
+	t->healing = false;
 }
 
 static void __attribute__((cold)) ng_rc_cq_error(struct ng_rc *t, const char *which, int n)
@@ -681,13 +687,14 @@ static void ng_rc_poll(struct ng_rc *t)
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		struct ng_rc_peer *p = &t->peers[wc[i].wr_id];
+		struct ng_rc_peer *p = &t->peers[wc[i].wr_id & NG_RC_WR_RANK];
 
 		t->scq_busy--;
+		/* A credit write told again (ng_rc_heal) is no sign of the peer. */
+		t->watch.events += !(wc[i].wr_id & NG_RC_WR_HEAL);
 		if (ng_ibv_qp_complete(&p->q, wc[i].status) && !p->err)
 			ng_rc_fail(t, p, ng_ibv_wc_error(&t->v, &wc[i], p->rank, "a send"));
 	}
-	t->watch.events += (uint64_t)n;
 
 	n = ibv_poll_cq(t->rcq, NG_RC_POLL, wc);
 	if (n < 0) {

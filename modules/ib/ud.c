@@ -22,7 +22,7 @@
  * (low 16 bits) in the immediate of every datagram it sends back, and in a
  * zero-length credit datagram once R/2 more are released with nothing going
  * back; credit datagrams use the 2 spare slots per peer and need no credit.
- * A credit datagram can be lost: after 50 ms of silence every peer is told
+ * A credit datagram can be lost: every 50 ms of silence every peer is told
  * again (one more is dropped harmlessly when the spare slots are taken).
  * The sender widens the 16 bits against the highest count it knows
  * (ng_rdma_credit_widen): a count behind it (a reordered or duplicated
@@ -44,9 +44,11 @@
 extern const struct ng_module ng_module_ibud;
 
 #define NG_UD_GRH     40u
-#define NG_UD_SPARE   2u        /* slots per peer beyond R, for credit datagrams */
-#define NG_UD_HEAL_NS 50000000u /* credits told again after 50 ms of silence */
-#define NG_UD_DEPTH   1024u     /* send queue depth (the device's limit if lower) */
+#define NG_UD_SPARE   2u                  /* slots per peer beyond R, for credit datagrams */
+#define NG_UD_WR_RANK 0xffffffffu         /* send wr_id: the peer's rank ... */
+#define NG_UD_WR_HEAL ((uint64_t)1 << 32) /* ... and a credit datagram told again */
+#define NG_UD_HEAL_NS 50000000u           /* credits told again after 50 ms of silence */
+#define NG_UD_DEPTH   1024u               /* send queue depth (the device's limit if lower) */
 #define NG_UD_INLINE  512u
 #define NG_UD_POLL    16
 #define NG_UD_NONE    SIZE_MAX
@@ -73,6 +75,7 @@ struct ng_ud_peer {
 struct ng_ud {
 	struct ng_comm base; /* first: container_of */
 	uint64_t healed;     /* the silence whose credits were told again */
+	bool healing;        /* posting those: their completions are no event */
 	struct ng_ibv v;
 	struct ng_ibv_qp q;
 	struct ibv_cq *scq, *rcq;
@@ -193,7 +196,7 @@ static int ng_ud_post(struct ng_ud *u, struct ng_ud_peer *p, struct ng_ib_req *r
 	int rc;
 
 	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = (uint64_t)p->rank;
+	wr.wr_id = (uint64_t)p->rank | (u->healing ? NG_UD_WR_HEAL : 0);
 	wr.opcode = IBV_WR_SEND_WITH_IMM;
 	wr.send_flags = IBV_SEND_SIGNALED;
 	wr.wr.ud.ah = p->ah;
@@ -303,6 +306,7 @@ static void ng_ud_peer_progress(struct ng_ud *u, struct ng_ud_peer *p)
  * credit datagram would leave a sender waiting for ever. */
 static void ng_ud_heal(struct ng_ud *u)
 {
+	u->healing = true;
 	for (int i = 0; i < u->base.size; i++) {
 		struct ng_ud_peer *p = &u->peers[i];
 		bool inl;
@@ -317,6 +321,7 @@ static void ng_ud_heal(struct ng_ud *u)
 			ng_ud_fail(u, p, NG_ERR_IO);
 		}
 	}
+	u->healing = false;
 }
 
 static void __attribute__((cold)) ng_ud_cq_error(struct ng_ud *u, const char *which, int n)
@@ -348,7 +353,10 @@ static void ng_ud_poll(struct ng_ud *u)
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		struct ng_ud_peer *p = &u->peers[wc[i].wr_id];
+		struct ng_ud_peer *p = &u->peers[wc[i].wr_id & NG_UD_WR_RANK];
+
+		/* A credit datagram told again (ng_ud_heal) is no sign of the peer. */
+		u->watch.events += !(wc[i].wr_id & NG_UD_WR_HEAL);
 
 		if (ng_ibv_qp_complete(&u->q, wc[i].status)) {
 			/* UD send errors are local: the QP is broken for every peer. */
@@ -358,7 +366,6 @@ static void ng_ud_poll(struct ng_ud *u)
 			ng_ud_fail_all(u, NG_ERR_IO);
 		}
 	}
-	u->watch.events += (uint64_t)n;
 
 	n = ibv_poll_cq(u->rcq, NG_UD_POLL, wc);
 	if (n < 0) {

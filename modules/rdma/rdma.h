@@ -543,15 +543,16 @@ static inline bool ng_rdma_credit_word(uint64_t *seen, uint64_t word, uint64_t s
  * write or datagram can be lost without anyone being told and a sender
  * waiting for it would wait for ever: a poll loop that has seen nothing for
  * @after_ns (its watchdog @w, just after a clock read) tells its peers
- * their credits again, once per silence (*@healed holds the start of the
- * silence last healed).  A credit is an absolute count, so a repeat is
- * harmless.  Returns whether to tell them now.
+ * their credits again, and again every @after_ns of the silence (*@healed
+ * holds the time it last did).  A credit is an absolute count, so a repeat
+ * is harmless; the completions of those posts must not count as events, or
+ * a lost peer would never be silent.  Returns whether to tell them now.
  */
 static inline bool ng_rdma_credit_heal_due(const struct ng_watch *w, uint64_t *healed, uint64_t after_ns)
 {
-	if (w->spin || w->since_ns == *healed || w->last_ns - w->since_ns < after_ns)
+	if (w->spin || w->last_ns - w->since_ns < after_ns || w->last_ns - *healed < after_ns)
 		return false;
-	*healed = w->since_ns;
+	*healed = w->last_ns;
 	return true;
 }
 

@@ -68,28 +68,32 @@ static void test_beyond_sent(void)
 
 static void test_heal(void)
 {
-	struct ng_watch w = {.since_ns = 1000, .last_ns = 1000};
-	uint64_t healed = 0;
 	const uint64_t ms = 1000000;
+	struct ng_watch w = {.since_ns = 1000 * ms, .last_ns = 1000 * ms};
+	uint64_t healed = 0;
 
 	/* Not yet: a silence shorter than the interval. */
-	w.last_ns = 1000 + 49 * ms;
+	w.last_ns = 1049 * ms;
 	CHECK(!ng_rdma_credit_heal_due(&w, &healed, 50 * ms), "healed after 49 ms");
 	/* Between clock reads (spin != 0): never. */
-	w.last_ns = 1000 + 60 * ms;
+	w.last_ns = 1060 * ms;
 	w.spin = 3;
 	CHECK(!ng_rdma_credit_heal_due(&w, &healed, 50 * ms), "healed between clock reads");
-	/* At the interval: once, then not again in the same silence. */
+	/* At the interval: once ... */
 	w.spin = 0;
-	CHECK(ng_rdma_credit_heal_due(&w, &healed, 50 * ms) && healed == 1000, "not healed after 60 ms");
-	w.last_ns = 1000 + 900 * ms;
-	CHECK(!ng_rdma_credit_heal_due(&w, &healed, 50 * ms), "healed twice in one silence");
-	/* A new silence (something happened): again after the interval. */
+	CHECK(ng_rdma_credit_heal_due(&w, &healed, 50 * ms) && healed == 1060 * ms, "not healed after 60 ms");
+	/* ... not again within the interval ... */
+	w.last_ns = 1100 * ms;
+	CHECK(!ng_rdma_credit_heal_due(&w, &healed, 50 * ms), "healed twice within 50 ms");
+	/* ... and again after it, the silence going on (the lost one may be lost again). */
+	w.last_ns = 1110 * ms;
+	CHECK(ng_rdma_credit_heal_due(&w, &healed, 50 * ms) && healed == 1110 * ms, "not healed again");
+	/* A new silence (something happened): not before its own interval. */
 	w.since_ns = 2000 * ms;
 	w.last_ns = 2010 * ms;
 	CHECK(!ng_rdma_credit_heal_due(&w, &healed, 50 * ms), "new silence healed at once");
 	w.last_ns = 2050 * ms;
-	CHECK(ng_rdma_credit_heal_due(&w, &healed, 50 * ms) && healed == 2000 * ms, "new silence not healed");
+	CHECK(ng_rdma_credit_heal_due(&w, &healed, 50 * ms) && healed == 2050 * ms, "new silence not healed");
 }
 
 int main(void)
