@@ -315,8 +315,7 @@ static inline bool ch_credit(const struct ng_chan *t, struct ch_peer *p, bool ea
 		return true;
 	/* Messages may have carried a later count than the word holds. */
 	word = __atomic_load_n(p->credit, __ATOMIC_ACQUIRE);
-	if (word > p->credit_seen)
-		p->credit_seen = word;
+	(void)ng_rdma_credit_word(&p->credit_seen, word, p->tx_seq);
 	return p->tx_seq - p->credit_seen < lim;
 }
 
@@ -501,7 +500,7 @@ static ng_status ch_recv_progress(struct ng_chan *t, int peer, bool *seen_p)
 		any = true;
 		m->len = h->len;
 		m->type = h->type;
-		(void)ng_rdma_credit_widen(&p->credit_seen, h->credit, UINT16_MAX, t->R);
+		(void)ng_rdma_credit_widen(&p->credit_seen, h->credit, UINT16_MAX, p->tx_seq);
 		m->done = false;
 		p->rx_scan++;
 		if (m->type == CH_EAGER) {

@@ -34,7 +34,8 @@
  * so traffic in both directions (a ping-pong) returns credits with no work
  * request of its own; when R/4 more slots are released than the peer has been
  * told, the receiver RDMA-writes its release count into the sender's credit
- * word (traffic in one direction).  A ring never overflows: no
+ * word (traffic in one direction); on UC, where that write can be lost
+ * unnoticed, every peer is told again every 50 ms of silence.  A ring never overflows: no
  * receiver-not-ready on RC, no drops on UC.  EAGER messages may use only R - 2K of the R credits
  * (K = max(1, R/8) CTSs outstanding per direction), so CTS and FIN always
  * find room even when unexpected EAGER messages (no receive posted yet) fill
@@ -65,12 +66,15 @@
 extern const struct ng_module ng_module_ibrc;
 extern const struct ng_module ng_module_ibuc;
 
-#define NG_RC_CTL    64u  /* control words per peer: [1] credits */
-#define NG_RC_STAGE  64u  /* staging bytes per send work request */
-#define NG_RC_INLINE 512u /* inline size asked for first */
-#define NG_RC_POLL   16
-#define NG_RC_NONE   SIZE_MAX
-#define NG_RC_SLACK  16u /* send-queue room beyond 2R */
+#define NG_RC_CTL     64u                 /* control words per peer: [1] credits */
+#define NG_RC_WR_RANK 0xffffffffu         /* send wr_id: the peer's rank ... */
+#define NG_RC_WR_HEAL ((uint64_t)1 << 32) /* ... and a credit write told again */
+#define NG_RC_HEAL_NS 50000000u           /* UC: credits told again after 50 ms of silence */
+#define NG_RC_STAGE   64u                 /* staging bytes per send work request */
+#define NG_RC_INLINE  512u                /* inline size asked for first */
+#define NG_RC_POLL    16
+#define NG_RC_NONE    SIZE_MAX
+#define NG_RC_SLACK   16u /* send-queue room beyond 2R */
 
 enum ng_rc_type { NG_RC_EAGER = 0, NG_RC_CTS = 1, NG_RC_FIN = 2 };
 enum { NG_RC_F_MISMATCH = 1 }; /* FIN: the receive has another length; nothing was written */
@@ -138,6 +142,8 @@ struct ng_rc {
 	struct ng_comm base; /* first: container_of */
 	struct ng_ibv v;
 	enum ibv_qp_type type;
+	uint64_t healed; /* UC: the silence whose credits were told again */
+	bool healing;    /* posting those: their completions are no event */
 	size_t R, K, eager_quota, thresh;
 	size_t eager;       /* S */
 	size_t slot;        /* slot stride */
@@ -279,10 +285,8 @@ static inline bool ng_rc_credit(struct ng_rc *t, struct ng_rc_peer *p, bool eage
 		return true;
 	seen = __atomic_load_n(&p->ctl[1], __ATOMIC_ACQUIRE);
 	/* Messages may have carried a later count than the word holds. */
-	if (seen > p->credit_seen) {
-		p->credit_seen = seen;
+	if (ng_rdma_credit_word(&p->credit_seen, seen, p->tx_seq))
 		t->watch.events++;
-	}
 	return p->tx_seq - p->credit_seen < lim;
 }
 
@@ -346,7 +350,8 @@ static void ng_rc_post_credit(struct ng_rc *t, struct ng_rc_peer *p)
 	*val = p->rx_free;
 	sge = (struct ibv_sge){.addr = (uintptr_t)val, .length = 8, .lkey = ng_ibv_stage_lkey(&t->stage)};
 	memset(&wr, 0, sizeof(wr));
-	ng_ibv_wr_rdma(&wr, IBV_WR_RDMA_WRITE, (uint64_t)p->rank, p->r_ctl + 8, p->r_ctl_rkey);
+	ng_ibv_wr_rdma(&wr, IBV_WR_RDMA_WRITE, (uint64_t)p->rank | (t->healing ? NG_RC_WR_HEAL : 0),
+	               p->r_ctl + 8, p->r_ctl_rkey);
 	wr.send_flags |= 8 <= t->max_inline ? IBV_SEND_INLINE : 0;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
@@ -646,6 +651,22 @@ static void ng_rc_peer_progress(struct ng_rc *t, struct ng_rc_peer *p)
 	ng_rc_deactivate(t, p);
 }
 
+/* UC: credits told again after a silence (ng_rdma_credit_heal_due): a lost
+ * credit write would leave a sender waiting for ever. */
+static void ng_rc_heal(struct ng_rc *t)
+{
+	if (!ng_rdma_credit_heal_due(&t->watch, &t->healed, NG_RC_HEAL_NS))
+		return;
+	t->healing = true;
+	for (int i = 0; i < t->base.size; i++) {
+		struct ng_rc_peer *p = &t->peers[i];
+
+		if (i != t->base.rank && !p->err && p->credit_sent)
+			ng_rc_post_credit(t, p);
+	}
+	t->healing = false;
+}
+
 static void __attribute__((cold)) ng_rc_cq_error(struct ng_rc *t, const char *which, int n)
 {
 	ng_error("%s: polling the %s completion queue: %s", t->base.mod->name, which,
@@ -666,13 +687,14 @@ static void ng_rc_poll(struct ng_rc *t)
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		struct ng_rc_peer *p = &t->peers[wc[i].wr_id];
+		struct ng_rc_peer *p = &t->peers[wc[i].wr_id & NG_RC_WR_RANK];
 
 		t->scq_busy--;
+		/* A credit write told again (ng_rc_heal) is no sign of the peer. */
+		t->watch.events += !(wc[i].wr_id & NG_RC_WR_HEAL);
 		if (ng_ibv_qp_complete(&p->q, wc[i].status) && !p->err)
 			ng_rc_fail(t, p, ng_ibv_wc_error(&t->v, &wc[i], p->rank, "a send"));
 	}
-	t->watch.events += (uint64_t)n;
 
 	n = ibv_poll_cq(t->rcq, NG_RC_POLL, wc);
 	if (n < 0) {
@@ -699,7 +721,7 @@ static void ng_rc_poll(struct ng_rc *t)
 		imm = ntohl(wc[i].imm_data);
 		m->type = (uint8_t)(imm >> 30);
 		m->flags = (uint8_t)(imm >> NG_RC_CREDIT_BITS & 1u);
-		if (ng_rdma_credit_widen(&p->credit_seen, imm, NG_RC_CREDIT_MASK, t->R))
+		if (ng_rdma_credit_widen(&p->credit_seen, imm, NG_RC_CREDIT_MASK, p->tx_seq))
 			t->watch.events++;
 		m->len = wc[i].opcode == IBV_WC_RECV ? wc[i].byte_len : 0;
 		p->rx_tail++;
@@ -729,6 +751,8 @@ static void ng_rc_progress(struct ng_rc *t, int hint)
 		st = ng_watch_idle(&t->watch);
 		if (st)
 			ng_rc_stall(t, hint, st);
+		else if (t->type == IBV_QPT_UC)
+			ng_rc_heal(t);
 	}
 }
 
@@ -1035,6 +1059,8 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 		    .rdma = {.dev = cf.dev.dev,
 		             .port = cf.dev.port,
 		             .gid_index = cf.dev.gid_index,
+		             .sl = cf.dev.sl,
+		             .tclass = cf.dev.tclass,
 		             .unreliable = m == &ng_module_ibuc,
 		             .yield = cf.yield},
 		    .ring = cf.ring,
@@ -1056,6 +1082,7 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 	ng_comm_init(&t->base, m, b->rank, b->size, env->cancel);
 	t->base.spins = !cf.yield;
 	t->type = m == &ng_module_ibuc ? IBV_QPT_UC : IBV_QPT_RC;
+	cf.dev.qpt = t->type;
 	ng_watch_init(&t->watch, env->cancel, env->timeout_s, cf.yield);
 
 	st = ng_ibv_open(&t->v, &cf.dev, b);
@@ -1105,6 +1132,12 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 	free(all);
 
 	ng_ibv_describe(&t->v, mtu, t->base.device, sizeof(t->base.device));
+	/* UC: a rendezvous is one WRITE_WITH_IMM, which UC places whole or not
+	 * at all (a lost packet drops the rest of the message and its
+	 * immediate); in pieces, a lost earlier one would complete the receive
+	 * with old bytes.  So no message above one write. */
+	if (t->type == IBV_QPT_UC)
+		t->base.max_msg = t->maxw;
 	*comm_p = &t->base;
 	return NG_OK;
 

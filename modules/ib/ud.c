@@ -22,6 +22,12 @@
  * (low 16 bits) in the immediate of every datagram it sends back, and in a
  * zero-length credit datagram once R/2 more are released with nothing going
  * back; credit datagrams use the 2 spare slots per peer and need no credit.
+ * A credit datagram can be lost: every 50 ms of silence every peer is told
+ * again (one more is dropped harmlessly when the spare slots are taken).
+ * The sender widens the 16 bits against the highest count it knows
+ * (ng_rdma_credit_widen): a count behind it (a reordered or duplicated
+ * datagram) is ignored, also at the wrap, and one above the datagrams sent
+ * is never taken.
  * Immediate: bit 31 credit datagram, bits 30-16 sender rank (so at most
  * 32768 ranks), bits 15-0 release count.
  *
@@ -33,12 +39,16 @@
 #include <string.h>
 
 #include "modules/ib/ib.h"
+#include "modules/rdma/rdma.h"
 
 extern const struct ng_module ng_module_ibud;
 
 #define NG_UD_GRH     40u
-#define NG_UD_SPARE   2u    /* slots per peer beyond R, for credit datagrams */
-#define NG_UD_DEPTH   1024u /* send queue depth (the device's limit if lower) */
+#define NG_UD_SPARE   2u                  /* slots per peer beyond R, for credit datagrams */
+#define NG_UD_WR_RANK 0xffffffffu         /* send wr_id: the peer's rank ... */
+#define NG_UD_WR_HEAL ((uint64_t)1 << 32) /* ... and a credit datagram told again */
+#define NG_UD_HEAL_NS 50000000u           /* credits told again after 50 ms of silence */
+#define NG_UD_DEPTH   1024u               /* send queue depth (the device's limit if lower) */
 #define NG_UD_INLINE  512u
 #define NG_UD_POLL    16
 #define NG_UD_NONE    SIZE_MAX
@@ -64,6 +74,8 @@ struct ng_ud_peer {
 
 struct ng_ud {
 	struct ng_comm base; /* first: container_of */
+	uint64_t healed;     /* the silence whose credits were told again */
+	bool healing;        /* posting those: their completions are no event */
 	struct ng_ibv v;
 	struct ng_ibv_qp q;
 	struct ibv_cq *scq, *rcq;
@@ -184,7 +196,7 @@ static int ng_ud_post(struct ng_ud *u, struct ng_ud_peer *p, struct ng_ib_req *r
 	int rc;
 
 	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = (uint64_t)p->rank;
+	wr.wr_id = (uint64_t)p->rank | (u->healing ? NG_UD_WR_HEAL : 0);
 	wr.opcode = IBV_WR_SEND_WITH_IMM;
 	wr.send_flags = IBV_SEND_SIGNALED;
 	wr.wr.ud.ah = p->ah;
@@ -290,6 +302,28 @@ static void ng_ud_peer_progress(struct ng_ud *u, struct ng_ud_peer *p)
 	ng_ud_deactivate(u, p);
 }
 
+/* Credits told again after a silence (ng_rdma_credit_heal_due): a lost
+ * credit datagram would leave a sender waiting for ever. */
+static void ng_ud_heal(struct ng_ud *u)
+{
+	u->healing = true;
+	for (int i = 0; i < u->base.size; i++) {
+		struct ng_ud_peer *p = &u->peers[i];
+		bool inl;
+		int rc;
+
+		if (i == u->base.rank || p->err || !p->credit_sent || !ng_ibv_qp_room(&u->q, 1))
+			continue;
+		rc = ng_ud_post(u, p, NULL, &inl);
+		if (rc) {
+			ng_error("%s: posting credits to rank %d: %s", u->base.mod->name, p->rank,
+			         strerror(rc));
+			ng_ud_fail(u, p, NG_ERR_IO);
+		}
+	}
+	u->healing = false;
+}
+
 static void __attribute__((cold)) ng_ud_cq_error(struct ng_ud *u, const char *which, int n)
 {
 	ng_error("%s: polling the %s completion queue: %s", u->base.mod->name, which,
@@ -319,7 +353,10 @@ static void ng_ud_poll(struct ng_ud *u)
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		struct ng_ud_peer *p = &u->peers[wc[i].wr_id];
+		struct ng_ud_peer *p = &u->peers[wc[i].wr_id & NG_UD_WR_RANK];
+
+		/* A credit datagram told again (ng_ud_heal) is no sign of the peer. */
+		u->watch.events += !(wc[i].wr_id & NG_UD_WR_HEAL);
 
 		if (ng_ibv_qp_complete(&u->q, wc[i].status)) {
 			/* UD send errors are local: the QP is broken for every peer. */
@@ -329,7 +366,6 @@ static void ng_ud_poll(struct ng_ud *u)
 			ng_ud_fail_all(u, NG_ERR_IO);
 		}
 	}
-	u->watch.events += (uint64_t)n;
 
 	n = ibv_poll_cq(u->rcq, NG_UD_POLL, wc);
 	if (n < 0) {
@@ -355,12 +391,12 @@ static void ng_ud_poll(struct ng_ud *u)
 		        : NULL;
 		if (!p || p->err || (imm & NG_UD_CREDIT)) {
 			if (p)
-				p->credit_seen += (uint16_t)(imm - (uint16_t)p->credit_seen);
+				(void)ng_rdma_credit_widen(&p->credit_seen, imm, UINT16_MAX, p->tx_seq);
 			if (!ng_ud_repost(u, slot))
 				return;
 			continue;
 		}
-		p->credit_seen += (uint16_t)(imm - (uint16_t)p->credit_seen);
+		(void)ng_rdma_credit_widen(&p->credit_seen, imm, UINT16_MAX, p->tx_seq);
 		if (p->arr_n == u->R) {
 			ng_error("%s: rank %d sent more datagrams than it had credit for", u->base.mod->name,
 			         p->rank);
@@ -397,6 +433,8 @@ static void ng_ud_progress(struct ng_ud *u, int hint)
 		st = ng_watch_idle(&u->watch);
 		if (st)
 			ng_ud_stall(u, hint, st);
+		else if (ng_rdma_credit_heal_due(&u->watch, &u->healed, NG_UD_HEAL_NS))
+			ng_ud_heal(u);
 	}
 }
 
@@ -647,6 +685,7 @@ static ng_status ng_ud_open(const struct ng_module *m, const struct ng_module_en
 	u->base.spins = !cf.yield;
 	ng_watch_init(&u->watch, env->cancel, env->timeout_s, cf.yield);
 
+	cf.dev.qpt = IBV_QPT_UD;
 	st = ng_ibv_open(&u->v, &cf.dev, b);
 	if (st) {
 		free(u);
@@ -688,6 +727,9 @@ static ng_status ng_ud_open(const struct ng_module *m, const struct ng_module_en
 		if (all[i].ep.mtu < mtu)
 			mtu = (enum ibv_mtu)all[i].ep.mtu;
 	}
+	st = ng_ibv_eps_check(&u->v, b->rank, size, &all[0].ep, sizeof(*all));
+	if (st)
+		goto err_free;
 
 	/* RTR/RTS, address handles; then agree that all are ready. */
 	lst = ng_ibv_qp_connect(&u->v, &u->q, NULL, 0, mtu, -1);

@@ -41,5 +41,7 @@ void ng_rdma_conf_read(const struct ng_args *a, const char **backend_p, struct n
 	cf->port = (int)ng_args_int(a, "ib-port");
 	if (ng_args_given(a, "ib-gid"))
 		cf->gid_index = (int)ng_args_int(a, "ib-gid");
+	cf->sl = (int)ng_args_int(a, "ib-sl");
+	cf->tclass = (int)ng_args_int(a, "ib-tclass");
 #endif
 }

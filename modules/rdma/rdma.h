@@ -208,6 +208,7 @@ struct ng_rdma_conf {
 	const char *dev;      /* verbs: device name, NULL: automatic */
 	int port;             /* verbs: 0 automatic */
 	int gid_index;        /* verbs: -1 automatic */
+	int sl, tclass;       /* verbs: --ib-sl, --ib-tclass of every address */
 	bool unreliable;      /* verbs: UC queue pairs (write only) */
 	bool yield;           /* sched_yield() in idle poll rounds */
 	bool quiet;           /* "auto" probing: a backend that cannot open says nothing */
@@ -504,19 +505,54 @@ static inline bool ng_rdma_done(const struct ng_rdma *r, int peer, uint64_t t)
 
 /*
  * For ring protocols on the layer and beside it (the channel, ibrc's send
- * mode): credits carried by a ring message.  @low holds the low bits
- * (@mask) of the peer's release count when it posted the message.  The
- * count is at most @ring ahead of *@seen, the highest known, or behind it
- * when the credit word (written later) was read first.  Raises *@seen to the
- * carried count when it is ahead; returns whether it was.
+ * mode, ibud): credits carried by a ring message or a datagram.  @low holds
+ * the low bits (@mask) of the peer's release count of my messages when it
+ * posted.  That count is never above @sent (the messages I sent it), so it
+ * is at most @sent - *@seen ahead of *@seen, the highest known; a count
+ * behind *@seen (a credit word written later was read first; a datagram
+ * reordered or duplicated) widens to a huge delta and is ignored, at the
+ * wrap of the low bits too.  Raises *@seen to the carried count when it is
+ * ahead; returns whether it was.
  */
-static inline bool ng_rdma_credit_widen(uint64_t *seen, uint64_t low, uint64_t mask, size_t ring)
+static inline bool ng_rdma_credit_widen(uint64_t *seen, uint64_t low, uint64_t mask, uint64_t sent)
 {
 	uint64_t delta = (low - *seen) & mask;
 
-	if (!delta || delta > ring)
+	if (!delta || delta > sent - *seen)
 		return false;
 	*seen += delta;
+	return true;
+}
+
+/*
+ * The same for a whole 64-bit release count read from a credit word the
+ * peer writes: taken when above *@seen and at most @sent (a count beyond
+ * what was sent is a torn or stale read, never a credit); returns whether it
+ * was taken.
+ */
+static inline bool ng_rdma_credit_word(uint64_t *seen, uint64_t word, uint64_t sent)
+{
+	if (word <= *seen || word > sent)
+		return false;
+	*seen = word;
+	return true;
+}
+
+/*
+ * Self-healing credits over unreliable transports (UC, UD), where a credit
+ * write or datagram can be lost without anyone being told and a sender
+ * waiting for it would wait for ever: a poll loop that has seen nothing for
+ * @after_ns (its watchdog @w, just after a clock read) tells its peers
+ * their credits again, and again every @after_ns of the silence (*@healed
+ * holds the time it last did).  A credit is an absolute count, so a repeat
+ * is harmless; the completions of those posts must not count as events, or
+ * a lost peer would never be silent.  Returns whether to tell them now.
+ */
+static inline bool ng_rdma_credit_heal_due(const struct ng_watch *w, uint64_t *healed, uint64_t after_ns)
+{
+	if (w->spin || w->last_ns - w->since_ns < after_ns || w->last_ns - *healed < after_ns)
+		return false;
+	*healed = w->last_ns;
 	return true;
 }
 

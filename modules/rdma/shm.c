@@ -213,9 +213,13 @@ static ng_status shm_reg_enter(struct shm *s, uint32_t seg, uint64_t addr, void 
 	mr->reg = s->free_reg[--s->nfree_reg];
 	mr->seg = seg;
 	e = &s->ctl->reg[mr->reg];
-	e->addr = addr;
-	e->len = len;
-	e->seg = seg;
+	/* A seqlock's writer: the entry's even generation (left) is visible
+	 * before any of its new fields, which readers check again after
+	 * reading them (shm_target). */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&e->addr, addr, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->len, len, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->seg, seg, __ATOMIC_RELAXED);
 	gen = e->gen + 1; /* odd: live */
 	__atomic_store_n(&e->gen, gen, __ATOMIC_RELEASE);
 	mr->pub.base = base;
@@ -364,9 +368,14 @@ static inline ng_status shm_target(struct shm *s, int peer, const struct ng_rdma
 		return shm_refuse(s, peer, rm, off, len);
 	e = &p->ctl->reg[idx];
 	gen = __atomic_load_n(&e->gen, __ATOMIC_ACQUIRE);
-	base = e->addr;
-	elen = e->len;
-	seg = e->seg;
+	base = __atomic_load_n(&e->addr, __ATOMIC_RELAXED);
+	elen = __atomic_load_n(&e->len, __ATOMIC_RELAXED);
+	seg = __atomic_load_n(&e->seg, __ATOMIC_RELAXED);
+	/* The seqlock's reader: fields read while the entry was replaced
+	 * (another generation by now) belong to no key. */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&e->gen, __ATOMIC_RELAXED) != gen)
+		return shm_refuse(s, peer, rm, off, len);
 	if (!(gen & 1) || (uint32_t)gen != (uint32_t)rm->key || seg != (uint32_t)rm->aux || off > elen ||
 	    len > elen - off)
 		return shm_refuse(s, peer, rm, off, len);

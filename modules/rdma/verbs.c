@@ -523,8 +523,14 @@ static ng_status vb_loop(struct vb *b, uint32_t inl)
 static ng_status vb_open(const struct ng_rdma_backend *be, const struct ng_rdma_conf *cf,
                          struct ng_boot *boot, struct ng_rdma **r_p)
 {
-	struct ng_ibv_conf ic = {
-	    .who = cf->who, .dev = cf->dev, .port = cf->port, .gid_index = cf->gid_index, .quiet = cf->quiet};
+	struct ng_ibv_conf ic = {.who = cf->who,
+	                         .dev = cf->dev,
+	                         .port = cf->port,
+	                         .gid_index = cf->gid_index,
+	                         .sl = cf->sl,
+	                         .tclass = cf->tclass,
+	                         .qpt = cf->unreliable ? IBV_QPT_UC : IBV_QPT_RC,
+	                         .quiet = cf->quiet};
 	size_t n = (size_t)boot->size;
 	struct ng_ibv_qp **qpp = NULL;
 	uint32_t inl = VB_INLINE;

@@ -806,6 +806,22 @@ static ng_status rma_open(const struct ng_module *mod, const struct ng_module_en
 		free(m);
 		return st;
 	}
+	/* The direct design's locks, accumulates and completions are remote
+	 * atomics, its gets RDMA reads: refused up front on a backend without
+	 * them (every rank opened the same backend, so all refuse together),
+	 * not at the first lock. */
+	if (!sendrecv && (m->cm.r->caps & (NG_RDMA_CAP_ATOMIC | NG_RDMA_CAP_READ)) !=
+	                     (NG_RDMA_CAP_ATOMIC | NG_RDMA_CAP_READ)) {
+		if (env->boot->rank == 0)
+			ng_error("%s: --rma-design direct needs remote %s, which the RDMA layer's backend "
+			         "does not "
+			         "offer here (%s): use --rma-design sendrecv",
+			         mod->name, (m->cm.r->caps & NG_RDMA_CAP_ATOMIC) ? "reads" : "atomics",
+			         m->cm.r->desc);
+		ng_chan_mod_fini(&m->cm);
+		free(m);
+		return NG_ERR_UNSUPPORTED;
+	}
 	m->S = cf.eager;
 	m->pend = calloc(RMA_NPEND, sizeof(*m->pend));
 	m->replies = calloc(RMA_NPEND, sizeof(*m->replies));

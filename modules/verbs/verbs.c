@@ -29,6 +29,7 @@ ng_status ng_ibv_conf_read(const struct ng_args *a, const char *who, bool say, s
 {
 	long long port = ng_args_int(a, "ib-port");
 	long long gid = ng_args_given(a, "ib-gid") ? ng_args_int(a, "ib-gid") : -1;
+	long long sl = ng_args_int(a, "ib-sl"), tclass = ng_args_int(a, "ib-tclass");
 
 	cf->dev = ng_args_str(a, "ib-dev");
 	if (ng_args_given(a, "ib-port") && (port < 1 || port > 255)) {
@@ -37,12 +38,24 @@ ng_status ng_ibv_conf_read(const struct ng_args *a, const char *who, bool say, s
 		return NG_ERR_USAGE;
 	}
 	cf->port = (int)port;
-	if (ng_args_given(a, "ib-gid") && (gid < 0 || gid > 65535)) {
+	if (ng_args_given(a, "ib-gid") && (gid < 0 || gid > 255)) {
 		if (say)
-			ng_error("%s: --ib-gid %lld: not a GID table index", who, gid);
+			ng_error("%s: --ib-gid %lld: GID table indices are 0-255", who, gid);
 		return NG_ERR_USAGE;
 	}
 	cf->gid_index = (int)gid;
+	if (sl < 0 || sl > 15) {
+		if (say)
+			ng_error("%s: --ib-sl %lld: service levels are 0-15", who, sl);
+		return NG_ERR_USAGE;
+	}
+	if (tclass < 0 || tclass > 255) {
+		if (say)
+			ng_error("%s: --ib-tclass %lld: traffic classes are 0-255", who, tclass);
+		return NG_ERR_USAGE;
+	}
+	cf->sl = (int)sl;
+	cf->tclass = (int)tclass;
 	return NG_OK;
 }
 
@@ -62,20 +75,6 @@ static bool ng_ibv_gid_v4(const union ibv_gid *g)
 	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
 	return memcmp(g->raw, prefix, sizeof(prefix)) == 0;
-}
-
-static const char *ng_ibv_gid_type_str(uint32_t t)
-{
-	switch (t) {
-	case IBV_GID_TYPE_IB:
-		return "IB";
-	case IBV_GID_TYPE_ROCE_V1:
-		return "RoCE v1";
-	case IBV_GID_TYPE_ROCE_V2:
-		return "RoCE v2";
-	default:
-		return "unknown type";
-	}
 }
 
 /* Picks the GID (see verbs.h).  On failure writes the reason to @err. */
@@ -101,7 +100,7 @@ static ng_status ng_ibv_pick_gid(struct ng_ibv *v, int want, char *err, size_t e
 		v->global = true;
 		return NG_OK;
 	}
-	if (!v->roce) {
+	if (!ng_ibv_need_grh(&v->facts, false)) {
 		/* InfiniBand: LID routing inside the subnet, no GRH. */
 		v->gid_index = -1;
 		v->global = false;
@@ -111,13 +110,16 @@ static ng_status ng_ibv_pick_gid(struct ng_ibv *v, int want, char *err, size_t e
 		}
 		return NG_OK;
 	}
-	/* RoCE: IPv4-mapped RoCE v2 (3) > other RoCE v2 (2) > anything valid (1). */
+	/* RoCE: IPv4-mapped RoCE v2 (3) > other RoCE v2 (2) > anything valid (1).
+	 * A port that requires a GRH on InfiniBand (EFA): the first valid one. */
 	for (int i = 0; i < v->pattr.gid_tbl_len; i++) {
 		int r;
 
 		if (ibv_query_gid_ex(v->ctx, v->port, (uint32_t)i, &e, 0) || ng_ibv_gid_zero(&e.gid))
 			continue;
 		r = e.gid_type == IBV_GID_TYPE_ROCE_V2 ? (ng_ibv_gid_v4(&e.gid) ? 3 : 2) : 1;
+		if (!v->roce)
+			r = 3;
 		if (r > rank_best) {
 			rank_best = r;
 			best = i;
@@ -128,10 +130,12 @@ static ng_status ng_ibv_pick_gid(struct ng_ibv *v, int want, char *err, size_t e
 			break;
 	}
 	if (best < 0) {
-		snprintf(err, errlen,
-		         "%s: %s port %u (RoCE) has no GID: give its network interface an IP address "
-		         "(or choose one with --ib-gid)",
-		         v->who, v->name, v->port);
+		snprintf(
+		    err, errlen,
+		    v->roce ? "%s: %s port %u (RoCE) has no GID: give its network interface an IP address "
+		              "(or choose one with --ib-gid)"
+		            : "%s: %s port %u requires a GRH and has no valid GID (choose one with --ib-gid)",
+		    v->who, v->name, v->port);
 		return NG_ERR_NODEV;
 	}
 	v->gid_index = best;
@@ -186,8 +190,10 @@ static ng_status ng_ibv_pick_port(struct ng_ibv *v, int want, char *err, size_t 
 	return NG_ERR_NODEV;
 }
 
-/* Opens @dev and picks its port; closes it again on failure. */
-static ng_status ng_ibv_try_dev(struct ng_ibv *v, struct ibv_device *dev, int port, char *err, size_t errlen)
+/* Opens @dev, picks its port and checks that it takes the queue pairs of
+ * @qpt (verbs_check.h); closes it again on failure. */
+static ng_status ng_ibv_try_dev(struct ng_ibv *v, struct ibv_device *dev, int port, enum ibv_qp_type qpt,
+                                char *err, size_t errlen)
 {
 	ng_status st;
 
@@ -205,6 +211,15 @@ static ng_status ng_ibv_try_dev(struct ng_ibv *v, struct ibv_device *dev, int po
 	st = ng_ibv_pick_port(v, port, err, errlen);
 	if (st)
 		goto err_close_device;
+	v->facts.name = v->name;
+	v->facts.transport = dev->transport_type;
+	v->facts.node = dev->node_type;
+	v->facts.vendor_id = v->dattr.vendor_id;
+	v->facts.link_layer = v->pattr.link_layer;
+	v->facts.port_flags = v->pattr.flags;
+	st = ng_ibv_check_device(&v->facts, v->who, qpt, err, errlen);
+	if (st)
+		goto err_close_device;
 	return NG_OK;
 
 err_close_device:
@@ -217,6 +232,7 @@ err_close_device:
 static ng_status ng_ibv_select(struct ng_ibv *v, const struct ng_ibv_conf *cf, char *err, size_t errlen)
 {
 	struct ibv_device **list;
+	enum ibv_qp_type qpt = cf->qpt ? cf->qpt : IBV_QPT_RC;
 	ng_status st = NG_ERR_NODEV;
 	int n = 0;
 
@@ -239,7 +255,7 @@ static ng_status ng_ibv_select(struct ng_ibv *v, const struct ng_ibv_conf *cf, c
 			if (strcmp(ibv_get_device_name(list[i]), cf->dev) == 0)
 				break;
 		if (i < n) {
-			st = ng_ibv_try_dev(v, list[i], cf->port, err, errlen);
+			st = ng_ibv_try_dev(v, list[i], cf->port, qpt, err, errlen);
 		} else {
 			len = (size_t)snprintf(
 			    err, errlen, "%s: --ib-dev %s: no such RDMA device (devices:", v->who, cf->dev);
@@ -252,12 +268,26 @@ static ng_status ng_ibv_select(struct ng_ibv *v, const struct ng_ibv_conf *cf, c
 		}
 	} else if (cf->port) {
 		/* An explicit port on the first device. */
-		st = ng_ibv_try_dev(v, list[0], cf->port, err, errlen);
+		st = ng_ibv_try_dev(v, list[0], cf->port, qpt, err, errlen);
 	} else {
+		/* The first device that works; one that cannot take these queue
+		 * pairs (iWARP, EFA for RC/UC) is passed over, and named when no
+		 * other one works. */
+		ng_status refused = NG_OK;
+		char why[NG_IBV_ERRLEN] = "";
+
 		for (int i = 0; i < n; i++) {
-			st = ng_ibv_try_dev(v, list[i], 0, err, errlen);
+			st = ng_ibv_try_dev(v, list[i], 0, qpt, err, errlen);
 			if (st == NG_OK || st == NG_ERR_SYS)
 				break;
+			if (st == NG_ERR_UNSUPPORTED && refused == NG_OK) {
+				refused = st;
+				snprintf(why, sizeof(why), "%s", err);
+			}
+		}
+		if (st != NG_OK && st != NG_ERR_SYS && refused != NG_OK) {
+			snprintf(err, errlen, "%s", why);
+			st = refused;
 		}
 		if (st == NG_ERR_NODEV && n > 1)
 			snprintf(err, errlen,
@@ -277,6 +307,8 @@ static ng_status ng_ibv_open_local(struct ng_ibv *v, const struct ng_ibv_conf *c
 	if (st)
 		return st;
 	v->roce = v->pattr.link_layer == IBV_LINK_LAYER_ETHERNET;
+	v->sl = (uint8_t)cf->sl;
+	v->tclass = (uint8_t)cf->tclass;
 	st = ng_ibv_pick_gid(v, cf->gid_index, err, errlen);
 	if (st)
 		goto err_close_device;
@@ -315,6 +347,7 @@ ng_status ng_ibv_open(struct ng_ibv *v, const struct ng_ibv_conf *cf, struct ng_
 
 	memset(v, 0, sizeof(*v));
 	v->who = cf->who;
+	v->quiet = cf->quiet;
 	v->gid_index = -1;
 	memset(&mine, 0, sizeof(mine));
 	mine.status = (int32_t)ng_ibv_open_local(v, cf, mine.msg, sizeof(mine.msg));
@@ -391,7 +424,44 @@ void ng_ibv_ep_get(const struct ng_ibv *v, struct ng_ibv_ep *ep)
 	ep->lid = v->pattr.lid;
 	ep->mtu = (uint8_t)v->pattr.active_mtu;
 	ep->global = v->global;
+	ep->link_layer = v->pattr.link_layer;
+	ep->gid_type = (uint8_t)v->gid_type;
+	ep->rd_init = (uint8_t)(v->dattr.max_qp_init_rd_atom > 255 ? 255 : v->dattr.max_qp_init_rd_atom);
+	ep->rd_resp = (uint8_t)(v->dattr.max_qp_rd_atom > 255 ? 255 : v->dattr.max_qp_rd_atom);
 	ep->gid_index = (uint32_t)v->gid_index;
+}
+
+static void ng_ibv_peer_facts(const struct ng_ibv_ep *ep, struct ng_ibv_peer_facts *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->link_layer = ep->link_layer;
+	f->global = ep->global;
+	f->gid_type = ep->gid_type;
+	memcpy(f->gid, ep->gid, sizeof(f->gid));
+	f->gid_index = ep->global ? (int32_t)ep->gid_index : -1;
+}
+
+ng_status ng_ibv_eps_check(const struct ng_ibv *v, int rank, size_t size, const struct ng_ibv_ep *eps,
+                           size_t stride)
+{
+	struct ng_ibv_peer_facts f0, fi;
+	char err[NG_IBV_ERRLEN];
+	ng_status st;
+
+	ng_ibv_peer_facts(eps, &f0);
+	for (size_t i = 1; i < size; i++) {
+		const struct ng_ibv_ep *e =
+		    (const struct ng_ibv_ep *)(const void *)((const unsigned char *)eps + i * stride);
+
+		ng_ibv_peer_facts(e, &fi);
+		st = ng_ibv_check_peer(&f0, 0, &fi, (int)i, v->who, err, sizeof(err));
+		if (st) {
+			if (rank == 0 && !v->quiet)
+				ng_error("%s", err);
+			return st;
+		}
+	}
+	return NG_OK;
 }
 
 /* ---- memory ----------------------------------------------------------- */
@@ -531,37 +601,64 @@ static const char *ng_ibv_qp_name(enum ibv_qp_type t)
 	}
 }
 
+/* One attempt of ng_ibv_qp_create's inline search: a QP with @n inline
+ * bytes; the one that fits best is kept in @x->qp. */
+struct ng_ibv_try {
+	struct ng_ibv *v;
+	struct ibv_qp_init_attr ia; /* everything but the inline size */
+	struct ibv_qp *qp;          /* the QP of the largest size that fitted */
+	uint32_t granted;           /* its max_inline_data as the device wrote it back */
+	int err;                    /* errno of the last failure */
+};
+
+static bool ng_ibv_try_inline(void *ctx, uint32_t n)
+{
+	struct ng_ibv_try *x = ctx;
+	struct ibv_qp_init_attr ia = x->ia;
+	struct ibv_qp *qp;
+
+	ia.cap.max_inline_data = n;
+	qp = ibv_create_qp(x->v->pd, &ia);
+	if (!qp) {
+		x->err = errno;
+		return false;
+	}
+	if (x->qp)
+		ibv_destroy_qp(x->qp);
+	x->qp = qp;
+	x->granted = ia.cap.max_inline_data;
+	return true;
+}
+
 ng_status ng_ibv_qp_create(struct ng_ibv *v, enum ibv_qp_type type, struct ibv_cq *scq, struct ibv_cq *rcq,
                            uint32_t sq_depth, uint32_t rq_depth, uint32_t *inline_p, struct ng_ibv_qp *q)
 {
-	struct ibv_qp_init_attr ia;
-	uint32_t want = *inline_p;
+	struct ng_ibv_try x;
 
 	memset(q, 0, sizeof(*q));
-	for (;;) {
-		memset(&ia, 0, sizeof(ia));
-		ia.send_cq = scq;
-		ia.recv_cq = rcq;
-		ia.qp_type = type;
-		ia.cap.max_send_wr = sq_depth;
-		ia.cap.max_recv_wr = rq_depth;
-		ia.cap.max_send_sge = 4;
-		ia.cap.max_recv_sge = 1;
-		ia.cap.max_inline_data = want;
-		q->qp = ibv_create_qp(v->pd, &ia);
-		if (q->qp)
-			break;
-		if (want == 0 || (errno != EINVAL && errno != ENOMEM)) {
-			ng_error("%s: cannot create a %s queue pair on %s (%u sends, %u receives): %s",
-			         v->who, ng_ibv_qp_name(type), v->name, sq_depth, rq_depth, strerror(errno));
-			return errno == ENOMEM ? NG_ERR_NOMEM : NG_ERR_SYS;
-		}
-		want = want > 32 ? want / 2 : 0;
+	memset(&x, 0, sizeof(x));
+	x.v = v;
+	x.ia.send_cq = scq;
+	x.ia.recv_cq = rcq;
+	x.ia.qp_type = type;
+	x.ia.cap.max_send_wr = sq_depth;
+	x.ia.cap.max_send_sge = 4;
+	x.ia.cap.max_recv_wr = rq_depth;
+	x.ia.cap.max_recv_sge = 1;
+	/* The largest inline size the device takes, by bisection (a QP that
+	 * fails for another reason than its size fails at 0 too), and then the
+	 * size it granted, which may be more than was asked. */
+	(void)ng_ibv_bisect(*inline_p, ng_ibv_try_inline, &x);
+	if (!x.qp && !ng_ibv_try_inline(&x, 0)) {
+		ng_error("%s: cannot create a %s queue pair on %s (%u sends, %u receives): %s", v->who,
+		         ng_ibv_qp_name(type), v->name, sq_depth, rq_depth, strerror(x.err));
+		return x.err == ENOMEM ? NG_ERR_NOMEM : NG_ERR_SYS;
 	}
-	*inline_p = want;
+	q->qp = x.qp;
+	*inline_p = x.granted;
 	q->type = type;
 	q->depth = sq_depth;
-	q->max_inline = ia.cap.max_inline_data;
+	q->max_inline = x.granted;
 	q->err_from = UINT64_MAX;
 	return NG_OK;
 }
@@ -609,7 +706,7 @@ static void ng_ibv_ah_attr(const struct ng_ibv *v, const struct ng_ibv_ep *remot
 {
 	memset(ah, 0, sizeof(*ah));
 	ah->dlid = remote->lid;
-	ah->sl = 0;
+	ah->sl = v->sl;
 	ah->src_path_bits = 0;
 	ah->port_num = v->port;
 	if (v->global) {
@@ -617,22 +714,20 @@ static void ng_ibv_ah_attr(const struct ng_ibv *v, const struct ng_ibv_ep *remot
 		memcpy(ah->grh.dgid.raw, remote->gid, sizeof(ah->grh.dgid.raw));
 		ah->grh.sgid_index = (uint8_t)v->gid_index;
 		ah->grh.hop_limit = NG_IBV_HOPS;
-		ah->grh.traffic_class = 0;
+		ah->grh.traffic_class = v->tclass;
 		ah->grh.flow_label = 0;
 	}
-}
-
-static uint8_t ng_ibv_rd_atom(uint32_t dev_max)
-{
-	return (uint8_t)(dev_max < NG_IBV_RD_ATOM ? dev_max : NG_IBV_RD_ATOM);
 }
 
 ng_status ng_ibv_qp_connect(struct ng_ibv *v, struct ng_ibv_qp *q, const struct ng_ibv_ep *remote,
                             uint32_t rqpn, enum ibv_mtu mtu, int peer)
 {
 	struct ibv_qp_attr a;
+	uint8_t rd_init, rd_dest;
 	int mask;
 
+	ng_ibv_rd_atom_agree((uint32_t)v->dattr.max_qp_init_rd_atom, (uint32_t)v->dattr.max_qp_rd_atom,
+	                     remote ? remote->rd_resp : 0, NG_IBV_RD_ATOM, &rd_init, &rd_dest);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	mask = IBV_QP_STATE;
@@ -643,7 +738,7 @@ ng_status ng_ibv_qp_connect(struct ng_ibv *v, struct ng_ibv_qp *q, const struct 
 		ng_ibv_ah_attr(v, remote, &a.ah_attr);
 		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 		if (q->type == IBV_QPT_RC) {
-			a.max_dest_rd_atomic = ng_ibv_rd_atom((uint32_t)v->dattr.max_qp_rd_atom);
+			a.max_dest_rd_atomic = rd_dest;
 			a.min_rnr_timer = NG_IBV_RNR_TIMER;
 			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 		}
@@ -663,7 +758,7 @@ ng_status ng_ibv_qp_connect(struct ng_ibv *v, struct ng_ibv_qp *q, const struct 
 		a.timeout = NG_IBV_TIMEOUT;
 		a.retry_cnt = NG_IBV_RETRY;
 		a.rnr_retry = NG_IBV_RNR;
-		a.max_rd_atomic = ng_ibv_rd_atom((uint32_t)v->dattr.max_qp_init_rd_atom);
+		a.max_rd_atomic = rd_init;
 		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
 	}
 	if (ibv_modify_qp(q->qp, &a, mask)) {
@@ -724,6 +819,8 @@ ng_status ng_ibv_mesh_connect(struct ng_ibv *v, struct ng_boot *b, struct ng_ibv
 		if ((enum ibv_mtu)w->ep.mtu < mtu)
 			mtu = (enum ibv_mtu)w->ep.mtu;
 	}
+	if (!st)
+		st = ng_ibv_eps_check(v, b->rank, size, (const struct ng_ibv_ep *)(const void *)all, stride);
 	if (st)
 		goto out_free;
 

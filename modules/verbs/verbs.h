@@ -21,6 +21,14 @@
  *           the first RoCE v2 GID, else the first valid one; on InfiniBand no
  *           GID (LID routing, no GRH) unless --ib-gid is given.
  *   Every GID entry is read with ibv_query_gid_ex, which also gives its type.
+ *   A port that requires a GRH (IBV_QPF_GRH_REQUIRED: EFA) gets its first
+ *   valid GID on InfiniBand too.
+ *   The device must take the caller's queue pairs (verbs_check.h): an iWARP
+ *   device is refused (it connects through rdma_cm), EFA for RC and UC;
+ *   without --ib-dev such a device is passed over for the next one.
+ *   Peers are compared at connection (link layer, GRH, GID type and family,
+ *   subnet) and refused with both ranks' values when they cannot reach
+ *   each other.  Addresses carry --ib-sl and, with a GRH, --ib-tclass.
  *
  * Queue pairs: every work request is posted signaled; a QP counts what it
  * posted and what completed, so work request number n (1-based, in posting
@@ -41,6 +49,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "modules/verbs/verbs_check.h"
 #include "modules/verbs/verbs_options.h"
 #include <sched.h>
 #include <signal.h>
@@ -55,18 +64,23 @@
 
 /* What ng_ibv_open selects by. */
 struct ng_ibv_conf {
-	const char *who; /* module name, prefixes every message ("ibrc") */
-	const char *dev; /* device name, NULL or "": automatic */
-	int port;        /* 0: automatic */
-	int gid_index;   /* -1: automatic */
-	bool quiet;      /* report nothing (a caller probing whether verbs opens) */
+	const char *who;      /* module name, prefixes every message ("ibrc") */
+	const char *dev;      /* device name, NULL or "": automatic */
+	int port;             /* 0: automatic */
+	int gid_index;        /* -1: automatic */
+	int sl;               /* --ib-sl: service level, 0-15 */
+	int tclass;           /* --ib-tclass: GRH traffic class, 0-255 */
+	enum ibv_qp_type qpt; /* the queue pairs the caller makes (0: RC) */
+	bool quiet;           /* report nothing (a caller probing whether verbs opens) */
 };
 
 /* The options of the selection: ng_verbs_options (verbs_options.h). */
 
-/* Reads ng_verbs_options into @cf (who and quiet untouched).  A port outside
- * 1-255 or a GID index outside 0-65535 is NG_ERR_USAGE, reported by the rank
- * with @say (every rank reads the same options). */
+/* Reads ng_verbs_options into @cf (who, qpt and quiet untouched).  A port
+ * outside 1-255, a GID index outside 0-255 (an address handle's source GID
+ * index is 8 bits), a service level outside 0-15 or a traffic class outside
+ * 0-255 is NG_ERR_USAGE, reported by the rank with @say (every rank reads
+ * the same options). */
 ng_status ng_ibv_conf_read(const struct ng_args *a, const char *who, bool say, struct ng_ibv_conf *cf);
 
 /* One registered block handed out by ng_ibv_mem_alloc. */
@@ -80,15 +94,18 @@ struct ng_ibv_mem {
 /* An opened device port and its registered memory. */
 struct ng_ibv {
 	const char *who;
+	bool quiet; /* opened quiet: reports nothing at open and connection */
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_device_attr dattr;
 	struct ibv_port_attr pattr;
 	uint8_t port;
-	bool roce;         /* Ethernet link layer */
-	bool global;       /* address with a GRH (RoCE, or --ib-gid on IB) */
-	int gid_index;     /* -1 without a GRH */
-	uint32_t gid_type; /* enum ibv_gid_type of the chosen GID */
+	uint8_t sl, tclass;        /* of every address (--ib-sl, --ib-tclass) */
+	struct ng_ibv_facts facts; /* what the device checks decided by */
+	bool roce;                 /* Ethernet link layer */
+	bool global;               /* address with a GRH (RoCE, or --ib-gid on IB) */
+	int gid_index;             /* -1 without a GRH */
+	uint32_t gid_type;         /* enum ibv_gid_type of the chosen GID */
 	union ibv_gid gid;
 	int mem_access; /* ibv_access_flags of alloc() memory */
 	size_t page;
@@ -110,8 +127,12 @@ struct ng_ibv_area {
 struct ng_ibv_ep {
 	uint8_t gid[16];
 	uint16_t lid;
-	uint8_t mtu;    /* enum ibv_mtu: the port's active MTU */
-	uint8_t global; /* addresses to this rank need a GRH */
+	uint8_t mtu;        /* enum ibv_mtu: the port's active MTU */
+	uint8_t global;     /* addresses to this rank need a GRH */
+	uint8_t link_layer; /* IBV_LINK_LAYER_* */
+	uint8_t gid_type;   /* enum ibv_gid_type */
+	uint8_t rd_init;    /* reads/atomics its device issues per QP (max_qp_init_rd_atom, <= 255) */
+	uint8_t rd_resp;    /* reads/atomics its device answers per QP (max_qp_rd_atom, <= 255) */
 	uint32_t gid_index;
 };
 
@@ -147,6 +168,15 @@ void ng_ibv_close(struct ng_ibv *v);
 void ng_ibv_describe(const struct ng_ibv *v, enum ibv_mtu mtu, char *buf, size_t len);
 /* This rank's address. */
 void ng_ibv_ep_get(const struct ng_ibv *v, struct ng_ibv_ep *ep);
+
+/*
+ * Whether every rank's address (@eps, @size of them, @stride bytes apart:
+ * the records of an exchange) can reach every other's (ng_ibv_check_peer,
+ * each against rank 0).  NG_ERR_UNSUPPORTED when not, reported by rank 0
+ * (@rank) unless v was opened quiet; every rank returns the same.
+ */
+ng_status ng_ibv_eps_check(const struct ng_ibv *v, int rank, size_t size, const struct ng_ibv_ep *eps,
+                           size_t stride);
 
 static inline size_t ng_ibv_mtu_bytes(enum ibv_mtu m)
 {
@@ -237,9 +267,10 @@ static inline uint32_t ng_ibv_stage_lkey(const struct ng_ibv_stage *s)
  * Creates a QP of @type on @scq/@rcq with room for @sq_depth sends and
  * @rq_depth receives, 4 scatter/gather entries per send (the RDMA layer's
  * NG_RDMA_IOV_MAX) and 1 per receive, and the largest
- * inline size up to *@inline_p the device accepts (tried downwards; the
- * result is written back so that later QPs ask for it at once).  Reports
- * its errors.
+ * inline size up to *@inline_p the device accepts (found by bisection,
+ * ng_ibv_bisect); the size the device granted for it (which may be more) is
+ * the QP's max_inline and is written back, so that later QPs ask for it at
+ * once.  Reports its errors.
  */
 ng_status ng_ibv_qp_create(struct ng_ibv *v, enum ibv_qp_type type, struct ibv_cq *scq, struct ibv_cq *rcq,
                            uint32_t sq_depth, uint32_t rq_depth, uint32_t *inline_p, struct ng_ibv_qp *q);
@@ -259,7 +290,8 @@ static inline uint32_t ng_ibv_psn(uint32_t qpn)
  * RESET -> INIT -> RTR -> RTS towards @remote (QP number @rqpn) with path MTU
  * @mtu.  RC: ack timeout 14 (4.096 us * 2^14 = 67 ms), retry_cnt 7 (the
  * maximum), rnr_retry 7 (infinite), up to 16 RDMA reads/atomics outstanding
- * each way (the device's limit if lower); access: remote write, read and
+ * each way, agreed with the peer (ng_ibv_rd_atom_agree: no more than its
+ * device answers, no more than this one issues or answers); access: remote write, read and
  * atomics.  UC: remote write only.  UD: @remote and @rqpn unused.  Receives
  * may be posted once the QP is in INIT: call ng_ibv_qp_init first, post,
  * then ng_ibv_qp_connect.  Report their errors with @peer (-1: none).

@@ -7,7 +7,9 @@
 #    limit up to 1 MiB (ibud: up to its datagram limit, the MTU minus 40); mpbibw over ibrc with tiny
 #    rings (flow control). The JSON results are checked: complete, one row per size, the count, the
 #    module and mode (none for ibud, which reads no --ib-mode), --verify on.
-# 2. Faults: a size above ibud's limit and a wrong --ib-dev are refused (exit 2, the devices named), while
+# 2. Faults: a size above ibud's limit, a wrong --ib-dev and --ib-gid 256 are refused (exit 2, the devices
+#    named); --ib-sl/--ib-tclass run and are recorded; a server and a client whose GIDs are of other types or
+#    families are refused naming both (device checks on the real device), while
 #    without -s ibud measures the default sizes up to its limit; a
 #    rank killed mid-run makes the survivor report the lost rank and exit non-zero within 10 s.
 # 3. valgrind: a short ibrc run with no "definitely lost" block and no memory error.
@@ -156,6 +158,61 @@ run emu-lacking 2 "$N" -x emu --emu-base ibuc -p loggp -s 1 -c 1 &&
     once emu-lacking "pattern 'loggp' needs reliable delivery, which module 'emu' does not offer here"
 run wrong-dev 2 "$N" -x ibrc -p pingpong -s 1 -c 1 --ib-dev nosuch0 &&
     expect wrong-dev "nosuch0.*no such RDMA device.*devices: .*$dev"
+
+# Device checks on the real device (the decisions themselves: tests/unit/test_ibv_check.c). --ib-gid above 255
+# is refused before anything opens; --ib-sl and --ib-tclass reach the addresses and the result; ranks whose
+# GIDs cannot reach each other (another type, another family) are refused with both ranks' values, here by a
+# server and a client given different --ib-gid (the server adds its own options to the client's).
+run gid-range 2 "$N" -x ibrc -p pingpong -s 1 -c 1 --ib-gid 256 && expect gid-range "ib-gid.*between 0 and 255"
+for m in ibrc ibud; do
+    if run "$m-sl-tclass" 0 "$N" --np 2 -x $m -p pingpong -s 1,255 -c 2 -w 1 --verify --timeout 10 --ib-poll yield \
+        --ib-sl 3 --ib-tclass 32 -o "$W/$m-sl.json"; then
+        python3 -c 'import json, sys
+p = json.load(open(sys.argv[1]))["parameters"]
+sys.exit(0 if p.get("ib-sl") == 3 and p.get("ib-tclass") == 32 else 1)' "$W/$m-sl.json" ||
+            fail "$m-sl-tclass: ib-sl/ib-tclass not recorded: $(head -c 400 "$W/$m-sl.json")"
+    fi
+done
+run rdma-sl-tclass 0 "$N" --np 2 -x rdma --rdma-backend verbs -p pingpong -s 1,8193 -c 2 -w 1 --verify \
+    --timeout 10 --rdma-poll yield --ib-sl 2 --ib-tclass 8
+gdir=/sys/class/infiniband/$dev/ports/1
+g_v1= g_v2six=
+for f in "$gdir"/gids/*; do
+    i=${f##*/}
+    g=$(cat "$f" 2>/dev/null) || continue
+    [ "$g" = 0000:0000:0000:0000:0000:0000:0000:0000 ] && continue
+    case "$(cat "$gdir/gid_attrs/types/$i" 2>/dev/null)" in
+    *"RoCE v1"*) [ -n "$g_v1" ] || g_v1=$i ;;
+    "RoCE v2") case $g in 0000:0000:0000:0000:0000:ffff:*) ;; *) [ -n "$g_v2six" ] || g_v2six=$i ;; esac ;;
+    esac
+done
+# peer_gids NAME SERVER_GID CLIENT_GID REGEX: the client (rank 0) names the mismatch; both end non-zero
+peer_gids() {
+    local name=$1 sg=$2 cg=$3 port=$((18700 + RANDOM % 200)) spid
+    # the server's own --ib-gid needs its module named (an option no chosen module reads is refused)
+    "$N" --server --once --port $port -x ibrc --ib-gid "$sg" >"$W/$name.server" 2>&1 &
+    spid=$!
+    if ! wait_listen $port $spid; then
+        fail "$name: the server did not listen: $(tail -n 3 "$W/$name.server")"
+        wait $spid
+        return
+    fi
+    run "$name" nz "$N" --client 127.0.0.1 --port $port -x ibrc -p pingpong -s 1 -c 1 --timeout 10 \
+        --ib-poll yield --ib-gid "$cg" && expect "$name" "$4"
+    timeout 20 tail --pid=$spid -f /dev/null
+    kill $spid 2>/dev/null
+    wait $spid
+}
+if [ -n "$g_v1" ]; then
+    peer_gids peer-gid-type "$g_v1" "$gid" "rank 1 uses a RoCE v1 GID \(index $g_v1\), rank 0 a RoCE v2 GID \(index $gid\)"
+else
+    echo "note: $dev has no RoCE v1 GID: the type mismatch is checked by the unit test only"
+fi
+if [ -n "$g_v2six" ]; then
+    peer_gids peer-gid-family "$g_v2six" "$gid" "rank 1's GID \(index $g_v2six\) is an IPv6 address, rank 0's \(index $gid\) an IPv4 one"
+else
+    echo "note: $dev has no IPv6 RoCE v2 GID: the family mismatch is checked by the unit test only"
+fi
 
 # kill_peer NAME SIZES MODULE_ARGS...: a long ping-pong; once it measures, SIGKILL the last rank. The
 # survivor must name the lost rank itself (not only the launcher), and all must end within 10 s of the kill.
