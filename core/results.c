@@ -237,6 +237,13 @@ static int is_stats(json_t *v)
 	return json_is_object(v) && json_object_get(v, "median");
 }
 
+/* A percentile key of a STATS other than p99 (a column of its own): p50,
+ * p90, p99.9, p99.99 or a --percentiles choice. */
+static int is_pct_key(const char *key)
+{
+	return key[0] == 'p' && key[1] >= '0' && key[1] <= '9' && strcmp(key, "p99") != 0;
+}
+
 static int write_csv(struct ng_results *r, FILE *f)
 {
 	static const char *const fields[] = {"min", "median", "mean", "stddev", "p99", "max"};
@@ -255,6 +262,9 @@ static int write_csv(struct ng_results *r, FILE *f)
 		for (size_t k = 0; k < 6; k++)
 			fprintf(f, ",%s_%s", key, fields[k]);
 		fprintf(f, ",%s_ci95_lo,%s_ci95_hi", key, key);
+		const char *pk;
+		json_t *pv;
+		json_object_foreach(v, pk, pv) if (is_pct_key(pk)) fprintf(f, ",%s_%s", key, pk);
 	}
 	json_object_foreach(first, key, v) if (json_is_number(v) && strcmp(key, "size") &&
 	                                       strcmp(key, "count")) fprintf(f, ",%s", key);
@@ -276,6 +286,17 @@ static int write_csv(struct ng_results *r, FILE *f)
 			json_t *ci = json_object_get(s, "ci95");
 			fprintf(f, ",%.6g,%.6g", json_number_value(json_array_get(ci, 0)),
 			        json_number_value(json_array_get(ci, 1)));
+			/* the first row's percentile columns; an unsupported one (null) is empty */
+			const char *pk;
+			json_t *pv;
+			json_object_foreach(cell, pk, pv) if (is_pct_key(pk))
+			{
+				json_t *x = json_object_get(s, pk);
+				if (json_is_number(x))
+					fprintf(f, ",%.6g", json_number_value(x));
+				else
+					fputc(',', f);
+			}
 		}
 		json_object_foreach(first, key, cell) if (json_is_number(cell) && strcmp(key, "size") &&
 		                                          strcmp(key, "count"))

@@ -75,6 +75,11 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 assert [int(r["size"]) for r in rows] == [8, 16]
 assert all(float(r["latency_us_median"]) > 0 for r in rows)
 assert all(float(r["latency_us_ci95_lo"]) <= float(r["latency_us_median"]) <= float(r["latency_us_ci95_hi"]) for r in rows)
+# the percentile columns: p50 is the median; 10 samples cannot support p99.9 or p99.99 (empty cells)
+for k in ("p50", "p90", "p99.9", "p99.99"):
+    assert "latency_us_" + k in rows[0], k
+assert all(float(r["latency_us_p50"]) == float(r["latency_us_median"]) for r in rows)
+assert all(r["latency_us_p99.9"] == "" and r["latency_us_p99.99"] == "" for r in rows)
 PY
 fi
 finish
