@@ -86,10 +86,12 @@ static ng_status ng_sync_phase(struct ng_comm *c, struct ng_boot *b, const struc
 	return st;
 }
 
-/* Least squares y = a + s x over @n points; the largest residual to @res_p. */
-static void ng_sync_fit(const struct ng_sync_pt *p, int n, double *a_p, double *s_p, double *res_p)
+/* Least squares y = a + s x over @n points; the largest residual to @res_p,
+ * the slope's standard error to @se_p. */
+static void ng_sync_fit(const struct ng_sync_pt *p, int n, double *a_p, double *s_p, double *res_p,
+                        double *se_p)
 {
-	double mx = 0, my = 0, sxx = 0, sxy = 0, res = 0;
+	double mx = 0, my = 0, sxx = 0, sxy = 0, res = 0, ss = 0;
 
 	for (int k = 0; k < n; k++) {
 		mx += p[k].x / n;
@@ -101,9 +103,14 @@ static void ng_sync_fit(const struct ng_sync_pt *p, int n, double *a_p, double *
 	}
 	*s_p = sxx > 0 ? sxy / sxx : 0.0;
 	*a_p = my - *s_p * mx;
-	for (int k = 0; k < n; k++)
-		res = fmax(res, fabs(p[k].y - (*a_p + *s_p * p[k].x)));
+	for (int k = 0; k < n; k++) {
+		double e = p[k].y - (*a_p + *s_p * p[k].x);
+
+		res = fmax(res, fabs(e));
+		ss += e * e;
+	}
 	*res_p = res;
+	*se_p = n > 2 && sxx > 0 ? sqrt(ss / (n - 2) / sxx) : 0.0;
 }
 
 /* Whether the ranks read one clock: one host, a timer that is the same
@@ -190,9 +197,10 @@ ng_status ng_clock_sync(struct ng_clock *clk, enum ng_sync_mode mode, struct ng_
 		st = ng_sync_phase(c, b, t, buf, NG_SYNC_POINTS, NG_SYNC_BURST,
 		                   NG_SYNC_SPAN_US / (NG_SYNC_POINTS - 1), epoch, pts);
 	if (st == NG_OK && b->rank != 0) {
-		double a, s, res, rtt = INFINITY, rmax = 0;
+		double a, s, res, se, rtt = INFINITY, rmax = 0;
 
-		ng_sync_fit(pts, NG_SYNC_POINTS, &a, &s, &res);
+		ng_sync_fit(pts, NG_SYNC_POINTS, &a, &s, &res, &se);
+		me.drift_bound_ppm = 3.0 * se * 1e6;
 		for (int k = 0; k < NG_SYNC_POINTS; k++) {
 			rtt = fmin(rtt, pts[k].rtt);
 			rmax = fmax(rmax, pts[k].rtt);
@@ -280,9 +288,10 @@ json_t *ng_clock_json(const struct ng_clock *clk)
 	json_t *ranks = json_array();
 	for (int i = 0; i < clk->size; i++) {
 		const struct ng_clock_rank *r = &clk->ranks[i];
-		json_t *e = json_pack("{s:i, s:f, s:f, s:f, s:f, s:f}", "rank", i, "offset_us", r->offset_us,
-		                      "drift_ppm", r->drift_ppm, "bound_us", r->bound_us, "min_rtt_us",
-		                      r->min_rtt_us, "residual_us", r->resid_us);
+		json_t *e =
+		    json_pack("{s:i, s:f, s:f, s:f, s:f, s:f, s:f}", "rank", i, "offset_us", r->offset_us,
+		              "drift_ppm", r->drift_ppm, "bound_us", r->bound_us, "drift_bound_ppm",
+		              r->drift_bound_ppm, "min_rtt_us", r->min_rtt_us, "residual_us", r->resid_us);
 
 		if (r->inj)
 			json_object_set_new(

@@ -32,14 +32,15 @@ enum ng_sync_mode { NG_SYNC_AUTO, NG_SYNC_OFF, NG_SYNC_FORCE };
 
 /* One rank's model (rank 0's is zero), as every rank holds it. */
 struct ng_clock_rank {
-	double offset_us;  /* local - rank 0's, at the epoch */
-	double drift_ppm;  /* rate of the local clock against rank 0's */
-	double bound_us;   /* the offset's error bound (symmetric paths) */
-	double min_rtt_us; /* least round trip of the fit points */
-	double resid_us;   /* the fit's largest residual */
-	double inj_off_us; /* test-only skew: the injected offset at the epoch */
-	double inj_ppm;    /* test-only skew: the injected drift */
-	double inj;        /* 1 when this rank's clock carries a test-only skew */
+	double offset_us;       /* local - rank 0's, at the epoch */
+	double drift_ppm;       /* rate of the local clock against rank 0's */
+	double bound_us;        /* the offset's error bound (symmetric paths) */
+	double drift_bound_ppm; /* three standard errors of the drift */
+	double min_rtt_us;      /* least round trip of the fit points */
+	double resid_us;        /* the fit's largest residual */
+	double inj_off_us;      /* test-only skew: the injected offset at the epoch */
+	double inj_ppm;         /* test-only skew: the injected drift */
+	double inj;             /* 1 when this rank's clock carries a test-only skew */
 	/* --sync-check */
 	double chk_error_us;   /* measured minus predicted offset at the end */
 	double chk_bound_us;   /* half the least round trip of the check */
