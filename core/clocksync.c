@@ -86,6 +86,31 @@ static ng_status ng_sync_phase(struct ng_comm *c, struct ng_boot *b, const struc
 	return st;
 }
 
+static int ng_sync_rtt_cmp(const void *a, const void *b)
+{
+	double x = ((const struct ng_sync_pt *)a)->rtt, y = ((const struct ng_sync_pt *)b)->rtt;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Keeps the points whose round trip is within twice the least (and 1 us) of
+ * it, at least a third of them: a burst whose every exchange was delayed (a
+ * rank descheduled throughout) says little about the offset.  Reorders @p,
+ * the kept points first; returns their number.
+ */
+static int ng_sync_keep(struct ng_sync_pt *p, int n)
+{
+	double limit;
+	int k = 0;
+
+	qsort(p, (size_t)n, sizeof(*p), ng_sync_rtt_cmp);
+	limit = fmax(2.0 * p[0].rtt, p[0].rtt + 1.0);
+	while (k < n && (p[k].rtt <= limit || k < n / 3))
+		k++;
+	return k;
+}
+
 /* Least squares y = a + s x over @n points; the largest residual to @res_p,
  * the slope's standard error to @se_p. */
 static void ng_sync_fit(const struct ng_sync_pt *p, int n, double *a_p, double *s_p, double *res_p,
@@ -197,11 +222,14 @@ ng_status ng_clock_sync(struct ng_clock *clk, enum ng_sync_mode mode, struct ng_
 		st = ng_sync_phase(c, b, t, buf, NG_SYNC_POINTS, NG_SYNC_BURST,
 		                   NG_SYNC_SPAN_US / (NG_SYNC_POINTS - 1), epoch, pts);
 	if (st == NG_OK && b->rank != 0) {
-		double a, s, res, se, rtt = INFINITY, rmax = 0;
+		double a, s, res, se, rtt, rmax = 0;
+		int n = ng_sync_keep(pts, NG_SYNC_POINTS);
 
-		ng_sync_fit(pts, NG_SYNC_POINTS, &a, &s, &res, &se);
+		ng_sync_fit(pts, n, &a, &s, &res, &se);
 		me.drift_bound_ppm = 3.0 * se * 1e6;
-		for (int k = 0; k < NG_SYNC_POINTS; k++) {
+		me.points_used = n;
+		rtt = pts[0].rtt;
+		for (int k = 0; k < n; k++) {
 			rtt = fmin(rtt, pts[k].rtt);
 			rmax = fmax(rmax, pts[k].rtt);
 		}
@@ -293,6 +321,8 @@ json_t *ng_clock_json(const struct ng_clock *clk)
 		              "drift_ppm", r->drift_ppm, "bound_us", r->bound_us, "drift_bound_ppm",
 		              r->drift_bound_ppm, "min_rtt_us", r->min_rtt_us, "residual_us", r->resid_us);
 
+		if (i > 0)
+			json_object_set_new(e, "points_used", json_integer((json_int_t)r->points_used));
 		if (r->inj)
 			json_object_set_new(
 			    e, "injected",

@@ -38,6 +38,7 @@ struct ng_clock_rank {
 	double drift_bound_ppm; /* three standard errors of the drift */
 	double min_rtt_us;      /* least round trip of the fit points */
 	double resid_us;        /* the fit's largest residual */
+	double points_used;     /* fit points kept (round trip near the least) */
 	double inj_off_us;      /* test-only skew: the injected offset at the epoch */
 	double inj_ppm;         /* test-only skew: the injected drift */
 	double inj;             /* 1 when this rank's clock carries a test-only skew */
