@@ -6,6 +6,8 @@
  */
 #include "clocksync.h"
 
+#include "analysis/clockfit.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,19 +36,14 @@ static void ng_sync_sleep_us(double us)
 		nanosleep(&ts, NULL);
 }
 
-/* One fit point of a rank: rank 0's time (µs after the epoch), the offset
- * estimate (µs) and its round trip (µs). */
-struct ng_sync_pt {
-	double x, y, rtt;
-};
-
 /*
  * @points fit points of @burst exchanges with every rank, @gap_us apart.
  * Rank 0 answers each 8-byte ping with its time; every other rank fills
  * @pts (its own points) from the exchange of least round trip of each burst.
  */
 static ng_status ng_sync_phase(struct ng_comm *c, struct ng_boot *b, const struct ng_timer *t, void *buf,
-                               int points, int burst, double gap_us, int64_t epoch, struct ng_sync_pt *pts)
+                               int points, int burst, double gap_us, int64_t epoch,
+                               struct ng_clockfit_pt *pts)
 {
 	ng_status st = NG_OK;
 
@@ -61,7 +58,7 @@ static ng_status ng_sync_phase(struct ng_comm *c, struct ng_boot *b, const struc
 						st = ng_send(c, i, buf, NG_MSG);
 				}
 		} else {
-			struct ng_sync_pt best = {.rtt = INFINITY};
+			struct ng_clockfit_pt best = {.rtt = INFINITY};
 
 			for (int m = 0; st == NG_OK && m < burst; m++) {
 				int64_t t1, t2, t3;
@@ -84,58 +81,6 @@ static ng_status ng_sync_phase(struct ng_comm *c, struct ng_boot *b, const struc
 			ng_sync_sleep_us(gap_us);
 	}
 	return st;
-}
-
-static int ng_sync_rtt_cmp(const void *a, const void *b)
-{
-	double x = ((const struct ng_sync_pt *)a)->rtt, y = ((const struct ng_sync_pt *)b)->rtt;
-
-	return (x > y) - (x < y);
-}
-
-/*
- * Keeps the points whose round trip is within twice the least (and 1 us) of
- * it, at least a third of them: a burst whose every exchange was delayed (a
- * rank descheduled throughout) says little about the offset.  Reorders @p,
- * the kept points first; returns their number.
- */
-static int ng_sync_keep(struct ng_sync_pt *p, int n)
-{
-	double limit;
-	int k = 0;
-
-	qsort(p, (size_t)n, sizeof(*p), ng_sync_rtt_cmp);
-	limit = fmax(2.0 * p[0].rtt, p[0].rtt + 1.0);
-	while (k < n && (p[k].rtt <= limit || k < n / 3))
-		k++;
-	return k;
-}
-
-/* Least squares y = a + s x over @n points; the largest residual to @res_p,
- * the slope's standard error to @se_p. */
-static void ng_sync_fit(const struct ng_sync_pt *p, int n, double *a_p, double *s_p, double *res_p,
-                        double *se_p)
-{
-	double mx = 0, my = 0, sxx = 0, sxy = 0, res = 0, ss = 0;
-
-	for (int k = 0; k < n; k++) {
-		mx += p[k].x / n;
-		my += p[k].y / n;
-	}
-	for (int k = 0; k < n; k++) {
-		sxx += (p[k].x - mx) * (p[k].x - mx);
-		sxy += (p[k].x - mx) * (p[k].y - my);
-	}
-	*s_p = sxx > 0 ? sxy / sxx : 0.0;
-	*a_p = my - *s_p * mx;
-	for (int k = 0; k < n; k++) {
-		double e = p[k].y - (*a_p + *s_p * p[k].x);
-
-		res = fmax(res, fabs(e));
-		ss += e * e;
-	}
-	*res_p = res;
-	*se_p = n > 2 && sxx > 0 ? sqrt(ss / (n - 2) / sxx) : 0.0;
 }
 
 /* Whether the ranks read one clock: one host, a timer that is the same
@@ -183,7 +128,7 @@ static ng_status ng_sync_shared(struct ng_boot *b, const struct ng_timer *t, boo
 ng_status ng_clock_sync(struct ng_clock *clk, enum ng_sync_mode mode, struct ng_comm *c, struct ng_boot *b,
                         const struct ng_timer *t)
 {
-	struct ng_sync_pt pts[NG_SYNC_POINTS];
+	struct ng_clockfit_pt pts[NG_SYNC_POINTS];
 	struct ng_clock_rank me = {0};
 	void *buf = NULL;
 	ng_status st;
@@ -223,9 +168,9 @@ ng_status ng_clock_sync(struct ng_clock *clk, enum ng_sync_mode mode, struct ng_
 		                   NG_SYNC_SPAN_US / (NG_SYNC_POINTS - 1), epoch, pts);
 	if (st == NG_OK && b->rank != 0) {
 		double a, s, res, se, rtt, rmax = 0;
-		int n = ng_sync_keep(pts, NG_SYNC_POINTS);
+		int n = ng_clockfit_keep(pts, NG_SYNC_POINTS);
 
-		ng_sync_fit(pts, n, &a, &s, &res, &se);
+		ng_clockfit_line(pts, n, &a, &s, &res, &se);
 		me.drift_bound_ppm = 3.0 * se * 1e6;
 		me.points_used = n;
 		rtt = pts[0].rtt;
@@ -261,7 +206,7 @@ ng_status ng_clock_sync(struct ng_clock *clk, enum ng_sync_mode mode, struct ng_
 
 ng_status ng_clock_check(struct ng_clock *clk, struct ng_comm *c, struct ng_boot *b, const struct ng_timer *t)
 {
-	struct ng_sync_pt pts[NG_CHECK_POINTS];
+	struct ng_clockfit_pt pts[NG_CHECK_POINTS];
 	struct ng_clock_rank me;
 	void *buf = NULL;
 	ng_status st;
@@ -275,7 +220,7 @@ ng_status ng_clock_check(struct ng_clock *clk, struct ng_comm *c, struct ng_boot
 	memset(buf, 0, 64);
 	st = ng_sync_phase(c, b, t, buf, NG_CHECK_POINTS, NG_SYNC_BURST, 1000.0, (int64_t)clk->epoch_ns, pts);
 	if (st == NG_OK && b->rank != 0) {
-		struct ng_sync_pt best = pts[0];
+		struct ng_clockfit_pt best = pts[0];
 
 		for (int k = 1; k < NG_CHECK_POINTS; k++)
 			if (pts[k].rtt < best.rtt)
