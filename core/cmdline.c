@@ -59,6 +59,13 @@ const struct ng_option ng_driver_options[] = {
      .type = NG_OPT_CHOICE,
      .help = "timer (default: tsc where invariant, else clock)",
      .choices = "tsc|clock|mpi"},
+    {.name = "sync",
+     .type = NG_OPT_CHOICE,
+     .def = "auto",
+     .help = "global clock: auto (a model unless the ranks share a clock), off, force (always a model; "
+             "doc/clock.md)",
+     .choices = "auto|off|force"},
+    {.name = "sync-check", .type = NG_OPT_FLAG, .help = "re-measure the clock model at the end of the run"},
     {.name = "timer-info", .type = NG_OPT_FLAG, .help = "print the timer's resolution and overhead and exit"},
     {.name = "verify", .type = NG_OPT_FLAG, .help = "check every received payload byte"},
     {.name = "raw", .type = NG_OPT_FLAG, .help = "keep raw samples in the results file"},

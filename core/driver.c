@@ -39,6 +39,7 @@
 
 #include "args.h"
 #include "cancel.h"
+#include "clocksync.h"
 #include "cmdline.h"
 #include "docgen.h"
 #include "driver.h"
@@ -733,6 +734,7 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 	struct ng_comm *comm = NULL;
 	struct ng_results *res = NULL;
 	struct ng_timer timer;
+	struct ng_clock clk = {0};
 	struct ng_oversub over;
 	struct ng_manifest man = {0};
 	const char *how = l->how, *mpi_ver = l->mpi ? l->mpi_version : NULL;
@@ -763,6 +765,8 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 		goto out_boot;
 	}
 	st = ng_timer_init(&timer, ng_args_str(a, "timer"), l->wtime);
+	if (st == NG_OK)
+		st = ng_timer_skew_env(&timer, boot->rank);
 	if (st) {
 		code = status_exit(st);
 		goto out_boot;
@@ -816,6 +820,10 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 		code = 1;
 		goto out_close;
 	}
+	if (ng_clock_sync(&clk, (enum ng_sync_mode)ng_args_choice(a, "sync"), comm, boot, &timer)) {
+		code = 1;
+		goto out_close;
+	}
 
 	if (boot->rank == 0) {
 		char label[128], mark[128] = "";
@@ -833,6 +841,8 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 		if (ng_args_given(a, "percentiles"))
 			ng_results_percentiles(res, p->pct, p->npct);
 		module_block(res, comm);
+		if (clk.mode != NG_SYNC_OFF)
+			ng_results_block(res, "clock", ng_clock_json(&clk));
 		if (comm->ops->report_row)
 			ng_results_row_hook(res, module_row, comm);
 		if (over.over) {
@@ -850,6 +860,11 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 			    "# warning (%s): %s\n",
 			    json_string_value(json_object_get(json_array_get(man.warnings, i), "kind")),
 			    json_string_value(json_object_get(json_array_get(man.warnings, i), "message")));
+		if (clk.fitted)
+			printf("# clock: model of %d ranks fitted in %.3f s, bound %.2f us\n", boot->size,
+			       clk.sync_s, ng_clock_bound_us(&clk));
+		else if (clk.mode != NG_SYNC_OFF)
+			printf("# clock: no model (%s)\n", clk.why ? clk.why : "one rank");
 		fflush(stdout);
 	}
 
@@ -881,6 +896,8 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 	 * first) is the interruption's. */
 	if (ng_cancel_requested() && st != NG_ERR_USAGE)
 		st = NG_ERR_CANCELLED;
+	if (st == NG_OK && ng_args_flag(a, "sync-check"))
+		st = ng_clock_check(&clk, comm, boot, &timer);
 	if (st == NG_ERR_CANCELLED && !ng_cancel_requested())
 		st = NG_ERR_PEER_LOST;
 	/* The validity warnings on stderr once the measurement is over (the
@@ -898,6 +915,8 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 		if (ng_args_given(a, "percentiles"))
 			ng_results_percentiles(res, p->pct, p->npct);
 		module_block(res, comm);
+		if (clk.checked)
+			ng_results_block(res, "clock", ng_clock_json(&clk));
 		if (timer.kind == NG_TIMER_TSC && st == NG_OK) {
 			ng_timer_recheck(&timer);
 			ng_results_block(res, "timer_check",
@@ -929,6 +948,7 @@ out_close:
 		boot->ops->abort(boot, code);
 	}
 	comm->ops->close(comm);
+	ng_clock_free(&clk);
 	ng_manifest_free(&man);
 out_boot:
 	if (agreed) {

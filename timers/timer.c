@@ -84,9 +84,9 @@ static void ng_timer_pair_read(const struct ng_timer *t, struct ng_timer_pair *p
 	int i;
 
 	for (i = 0; i < NG_CAL_TRIES; i++) {
-		uint64_t a = ng_timer_now(t);
+		uint64_t a = ng_timer_raw(t);
 		uint64_t ns = ng_raw_ns();
-		uint64_t b = ng_timer_now(t);
+		uint64_t b = ng_timer_raw(t);
 
 		if (b - a < best) {
 			best = b - a;
@@ -283,4 +283,34 @@ void ng_timer_print(const struct ng_timer *t)
 	printf("invariant TSC:  %s\n", t->invariant_tsc ? "yes" : "no");
 	if (t->kind == NG_TIMER_TSC && t->drift_ppm != 0.0)
 		printf("drift:          %+.1f ppm since calibration\n", t->drift_ppm);
+}
+
+ng_status ng_timer_skew_env(struct ng_timer *t, int rank)
+{
+	const char *v = getenv("NGAUGE_TEST_CLOCK_SKEW");
+	double off_us, ppm;
+	int r, n = 0;
+
+	if (!v || !*v)
+		return NG_OK;
+	if (sscanf(v, "%d:%lf:%lf%n", &r, &off_us, &ppm, &n) != 3 || v[n] != '\0') {
+		ng_error("NGAUGE_TEST_CLOCK_SKEW='%s': expected RANK:OFFSET_US:DRIFT_PPM", v);
+		return NG_ERR_USAGE;
+	}
+	if (r != rank)
+		return NG_OK;
+	t->skew_off_us = off_us;
+	t->skew_drift_ppm = ppm;
+	t->skew_off = off_us * 1e3 / t->ns_per_tick;
+	t->skew_rate = ppm * 1e-6;
+	t->skew_base = ng_timer_raw(t);
+	t->skewed = true;
+	return NG_OK;
+}
+
+double ng_timer_skew_at_us(const struct ng_timer *t, uint64_t ticks)
+{
+	if (!t->skewed)
+		return 0.0;
+	return t->skew_off_us + t->skew_rate * ng_timer_us(t, ticks - t->skew_base);
 }

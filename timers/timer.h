@@ -32,6 +32,14 @@ struct ng_timer {
 	double tsc_ghz;        /* calibrated frequency (tsc only) */
 	double drift_ppm;      /* end-of-run recheck vs start calibration (tsc) */
 	double (*wtime)(void); /* mpi: MPI_Wtime wrapper, set by the driver */
+	/* Test-only clock skew (NGAUGE_TEST_CLOCK_SKEW, ng_timer_skew_env):
+	 * a read returns raw + skew_off + skew_rate * (raw - skew_base). */
+	bool skewed;
+	uint64_t skew_base; /* raw ticks when the skew was set up */
+	double skew_off;    /* ticks */
+	double skew_rate;   /* drift as a fraction (50 ppm: 5e-5) */
+	double skew_off_us; /* the injected amounts, as given */
+	double skew_drift_ppm;
 };
 
 /* True when the CPU reports an invariant TSC. */
@@ -48,7 +56,8 @@ ng_status ng_timer_init(struct ng_timer *t, const char *name, double (*wtime)(vo
 /* Re-measures the TSC frequency (~100 ms) and stores the drift in ppm. */
 void ng_timer_recheck(struct ng_timer *t);
 
-static inline uint64_t ng_timer_now(const struct ng_timer *t)
+/* The clock's own reading, without the test-only skew. */
+static inline uint64_t ng_timer_raw(const struct ng_timer *t)
 {
 	switch (t->kind) {
 #if defined(__x86_64__)
@@ -68,6 +77,30 @@ static inline uint64_t ng_timer_now(const struct ng_timer *t)
 	}
 	}
 }
+
+/* The current time in ticks.  The skew costs one predictable branch on a
+ * field of @t when it is not set: no lookup, no system call. */
+static inline uint64_t ng_timer_now(const struct ng_timer *t)
+{
+	uint64_t raw = ng_timer_raw(t);
+
+	if (__builtin_expect(t->skewed, 0))
+		return raw + (uint64_t)(int64_t)(t->skew_off +
+		                                 t->skew_rate * (double)(int64_t)(raw - t->skew_base));
+	return raw;
+}
+
+/*
+ * Test only: reads NGAUGE_TEST_CLOCK_SKEW=RANK:OFFSET_US:DRIFT_PPM once and,
+ * on rank @rank when it is RANK, makes ng_timer_now() run OFFSET_US ahead and
+ * DRIFT_PPM faster from now on (doc/clock.md).  Unset: nothing changes.
+ * NG_ERR_USAGE (reported) for a malformed value.
+ */
+ng_status ng_timer_skew_env(struct ng_timer *t, int rank);
+
+/* The injected offset (µs) of a skewed clock at its reading @ticks; 0 when
+ * no skew is set. */
+double ng_timer_skew_at_us(const struct ng_timer *t, uint64_t ticks);
 
 /* Tick differences to microseconds / nanoseconds. */
 static inline double ng_timer_us(const struct ng_timer *t, uint64_t ticks)

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The global clock (doc/clock.md): a model of every rank's clock against
+ * rank 0's, fitted from ping-pong exchanges over the opened module's own
+ * send/recv, or none where the ranks share one clock.
+ *
+ * Rank i's clock reads   local_i(T) = T + offset_i + drift_i * (T - epoch)
+ * for rank 0's time T (ns of the chosen timer).  Each fit point is the
+ * exchange of least round-trip time among a burst; its offset estimate is
+ * off by at most half that round trip (rank 0's stamp lies inside it) when
+ * the two directions take equally long, which two-way exchanges cannot
+ * check.  The bound adds the fit's largest residual.
+ *
+ * Every call is collective over all ranks and blocking; it uses the
+ * module's two-sided operations (NG_CAP_CHANNEL) between runs of a
+ * pattern, never inside one.
+ */
+#ifndef NG_CLOCKSYNC_H
+#define NG_CLOCKSYNC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../timers/timer.h"
+#include "bootstrap.h"
+#include "module.h"
+#include "status.h"
+
+#include <jansson.h>
+
+enum ng_sync_mode { NG_SYNC_AUTO, NG_SYNC_OFF, NG_SYNC_FORCE };
+
+/* One rank's model (rank 0's is zero), as every rank holds it. */
+struct ng_clock_rank {
+	double offset_us;       /* local - rank 0's, at the epoch */
+	double drift_ppm;       /* rate of the local clock against rank 0's */
+	double bound_us;        /* the offset's error bound (symmetric paths) */
+	double drift_bound_ppm; /* three standard errors of the drift */
+	double min_rtt_us;      /* least round trip of the fit points */
+	double resid_us;        /* the fit's largest residual */
+	double points_used;     /* fit points kept (round trip near the least) */
+	double inj_off_us;      /* test-only skew: the injected offset at the epoch */
+	double inj_ppm;         /* test-only skew: the injected drift */
+	double inj;             /* 1 when this rank's clock carries a test-only skew */
+	/* --sync-check */
+	double chk_error_us;   /* measured minus predicted offset at the end */
+	double chk_bound_us;   /* half the least round trip of the check */
+	double chk_drift_ppm;  /* drift from the start and end phases */
+	double chk_inj_off_us; /* test-only: the injected offset at the check */
+	double chk_at_s;       /* the check's time after the epoch, s */
+};
+
+struct ng_clock {
+	enum ng_sync_mode mode;
+	bool shared;     /* the ranks share one clock: no model needed */
+	bool fitted;     /* a model was fitted */
+	bool checked;    /* --sync-check measured */
+	const char *why; /* why shared / not fitted, for the result */
+	int size;
+	uint64_t epoch_ns;           /* rank 0's time (ns) the offsets refer to */
+	double sync_s;               /* wall time of the fit, s (rank 0's clock) */
+	int points, burst;           /* fit points, exchanges per point */
+	struct ng_clock_rank *ranks; /* size entries, every rank; owned */
+};
+
+/*
+ * Decides whether a model is needed (@mode, the hosts, @t) and fits it:
+ * collective.  On success @clk is filled (free with ng_clock_free).  A module
+ * without two-sided operations gets no model (said in the result).  Returns
+ * NG_OK or the module's/bootstrap's error (reported).
+ */
+ng_status ng_clock_sync(struct ng_clock *clk, enum ng_sync_mode mode, struct ng_comm *c, struct ng_boot *b,
+                        const struct ng_timer *t);
+
+/* --sync-check: re-measures the offsets and stores how far the model drifted;
+ * collective, a no-op without a fitted model. */
+ng_status ng_clock_check(struct ng_clock *clk, struct ng_comm *c, struct ng_boot *b,
+                         const struct ng_timer *t);
+
+/* The result's "clock" block (a new reference), rank 0. */
+json_t *ng_clock_json(const struct ng_clock *clk);
+
+/* The largest offset bound over the ranks, µs (0 without a model). */
+double ng_clock_bound_us(const struct ng_clock *clk);
+
+void ng_clock_free(struct ng_clock *clk);
+
+#endif
