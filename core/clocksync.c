@@ -52,7 +52,7 @@ static ng_status ng_sync_phase(struct ng_comm *c, struct ng_boot *b, const struc
 			for (int i = 1; st == NG_OK && i < b->size; i++)
 				for (int m = 0; st == NG_OK && m < burst; m++) {
 					st = ng_recv(c, i, buf, NG_MSG);
-					int64_t t2 = ng_sync_ns(t, ng_timer_now(t));
+					int64_t t2 = ng_sync_ns(t, ng_timer_global(t));
 					memcpy(buf, &t2, sizeof(t2));
 					if (st == NG_OK)
 						st = ng_send(c, i, buf, NG_MSG);
@@ -63,11 +63,11 @@ static ng_status ng_sync_phase(struct ng_comm *c, struct ng_boot *b, const struc
 			for (int m = 0; st == NG_OK && m < burst; m++) {
 				int64_t t1, t2, t3;
 
-				t1 = ng_sync_ns(t, ng_timer_now(t));
+				t1 = ng_sync_ns(t, ng_timer_global(t));
 				st = ng_send(c, 0, buf, NG_MSG);
 				if (st == NG_OK)
 					st = ng_recv(c, 0, buf, NG_MSG);
-				t3 = ng_sync_ns(t, ng_timer_now(t));
+				t3 = ng_sync_ns(t, ng_timer_global(t));
 				memcpy(&t2, buf, sizeof(t2));
 				if (st == NG_OK && (double)(t3 - t1) < best.rtt * 1e3) {
 					best.rtt = (double)(t3 - t1) * 1e-3;

@@ -84,9 +84,9 @@ static void ng_timer_pair_read(const struct ng_timer *t, struct ng_timer_pair *p
 	int i;
 
 	for (i = 0; i < NG_CAL_TRIES; i++) {
-		uint64_t a = ng_timer_raw(t);
+		uint64_t a = ng_timer_now(t);
 		uint64_t ns = ng_raw_ns();
-		uint64_t b = ng_timer_raw(t);
+		uint64_t b = ng_timer_now(t);
 
 		if (b - a < best) {
 			best = b - a;
@@ -303,7 +303,7 @@ ng_status ng_timer_skew_env(struct ng_timer *t, int rank)
 	t->skew_drift_ppm = ppm;
 	t->skew_off = off_us * 1e3 / t->ns_per_tick;
 	t->skew_rate = ppm * 1e-6;
-	t->skew_base = ng_timer_raw(t);
+	t->skew_base = ng_timer_now(t);
 	t->skewed = true;
 	return NG_OK;
 }

@@ -33,7 +33,7 @@ struct ng_timer {
 	double drift_ppm;      /* end-of-run recheck vs start calibration (tsc) */
 	double (*wtime)(void); /* mpi: MPI_Wtime wrapper, set by the driver */
 	/* Test-only clock skew (NGAUGE_TEST_CLOCK_SKEW, ng_timer_skew_env):
-	 * a read returns raw + skew_off + skew_rate * (raw - skew_base). */
+	 * ng_timer_global() returns raw + skew_off + skew_rate * (raw - skew_base). */
 	bool skewed;
 	uint64_t skew_base; /* raw ticks when the skew was set up */
 	double skew_off;    /* ticks */
@@ -56,8 +56,9 @@ ng_status ng_timer_init(struct ng_timer *t, const char *name, double (*wtime)(vo
 /* Re-measures the TSC frequency (~100 ms) and stores the drift in ppm. */
 void ng_timer_recheck(struct ng_timer *t);
 
-/* The clock's own reading, without the test-only skew. */
-static inline uint64_t ng_timer_raw(const struct ng_timer *t)
+/* The current time in ticks: the clock's own reading (what every timed
+ * region reads; the test-only skew never touches it). */
+static inline uint64_t ng_timer_now(const struct ng_timer *t)
 {
 	switch (t->kind) {
 #if defined(__x86_64__)
@@ -78,13 +79,15 @@ static inline uint64_t ng_timer_raw(const struct ng_timer *t)
 	}
 }
 
-/* The current time in ticks.  The skew costs one predictable branch on a
- * field of @t when it is not set: no lookup, no system call. */
-static inline uint64_t ng_timer_now(const struct ng_timer *t)
+/* The current time in ticks as clocks compared across ranks read it
+ * (core/clocksync.h): ng_timer_now() with the test-only skew applied where
+ * one is set (ng_timer_skew_env), so that synchronisation can be checked
+ * against a known truth; without one, ng_timer_now(). */
+static inline uint64_t ng_timer_global(const struct ng_timer *t)
 {
-	uint64_t raw = ng_timer_raw(t);
+	uint64_t raw = ng_timer_now(t);
 
-	if (__builtin_expect(t->skewed, 0))
+	if (t->skewed)
 		return raw + (uint64_t)(int64_t)(t->skew_off +
 		                                 t->skew_rate * (double)(int64_t)(raw - t->skew_base));
 	return raw;
@@ -92,7 +95,7 @@ static inline uint64_t ng_timer_now(const struct ng_timer *t)
 
 /*
  * Test only: reads NGAUGE_TEST_CLOCK_SKEW=RANK:OFFSET_US:DRIFT_PPM once and,
- * on rank @rank when it is RANK, makes ng_timer_now() run OFFSET_US ahead and
+ * on rank @rank when it is RANK, makes ng_timer_global() run OFFSET_US ahead and
  * DRIFT_PPM faster from now on (doc/clock.md).  Unset: nothing changes.
  * NG_ERR_USAGE (reported) for a malformed value.
  */

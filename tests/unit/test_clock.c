@@ -61,12 +61,12 @@ int main(void)
 	CHECK(ng_timer_init(&t0, "clock", NULL) == NG_OK && ng_timer_skew_env(&t0, 0) == NG_OK, "rank 0");
 	CHECK(ng_timer_init(&t1, "clock", NULL) == NG_OK && ng_timer_skew_env(&t1, 1) == NG_OK, "rank 1");
 	CHECK(!t0.skewed && t1.skewed, "skewed: rank 0 %d, rank 1 %d", t0.skewed, t1.skewed);
-	uint64_t r0 = ng_timer_now(&t0), r1 = ng_timer_now(&t1);
+	uint64_t r0 = ng_timer_global(&t0), r1 = ng_timer_global(&t1);
 	double ahead = ng_timer_us(&t1, r1 - r0);
 	CHECK(ahead > 999.0 && ahead < 1001.0, "rank 1 ahead by %g us, expected 1000", ahead);
-	uint64_t a0 = ng_timer_now(&t0), a1 = ng_timer_now(&t1);
+	uint64_t a0 = ng_timer_global(&t0), a1 = ng_timer_global(&t1);
 	ng_timer_spin_us(&t0, 100000.0);
-	uint64_t b0 = ng_timer_now(&t0), b1 = ng_timer_now(&t1);
+	uint64_t b0 = ng_timer_global(&t0), b1 = ng_timer_global(&t1);
 	double ppm = ((double)(b1 - a1) / (double)(b0 - a0) - 1.0) * 1e6;
 	CHECK(fabs(ppm - 50.0) < 5.0, "rank 1 runs %g ppm fast, expected 50", ppm);
 	CHECK(fabs(ng_timer_skew_at_us(&t1, a1) - 1000.0) < 1.0, "injected offset %g",
