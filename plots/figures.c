@@ -24,6 +24,7 @@
 	X(overlap)  /* fig_progress.c */                                                                     \
 	X(skew)     /* fig_progress.c */                                                                     \
 	X(compare)  /* fig_compare.c: the ratios of ngauge compare */                                        \
+	X(dist)     /* fig_dist.c: --kind cdf, hist of any pattern ("distribution") */                       \
 	X(generic)  /* fig_generic.c: any other pattern; last */
 
 #define NG_FIGURE_DECLARE(name) extern const struct ng_figure ng_figure_##name;
