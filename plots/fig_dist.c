@@ -215,6 +215,8 @@ static void ng_fig_dist_panels(struct ng_fig *g, bool hist)
 		int index = hist ? 2 : 0;
 
 		ng_gp_panel(g, hist ? "Fraction of the samples" : "Cumulative fraction", NG_UNIT_NONE);
+		if (!hist)
+			g->yrange = "[0:1.04]";
 		fputs("set logscale x 10\nset format x '%.10g'\nset xlabel '", g->gp);
 		ng_gp_chars(g->gp, name, g->term->tex);
 		fputs("'\n", g->gp);
