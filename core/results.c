@@ -237,12 +237,19 @@ static int is_stats(json_t *v)
 	return json_is_object(v) && json_object_get(v, "median");
 }
 
+/* Whether @key of a STATS is one of its --percentiles beside p99 ("p50",
+ * "p99.9"): a CSV column of its own after the fixed ones. */
+static int is_percentile(const char *key)
+{
+	return key[0] == 'p' && key[1] >= '0' && key[1] <= '9' && strcmp(key, "p99") != 0;
+}
+
 static int write_csv(struct ng_results *r, FILE *f)
 {
 	static const char *const fields[] = {"min", "median", "mean", "stddev", "p99", "max"};
 	json_t *first = json_array_get(r->rows, 0);
-	const char *key;
-	json_t *v;
+	const char *key, *pkey;
+	json_t *v, *pv;
 	size_t i;
 
 	if (!first)
@@ -255,6 +262,7 @@ static int write_csv(struct ng_results *r, FILE *f)
 		for (size_t k = 0; k < 6; k++)
 			fprintf(f, ",%s_%s", key, fields[k]);
 		fprintf(f, ",%s_ci95_lo,%s_ci95_hi", key, key);
+		json_object_foreach(v, pkey, pv) if (is_percentile(pkey)) fprintf(f, ",%s_%s", key, pkey);
 	}
 	json_object_foreach(first, key, v) if (json_is_number(v) && strcmp(key, "size") &&
 	                                       strcmp(key, "count")) fprintf(f, ",%s", key);
@@ -276,6 +284,17 @@ static int write_csv(struct ng_results *r, FILE *f)
 			json_t *ci = json_object_get(s, "ci95");
 			fprintf(f, ",%.6g,%.6g", json_number_value(json_array_get(ci, 0)),
 			        json_number_value(json_array_get(ci, 1)));
+			/* the percentiles of the first row's STATS; one the count
+			 * cannot support (null) is an empty cell */
+			json_object_foreach(cell, pkey, pv) if (is_percentile(pkey))
+			{
+				json_t *q = json_object_get(s, pkey);
+
+				if (json_is_number(q))
+					fprintf(f, ",%.6g", json_number_value(q));
+				else
+					fputs(",", f);
+			}
 		}
 		json_object_foreach(first, key, cell) if (json_is_number(cell) && strcmp(key, "size") &&
 		                                          strcmp(key, "count"))
