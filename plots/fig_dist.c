@@ -227,16 +227,32 @@ static void ng_fig_dist_panels(struct ng_fig *g, bool hist)
 		}
 		json_array_foreach(g->files[i]->rows, r, row)
 		{
-			char size[32];
+			char size[32], *what;
 			int style = ng_gp_style(g);
+			const char *k;
+			json_t *v;
 
+			/* the size, and the row's words (alltoall's algorithm, rma's
+			 * test and sync) where rows share a size */
 			ng_dist_size(size, sizeof(size), ng_plot_num(row, "size"));
+			what = ng_plot_xasprintf("%s", size);
+			json_object_foreach((json_t *)row, k, v)
+			{
+				char *more;
+
+				if (!json_is_string(v))
+					continue;
+				more = ng_plot_xasprintf("%s, %s", what, json_string_value(v));
+				free(what);
+				what = more;
+			}
 			ng_gp_next(g);
 			ng_gp_quote(g->plot, ng_plot_basename(g->dat[i]));
 			fprintf(g->plot, " index %d using 1:2 with %s ls %d", index,
 			        hist ? "histeps" : "steps", style);
 			ng_gp_range(g, i, index, 2, 1);
-			ng_gp_title(g, "", size, NULL);
+			ng_gp_title(g, "", what, NULL);
+			free(what);
 			ng_gp_next(g);
 			ng_gp_quote(g->plot, ng_plot_basename(g->dat[i]));
 			fprintf(g->plot, " index %d using 1:2 with points ls %d pt 7 ps 0.6 notitle",

@@ -78,7 +78,8 @@
  *   panel of some group is a usage error.
  *   --kind cdf and --kind hist draw, for any pattern, the distribution of
  *   the rows' first sampled statistics key in place of the pattern's figure
- *   (plots/fig_dist.c): per size a curve, the cumulative fraction (cdf) or
+ *   (plots/fig_dist.c): per row a curve (named by its size and its words,
+ *   alltoall's algorithm, rma's test), the cumulative fraction (cdf) or
  *   the fraction per bin of 8 per octave (hist) against the value on a log
  *   axis, with the run's --percentiles (its "parameters") marked and named;
  *   one panel per file, side by side.  Drawn from the rows' "raw" samples,
