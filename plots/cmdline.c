@@ -128,7 +128,8 @@ static void ng_plot_usage(FILE *f)
 	      "  -o, --output OUT   figure file; the extension picks pdf, svg, png or LaTeX (cairolatex)\n"
 	      "                     (default: the first FILE with .json replaced by .pdf)\n"
 	      "  --label NAME       legend text of the next file, in the order of the files\n"
-	      "  --kind KIND        auto (every panel), latency, bandwidth, overhead (loggp o_s, o_r)\n"
+	      "  --kind KIND        auto (every panel), latency, bandwidth, overhead (loggp o_s, o_r),\n"
+	      "                     cdf, hist (the distribution per size, from --raw or --histogram)\n"
 	      "  Beside OUT: OUT.gp (gnuplot script) and OUT.dat or OUT-N.dat (data).\n"
 	      "  NGAUGE_GNUPLOT=PATH chooses the gnuplot program.\n",
 	      f);
@@ -156,7 +157,8 @@ static int ng_plot_own(void *data, int argc, char **argv, int *i)
 		return -1;
 	if ((v = ng_opt_value(argc, argv, i, NULL, "--kind", "a value", &bad))) {
 		if (!ng_plot_kind_of(v, &po->req->kind)) {
-			ng_error("plot: unknown --kind \"%s\" (auto, latency, bandwidth, overhead)", v);
+			ng_error(
+			    "plot: unknown --kind \"%s\" (auto, latency, bandwidth, overhead, cdf, hist)", v);
 			return -1;
 		}
 		return 1;

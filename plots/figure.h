@@ -26,10 +26,12 @@
 struct ng_fig; /* one figure being written (gnuplot.h) */
 
 /* Panel bits; --kind selects among them (render.h). */
-#define NG_PANEL_LAT (1u << 0) /* times: --kind latency */
-#define NG_PANEL_BW  (1u << 1) /* bandwidths: --kind bandwidth */
-#define NG_PANEL_OVH (1u << 2) /* overheads: --kind overhead */
-#define NG_PANEL_MSG (1u << 3) /* message rate: with --kind bandwidth */
+#define NG_PANEL_LAT  (1u << 0) /* times: --kind latency */
+#define NG_PANEL_BW   (1u << 1) /* bandwidths: --kind bandwidth */
+#define NG_PANEL_OVH  (1u << 2) /* overheads: --kind overhead */
+#define NG_PANEL_MSG  (1u << 3) /* message rate: with --kind bandwidth */
+#define NG_PANEL_CDF  (1u << 4) /* distribution, cumulative: --kind cdf (fig_dist.c) */
+#define NG_PANEL_HIST (1u << 5) /* distribution, per bin: --kind hist (fig_dist.c) */
 
 struct ng_figure {
 	/* The patterns drawn, NULL-terminated; NULL: every pattern no other

@@ -27,6 +27,7 @@
 	X(noise)    /* fig_noise.c */                                                                        \
 	X(compare)  /* fig_compare.c: the ratios of ngauge compare */                                        \
 	X(matrix)   /* fig_matrix.c: heatmaps */                                                             \
+	X(dist)     /* fig_dist.c: --kind cdf, hist of any pattern ("distribution") */                       \
 	X(generic)  /* fig_generic.c: any other pattern; last */
 
 #define NG_FIGURE_DECLARE(name) extern const struct ng_figure ng_figure_##name;

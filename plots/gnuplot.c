@@ -406,6 +406,7 @@ void ng_gp_panel(struct ng_fig *g, const char *name, enum ng_unit u)
 	memset(g->pdraw, 0, g->n * sizeof(*g->pdraw));
 	g->keylen = 0;
 	g->xlinear = false;
+	g->yrange = NULL;
 }
 
 void ng_gp_xlinear(struct ng_fig *g, const char *label, double max)
@@ -463,7 +464,11 @@ void ng_gp_panel_end(struct ng_fig *g)
 	}
 	if (why[0])
 		ng_gp_note(g, "from the %s panel: %s", g->name, why);
-	if (ng_fig_linear(g)) {
+	if (ng_fig_linear(g) && g->yrange) {
+		fprintf(g->gp,
+		        "set offsets graph 0.02, graph 0.02, 0, 0\nset yrange %s\nset ytics autofreq\n",
+		        g->yrange);
+	} else if (ng_fig_linear(g)) {
 		/* x from 0: a margin so that no marker sits on the frame */
 		fputs("set offsets graph 0.02, graph 0.02, graph 0.04, graph 0.04\n"
 		      "set autoscale y\nset ytics autofreq\n",
@@ -487,6 +492,8 @@ void ng_gp_panel_end(struct ng_fig *g)
 	}
 	fwrite(g->plot_buf, 1, g->plot_len, g->gp);
 	fputs("\nunset arrow\nunset title\n", g->gp);
+	if (g->yrange)
+		fputs("set autoscale y\n", g->gp);
 	if (g->xlinear)
 		fputs(g->xaxis, g->gp); /* the size axis again */
 	fputc('\n', g->gp);

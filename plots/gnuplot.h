@@ -74,6 +74,9 @@ struct ng_fig {
 	int nseries;     /* series of the current plot command */
 	int ntitled;     /* ... of them with a key entry */
 	double ylo, yhi; /* positive data range of the panel (linear y: the finite range) */
+	/* A fixed y range of the current panel on a linear axis ("[0:1]"), set
+	 * by the family after ng_gp_panel(); NULL: from the data. */
+	const char *yrange;
 
 	/* gnuplot.c's own */
 	char *plot_buf, *panel_buf, *body_buf, *name;

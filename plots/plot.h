@@ -89,6 +89,18 @@
  *   overhead the loggp o_s/o_r panel; --kind auto
  *   (the default) draws every panel of the pattern.  A kind that selects no
  *   panel of some group is a usage error.
+ *   --kind cdf and --kind hist draw, for any pattern, the distribution of
+ *   the rows' first sampled statistics key in place of the pattern's figure
+ *   (plots/fig_dist.c): per row a curve (named by its size and its words,
+ *   alltoall's algorithm, rma's test), the cumulative fraction (cdf) or
+ *   the fraction per bin of 8 per octave (hist) against the value on a log
+ *   axis, with the run's --percentiles (its "parameters") marked and named;
+ *   one panel per file, side by side.  Drawn from the rows' "raw" samples,
+ *   else from their "histogram" buckets (read at their midpoints); a file
+ *   with neither is not drawn: "plot: FILE: not drawn: no samples to draw
+ *   its distribution from: rerun with --raw (every sample) or --histogram
+ *   (the buckets)", exit status 1.  The data file holds per row four
+ *   tables: the cdf, its percentiles, the hist, its percentiles.
  *
  *   Legends and title: a file's series are named by its --label (in the
  *   order of the files), else by what tells the files of the figure apart:
@@ -129,7 +141,8 @@
  *   table (median and 95% CI of every statistics key, plain numbers), the
  *   pattern's blocks (LogGP segments,
  *   pLogP parameters with their CIs, ...), any other data as tables, and the
- *   figure (rma: every test's); a comparison figure per pattern when several
+ *   figure (rma: every test's) and, for a file with "raw" samples or
+ *   "histogram" buckets, its distribution (as plot --kind cdf); a comparison figure per pattern when several
  *   files share one, with the ratios of the others to the first of them
  *   (compare.h: the table, the runs' differences and the ratios' figure).
  *   Tables fit an A4 or letter page: cells wrap, and a table whose numbers

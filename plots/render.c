@@ -32,6 +32,8 @@ static const char *const ng_kind_names[] = {
     [NG_PLOT_KIND_LATENCY] = "latency",
     [NG_PLOT_KIND_BANDWIDTH] = "bandwidth",
     [NG_PLOT_KIND_OVERHEAD] = "overhead",
+    [NG_PLOT_KIND_CDF] = "cdf",
+    [NG_PLOT_KIND_HIST] = "hist",
 };
 
 static unsigned ng_kind_panels(enum ng_plot_kind kind)
@@ -43,10 +45,23 @@ static unsigned ng_kind_panels(enum ng_plot_kind kind)
 		return NG_PANEL_BW | NG_PANEL_MSG;
 	case NG_PLOT_KIND_OVERHEAD:
 		return NG_PANEL_OVH;
+	case NG_PLOT_KIND_CDF:
+		return NG_PANEL_CDF;
+	case NG_PLOT_KIND_HIST:
+		return NG_PANEL_HIST;
 	case NG_PLOT_KIND_AUTO:
 		break;
 	}
-	return ~0u;
+	return ~(NG_PANEL_CDF | NG_PANEL_HIST);
+}
+
+/* The family drawing @pattern's files for @kind: the distribution figure
+ * for cdf and hist, else the pattern's own. */
+static const struct ng_figure *ng_kind_figure(enum ng_plot_kind kind, const char *pattern)
+{
+	if (kind == NG_PLOT_KIND_CDF || kind == NG_PLOT_KIND_HIST)
+		return ng_figure_of("distribution");
+	return ng_figure_of(pattern);
 }
 
 bool ng_plot_kind_of(const char *word, enum ng_plot_kind *kind_p)
@@ -413,7 +428,7 @@ ng_status ng_plot_render(const struct ng_plot_file *files, size_t n, const struc
 		}
 		group[i] = ngroups;
 		rd.figs[ngroups].term = term;
-		rd.figs[ngroups].desc = ng_figure_of(files[i].pattern);
+		rd.figs[ngroups].desc = ng_kind_figure(req->kind, files[i].pattern);
 		rd.figs[ngroups].panels = rd.figs[ngroups].desc->panels & ng_kind_panels(req->kind);
 		rd.figs[ngroups].files = ng_plot_xcalloc(n, sizeof(*rd.figs[ngroups].files));
 		if (!rd.figs[ngroups++].panels) {

@@ -20,9 +20,13 @@ enum ng_plot_kind {
 	NG_PLOT_KIND_LATENCY,
 	NG_PLOT_KIND_BANDWIDTH,
 	NG_PLOT_KIND_OVERHEAD,
+	/* the distribution per size of any pattern (the "distribution"
+	 * figure, plots/fig_dist.c), in place of the pattern's figure */
+	NG_PLOT_KIND_CDF,
+	NG_PLOT_KIND_HIST,
 };
 
-/* The kind named @word ("auto", "latency", "bandwidth", "overhead") into
+/* The kind named @word ("auto", "latency", "bandwidth", "overhead", "cdf", "hist") into
  * *kind_p; false (nothing reported) for any other word. */
 bool ng_plot_kind_of(const char *word, enum ng_plot_kind *kind_p);
 

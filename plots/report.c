@@ -165,12 +165,13 @@ static void ng_report_note(void *data, const char *text, bool file)
  * out, or gnuplot failing, leaves the rest of the page as it is.  Returns
  * NG_OK, or NG_ERR_IO / NG_ERR_NOMEM (reported).
  */
-static ng_status ng_report_figure(struct ng_report *r, const struct ng_plot_file *files, size_t n, bool tell)
+static ng_status ng_report_figure(struct ng_report *r, const struct ng_plot_file *files, size_t n, bool tell,
+                                  enum ng_plot_kind kind)
 {
 	struct ng_report_made made = {0};
 	struct ng_report_notes notes = {0};
 	struct ng_plot_req req = {.cmd = "report",
-	                          .kind = NG_PLOT_KIND_AUTO,
+	                          .kind = kind,
 	                          .keep_going = true,
 	                          .gnuplot = r->gnuplot,
 	                          .quiet = true,
@@ -426,9 +427,20 @@ static ng_status ng_report_file(struct ng_report *r, const struct ng_plot_file *
 	fputs("<h3>Results</h3>\n", f);
 	ng_html_rows(f, pf->rows);
 	ng_report_pattern_blocks(f, pf);
+	ng_status rc;
+	char *why;
+
 	if (r->gnuplot)
 		fputs("<h3>Figure</h3>\n", f);
-	return ng_report_figure(r, pf, 1, true);
+	rc = ng_report_figure(r, pf, 1, true, NG_PLOT_KIND_AUTO);
+	/* the distribution (plot --kind cdf) of a file that holds samples */
+	why = ng_figure_check(ng_figure_of("distribution"), pf);
+	if (!why && rc == NG_OK && r->gnuplot) {
+		fputs("<h3>Distribution</h3>\n", f);
+		rc = ng_report_figure(r, pf, 1, true, NG_PLOT_KIND_CDF);
+	}
+	free(why);
+	return rc;
 }
 
 /* Writes the whole page to r->f. */
@@ -486,7 +498,7 @@ static ng_status ng_report_write(struct ng_report *r, const struct ng_plot_file 
 		fputs("<section>\n<h2>Comparison: ", f);
 		ng_html(f, files[i].pattern);
 		fputs("</h2>\n", f);
-		rc = r->gnuplot ? ng_report_figure(r, copy, same, false) : NG_OK;
+		rc = r->gnuplot ? ng_report_figure(r, copy, same, false, NG_PLOT_KIND_AUTO) : NG_OK;
 		/* ngauge compare's ratios against the first of them (compare.h) */
 		if (rc == NG_OK && ng_compare_new(copy, same, 0.05, NULL, &cmp) == NG_OK) {
 			const struct ng_plot_file *ratios;
@@ -496,7 +508,7 @@ static ng_status ng_report_write(struct ng_report *r, const struct ng_plot_file 
 			ng_compare_html(f, cmp);
 			ratios = ng_compare_figure_files(cmp, &nr);
 			if (r->gnuplot && nr)
-				rc = ng_report_figure(r, ratios, nr, false);
+				rc = ng_report_figure(r, ratios, nr, false, NG_PLOT_KIND_AUTO);
 			ng_compare_free(cmp);
 		}
 		free(copy);

@@ -83,4 +83,17 @@ assert all(float(r["latency_us_p50"]) == float(r["latency_us_median"]) for r in 
 assert all(r["latency_us_p99.9"] == "" and r["latency_us_p99.99"] == "" for r in rows)
 PY
 fi
+# the percentile columns: --percentiles beside p99, empty where the count cannot support one (10 samples: p90 only)
+if run 0 "$NGAUGE" -p pingpong -x tcp -s 8,16 -c 10 --percentiles 50,90,99.9 -o "$T/pq.csv"; then
+	python3 - "$T/pq.csv" <<'PY' && pass "CSV has the percentile columns" || fail "CSV percentile columns"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+head = list(rows[0])
+i = head.index("latency_us_ci95_hi")
+assert head[i + 1:i + 4] == ["latency_us_p50", "latency_us_p90", "latency_us_p99.9"], head
+assert all(float(r["latency_us_p50"]) == float(r["latency_us_median"]) for r in rows)
+assert all(float(r["latency_us_p50"]) <= float(r["latency_us_p90"]) <= float(r["latency_us_max"]) for r in rows)
+assert all(r["latency_us_p99.9"] == "" for r in rows)
+PY
+fi
 finish

@@ -470,6 +470,39 @@ def matrix():
     return d
 
 
+def pingpong_dist(histogram):
+    """Ping-pong at three sizes with its samples (--raw), or their buckets (--histogram): a made-up
+    log-normal body with a tail of one sample in fifty at three times the median."""
+    import math
+    import random
+    rnd = random.Random(23)
+    d = head("pingpong", "tcp", 2, {"raw": not histogram, "histogram": histogram, "count": 2000,
+                                   "percentiles": "50,90,99,99.9"})
+    for s in (1, 1024, 65536):
+        m = lat(s)
+        xs = [m * math.exp(0.05 * rnd.gauss(0, 1)) * (3.0 if rnd.random() < 0.02 else 1.0) for _ in range(2000)]
+        srt = sorted(xs)
+
+        def q(p):
+            h = (len(srt) - 1) * p / 100.0
+            lo = int(math.floor(h))
+            return srt[lo] + (srt[min(lo + 1, len(srt) - 1)] - srt[lo]) * (h - lo)
+        st = stats(q(50), n=len(xs))
+        st.update({"min": srt[0], "max": srt[-1], "p99": q(99), "p50": q(50), "p90": q(90), "p99.9": q(99.9)})
+        row = {"size": s, "count": len(xs), "latency_us": st, "bandwidth_MBps": stats(s / m)}
+        if histogram:
+            buckets = {}
+            for x in xs:
+                k = math.floor(math.log2(x) * 128)
+                buckets[k] = buckets.get(k, 0) + 1
+            row["histogram"] = {"latency_us": {"buckets_per_octave": 128, "nonpositive": 0, "buckets": [
+                [2 ** (k / 128.0), 2 ** ((k + 1) / 128.0), c] for k, c in sorted(buckets.items())]}}
+        else:
+            row["raw"] = {"latency_us": xs}
+        d["results"].append(row)
+    return d
+
+
 def main():
     os.makedirs(DATA, exist_ok=True)
     files = {
@@ -495,6 +528,8 @@ def main():
         "pingpong-s0.json": pingpong_size0(),
         "rma-s0.json": rma_size0(),
         "rma-no-origins.json": rma_no_origins(),
+        "pingpong-raw.json": pingpong_dist(False),
+        "pingpong-hist.json": pingpong_dist(True),
     }
     # a label that needs escaping in HTML, LaTeX and gnuplot strings
     files["pingpong-2.json"]["env"]["device"] = "lo <127.0.0.1> & 'quotes' \"too\" 50% $_^~#{}\\"

@@ -33,7 +33,12 @@ FIXTURES = {
     "ebb.json": "ebb",
     "noise.json": "noise",
     "matrix.json": "matrix",
+    "pingpong-raw.json": "pingpong",
+    "pingpong-hist.json": "pingpong",
 }
+
+# the fixtures with samples: --raw, --histogram (plot --kind cdf|hist; the report's distribution figure)
+DIST_FIXTURES = ["pingpong-raw.json", "pingpong-hist.json"]
 
 # the rma suite: a figure per test (test_rma.py)
 RMA_FIXTURES = ["rma-a.json", "rma-b.json"]

@@ -62,6 +62,24 @@ def svg_texts(path):
     return ["".join(t.itertext()).strip() for t in ET.parse(path).getroot().iter("{http://www.w3.org/2000/svg}text")]
 
 
+def read_tables(path):
+    """The tables of a data file: lists of rows (lists of words), tables parted by two blank lines."""
+    tables, cur, blanks = [], [], 0
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if not line.strip():
+                blanks += 1
+                if blanks == 2:
+                    tables.append(cur)
+                    cur = []
+                continue
+            blanks = 0
+            if not line.startswith("#"):
+                cur.append(line.split())
+    tables.append(cur)
+    return tables
+
+
 def body(exe, tmp):
     # every pattern, every terminal
     for name, pattern in pc.FIXTURES.items():
@@ -170,6 +188,55 @@ def body(exe, tmp):
     pc.expect_run([exe, "plot", "--kind", "latency", pc.fixture("bw.json"), "-o", os.path.join(tmp, "x.svg")], 2)
     text = svg_text(os.path.join(tmp, "kind-overhead-loggp.svg"))
     pc.expect("o_s" in text and "T(s)" not in text, "--kind overhead drew %r" % text[:300])
+
+    # --kind cdf and hist: the distribution per size from --raw samples or --histogram buckets, the run's
+    # --percentiles marked; several files side by side, a panel each
+    for name in pc.DIST_FIXTURES:
+        doc = pc.load(name)
+        marks = ["p" + q for q in doc["parameters"]["percentiles"].split(",")]
+        for kind, ylabel in (("cdf", "Cumulative fraction"), ("hist", "Fraction of the samples")):
+            stem = os.path.join(tmp, "dist-%s-%s" % (kind, name[:-5]))
+            for ext in (".png", ".svg", ".pdf", ".tex"):
+                stdout, _ = pc.expect_run([exe, "plot", "--kind", kind, pc.fixture(name), "-o", stem + ext], 0)
+                pc.expect(stdout.strip() == stem + ext, "stdout %r" % stdout)
+                check_figure(stem + ext)
+            texts = svg_texts(stem + ".svg")
+            for word in [ylabel, "latency (\u00b5s)", "size 1", "size 1K", "size 64K"] + marks:
+                pc.expect(word in texts, "%s --kind %s: %r missing from the figure: %r" % (name, kind, word, texts))
+            # the data: per size the distribution, then the percentiles as the file has them
+            tables = read_tables(stem + ".dat")
+            pc.expect(len(tables) == 4 * len(doc["results"]), "%s: %d tables" % (name, len(tables)))
+            for r, row in enumerate(doc["results"]):
+                dist, pct = tables[4 * r + (0 if kind == "cdf" else 2)], tables[4 * r + (1 if kind == "cdf" else 3)]
+                ys = [float(t[1]) for t in dist]
+                xs = [float(t[0]) for t in dist]
+                pc.expect(xs == sorted(xs), "%s: size %d: values not ascending" % (name, row["size"]))
+                if kind == "cdf":
+                    pc.expect(ys == sorted(ys) and abs(ys[-1] - 1) < 1e-12,
+                              "%s: size %d: not a CDF ending at 1" % (name, row["size"]))
+                    if "raw" in row:
+                        pc.expect(len(dist) == len(row["raw"]["latency_us"]), "%s: not every sample" % name)
+                else:
+                    pc.expect(abs(sum(ys) - 1) < 1e-9, "%s: size %d: fractions sum to %g"
+                              % (name, row["size"], sum(ys)))
+                pc.expect([t[2] for t in pct] == marks, "%s: percentiles %r" % (name, pct))
+                for t in pct:
+                    pc.expect(pc.same_number(t[0], row["latency_us"][t[2]]),
+                              "%s: %s is %s, the file says %r" % (name, t[2], t[0], row["latency_us"][t[2]]))
+    out = os.path.join(tmp, "dist-both.svg")
+    pc.expect_run([exe, "plot", "--kind", "cdf"] + [pc.fixture(n) for n in pc.DIST_FIXTURES] +
+                  ["--label", "raw", "--label", "buckets", "-o", out], 0)
+    texts = svg_texts(out)
+    pc.expect(texts.count("Cumulative fraction") == 2 and "raw" in texts and "buckets" in texts,
+              "two files: not a panel each with its label: %r" % texts)
+    # a file with neither: one line naming both options, exit 1 as the other files that cannot be drawn
+    out = os.path.join(tmp, "dist-none.png")
+    _, err = pc.expect_run([exe, "plot", "--kind", "cdf", pc.fixture("pingpong-2.json"), "-o", out], 1)
+    lines = err.strip().splitlines()
+    pc.expect(len(lines) == 1 and pc.fixture("pingpong-2.json") in lines[0] and "--raw" in lines[0]
+              and "--histogram" in lines[0], "no-samples error: %r" % err)
+    pc.expect(not os.path.exists(out), "a figure without samples was written")
+    pc.expect_run([exe, "plot", "--kind", "cdfx", pc.fixture("pingpong-raw.json"), "-o", out], 2)
 
     # default output: FILE with .json replaced by .pdf, in FILE's directory
     local = os.path.join(tmp, "local")

@@ -61,8 +61,9 @@ int main(void)
 		CHECK(!d->report.block == !d->report.section, "%s: a report block without a section, or back",
 		      first);
 		for (const char *const *p = d->patterns; p && *p; p++) {
-			/* "compare": the ratios of ngauge compare (plots/compare.c), made in memory */
-			CHECK(is_pattern(*p) || strcmp(*p, "compare") == 0,
+			/* "compare": the ratios of ngauge compare (plots/compare.c), made in memory;
+			 * "distribution": --kind cdf and hist of any pattern (plots/fig_dist.c) */
+			CHECK(is_pattern(*p) || strcmp(*p, "compare") == 0 || strcmp(*p, "distribution") == 0,
 			      "%s: names \"%s\", which is no pattern of this build", first, *p);
 			CHECK(ng_figure_of(*p) == d, "%s: \"%s\" is drawn by another family", first, *p);
 			for (j = 0; j < i; j++)

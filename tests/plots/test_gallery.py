@@ -31,6 +31,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import plotcheck as pc  # noqa: E402
 
 KINDS = ("auto", "latency", "bandwidth", "overhead")
+# the distribution of any pattern, drawn for the fixtures with samples (pc.DIST_FIXTURES)
+DIST_KINDS = ("cdf", "hist")
 # the panels each --kind keeps, per pattern (plots/plot.h)
 PANELS = {
     "pingpong": {"latency", "bandwidth"}, "n1": {"latency", "bandwidth"}, "1n": {"latency", "bandwidth"},
@@ -166,7 +168,7 @@ def draw(exe, tmp, helper, name, pattern, kind, ext):
     out = os.path.join(tmp, stem + ext)
     rc, stdout, stderr = pc.run([exe, "plot", "--kind", kind, pc.fixture(name), "-o", out])
     lines = [ln for ln in stderr.splitlines() if ln.strip()]
-    if kind != "auto" and kind not in PANELS[pattern]:
+    if kind not in ("auto",) + DIST_KINDS and kind not in PANELS[pattern]:
         pc.expect(rc == 2 and len(lines) == 1 and "has no panel" in lines[0],
                   "%s --kind %s: exit %d, %r (expected a usage error)" % (name, kind, rc, stderr))
         return "%s %s: no panel (usage error)" % (name, kind)
@@ -201,6 +203,10 @@ def body(exe, tmp):
         for kind in KINDS:
             for ext in (".pdf", ".svg", ".png", ".tex"):
                 jobs.append((name, pattern, kind, ext))
+    for name in pc.DIST_FIXTURES:
+        for kind in DIST_KINDS:
+            for ext in (".pdf", ".svg", ".png", ".tex"):
+                jobs.append((name, fixtures[name], kind, ext))
     with ThreadPoolExecutor(max_workers=2) as ex:
         for line in ex.map(lambda j: draw(exe, tmp, helper, *j), jobs):
             print(line)

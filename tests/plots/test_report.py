@@ -96,8 +96,18 @@ def body(exe, tmp):
     # ... and, in each comparison, the figure of the ratios to its first file (ngauge compare)
     ratios = page.count("<h3>Ratios against the first file (ngauge compare)</h3>")
     pc.expect(ratios == shared, "%d sections of ratios for %d comparisons" % (ratios, shared))
-    pc.expect(len(svgs) == len(names) + 2 * shared, "%d figures for %d files + %d comparisons with their ratios"
-              % (len(svgs), len(names), shared))
+    # ... and the distribution (plot --kind cdf) of each file with samples, and of no other
+    dists = page.count("<h3>Distribution</h3>")
+    pc.expect(dists == len(pc.DIST_FIXTURES), "%d distribution figures for %d files with samples"
+              % (dists, len(pc.DIST_FIXTURES)))
+    pc.expect(len(svgs) == len(names) + 2 * shared + dists,
+              "%d figures for %d files + %d comparisons with their ratios + %d distributions"
+              % (len(svgs), len(names), shared, dists))
+    for n in pc.DIST_FIXTURES:
+        sec = page[page.index('id="file-%d"' % (names.index(n) + 1)):]
+        sec = sec[:sec.find("</section>")]
+        pc.expect("<h3>Distribution</h3>" in sec and "Cumulative fraction" in sec,
+                  "%s: no distribution figure in its section" % n)
     for s in svgs:
         try:
             ET.fromstring(s)
