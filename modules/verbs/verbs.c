@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "modules/verbs/verbs.h"
+#include "modules/verbs/verbs_check.h"
 
 #define NG_IBV_ERRLEN    248 /* one selection error line, exchanged between ranks */
 #define NG_IBV_TIMEOUT   14  /* RC local ack timeout: 4.096 us * 2^14 = 67 ms */
@@ -587,20 +588,6 @@ void ng_ibv_area_free(struct ng_ibv_area *a)
 
 /* ---- queue pairs ------------------------------------------------------ */
 
-static const char *ng_ibv_qp_name(enum ibv_qp_type t)
-{
-	switch (t) {
-	case IBV_QPT_RC:
-		return "RC";
-	case IBV_QPT_UC:
-		return "UC";
-	case IBV_QPT_UD:
-		return "UD";
-	default:
-		return "?";
-	}
-}
-
 /* One attempt of ng_ibv_qp_create's inline search: a QP with @n inline
  * bytes; the one that fits best is kept in @x->qp. */
 struct ng_ibv_try {
@@ -651,7 +638,7 @@ ng_status ng_ibv_qp_create(struct ng_ibv *v, enum ibv_qp_type type, struct ibv_c
 	(void)ng_ibv_bisect(*inline_p, ng_ibv_try_inline, &x);
 	if (!x.qp && !ng_ibv_try_inline(&x, 0)) {
 		ng_error("%s: cannot create a %s queue pair on %s (%u sends, %u receives): %s", v->who,
-		         ng_ibv_qp_name(type), v->name, sq_depth, rq_depth, strerror(x.err));
+		         ng_ibv_qpt_str(type), v->name, sq_depth, rq_depth, strerror(x.err));
 		return x.err == ENOMEM ? NG_ERR_NOMEM : NG_ERR_SYS;
 	}
 	q->qp = x.qp;
@@ -695,7 +682,7 @@ ng_status ng_ibv_qp_init(struct ng_ibv *v, struct ng_ibv_qp *q)
 		break;
 	}
 	if (ibv_modify_qp(q->qp, &a, mask)) {
-		ng_error("%s: %s queue pair to INIT on %s port %u: %s", v->who, ng_ibv_qp_name(q->type),
+		ng_error("%s: %s queue pair to INIT on %s port %u: %s", v->who, ng_ibv_qpt_str(q->type),
 		         v->name, v->port, strerror(errno));
 		return NG_ERR_SYS;
 	}
@@ -745,7 +732,7 @@ ng_status ng_ibv_qp_connect(struct ng_ibv *v, struct ng_ibv_qp *q, const struct 
 	}
 	if (ibv_modify_qp(q->qp, &a, mask)) {
 		ng_error("%s: %s queue pair to RTR (towards rank %d, QP %u, mtu %zu) on %s port %u: %s",
-		         v->who, ng_ibv_qp_name(q->type), peer, rqpn, ng_ibv_mtu_bytes(mtu), v->name, v->port,
+		         v->who, ng_ibv_qpt_str(q->type), peer, rqpn, ng_ibv_mtu_bytes(mtu), v->name, v->port,
 		         strerror(errno));
 		return NG_ERR_SYS;
 	}
@@ -763,7 +750,7 @@ ng_status ng_ibv_qp_connect(struct ng_ibv *v, struct ng_ibv_qp *q, const struct 
 	}
 	if (ibv_modify_qp(q->qp, &a, mask)) {
 		ng_error("%s: %s queue pair to RTS (towards rank %d) on %s port %u: %s", v->who,
-		         ng_ibv_qp_name(q->type), peer, v->name, v->port, strerror(errno));
+		         ng_ibv_qpt_str(q->type), peer, v->name, v->port, strerror(errno));
 		return NG_ERR_SYS;
 	}
 	return NG_OK;

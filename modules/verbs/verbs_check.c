@@ -19,7 +19,7 @@ const char *ng_ibv_gid_type_str(uint32_t t)
 	}
 }
 
-static const char *ng_ibv_qpt_str(enum ibv_qp_type t)
+const char *ng_ibv_qpt_str(enum ibv_qp_type t)
 {
 	switch (t) {
 	case IBV_QPT_RC:

@@ -104,4 +104,7 @@ uint32_t ng_ibv_bisect(uint32_t want, bool (*fits)(void *ctx, uint32_t n), void 
 /* The text of a GID type: "IB", "RoCE v1", "RoCE v2". */
 const char *ng_ibv_gid_type_str(uint32_t t);
 
+/* The text of a queue pair type: "RC", "UC", "UD" ("?" for another). */
+const char *ng_ibv_qpt_str(enum ibv_qp_type t);
+
 #endif
