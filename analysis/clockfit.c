@@ -59,3 +59,23 @@ void ng_clockfit_line(const struct ng_clockfit_pt *p, int n, double *a_p, double
 	*res_p = res;
 	*se_p = n > 2 && sxx > 0 ? sqrt(ss / (n - 2) / sxx) : 0.0;
 }
+
+double ng_clockfit_slope_sys(const struct ng_clockfit_pt *p, int n)
+{
+	double mx = 0, rmin, num = 0, den = 0;
+
+	if (n < 2)
+		return 0;
+	rmin = p[0].rtt;
+	for (int i = 0; i < n; i++) {
+		mx += p[i].x / n;
+		rmin = p[i].rtt < rmin ? p[i].rtt : rmin;
+	}
+	for (int i = 0; i < n; i++) {
+		double d = p[i].x - mx;
+
+		num += (d < 0 ? -d : d) * (p[i].rtt - rmin) / 2.0;
+		den += d * d;
+	}
+	return den > 0 ? num / den : 0;
+}

@@ -27,4 +27,14 @@ int ng_clockfit_keep(struct ng_clockfit_pt *p, int n);
 void ng_clockfit_line(const struct ng_clockfit_pt *p, int n, double *a_p, double *s_p, double *res_p,
                       double *se_p);
 
+/*
+ * The most the asymmetry of the points can tilt the fitted slope: a point's
+ * offset estimate is off by up to half the difference between its round
+ * trip and the least one (the part of a slower round trip that may lie all
+ * in one direction), so the least-squares slope over @n points is off by at
+ * most sum |x_i - mean x| (rtt_i - min rtt) / 2 / sum (x_i - mean x)^2.
+ * 0 with fewer than 2 points or no spread in x.
+ */
+double ng_clockfit_slope_sys(const struct ng_clockfit_pt *p, int n);
+
 #endif

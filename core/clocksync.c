@@ -171,7 +171,8 @@ ng_status ng_clock_sync(struct ng_clock *clk, enum ng_sync_mode mode, struct ng_
 		int n = ng_clockfit_keep(pts, NG_SYNC_POINTS);
 
 		ng_clockfit_line(pts, n, &a, &s, &res, &se);
-		me.drift_bound_ppm = 3.0 * se * 1e6;
+		/* three standard errors, and what the points' asymmetry can tilt */
+		me.drift_bound_ppm = (3.0 * se + ng_clockfit_slope_sys(pts, n)) * 1e6;
 		me.points_used = n;
 		rtt = pts[0].rtt;
 		for (int k = 0; k < n; k++) {

@@ -53,6 +53,25 @@ int main(void)
 	CHECK(fabs(a - 5.0) < 1e-9 && fabs(s) < 1e-12 && res < 1e-9, "flat line: a %g s %g res %g", a, s,
 	      res);
 
+	/* The asymmetry term: each point off by up to half its round trip's
+	 * excess over the least; errors of that size, signed to tilt the line
+	 * most, tilt the fitted slope by exactly the term, and any others less. */
+	for (int k = 0; k < N; k++) {
+		double x = k * 300000.0 / (N - 1), d = 4.0 * (k % 3);
+
+		p[k] = (struct ng_clockfit_pt){
+		    .x = x, .y = 7.0 + (x < 150000.0 ? -d / 2 : d / 2), .rtt = 13.0 + d};
+	}
+	double sys = ng_clockfit_slope_sys(p, N);
+	ng_clockfit_line(p, N, &a, &s, &res, &se);
+	CHECK(sys > 0 && fabs(s - sys) <= 1e-9 * sys, "worst tilt: slope %g, term %g", s, sys);
+	for (int trial = 0; trial < 100; trial++) {
+		for (int k = 0; k < N; k++)
+			p[k].y = 7.0 + ((double)rand_r(&seed) / RAND_MAX - 0.5) * (p[k].rtt - 13.0);
+		ng_clockfit_line(p, N, &a, &s, &res, &se);
+		CHECK(fabs(s) <= sys * (1 + 1e-9), "trial %d: slope %g above the term %g", trial, s, sys);
+	}
+
 	/* The skew: rank 1 named, rank 0 untouched, rank 1 ahead by 1000 µs and
 	 * 50 ppm faster. */
 	struct ng_timer t0, t1;
