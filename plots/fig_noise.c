@@ -111,13 +111,14 @@ static char *ng_noise_title(size_t r, size_t n)
 	return NULL;
 }
 
-static void ng_fig_noise(struct ng_fig *g)
+/* One series per rank of every file: data block 2 r + @block of its file,
+ * drawn as @how ("using ... with ...") in the rank's colour, the first
+ * ranks keyed. */
+static void ng_noise_series(struct ng_fig *g, int block, const char *how)
 {
 	size_t i, r, n;
 	const json_t *rk;
 
-	ng_gp_panel(g, "Detour", NG_UNIT_US);
-	fputs("unset logscale x\nset logscale y 10\nset xlabel 'Time since the common start (ms)'\n", g->gp);
 	for (i = 0; i < g->n; i++) {
 		n = json_array_size(ng_noise_ranks(g->files[i]));
 		json_array_foreach(ng_noise_ranks(g->files[i]), r, rk)
@@ -125,10 +126,10 @@ static void ng_fig_noise(struct ng_fig *g)
 			int style = ng_gp_style(g);
 			char *title = ng_noise_title(r, n);
 
-			ng_gp_range(g, i, (int)(2 * r), 2, 1);
+			ng_gp_range(g, i, (int)(2 * r) + block, 2, 1);
 			ng_gp_next(g);
-			fprintf(g->plot, "'%s' index %zu using 1:2 with points pt 7 ps 0.5 lc rgb '%s'",
-			        g->dat[i], 2 * r, ng_gp_color(style));
+			fprintf(g->plot, "'%s' index %zu %s lc rgb '%s'", g->dat[i], 2 * r + (size_t)block,
+			        how, ng_gp_color(style));
 			if (title)
 				ng_gp_legend(g, i, title, NULL);
 			else
@@ -136,32 +137,20 @@ static void ng_fig_noise(struct ng_fig *g)
 			free(title);
 		}
 	}
+}
+
+static void ng_fig_noise(struct ng_fig *g)
+{
+	ng_gp_panel(g, "Detour", NG_UNIT_US);
+	fputs("unset logscale x\nset logscale y 10\nset xlabel 'Time since the common start (ms)'\n", g->gp);
+	ng_noise_series(g, 0, "using 1:2 with points pt 7 ps 0.5");
 	ng_gp_panel_end(g);
 
 	ng_gp_panel(g, "Detours", NG_UNIT_NONE);
 	fputs("set logscale x 10\nset logscale y 10\nset format x '%g'\nset xlabel '", g->gp);
 	ng_gp_chars(g->gp, "Detour length (" NG_MICRO "s)", g->term->tex);
 	fputs("'\n", g->gp);
-	for (i = 0; i < g->n; i++) {
-		n = json_array_size(ng_noise_ranks(g->files[i]));
-		json_array_foreach(ng_noise_ranks(g->files[i]), r, rk)
-		{
-			int style = ng_gp_style(g);
-			char *title = ng_noise_title(r, n);
-
-			ng_gp_range(g, i, (int)(2 * r + 1), 2, 1);
-			ng_gp_next(g);
-			fprintf(g->plot,
-			        "'%s' index %zu using 1:2:3:4:(0.8):2 with boxxyerror fs transparent solid "
-			        "0.3 lc rgb '%s'",
-			        g->dat[i], 2 * r + 1, ng_gp_color(style));
-			if (title)
-				ng_gp_legend(g, i, title, NULL);
-			else
-				fputs(" notitle", g->plot);
-			free(title);
-		}
-	}
+	ng_noise_series(g, 1, "using 1:2:3:4:(0.8):2 with boxxyerror fs transparent solid 0.3");
 	ng_gp_panel_end(g);
 	fputs("unset logscale x\nunset logscale y\n", g->gp);
 }
