@@ -164,6 +164,7 @@ struct plan {
 	const char *output;
 	double timeout;
 	double time_s, interval_s;    /* --time, --interval (0: not given) */
+	double ci_target, max_time_s; /* --ci-target (0: not given), --max-time (10 s without) */
 	double pct[NG_STATS_PCT_MAX]; /* --percentiles */
 	size_t npct;
 };
@@ -878,6 +879,8 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 	    .count = p->time_s > 0 ? NG_TIME_SAMPLES : (size_t)p->count,
 	    .time_s = p->time_s,
 	    .interval_s = p->interval_s,
+	    .ci_target = p->ci_target,
+	    .max_time_s = p->max_time_s,
 	    .warmup = (size_t)p->warmup,
 	    .verify = ng_args_flag(a, "verify"),
 	    .raw = ng_args_flag(a, "raw"),
@@ -1120,6 +1123,35 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 	if (ng_args_given(&a, "interval") && !(p.interval_s >= 0.01 && p.interval_s <= 86400)) {
 		ng_error("--interval must be between 0.01 and 86400 seconds, got %s",
 		         ng_args_str(&a, "interval"));
+		goto out;
+	}
+	/* Adaptive stopping (patterns/sampler.h): a target above 0 and below 1,
+	 * a bound per size of at most a day; not with --time. */
+	p.ci_target = ng_args_given(&a, "ci-target") ? ng_args_double(&a, "ci-target") : 0.0;
+	p.max_time_s = ng_args_given(&a, "max-time") ? ng_args_double(&a, "max-time") : 10.0;
+	if (ng_args_given(&a, "ci-target") && !(p.ci_target > 0 && p.ci_target < 1)) {
+		ng_error("--ci-target must be above 0 and below 1 (a fraction of the median), got %s",
+		         ng_args_str(&a, "ci-target"));
+		goto out;
+	}
+	if (ng_args_given(&a, "max-time") && !(p.max_time_s > 0 && p.max_time_s <= 86400)) {
+		ng_error("--max-time must be above 0 and at most 86400 seconds, got %s",
+		         ng_args_str(&a, "max-time"));
+		goto out;
+	}
+	if (ng_args_given(&a, "max-time") && !ng_args_given(&a, "ci-target")) {
+		ng_error("--max-time applies to --ci-target only");
+		goto out;
+	}
+	if (ng_args_given(&a, "ci-target") && ng_args_given(&a, "time")) {
+		ng_error("--time and --ci-target exclude each other (--max-time bounds --ci-target)");
+		goto out;
+	}
+	if (ng_args_given(&a, "ci-target") && !p.pat->by_time && !p.pat->adaptive) {
+		ng_error(
+		    "pattern '%s' does not sample adaptively by --ci-target (patterns that do: pingpong, bw, "
+		    "bibw, alltoall, loggp, plogp)",
+		    p.pat->name);
 		goto out;
 	}
 	if (ng_args_str(&a, "pin")) {

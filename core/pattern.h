@@ -53,7 +53,13 @@ struct ng_run {
 	 * timed repetitions; 0 without.  @count is then NG_TIME_SAMPLES, what a
 	 * stream keeps at the most (patterns/sampler.h: runs by time). */
 	double time_s;
-	double interval_s;                   /* --interval: a line on stderr this often (seconds); 0: none */
+	double interval_s; /* --interval: a line on stderr this often (seconds); 0: none */
+	/* --ci-target: each measurement samples until the 95% interval of its
+	 * median lies within this fraction of it (0: off), at least @count
+	 * timed repetitions, at most --max-time (@max_time_s) seconds
+	 * (patterns/sampler.h: adaptive stopping). */
+	double ci_target;
+	double max_time_s;
 	uint64_t seed;                       /* --seed: pairings, server choice */
 	double timeout_s;                    /* a silent peer is lost after this long */
 	const volatile sig_atomic_t *cancel; /* set on SIGINT/SIGTERM */
@@ -72,6 +78,7 @@ struct ng_pattern {
 	int max_ranks;             /* 0 = no upper bound */
 	bool even_ranks;           /* ranks are paired */
 	bool by_time;              /* measures by --time (its loops are the sampler's) */
+	bool adaptive;             /* takes --ci-target and --max-time in a loop of its own (loggp, plogp) */
 	const char *default_sizes; /* size spec used without -s */
 	/* Runs the benchmark collectively on all ranks.  Returns NG_OK or the
 	 * first error (already reported).  Rows committed before an error are
@@ -85,6 +92,13 @@ struct ng_pattern {
 /* Progress line on stderr (rank 0, only when stderr is a terminal):
  * "pingpong: 12/21 sizes, 64 KiB, ETA 3 s". */
 void ng_progress(const struct ng_run *run, size_t done, size_t total, size_t size);
+
+/* Within a long measurement (a run by --time or --ci-target), rank 0,
+ * only when stderr is a terminal: redraws the progress line with the
+ * current size's progress, @el_s of @limit_s seconds (@bound: at most, the
+ * measurement may stop sooner) and @iters repetitions, and the time left.
+ * Between batches of a measurement only, never in a timed region. */
+void ng_progress_size(const struct ng_run *run, double el_s, double limit_s, bool bound, uint64_t iters);
 
 /* True once SIGINT/SIGTERM arrived; check between measurements. */
 static inline bool ng_cancelled(const struct ng_run *run)

@@ -40,7 +40,8 @@ struct ng_results {
 	} col[48];
 	size_t ncol;
 	double progress_t0;
-	struct ng_row row; /* the one row under construction */
+	size_t progress_done, progress_total; /* of the last ng_progress */
+	struct ng_row row;                    /* the one row under construction */
 	void (*row_hook)(void *ctx, size_t size, struct ng_row *row);
 	void *row_hook_ctx;
 	/* --percentiles given: the table's columns in place of p99 */
@@ -609,10 +610,31 @@ void ng_progress(const struct ng_run *run, size_t done, size_t total, size_t siz
 	if (done <= 1 || r->progress_t0 == 0)
 		r->progress_t0 = now - 1e-9;
 	double eta = done ? (now - r->progress_t0) / (double)done * (double)(total - done) : 0;
+	r->progress_done = done;
+	r->progress_total = total;
 	human_size(size, sz, sizeof(sz));
 	if (done >= total)
 		fputs("\r\033[K", stderr);
 	else
 		fprintf(stderr, "\r\033[K%s: %zu/%zu sizes, %s, ETA %.0f s", r->label, done, total, sz, eta);
+	fflush(stderr);
+}
+
+void ng_progress_size(const struct ng_run *run, double el_s, double limit_s, bool bound, uint64_t iters)
+{
+	struct ng_results *r = run->results;
+	size_t done, total;
+	double left;
+
+	if (!r || !isatty(STDERR_FILENO))
+		return;
+	total = r->progress_total ? r->progress_total : run->nsizes;
+	done = r->progress_total ? r->progress_done : 0;
+	if (done >= total)
+		done = total - 1;
+	left = (limit_s > el_s ? limit_s - el_s : 0.0) + (double)(total - done - 1) * limit_s;
+	fprintf(stderr, "\r\033[K%s: size %zu of %zu: %.1f of %s%.1f s, %llu iterations; %s%.0f s left",
+	        r->label, done + 1, total, el_s, bound ? "at most " : "", limit_s, (unsigned long long)iters,
+	        bound ? "at most " : "", left);
 	fflush(stderr);
 }

@@ -227,7 +227,8 @@ static ng_status ng_as_decide(struct ng_as *as, bool probe, size_t done, uint64_
 			mine[NG_AS_C_GO] = 0.0;
 		} else {
 			double left = size_budget_us - elapsed;
-			double cap = (double)(NG_AS_MAX_REPS - done);
+			double cap =
+			    (double)((as->floor > NG_AS_MAX_REPS ? as->floor : NG_AS_MAX_REPS) - done);
 
 			batch = (double)done;
 			if (batch > cap)
@@ -250,8 +251,8 @@ static ng_status ng_as_decide(struct ng_as *as, bool probe, size_t done, uint64_
 	if (probe || as->fixed)
 		*more_p = cl[NG_AS_C_GO] > 0.0;
 	else
-		*more_p = cl[NG_AS_C_GO] > 0.0 &&
-		          fmax(cl[NG_AS_C_HW], sv[NG_AS_C_HW]) > as->ci_rel * cl[NG_AS_C_SCALE];
+		*more_p = cl[NG_AS_C_GO] > 0.0 && (done < as->floor || fmax(cl[NG_AS_C_HW], sv[NG_AS_C_HW]) >
+		                                                           as->ci_rel * cl[NG_AS_C_SCALE]);
 	return NG_OK;
 }
 
@@ -274,6 +275,8 @@ static ng_status ng_as_size(struct ng_as *as, size_t idx, size_t size)
 		double used = ng_timer_us(as->tm, t_size0 - as->t_run0);
 
 		size_budget = (as->budget_us - used) / (double)(run->nsizes - idx);
+		if (as->max_size_us > 0.0 && size_budget > as->max_size_us)
+			size_budget = as->max_size_us;
 	}
 
 	st = ng_as_batch(as, probe_kinds, 2, as->warmup + probe_reps, as->warmup, size, 0.0);
@@ -344,8 +347,16 @@ static ng_status ng_as_setup(struct ng_as *as)
 		return NG_ERR_USAGE;
 	}
 	as->fixed = ng_args_given(a, "count") ? run->count : 0;
+	if (run->ci_target > 0) {
+		as->ci_rel = run->ci_target;
+		as->floor = as->fixed;
+		as->fixed = 0;
+		as->max_size_us = run->max_time_s * 1e6;
+	}
 	as->warmup = ng_args_given(a, "warmup") ? run->warmup : NG_AS_WARMUP;
 	as->cap = NG_AS_MIN_REPS + (as->fixed > NG_AS_MAX_REPS ? as->fixed : NG_AS_MAX_REPS);
+	if (as->floor > as->cap - NG_AS_MIN_REPS)
+		as->cap = NG_AS_MIN_REPS + as->floor;
 	as->stride = ng_slot_stride(max);
 	as->client = as->me == 0;
 	as->peer = 1 - as->me;

@@ -29,7 +29,12 @@
  * every round but its OR receives, batches of interleaved rounds, the probe
  * and the adaptive sampling until the 95% CI half-widths are at most
  * NAME-ci times the scale, or 1000 rounds, or the size's share of the
- * budget is spent, and the loop over the sizes.
+ * budget is spent, and the loop over the sizes.  The run's --ci-target and
+ * --max-time (patterns/sampler.h, adaptive stopping) map onto this
+ * machinery: --ci-target REL replaces NAME-ci, -c becomes the floor of
+ * rounds, and --max-time SEC bounds the size's share of the budget; the
+ * question between batches is this file's (ng_as_decide), not the
+ * sampler's, since its rounds interleave four kinds with counts of their own.
  *
  * A pattern embeds struct ng_as as its first member and gives an
  * ng_as_ops: its timed OS round (client) and OR receives (server), which
@@ -58,7 +63,8 @@
 /* What an assessment asks of the driver (initializers of struct ng_pattern):
  * one client and one server, reliable two-sided messages. */
 #define NG_AS_PATTERN_NEEDS                                                                                  \
-	.needs = NG_CAP_CHANNEL | NG_CAP_RELIABLE, .min_ranks = 2, .max_ranks = 2, .even_ranks = true
+	.needs = NG_CAP_CHANNEL | NG_CAP_RELIABLE, .min_ranks = 2, .max_ranks = 2, .even_ranks = true,       \
+	.adaptive = true
 
 /* The kinds of rounds, which are also the streams of their samples. */
 enum ng_as_kind {
@@ -120,6 +126,11 @@ struct ng_as {
 	size_t warmup;
 	size_t cap; /* rounds per kind the sample arrays hold */
 	double budget_us, ci_rel, delay_opt_us;
+	/* --ci-target (run->ci_target > 0): it replaces --NAME-ci, -c is the
+	 * floor of rounds per kind instead of a fixed count, and --max-time
+	 * bounds each size's share of the budget */
+	size_t floor;
+	double max_size_us; /* 0: no bound but the share */
 	/* buffers */
 	struct ng_bufs bufs;
 	size_t stride;       /* between receive slots */

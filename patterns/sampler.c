@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Doubles of one rank's contribution to a gathering. */
 static size_t ng_sampler_block(const struct ng_sampler *s)
@@ -62,11 +63,13 @@ ng_status ng_sampler_init(struct ng_sampler *s, struct ng_run *run, const struct
 	s->pool = pool;
 	s->flags = spec->flags;
 	s->reporter = ng_results_active(run->results);
-	if (run->time_s > 0) {
+	if (run->time_s > 0 || run->ci_target > 0) {
 		/* by time: the streams hold what a run by time keeps, whatever the
 		 * pattern's own count; the exchanges of ng_sampler_extend need a
 		 * place of their own */
 		s->by_time = true;
+		s->ci = run->ci_target > 0;
+		s->tty = s->reporter && isatty(STDERR_FILENO);
 		s->cap = NG_TIME_SAMPLES;
 		s->ask = calloc((size_t)run->boot->size * NG_SAMPLER_ASK, sizeof(*s->ask));
 		if (!s->ask)
@@ -137,6 +140,13 @@ void ng_sampler_start(struct ng_sampler *s, size_t skip, size_t count)
 		s->line_due = false;
 		s->next_line = s->run->interval_s;
 		s->line_from = 0;
+		s->floor = count;
+		s->checked = 0;
+		s->stop = "time";
+		s->elapsed_s = 0.0;
+		s->shown = 0.0;
+		/* --max-time and elapsed_s count the warm-up */
+		s->t_start = ng_timer_now(s->run->timer);
 	}
 	memset(s->fill, 0, s->streams * sizeof(*s->fill));
 	memset(s->mine, 0, ng_sampler_block(s) * sizeof(*s->mine));
@@ -188,12 +198,40 @@ static void ng_sampler_quick(struct ng_sampler *s, const double *x, size_t n, do
 /* The exchange of one question: [0] go on, [1] iterations until the next
  * question, [2] an --interval line is due at the next question; and for
  * the line due now, from every rank: [3] values kept in its first stream,
- * [4] their median, [5] their p99, [6] the median since the last line. */
-enum { ASK_GO, ASK_BATCH, ASK_LINE, ASK_N, ASK_MED, ASK_P99, ASK_IMED };
+ * [4] their median, [5] their p99, [6] the median since the last line;
+ * with --ci-target, from every rank: [7] 1 when the intervals of its
+ * streams are within the target (checked at this question), else 0. */
+enum { ASK_GO, ASK_BATCH, ASK_LINE, ASK_N, ASK_MED, ASK_P99, ASK_IMED, ASK_CI };
+
+/* --ci-target: whether the 95% interval of the median of each of this
+ * rank's streams that holds values (the order statistics of the row's
+ * ci95, over the values kept) lies within ci_target of its median on both
+ * sides; true when none holds any.  Sorts in the scratch. */
+static bool ng_sampler_ci_met(struct ng_sampler *s)
+{
+	for (size_t i = 0; i < s->streams; i++) {
+		size_t n = s->fill[i], lo, hi;
+		double *x = s->scratch, med, tol;
+
+		if (!n)
+			continue;
+		if (!ng_stats_median_ci_ranks(n, &lo, &hi))
+			return false;
+		memcpy(x, ng_sampler_mine(s, i), n * sizeof(*x));
+		qsort(x, n, sizeof(*x), ng_sampler_cmp);
+		med = n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2.0;
+		tol = s->run->ci_target * fabs(med);
+		if (!(med - x[lo] <= tol && x[hi] - med <= tol))
+			return false;
+	}
+	return true;
+}
 
 /* Rank 0: the --interval line of the question at timed iteration @j. */
 static void ng_sampler_line(const struct ng_sampler *s, uint64_t j, double el)
 {
+	if (s->tty) /* over the progress line */
+		fputs("\r\033[K", stderr);
 	for (int r = 0; r < s->run->boot->size; r++) {
 		const double *a = s->ask + (size_t)r * NG_SAMPLER_ASK;
 
@@ -229,6 +267,10 @@ bool ng_sampler_extend(struct ng_sampler *s, uint64_t it)
 		if (from < n)
 			ng_sampler_quick(s, x + from, n - from, &mine[ASK_IMED], &p99);
 	}
+	/* the same j on every rank: all check at the same questions, past the
+	 * floor, when the iterations have grown by a tenth since the last */
+	if (s->ci && j >= s->floor && j > 0 && (s->checked == 0 || (double)j >= 1.1 * (double)s->checked))
+		mine[ASK_CI] = ng_sampler_ci_met(s);
 	if (run->boot->rank == 0) {
 		uint64_t now = ng_timer_now(run->timer);
 		double left, target, rate;
@@ -237,6 +279,8 @@ bool ng_sampler_extend(struct ng_sampler *s, uint64_t it)
 			s->t0 = now;
 		el = ng_timer_us(run->timer, now - s->t0) / 1e6;
 		left = run->time_s - el;
+		if (s->ci) /* --max-time counts from the start, warm-up included */
+			left = run->max_time_s - ng_timer_us(run->timer, now - s->t_start) / 1e6;
 		rate = j > 0 && el > 0 ? (double)j / el : 0.0;
 		if (s->line_due) { /* the line of this question: the next one after it */
 			s->next_line += run->interval_s;
@@ -265,17 +309,41 @@ bool ng_sampler_extend(struct ng_sampler *s, uint64_t it)
 		s->line_from = j;
 	}
 	s->line_due = s->ask[ASK_LINE] > 0;
+	if (s->ci && j >= s->floor && j > 0 && (s->checked == 0 || (double)j >= 1.1 * (double)s->checked)) {
+		bool met = true;
+
+		for (int r = 0; r < run->boot->size; r++)
+			met = met && s->ask[(size_t)r * NG_SAMPLER_ASK + ASK_CI] > 0;
+		if (met) {
+			s->stop = s->checked == 0 ? "count" : "ci";
+			s->ask[ASK_GO] = 0;
+		}
+		s->checked = j;
+	}
 	if (!(s->ask[ASK_GO] > 0)) {
 		s->stopped = true;
 		s->iters = j;
 		s->count = ng_sampler_kept(s, j);
 		s->end = it;
+		if (run->boot->rank == 0)
+			s->elapsed_s = ng_timer_us(run->timer, ng_timer_now(run->timer) - s->t_start) / 1e6;
 		return false;
+	}
+	if (s->tty) {
+		double at = s->ci ? ng_timer_us(run->timer, ng_timer_now(run->timer) - s->t_start) / 1e6 : el;
+
+		if (at - s->shown >= 0.25) {
+			s->shown = at;
+			ng_progress_size(run, at, s->ci ? run->max_time_s : run->time_s, s->ci, j);
+		}
 	}
 	/* full: make room for what follows (not when stopping: nothing does) */
 	if (j > 0 && j == (uint64_t)s->cap * s->stride)
 		ng_sampler_compact(s);
 	s->end = it + (uint64_t)s->ask[ASK_BATCH];
+	/* --ci-target: a batch ends at the floor, where the first check is */
+	if (s->ci && j < s->floor && s->end > s->skip + s->floor)
+		s->end = s->skip + s->floor;
 	/* the next question no later than the streams fill */
 	if (s->end > s->skip + (uint64_t)s->cap * s->stride)
 		s->end = s->skip + (uint64_t)s->cap * s->stride;
@@ -438,8 +506,11 @@ struct ng_row *ng_sampler_row_n(struct ng_sampler *s, size_t size, size_t count)
 	s->noted = false;
 	s->size = size;
 	s->row_hist = NULL;
-	if (row && s->by_time)
+	if (row && s->by_time) {
 		ng_row_json(row, "iterations", json_integer((json_int_t)s->iters));
+		ng_row_json(row, "stop", json_string(s->stop));
+		ng_row_json(row, "elapsed_s", json_real(s->elapsed_s));
+	}
 	if (row && s->run->histogram) {
 		s->row_hist = json_object();
 		ng_row_json(row, "histogram", s->row_hist);

@@ -76,6 +76,33 @@
  * (a look-ahead that waits for a peer) do not measure by time
  * (struct ng_pattern's by_time).
  *
+ * Adaptive stopping (--ci-target REL, run->ci_target; --max-time SEC,
+ * run->max_time_s) runs on the same questions: a measurement runs at least
+ * the @count iterations ng_sampler_start is given (the floor: a batch ends
+ * exactly there) and at most max_time_s seconds of rank 0's timer from
+ * ng_sampler_start (its warm-up included); past the floor, at the questions
+ * where the timed iterations have grown by a tenth since the last check,
+ * every rank checks the 95% interval of the median of each of its own
+ * streams that holds values (analysis/stats.h's order statistics over the
+ * values kept, as the row's ci95) and says whether each lies within REL of
+ * its median on both sides; the measurement stops when every rank says so.
+ * So every rank decides alike from the same exchange.  The row says why it
+ * stopped ("stop": "ci"; "count" when the interval was already within at
+ * the floor; "time" when --max-time or --time ran out) and "elapsed_s", the
+ * seconds from ng_sampler_start to the stop on rank 0's timer.
+ *
+ * Progress on a terminal: on the reporting rank, when stderr is a terminal,
+ * a question redraws (at most four times a second) one line on stderr with
+ * the size's progress and the time left (core/pattern.h,
+ * ng_progress_size); never when stderr is not a terminal, never between
+ * the two timer reads of a sample.
+ *
+ * How loggp's and plogp's budgets relate (assess.h): their batches of
+ * interleaved rounds ask between batches as these questions do, and stop
+ * when the CI half-widths of their parameters are within --NAME-ci of the
+ * scale; --ci-target REL, when given, is that target, and --max-time SEC
+ * bounds each size's share of --NAME-budget.
+ *
  * Patterns that do not run one fixed loop per measurement say so where
  * they loop (assess.h: adaptive batches of interleaved rounds; onen.c's
  * reply arrivals, whose statistics are merged rather than their samples).
@@ -91,7 +118,7 @@
 #include "common.h"
 
 /* Doubles each rank adds to a question of a run by time (sampler.c). */
-#define NG_SAMPLER_ASK 7
+#define NG_SAMPLER_ASK 8
 
 /* What a sampler holds and where its samples go (ng_sampler_init). */
 enum {
@@ -129,8 +156,17 @@ struct ng_sampler {
 	double next_line;   /* seconds into the measurement of the next --interval line */
 	uint64_t line_from; /* timed iteration of the last --interval line */
 	bool line_due;      /* at the next question */
-	double *ask;        /* [ranks * NG_SAMPLER_ASK] the questions' exchange (owned) */
-	size_t *fill;       /* [streams] samples in each stream */
+	/* adaptive stopping (--ci-target; see above) */
+	bool ci;          /* run->ci_target > 0 */
+	size_t floor;     /* timed iterations at least (@count of start) */
+	uint64_t checked; /* timed iterations at the last check (0: none yet) */
+	uint64_t t_start; /* timer ticks at ng_sampler_start (rank 0: --max-time, elapsed_s) */
+	double elapsed_s; /* rank 0's seconds from start to the stop */
+	const char *stop; /* why the measurement stopped: "time", "ci" or "count" */
+	bool tty;         /* the reporter's stderr is a terminal: progress lines */
+	double shown;     /* seconds into the measurement of the last progress line */
+	double *ask;      /* [ranks * NG_SAMPLER_ASK] the questions' exchange (owned) */
+	size_t *fill;     /* [streams] samples in each stream */
 	/* memory, owned */
 	double *mine;        /* [streams * cap + tail] this rank's streams, then its tail */
 	double *all;         /* [ranks * (streams * cap + tail)] after gather; [ranks * cap] for share */
@@ -170,7 +206,8 @@ void ng_sampler_free(struct ng_sampler *s);
 /*
  * Starts a measurement of @skip untimed and then @count timed iterations
  * (@count at most cap): empties the streams and zeroes them and the tail,
- * so a rank that times nothing contributes zeros.  Not collective.
+ * so a rank that times nothing contributes zeros.  By time, @count is
+ * ignored; with --ci-target it is the floor.  Not collective.
  */
 void ng_sampler_start(struct ng_sampler *s, size_t skip, size_t count);
 
@@ -320,7 +357,8 @@ void ng_sampler_stats(struct ng_sampler *s, const double *x, size_t n, struct ng
 void ng_sampler_bw(struct ng_sampler *s, const double *x, size_t n, double bytes, struct ng_stats *st_p);
 
 /* Begins the row of @size for the current measurement ("count": its timed
- * iterations); NULL where the row calls are no-ops (ranks but the
+ * iterations; by time or --ci-target also "iterations", "stop" and
+ * "elapsed_s"); NULL where the row calls are no-ops (ranks but the
  * reporter).  ng_sampler_row_n: with @count given, for a pattern whose
  * measurement is not one fixed loop (assess.h). */
 struct ng_row *ng_sampler_row(struct ng_sampler *s, size_t size);
