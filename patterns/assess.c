@@ -328,7 +328,7 @@ static ng_status ng_as_setup(struct ng_as *as)
 	char opt[64];
 	long long n = ng_args_int(a, ng_as_opt(as, "n", opt, sizeof(opt)));
 	size_t max = ng_sizes_max(run), nslots;
-	struct ng_sampler_spec spec = {.name = name, .flags = NG_SAMPLER_SHARE};
+	struct ng_sampler_spec spec = {.name = name, .flags = NG_SAMPLER_SHARE | NG_SAMPLER_OWN};
 	ng_status st;
 
 	if (n < 2 || n > 100000) {

@@ -63,7 +63,7 @@ ng_status ng_sampler_init(struct ng_sampler *s, struct ng_run *run, const struct
 	s->pool = pool;
 	s->flags = spec->flags;
 	s->reporter = ng_results_active(run->results);
-	if (run->time_s > 0 || run->ci_target > 0) {
+	if (!(spec->flags & NG_SAMPLER_OWN) && (run->time_s > 0 || run->ci_target > 0)) {
 		/* by time: the streams hold what a run by time keeps, whatever the
 		 * pattern's own count; the exchanges of ng_sampler_extend need a
 		 * place of their own */

@@ -126,6 +126,9 @@ enum {
 	NG_SAMPLER_GATHER = 1u << 0,
 	/* ng_sampler_share: one rank's stream copied to every rank */
 	NG_SAMPLER_SHARE = 1u << 1,
+	/* the pattern runs loops of its own (ng_sampler_push; assess.h): never
+	 * by time nor by the sampler's --ci-target questions */
+	NG_SAMPLER_OWN = 1u << 2,
 };
 
 struct ng_sampler_spec {

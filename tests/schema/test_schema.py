@@ -51,7 +51,7 @@ KNOWN_FLOAT_COUNTS = set()
 
 # Options of the run added after result files were written: the schema allows them without requiring them
 # (older files lack them); every file ngauge writes now has them (the files part checks the fresh ones).
-ADDED_LATER = {"quiet-warnings", "time", "interval", "sync", "sync-check"}
+ADDED_LATER = {"quiet-warnings", "time", "interval", "sync", "sync-check", "ci-target", "max-time"}
 
 FAILS = []
 
