@@ -246,6 +246,77 @@ static void test_by_time(struct ng_run *run)
 	ng_sampler_free(&s);
 }
 
+/* Runs one measurement of --ci-target @target, --max-time @max_s and floor
+ * @floor over values from @gen(it) (@run's settings changed to them);
+ * returns the stop, the STATS of the kept values in *@st_p. */
+static const char *ci_run(struct ng_run *run, double target, double max_s, size_t floor,
+                          double (*gen)(uint64_t), struct ng_sampler *s, struct ng_stats *st_p)
+{
+	struct ng_sampler_spec spec = {.name = "t", .cap = 8, .flags = NG_SAMPLER_GATHER};
+	uint64_t it;
+
+	run->ci_target = target;
+	run->max_time_s = max_s;
+	CHECK(ng_sampler_init(s, run, &spec) == NG_OK, "init with --ci-target");
+	ng_sampler_start(s, 3, floor);
+	for (it = 0; ng_sampler_more(s, it); it++)
+		ng_sampler_add(s, 0, it, gen(it));
+	CHECK(it == 3 + s->iters, "%llu iterations, %llu timed", (unsigned long long)it,
+	      (unsigned long long)s->iters);
+	ng_sampler_stats(s, ng_sampler_mine(s, 0), ng_sampler_count(s), st_p);
+	return s->stop;
+}
+
+static double gen_const(uint64_t it)
+{
+	(void)it;
+	return 5.0;
+}
+
+/* uniform on [1, 2), a fixed sequence (splitmix64 of the iteration) */
+static double gen_uniform(uint64_t it)
+{
+	uint64_t z = it + 0x9e3779b97f4a7c15ull;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return 1.0 + (double)(z >> 11) / 9007199254740992.0;
+}
+
+/* --ci-target: a constant stops at exactly the floor ("count"); a uniform
+ * spread stops once its median's interval is within 1% ("ci"), past the
+ * floor, with the STATS's own interval within it; an unreachable target
+ * stops at --max-time ("time"). */
+static void test_ci_target(struct ng_run *run)
+{
+	struct ng_timer tm;
+	struct ng_run r = *run;
+	struct ng_sampler s;
+	struct ng_stats st;
+	const char *stop;
+
+	CHECK(ng_timer_init(&tm, "clock", NULL) == NG_OK, "timer");
+	r.timer = &tm;
+	stop = ci_run(&r, 0.01, 10, 100, gen_const, &s, &st);
+	CHECK(!strcmp(stop, "count") && s.iters == 100 && ng_sampler_count(&s) == 100,
+	      "constant: stop %s after %llu", stop, (unsigned long long)s.iters);
+	ng_sampler_free(&s);
+
+	stop = ci_run(&r, 0.01, 10, 100, gen_uniform, &s, &st);
+	CHECK(!strcmp(stop, "ci") && s.iters > 1000 && s.iters < 100000, "uniform: stop %s after %llu", stop,
+	      (unsigned long long)s.iters);
+	CHECK(st.median - st.ci_lo <= 0.01 * st.median && st.ci_hi - st.median <= 0.01 * st.median,
+	      "uniform: interval [%g, %g] of %g within 1%%", st.ci_lo, st.ci_hi, st.median);
+	CHECK(s.elapsed_s > 0 && s.elapsed_s < 10, "uniform: %g s", s.elapsed_s);
+	ng_sampler_free(&s);
+
+	stop = ci_run(&r, 1e-9, 0.05, 100, gen_uniform, &s, &st);
+	CHECK(!strcmp(stop, "time") && s.elapsed_s >= 0.05 && s.elapsed_s < 0.5,
+	      "unreachable: stop %s after %g s", stop, s.elapsed_s);
+	ng_sampler_free(&s);
+}
+
 int main(void)
 {
 	struct ng_boot boot = {.ops = &fake_ops, .rank = 0, .size = NRANKS};
@@ -256,6 +327,7 @@ int main(void)
 	test_combine(&run);
 	test_push_share(&run);
 	test_by_time(&run);
+	test_ci_target(&run);
 	CHECK(ng_results_rows(res) == 1, "%zu rows committed", ng_results_rows(res));
 	ng_results_free(res);
 	return check_exit();
