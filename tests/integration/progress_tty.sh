@@ -42,10 +42,11 @@ if run 0 "$NGAUGE" -x tcp -p pingpong -s 1,2 --time 0.6 -o "$T/file.json"; then
 fi
 
 # partial results: read during the run, and left by an interrupted one
-"$NGAUGE" -x tcp -p pingpong -s 1,2,4,8 --time 1 -o "$T/part.json" >/dev/null 2>"$T/part.err" &
+"$NGAUGE" -x tcp -p pingpong -s 1,2,4,8 --time 2 -o "$T/part.json" >/dev/null 2>"$T/part.err" &
 pid=$!
 if wait_rows "$T/part.json"; then
 	cp "$T/part.json" "$T/during.json"
+	kill -TERM $pid
 	pycheck "$T/during.json" "a file read during the run: complete false, the sizes done" "
 assert r['complete'] is False, r['complete']
 sizes = [row['size'] for row in r['results']]
@@ -53,7 +54,6 @@ assert 1 <= len(sizes) < 4 and sizes == [1, 2, 4, 8][:len(sizes)], sizes
 for row in r['results']:
     assert row['stop'] == 'time' and row['iterations'] >= row['count'] > 0 and stats_ok(row['latency_us']), row
 "
-	kill -TERM $pid
 else
 	fail "no row in the result file within 30 s"
 	kill -TERM $pid
