@@ -59,8 +59,15 @@ def load(name):
             ci = v.get("ci95")
             out[p] = (ci[1] - ci[0]) if ci and ci[1] is not None else float("inf")
         return out
+    # per size: the widest half-width of its four medians' intervals, relative to PRTT(1,0,s)
+    per = {}
+    for row in r["results"]:
+        base = row["prtt1_us"]["median"]
+        hw = [max(row[k]["median"] - row[k]["ci95"][0], row[k]["ci95"][1] - row[k]["median"])
+              for k in ("prtt1_us", "T_us", "o_s_us", "o_r_us") if isinstance(row.get(k), dict)]
+        per[row["size"]] = max(hw) / base if hw and base > 0 else float("inf")
     return {"time": t, "complete": r["complete"], "sizes": len(r["results"]), "first": widths(first),
-            "last": widths(last), "nseg": len(segs)}
+            "last": widths(last), "nseg": len(segs), "per": per}
 
 runs = {n: load(n) for n in names}
 fmt = lambda x: "%9.3g" % x if x != float("inf") else "      n/a"
@@ -71,6 +78,11 @@ print("%-10s %7s %5s %4s | %s | %s" % ("run", "wall_s", "sizes", "segs",
 for n, v in runs.items():
     print("%-10s %7.2f %5d %4d | %s | %s" % (n, v["time"], v["sizes"], v["nseg"],
           " ".join(fmt(v["first"][p]) for p in PARAMS), " ".join(fmt(v["last"][p]) for p in PARAMS)))
+print("per size, the widest relative half-width of its medians' intervals (PRTT(1,0,s), T, o_s, o_r):")
+for n, v in runs.items():
+    w = sorted(v["per"].values())
+    print("%-10s median %.4f, 90th %.4f, largest %.4f; within 1%%: %d of %d sizes" % (
+        n, statistics.median(w), w[int(0.9 * (len(w) - 1))], w[-1], sum(x <= 0.01 for x in w), len(w)))
 ok = True
 defaults = [v for n, v in runs.items() if n.startswith("default")]
 for n, v in runs.items():
