@@ -69,7 +69,7 @@ ng_status ng_sampler_init(struct ng_sampler *s, struct ng_run *run, const struct
 		 * place of their own */
 		s->by_time = true;
 		s->ci = run->ci_target > 0;
-		s->tty = s->reporter && isatty(STDERR_FILENO);
+		s->tty = s->reporter && run->boot->rank == 0 && isatty(STDERR_FILENO);
 		s->cap = NG_TIME_SAMPLES;
 		s->ask = calloc((size_t)run->boot->size * NG_SAMPLER_ASK, sizeof(*s->ask));
 		if (!s->ask)
@@ -227,6 +227,14 @@ static bool ng_sampler_ci_met(struct ng_sampler *s)
 	return true;
 }
 
+/* --ci-target: whether the question at timed iteration @j checks the
+ * intervals: past the floor, when the iterations have grown by a tenth
+ * since the last check.  The same j on every rank: all check alike. */
+static bool ng_sampler_ci_due(const struct ng_sampler *s, uint64_t j)
+{
+	return s->ci && j >= s->floor && j > 0 && (s->checked == 0 || (double)j >= 1.1 * (double)s->checked);
+}
+
 /* Rank 0: the --interval line of the question at timed iteration @j. */
 static void ng_sampler_line(const struct ng_sampler *s, uint64_t j, double el)
 {
@@ -267,9 +275,7 @@ bool ng_sampler_extend(struct ng_sampler *s, uint64_t it)
 		if (from < n)
 			ng_sampler_quick(s, x + from, n - from, &mine[ASK_IMED], &p99);
 	}
-	/* the same j on every rank: all check at the same questions, past the
-	 * floor, when the iterations have grown by a tenth since the last */
-	if (s->ci && j >= s->floor && j > 0 && (s->checked == 0 || (double)j >= 1.1 * (double)s->checked))
+	if (ng_sampler_ci_due(s, j))
 		mine[ASK_CI] = ng_sampler_ci_met(s);
 	if (run->boot->rank == 0) {
 		uint64_t now = ng_timer_now(run->timer);
@@ -309,7 +315,7 @@ bool ng_sampler_extend(struct ng_sampler *s, uint64_t it)
 		s->line_from = j;
 	}
 	s->line_due = s->ask[ASK_LINE] > 0;
-	if (s->ci && j >= s->floor && j > 0 && (s->checked == 0 || (double)j >= 1.1 * (double)s->checked)) {
+	if (ng_sampler_ci_due(s, j)) { /* every rank's intervals within: stop */
 		bool met = true;
 
 		for (int r = 0; r < run->boot->size; r++)
