@@ -199,11 +199,13 @@ static ng_status ng_as_batch(struct ng_as *as, const enum ng_as_kind *kinds, siz
 
 /*
  * After a batch: every rank contributes its control record, all decide the
- * same.  Returns NG_OK with *more_p and the next batch size / delay in @ctl
- * (the client's record).
+ * same.  Returns NG_OK with *more_p, *met_p (the CI half-widths are within
+ * the target) and the next batch size / delay in @ctl (the client's
+ * record).
  */
 static ng_status ng_as_decide(struct ng_as *as, bool probe, size_t done, uint64_t t_size0,
-                              double size_budget_us, double per_round_us, double *ctl, bool *more_p)
+                              double size_budget_us, double per_round_us, double *ctl, bool *more_p,
+                              bool *met_p)
 {
 	double mine[NG_AS_C_N] = {0}, all[2 * NG_AS_C_N];
 	const double *cl, *sv;
@@ -248,11 +250,11 @@ static ng_status ng_as_decide(struct ng_as *as, bool probe, size_t done, uint64_
 	cl = all + (size_t)(as->client ? as->me : as->peer) * NG_AS_C_N;
 	sv = all + (size_t)(as->client ? as->peer : as->me) * NG_AS_C_N;
 	memcpy(ctl, cl, sizeof(mine));
+	*met_p = fmax(cl[NG_AS_C_HW], sv[NG_AS_C_HW]) <= as->ci_rel * cl[NG_AS_C_SCALE];
 	if (probe || as->fixed)
 		*more_p = cl[NG_AS_C_GO] > 0.0;
 	else
-		*more_p = cl[NG_AS_C_GO] > 0.0 && (done < as->floor || fmax(cl[NG_AS_C_HW], sv[NG_AS_C_HW]) >
-		                                                           as->ci_rel * cl[NG_AS_C_SCALE]);
+		*more_p = cl[NG_AS_C_GO] > 0.0 && (done < as->floor || !*met_p);
 	return NG_OK;
 }
 
@@ -266,7 +268,8 @@ static ng_status ng_as_size(struct ng_as *as, size_t idx, size_t size)
 	uint64_t t_size0 = ng_timer_now(as->tm), t_b0;
 	double ctl[NG_AS_C_N] = {0}, size_budget = 0.0, per_round;
 	size_t done = 0, probe_reps = as->fixed && as->fixed < NG_AS_MIN_REPS ? as->fixed : NG_AS_MIN_REPS;
-	bool more;
+	size_t checks = 0; /* decisions past the floor */
+	bool more, met = false;
 	ng_status st;
 
 	/* No fixed count: the batches below decide, and each kind appends. */
@@ -282,7 +285,7 @@ static ng_status ng_as_size(struct ng_as *as, size_t idx, size_t size)
 	st = ng_as_batch(as, probe_kinds, 2, as->warmup + probe_reps, as->warmup, size, 0.0);
 	if (st != NG_OK)
 		return st;
-	st = ng_as_decide(as, true, 0, t_size0, size_budget, 0.0, ctl, &more);
+	st = ng_as_decide(as, true, 0, t_size0, size_budget, 0.0, ctl, &more, &met);
 	if (st != NG_OK)
 		return st;
 
@@ -297,9 +300,21 @@ static ng_status ng_as_size(struct ng_as *as, size_t idx, size_t size)
 		if (ng_cancelled(run))
 			return NG_ERR_CANCELLED;
 		per_round = ng_timer_us(as->tm, ng_timer_now(as->tm) - t_b0) / (double)b;
-		st = ng_as_decide(as, false, done, t_size0, size_budget, per_round, ctl, &more);
+		st = ng_as_decide(as, false, done, t_size0, size_budget, per_round, ctl, &more, &met);
 		if (st != NG_OK)
 			return st;
+		checks += done >= as->floor;
+	}
+	/* --ci-target: the row says why the size stopped, as the sampler's do:
+	 * the target met (at the first decision past the floor: "count"), the
+	 * rounds the arrays hold ("count"), or the size's time ("time") */
+	if (run->ci_target > 0) {
+		const char *why = done + NG_AS_MIN_REPS >= as->cap ? "count" : "time";
+
+		if (met)
+			why = checks == 1 ? "count" : "ci";
+		ng_sampler_stopped(&as->smp, done, why,
+		                   ng_timer_us(as->tm, ng_timer_now(as->tm) - t_size0) / 1e6);
 	}
 
 	/* The server's o_r samples to the reporting rank. */

@@ -130,6 +130,7 @@ void ng_sampler_start(struct ng_sampler *s, size_t skip, size_t count)
 	s->skip = skip;
 	s->count = count;
 	s->end = skip + count;
+	s->own_stop = false;
 	if (s->by_time) {
 		/* the first question comes at the first timed iteration */
 		s->count = 0;
@@ -505,6 +506,14 @@ static void ng_sampler_note(struct ng_sampler *s, struct ng_row *row, const char
 	    s->name, s->size, key);
 }
 
+void ng_sampler_stopped(struct ng_sampler *s, uint64_t iters, const char *stop, double elapsed_s)
+{
+	s->own_stop = true;
+	s->iters = iters;
+	s->stop = stop;
+	s->elapsed_s = elapsed_s;
+}
+
 struct ng_row *ng_sampler_row_n(struct ng_sampler *s, size_t size, size_t count)
 {
 	struct ng_row *row = ng_row_begin(s->run->results, size, count);
@@ -512,7 +521,7 @@ struct ng_row *ng_sampler_row_n(struct ng_sampler *s, size_t size, size_t count)
 	s->noted = false;
 	s->size = size;
 	s->row_hist = NULL;
-	if (row && s->by_time) {
+	if (row && (s->by_time || s->own_stop)) {
 		ng_row_json(row, "iterations", json_integer((json_int_t)s->iters));
 		ng_row_json(row, "stop", json_string(s->stop));
 		ng_row_json(row, "elapsed_s", json_real(s->elapsed_s));

@@ -167,6 +167,7 @@ struct ng_sampler {
 	double elapsed_s; /* rank 0's seconds from start to the stop */
 	const char *stop; /* why the measurement stopped: "time", "ci" or "count" */
 	bool tty;         /* the reporter's stderr is a terminal: progress lines */
+	bool own_stop;    /* ng_sampler_stopped was called for this measurement */
 	double shown;     /* seconds into the measurement of the last progress line */
 	double *ask;      /* [ranks * NG_SAMPLER_ASK] the questions' exchange (owned) */
 	size_t *fill;     /* [streams] samples in each stream */
@@ -358,6 +359,12 @@ size_t ng_sampler_fold(double *x, size_t n, size_t k);
  */
 void ng_sampler_stats(struct ng_sampler *s, const double *x, size_t n, struct ng_stats *st_p);
 void ng_sampler_bw(struct ng_sampler *s, const double *x, size_t n, double bytes, struct ng_stats *st_p);
+
+/* A pattern with loops of its own (NG_SAMPLER_OWN; assess.h) whose
+ * measurement stopped by --ci-target: @iters rounds, why (@stop: "ci",
+ * "count" or "time", a static string) and @elapsed_s from its start; the
+ * next row says them as a run by time's does.  Cleared by start. */
+void ng_sampler_stopped(struct ng_sampler *s, uint64_t iters, const char *stop, double elapsed_s);
 
 /* Begins the row of @size for the current measurement ("count": its timed
  * iterations; by time or --ci-target also "iterations", "stop" and

@@ -6,7 +6,8 @@
 #    from the start of the size, its warm-up included; and the slowest size, 4 MiB, run alone and timed from
 #    outside less the run's fixed cost, with 0.5 s for its buffers, statistics and file on a loaded host);
 #  - the floor: a narrow target met at once stops at exactly -c repetitions ("count");
-#  - loggp takes --ci-target and --max-time in its own batches;
+#  - loggp and plogp take --ci-target and --max-time in their own batches, their rows saying why each size
+#    stopped;
 #  - what cannot take them is refused with one line, exit 2.
 . "$(dirname "$0")/lib.sh"
 
@@ -71,6 +72,16 @@ if run 0 "$NGAUGE" -x tcp -p loggp -s 1,1K,64K --ci-target 0.05 --max-time 0.5 -
 	wall=$(echo "$(now) - $t" | bc)
 	awk -v w="$wall" -v b="$base" 'BEGIN { exit !(w - b <= 3 * 0.5 + 1.5) }' &&
 		pass "loggp, 3 sizes of at most 0.5 s: $wall s" || fail "loggp, 3 sizes of at most 0.5 s, took $wall s"
+fi
+pycheck "$T/loggp.json" "loggp's rows say why each size stopped, within --max-time" "
+for row in r['results']:
+    assert row['stop'] in ('ci', 'count', 'time') and row['elapsed_s'] <= 0.5 + 0.2 and row['iterations'] > 0, row
+"
+if run 0 "$NGAUGE" -x tcp -p plogp -s 1,4K --ci-target 0.05 --max-time 0.3 -o "$T/plogp.json"; then
+	pycheck "$T/plogp.json" "plogp's rows say why each size stopped, within --max-time" "
+for row in r['results']:
+    assert row['stop'] in ('ci', 'count', 'time') and row['elapsed_s'] <= 0.3 + 0.2 and row['iterations'] > 0, row
+"
 fi
 
 refused() { # refused WHY ARGS... : exit 2, one line naming WHY
