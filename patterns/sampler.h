@@ -100,8 +100,10 @@
  * How loggp's and plogp's budgets relate (assess.h): their batches of
  * interleaved rounds ask between batches as these questions do, and stop
  * when the CI half-widths of their parameters are within --NAME-ci of the
- * scale; --ci-target REL, when given, is that target, and --max-time SEC
- * bounds each size's share of --NAME-budget.
+ * scale; --ci-target REL, when given, is that target, -c their floor of
+ * rounds and --max-time SEC bounds each size's share of --NAME-budget.
+ * Their samplers are NG_SAMPLER_OWN (never by time), and they tell theirs
+ * why a size stopped (ng_sampler_stopped), so their rows say it alike.
  *
  * Patterns that do not run one fixed loop per measurement say so where
  * they loop (assess.h: adaptive batches of interleaved rounds; onen.c's
