@@ -6,20 +6,26 @@
 #
 # Two network namespaces A (10.77.0.1, rank 0: the client) and B (10.77.0.2, rank 1: the server) joined by a
 # veth; netem on A's end delays A -> B (client to server), on B's end B -> A. Two ranks over the tcp module,
-# launched by mpiexec (the MPI bootstrap only), 1-byte messages. One boot:
-#   1. no qdisc: the base one-way times of both directions (--one-way on the shared clock: one kernel);
-#   2. netem on one direction only (200 us A -> B, 50 us B -> A, then 100 us each): the truth is netem's real
-#      added delay, the rise of the round trip (timed on the client's clock alone), because in the emulated
-#      guest netem delivers 80-180 us late, varying from run to run (busybox ping, printed for reference, saw
-#      200-250 us late: its timing is not tcp's); the delayed direction must rise by it (+-10%), the other not;
-#   3. 200 us A -> B and 50 us B -> A at once, shared clock: each direction within 10% of its base plus netem's
-#      real added delay of step 2 (the nominal delay is printed beside);
-#   4. the same asymmetric delays, --sync force: the model takes half the asymmetry for an offset, so both
-#      directions come out near their mean; the row must say "symmetry_assumed", and the truth lie within the
-#      reported bound (which covers half the asymmetry: half the fit's largest round trip);
-#   5. 100 us both ways, --sync force: each direction within the reported bound of the truth.
-# Up to three attempts (a loaded host disturbs the emulated guest's timing); each attempt's numbers are
-# printed. Run with one vCPU (NGAUGE_RXE_SMP=1, as meson does; the tcp module's ranks block, not spin).
+# launched by mpiexec (the MPI bootstrap only), 1-byte messages. One boot, every run of an attempt:
+#   1. no qdisc: the base one-way times (--one-way on the shared clock: one kernel, CLOCK_MONOTONIC_RAW);
+#   2. netem on one direction only (200 us A -> B; 50 us B -> A): that direction must take the delay;
+#   3. 200 us A -> B and 50 us B -> A at once, shared clock: the asymmetry must show (client to server longer
+#      by at least 90% of 150 us), with no symmetry assumed;
+#   4. the same with --sync force: both directions within the reported bound of the shared clock's (3.), and
+#      closer together than there (the model takes half the asymmetry for an offset), the row flagged
+#      "symmetry_assumed";
+#   5. 100 us both ways, shared clock then --sync force: the latter within its bound of the former.
+# In every run the two directions add up to the round trip (+-15%).
+#
+# What is not asserted, and why: "each direction within 10% of its base plus netem's real added delay". In
+# this emulated guest netem delivers late by an amount that varies from run to run within one boot (the round
+# trip's rise for 200 us on one direction: +402 us in one run, +1035 us in another; busybox ping's: +418 to
+# +478 us), and a delay on one direction lengthens the other too, by 30-200 us (the vCPU halts while netem
+# holds the packet; the emulated path after a halt is slower). So no reference measured in another run is
+# within 10% of the truth of this one, and the round trip's rise puts the other direction's share on the
+# delayed one. The suite prints that comparison (base + the round trip's rise with netem on that direction
+# alone) and asserts the differences above, which these effects do not blur. Up to three attempts.
+# Run with one vCPU (NGAUGE_RXE_SMP=1, as meson does; the tcp module's ranks block, not spin).
 #
 # NGAUGE or NGAUGE_BUILD come from meson's test environment.
 set -u
@@ -92,9 +98,7 @@ attempt() {
     delay 200 - && pings ab && pp ab || return 1
     delay - 50 && pings ba && pp ba || return 1
     delay 200 50 && pp asym && pp asymforce --sync force || return 1
-    delay 100 - && pp ab100 || return 1
-    delay - 100 && pp ba100 || return 1
-    delay 100 100 && pp symforce --sync force || return 1
+    delay 100 100 && pp sym && pp symforce --sync force || return 1
     python3 - "$W" <<'PY'
 import json, statistics, sys
 W = sys.argv[1]
@@ -108,51 +112,57 @@ def ping(name):
 def row(name):
     d = json.load(open("%s/%s.json" % (W, name)))
     return d, d["results"][0]
-def med(r, key):
-    return r[key]["median"]
+def dirs(r):
+    return r["client_to_server_us"]["median"], r["server_to_client_us"]["median"]
 def rtt(r):
-    return 2 * med(r, "latency_us")
-base_d, base = row("base")
-check(base_d["clock"]["model"] == "shared", "base: the shared clock (%s)" % base_d["clock"].get("reason"))
-c0, s0 = med(base, "client_to_server_us"), med(base, "server_to_client_us")
-print("     base: client->server %.1f us, server->client %.1f us, round trip %.1f us, bound %.3f us"
-      % (c0, s0, rtt(base), base["one_way_bound_us"]))
-check(abs(c0 + s0 - rtt(base)) <= 0.15 * rtt(base), "base: the directions add up to the round trip (+-15%)")
-# netem's real added delay of each direction: the rise of the round trip with netem on that direction only
-# (the round trip is timed on the client's clock alone: no one-way machinery in it)
-rise = {}
-for name, nominal, delayed in (("ab", 200, "client_to_server_us"), ("ba", 50, "server_to_client_us"),
-                               ("ab100", 100, "client_to_server_us"), ("ba100", 100, "server_to_client_us")):
+    return 2 * r["latency_us"]["median"]
+C, S = "client->server", "server->client"
+runs = {}
+for name in ("base", "ab", "ba", "asym", "sym", "asymforce", "symforce"):
     d, r = row(name)
-    rise[name] = rtt(r) - rtt(base)
-    other = "server_to_client_us" if delayed == "client_to_server_us" else "client_to_server_us"
-    b_del, b_oth = (c0, s0) if delayed == "client_to_server_us" else (s0, c0)
-    print("     netem %d us on %s only: round trip +%.1f us (netem's real added delay)%s; %s %.1f us, %s %.1f us"
-          % (nominal, delayed, rise[name], ", ping +%.1f us" % (ping(name) - ping("base")) if name in ("ab", "ba") else "",
-             delayed, med(r, delayed), other, med(r, other)))
-    check(abs(med(r, delayed) - b_del - rise[name]) <= 0.1 * (b_del + rise[name]),
-          "%s: the delayed direction %.1f us within 10%% of its base plus netem's added delay, %.1f us"
-          % (name, med(r, delayed), b_del + rise[name]))
-    check(abs(med(r, other) - b_oth) <= 0.1 * b_oth + 5,
-          "%s: the other direction %.1f us within 10%% (+5 us) of its base, %.1f us" % (name, med(r, other), b_oth))
-d, r = row("asym")
-check(d["clock"]["model"] == "shared" and "symmetry_assumed" not in r, "200/50 us: the shared clock, no symmetry assumed")
-tc, ts = c0 + rise["ab"], s0 + rise["ba"]
-c, s = med(r, "client_to_server_us"), med(r, "server_to_client_us")
-print("     200/50 us, shared clock: client->server %.1f us (truth %.1f, nominal %.1f), server->client %.1f us "
-      "(truth %.1f, nominal %.1f)" % (c, tc, c0 + 200, s, ts, s0 + 50))
-check(abs(c - tc) <= 0.1 * tc, "200/50 us: client->server within 10%% of %.1f us" % tc)
-check(abs(s - ts) <= 0.1 * ts, "200/50 us: server->client within 10%% of %.1f us" % ts)
-for name, tc, ts, asymmetric in (("asymforce", c0 + rise["ab"], s0 + rise["ba"], True),
-                                 ("symforce", c0 + rise["ab100"], s0 + rise["ba100"], False)):
-    d, r = row(name)
-    check(d["clock"]["model"] == "fitted", "%s: a fitted model (bound %.1f us)" % (name, d["clock"]["bound_us"]))
-    c, s, bound = med(r, "client_to_server_us"), med(r, "server_to_client_us"), r["one_way_bound_us"]
-    print("     %s: client->server %.1f us (truth %.1f, off %+.1f), server->client %.1f us (truth %.1f, off %+.1f), "
-          "bound %.1f us, symmetry_assumed %s" % (name, c, tc, c - tc, s, ts, s - ts, bound, r.get("symmetry_assumed")))
-    check(abs(c - tc) <= bound and abs(s - ts) <= bound, "%s: both directions within the bound of the truth" % name)
-    if asymmetric:
-        check(r.get("symmetry_assumed") is True, "%s: the row says the symmetry is assumed" % name)
+    runs[name] = r
+    c, s = dirs(r)
+    fitted = d["clock"]["model"] == "fitted"
+    print("     %-9s %s %.1f us, %s %.1f us, round trip %.1f us, bound %.3f us%s" % (name, C, c, S, s, rtt(r),
+          r["one_way_bound_us"], ", symmetry_assumed %s" % r.get("symmetry_assumed") if fitted else ""))
+    check(d["clock"]["model"] == ("fitted" if name.endswith("force") else "shared"), "%s: the clock (%s)" % (name, d["clock"]["model"]))
+    check(abs(c + s - rtt(r)) <= 0.15 * rtt(r), "%s: the directions add up to the round trip (+-15%%)" % name)
+c0, s0 = dirs(runs["base"])
+# netem on one direction: that direction takes the delay. netem's real added delay is not the nominal one (late
+# by 80-700 us in the emulated guest, varying from run to run) and the other direction lengthens too (30-200
+# us), so the check is on the difference of the two rises: at least 90% of the nominal delay.
+for name, nominal, delayed in (("ab", 200, 0), ("ba", 50, 1)):
+    d = dirs(runs[name])
+    rise = (d[0] - c0, d[1] - s0)
+    print("     netem %d us on %s only: %s +%.1f us, %s +%.1f us; the round trip +%.1f us, ping's +%.1f us"
+          % (nominal, (C, S)[delayed], C, rise[0], S, rise[1], rtt(runs[name]) - rtt(runs["base"]),
+             ping(name) - ping("base")))
+    check(rise[delayed] - rise[1 - delayed] >= 0.9 * nominal,
+          "%s: the delayed direction rises by at least 90%% of %d us more than the other" % (name, nominal))
+# both at once, the shared clock: the asymmetry shows; each direction beside the truth estimated from the
+# single-direction runs (base + that run's rise of the round trip: printed, not asserted, see above)
+c, s = dirs(runs["asym"])
+check(c - s >= 0.9 * 150, "200/50 us, shared clock: client->server longer than server->client by at least 90%% of "
+      "150 us (%.1f us)" % (c - s))
+check("symmetry_assumed" not in runs["asym"], "200/50 us, shared clock: no symmetry assumed")
+for k, v, b, rr in ((C, c, c0, "ab"), (S, s, s0, "ba")):
+    t = b + rtt(runs[rr]) - rtt(runs["base"])
+    print("     200/50 us, shared clock: %s %.1f us; base + the round trip's rise with netem on it alone %.1f us "
+          "(%+.0f%%)" % (k, v, t, 100 * (v - t) / t))
+# --sync force: within the reported bound of the shared clock's directions measured just before
+for name, ref in (("asymforce", "asym"), ("symforce", "sym")):
+    r = runs[name]
+    (c, s), (tc, ts), bound = dirs(r), dirs(runs[ref]), r["one_way_bound_us"]
+    print("     %s: %s %+.1f us, %s %+.1f us from the shared clock's run, bound %.1f us"
+          % (name, C, c - tc, S, s - ts, bound))
+    check(abs(c - tc) <= bound and abs(s - ts) <= bound, "%s: both directions within the bound of %s's" % (name, ref))
+# asymmetric: the model takes half the asymmetry for an offset; the row says so
+r = runs["asymforce"]
+c, s = dirs(r)
+check(r.get("symmetry_assumed") is True, "asymforce: the row says the symmetry is assumed")
+check(abs(c - s) < abs(dirs(runs["asym"])[0] - dirs(runs["asym"])[1]),
+      "asymforce: the directions closer together than on the shared clock (%.1f us against %.1f us)"
+      % (abs(c - s), abs(dirs(runs["asym"])[0] - dirs(runs["asym"])[1])))
 sys.exit(0 if ok else 1)
 PY
 }
