@@ -35,8 +35,10 @@
  * direction.  The client keeps the clock's reading before its send (t0)
  * and after its receive (t1), the server one reading between its receive
  * and its send (ts), each into its sampler stream as ticks after a base
- * read before the measurement (no conversion, allocation or call inside
- * the loop).  After the loop every rank puts its readings on rank 0's
+ * read before the first size (one subtraction: nothing is allocated,
+ * converted to time or exchanged inside the loop; the server's reading is
+ * the one cost --one-way adds to the round trip).  After the loop every
+ * rank puts its readings on rank 0's
  * clock: with a shared clock the ticks after rank 0's base on rank 0's
  * calibration, with a fitted model through ng_timer_global_of() and the
  * model (core/clocksync.h); the sampler's gather brings them together and
