@@ -302,3 +302,38 @@ void ng_clock_free(struct ng_clock *clk)
 	free(clk->ranks);
 	clk->ranks = NULL;
 }
+
+ng_status ng_clock_shared(struct ng_boot *b, const struct ng_timer *t, bool *shared_p, const char **why_p)
+{
+	return ng_sync_shared(b, t, shared_p, why_p);
+}
+
+long double ng_clock_to_ref_ns(const struct ng_clock *clk, int rank, long double local_ns)
+{
+	const struct ng_clock_rank *r;
+	long double epoch = (long double)clk->epoch_ns;
+
+	if (!clk->fitted || rank <= 0 || rank >= clk->size)
+		return local_ns;
+	r = &clk->ranks[rank];
+	return epoch + (local_ns - epoch - (long double)r->offset_us * 1e3L) /
+	                   (1.0L + (long double)r->drift_ppm * 1e-6L);
+}
+
+double ng_clock_pair_bound_us(const struct ng_clock *clk, int a, int b, long double at_ns)
+{
+	double since_us = (double)((at_ns - (long double)clk->epoch_ns) * 1e-3L), sum = 0.0;
+	int rk[2] = {a, b};
+
+	if (!clk->fitted)
+		return 0.0;
+	for (int i = 0; i < 2; i++) {
+		const struct ng_clock_rank *r;
+
+		if (rk[i] <= 0 || rk[i] >= clk->size)
+			continue;
+		r = &clk->ranks[rk[i]];
+		sum += r->bound_us + r->drift_bound_ppm * 1e-6 * fabs(since_us);
+	}
+	return sum;
+}

@@ -83,6 +83,23 @@ json_t *ng_clock_json(const struct ng_clock *clk);
 /* The largest offset bound over the ranks, µs (0 without a model). */
 double ng_clock_bound_us(const struct ng_clock *clk);
 
+/* Whether the ranks read one clock (one host, a timer that is one counter
+ * there, no test-only skew), whatever --sync says; *@why_p says why (or
+ * why not).  Collective (a bootstrap allgather); for a pattern that needs
+ * to know under --sync off.  Returns the bootstrap's status. */
+ng_status ng_clock_shared(struct ng_boot *b, const struct ng_timer *t, bool *shared_p, const char **why_p);
+
+/* Rank @rank's time @local_ns (its timer as ng_timer_global() reads it, in
+ * ns of its own calibration) as rank 0's time, ns, through the fitted model
+ * (the inverse of local = T + offset + drift * (T - epoch)); @local_ns
+ * itself without a fitted model. */
+long double ng_clock_to_ref_ns(const struct ng_clock *clk, int rank, long double local_ns);
+
+/* The offset bound between ranks @a and @b at rank 0's time @at_ns: the sum
+ * of their bounds (rank 0's is zero), each grown by its drift bound since
+ * the epoch; 0 without a fitted model.  µs. */
+double ng_clock_pair_bound_us(const struct ng_clock *clk, int a, int b, long double at_ns);
+
 void ng_clock_free(struct ng_clock *clk);
 
 #endif

@@ -891,6 +891,7 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 	    .timeout_s = p->timeout,
 	    .cancel = ng_cancel_flag(),
 	    .results = res,
+	    .clock = &clk,
 	};
 	st = ng_boot_barrier(boot);
 	if (st == NG_OK)

@@ -30,6 +30,8 @@
 #include "results.h"
 #include "status.h"
 
+struct ng_clock; /* core/clocksync.h */
+
 /* Everything a pattern gets from the driver. */
 /* What a sample stream keeps at the most in a run by --time: memory that
  * does not grow with the run's length (patterns/sampler.h).  A multiple of 4. */
@@ -64,6 +66,7 @@ struct ng_run {
 	double timeout_s;                    /* a silent peer is lost after this long */
 	const volatile sig_atomic_t *cancel; /* set on SIGINT/SIGTERM */
 	struct ng_results *results;          /* the result sink; only rank 0 writes it */
+	const struct ng_clock *clock;        /* the global clock (core/clocksync.h), every rank */
 };
 
 struct ng_pattern {

@@ -30,11 +30,36 @@
  * after its echo, for the next iteration); the server checks what it
  * received after it has echoed it, and the client checks the echo (the
  * server's payload, or with `same` its own) after its timer stopped.
+ *
+ * --one-way (doc/clock.md): besides the round trip, the time of each
+ * direction.  The client keeps the clock's reading before its send (t0)
+ * and after its receive (t1), the server one reading between its receive
+ * and its send (ts), each into its sampler stream as ticks after a base
+ * read before the first size (one subtraction: nothing is allocated,
+ * converted to time or exchanged inside the loop; the server's reading is
+ * the one cost --one-way adds to the round trip).  After the loop every
+ * rank puts its readings on rank 0's
+ * clock: with a shared clock the ticks after rank 0's base on rank 0's
+ * calibration, with a fitted model through ng_timer_global_of() and the
+ * model (core/clocksync.h); the sampler's gather brings them together and
+ * the reporter computes client to server = ts - t0, server to client =
+ * t1 - ts, whose sum is the round trip.  The row adds the bound of the
+ * clocks' offset (the timer's resolution on a shared clock), which widens
+ * the uncertainty of both directions; a fitted model assumes symmetric
+ * paths, and the row says whether the directions' difference lies within
+ * what that assumption can hide.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clocksync.h"
 #include "sampler.h"
+
+/* --one-way: the sampler's streams of the readings (stream 0: half round
+ * trips) */
+#define NG_PP_T0 1 /* client: before its send; server: between receive and send */
+#define NG_PP_T1 2 /* client: after its receive */
 
 /* Everything one run needs; lives on run()'s stack. */
 struct ng_pp {
@@ -48,7 +73,13 @@ struct ng_pp {
 	bool echo_same; /* --pp-echo same: the server echoes from its receive buffer */
 	struct ng_bufs bufs;
 	int *clients;          /* [npairs] the client of every pair, whose samples pool */
-	struct ng_sampler smp; /* one stream: the client's half round trips */
+	struct ng_sampler smp; /* the client's half round trips; with --one-way the readings */
+	/* --one-way */
+	bool oneway;
+	bool model;     /* the readings go through the fitted clock model */
+	uint64_t base;  /* ticks the readings count from (shared clock: rank 0's) */
+	double ns0;     /* shared clock: rank 0's ns per tick */
+	bool sym_noted; /* the note on the symmetry assumption is given */
 };
 
 /* Client side of one size: times every round trip. */
@@ -79,6 +110,10 @@ static ng_status ng_pp_client(struct ng_pp *pp, size_t size)
 		t1 = ng_timer_now(tm);
 
 		ng_sampler_add(smp, 0, it, ng_timer_us(tm, t1 - t0) / 2.0);
+		if (pp->oneway) {
+			ng_sampler_add(smp, NG_PP_T0, it, (double)(int64_t)(t0 - pp->base));
+			ng_sampler_add(smp, NG_PP_T1, it, (double)(int64_t)(t1 - pp->base));
+		}
 		if (verify) {
 			int from = pp->echo_same ? pp->me : peer;
 
@@ -97,6 +132,7 @@ static ng_status ng_pp_client(struct ng_pp *pp, size_t size)
 static ng_status ng_pp_server(struct ng_pp *pp, size_t size)
 {
 	const struct ng_run *run = pp->run;
+	const struct ng_timer *tm = run->timer;
 	struct ng_comm *c = run->comm;
 	struct ng_sampler *smp = &pp->smp;
 	void *rbuf = pp->bufs.recv;
@@ -111,6 +147,8 @@ static ng_status ng_pp_server(struct ng_pp *pp, size_t size)
 		st = ng_recv(c, peer, rbuf, size);
 		if (st != NG_OK)
 			return st;
+		if (pp->oneway)
+			ng_sampler_add(smp, NG_PP_T0, it, (double)(int64_t)(ng_timer_now(tm) - pp->base));
 		st = ng_send(c, peer, sbuf, size);
 		if (st != NG_OK)
 			return st;
@@ -158,6 +196,88 @@ err_nomem:
 	return NULL;
 }
 
+/* --one-way, after the loop: this rank's readings on rank 0's clock, µs
+ * after rank 0's base (shared clock) or after the model's epoch. */
+static void ng_pp_oneway_convert(struct ng_pp *pp)
+{
+	const struct ng_run *run = pp->run;
+	const struct ng_timer *tm = run->timer;
+	size_t streams = pp->client ? 2 : 1;
+
+	for (size_t j = 0; j < streams; j++) {
+		double *x = ng_sampler_mine(&pp->smp, NG_PP_T0 + j);
+		size_t n = ng_sampler_n(&pp->smp, NG_PP_T0 + j);
+
+		for (size_t k = 0; k < n; k++) {
+			uint64_t raw = pp->base + (uint64_t)(int64_t)x[k];
+			long double ns, ref;
+
+			if (!pp->model) {
+				x[k] = x[k] * pp->ns0 * 1e-3;
+				continue;
+			}
+			ns = (long double)ng_timer_global_of(tm, raw) * (long double)tm->ns_per_tick;
+			ref = ng_clock_to_ref_ns(run->clock, pp->me, ns);
+			x[k] = (double)((ref - (long double)run->clock->epoch_ns) * 1e-3L);
+		}
+	}
+}
+
+/* --one-way, the reporter: both directions of every pair pooled, their
+ * STATS, the clocks' bound, and on a fitted model whether the directions'
+ * difference lies within what the symmetry assumption can hide. */
+static void ng_pp_oneway_row(struct ng_pp *pp, struct ng_row *row)
+{
+	static const char *const keys[2] = {"client_to_server_us", "server_to_client_us"};
+	const struct ng_run *run = pp->run;
+	struct ng_sampler *smp = &pp->smp;
+	size_t count = ng_sampler_count(smp);
+	double *w = ng_sampler_work(smp), bound = 0.0, last = 0.0, med[2];
+
+	for (int dir = 0; dir < 2; dir++) {
+		struct ng_stats st;
+
+		for (size_t i = 0; i < pp->npairs; i++) {
+			const double *t0 = ng_sampler_of(smp, pp->pairs[i].client, NG_PP_T0);
+			const double *t1 = ng_sampler_of(smp, pp->pairs[i].client, NG_PP_T1);
+			const double *ts = ng_sampler_of(smp, pp->pairs[i].server, NG_PP_T0);
+
+			for (size_t k = 0; k < count; k++) {
+				w[i * count + k] = dir == 0 ? ts[k] - t0[k] : t1[k] - ts[k];
+				last = fmax(last, t1[k]);
+			}
+		}
+		ng_sampler_row_stats(smp, row, keys[dir], w, pp->npairs * count, &st);
+		ng_sampler_row_raw(smp, row, keys[dir], w, pp->npairs * count);
+		med[dir] = st.median;
+	}
+	for (size_t i = 0; i < pp->npairs; i++) {
+		double b = run->timer->resolution_ns * 1e-3;
+
+		if (pp->model)
+			b = ng_clock_pair_bound_us(run->clock, pp->pairs[i].client, pp->pairs[i].server,
+			                           (long double)run->clock->epoch_ns +
+			                               (long double)last * 1e3L);
+		bound = fmax(bound, b);
+	}
+	ng_row_number(row, "one_way_bound_us", bound);
+	if (!pp->model)
+		return;
+	/* An offset error e moves the two directions by -e and +e: a
+	 * difference within twice the bound may be an asymmetric path that
+	 * the two-way synchronisation took for an offset (doc/clock.md). */
+	bool hidden = !(fabs(med[0] - med[1]) > 2.0 * bound);
+	ng_row_json(row, "symmetry_assumed", json_boolean(hidden));
+	if (hidden && !pp->sym_noted) {
+		pp->sym_noted = true;
+		ng_warn("pingpong: size %zu: the directions differ by %.3g us, within twice the clock "
+		        "model's bound (%.3g us): two-way synchronisation cannot tell an asymmetric path "
+		        "from a clock offset, so the one-way times assume symmetric paths (flagged "
+		        "\"symmetry_assumed\" in the rows; doc/clock.md)",
+		        smp->size, fabs(med[0] - med[1]), bound);
+	}
+}
+
 /* Gathers the samples of one size to the reporting rank and commits a row. */
 static ng_status ng_pp_report(struct ng_pp *pp, size_t size)
 {
@@ -170,7 +290,9 @@ static ng_status ng_pp_report(struct ng_pp *pp, size_t size)
 	struct ng_row *row;
 	ng_status st;
 
-	if (pp->nranks > 2) {
+	if (pp->oneway)
+		ng_pp_oneway_convert(pp);
+	if (pp->nranks > 2 || pp->oneway) {
 		st = ng_sampler_gather(smp);
 		if (st != NG_OK)
 			return st;
@@ -193,7 +315,56 @@ static ng_status ng_pp_report(struct ng_pp *pp, size_t size)
 		ng_row_number(row, "aggregate_bandwidth_MBps", agg);
 	}
 	ng_sampler_row_raw(smp, row, "latency_us", lat_x, lat_n);
+	if (pp->oneway)
+		ng_pp_oneway_row(pp, row);
 	return ng_row_commit(run->results, row);
+}
+
+/*
+ * --one-way: which clock the readings go through, and the base they count
+ * from.  Collective (bootstrap only).  NG_ERR_USAGE on every rank (said by
+ * rank 0) where the ranks have no common clock: --sync off on ranks that
+ * do not share one, or no model.
+ */
+static ng_status ng_pp_oneway_setup(struct ng_pp *pp)
+{
+	struct ng_run *run = pp->run;
+	const struct ng_clock *clk = run->clock;
+	const char *why = NULL;
+	bool shared = false;
+	struct {
+		uint64_t base;
+		double ns_per_tick;
+	} origin = {ng_timer_now(run->timer), run->timer->ns_per_tick};
+	ng_status st;
+
+	if (clk && clk->fitted) {
+		pp->model = true;
+		pp->base = origin.base;
+		return NG_OK;
+	}
+	if (clk && clk->mode != NG_SYNC_OFF) {
+		shared = clk->shared;
+		why = clk->why;
+	} else {
+		st = ng_clock_shared(run->boot, run->timer, &shared, &why);
+		if (st != NG_OK)
+			return st;
+	}
+	if (!shared) {
+		if (pp->me == 0)
+			ng_error("pingpong: --one-way: the ranks do not share a clock (%s) and %s",
+			         why ? why : "no reason known",
+			         clk && clk->mode != NG_SYNC_OFF
+			             ? "no clock model was fitted"
+			             : "--sync off fits no model: use --sync auto or force");
+		return NG_ERR_USAGE;
+	}
+	/* one clock: every rank counts from rank 0's reading, on its calibration */
+	st = ng_boot_bcast(run->boot, 0, &origin, sizeof(origin));
+	pp->base = origin.base;
+	pp->ns0 = origin.ns_per_tick;
+	return st;
 }
 
 /* Allocates what the size loop needs, once. */
@@ -203,9 +374,10 @@ static ng_status ng_pp_setup(struct ng_pp *pp)
 	size_t max = ng_sizes_max(run);
 	struct ng_sampler_spec spec = {
 	    .name = "pingpong",
+	    .streams = pp->oneway ? 3 : 1,
 	    .cap = run->count,
 	    .pool = (size_t)pp->nranks / 2,
-	    .flags = pp->nranks > 2 ? NG_SAMPLER_GATHER : 0,
+	    .flags = pp->nranks > 2 || pp->oneway ? NG_SAMPLER_GATHER : 0,
 	};
 	ng_status st;
 
@@ -258,6 +430,12 @@ static ng_status ng_pp_run(const struct ng_pattern *p, struct ng_run *run)
 	st = ng_sizes_check(run);
 	if (st != NG_OK)
 		return st;
+	pp.oneway = ng_args_flag(run->args, "one-way");
+	if (pp.oneway) {
+		st = ng_pp_oneway_setup(&pp);
+		if (st != NG_OK)
+			return st;
+	}
 	st = ng_pp_setup(&pp);
 	if (st != NG_OK)
 		goto out_teardown;
@@ -294,6 +472,10 @@ static const struct ng_option ng_pp_options[] = {
      .help = "server answers from its own send buffer (as OSU, IMB, perftest) or from the receive buffer "
              "(as Netgauge)",
      .choices = "separate|same"},
+    {.name = "one-way",
+     .type = NG_OPT_FLAG,
+     .help = "also the one-way time of each direction, from both ends' clocks on the global clock "
+             "(--sync; doc/clock.md)"},
     {.name = NULL},
 };
 

@@ -5,7 +5,9 @@
  * bandwidth, a module's model as a dotted line), 1n and n1 (time per round
  * and aggregate bandwidth), bw and bibw (bandwidth and message rate, and the
  * report's "bw" section).  With more than two ranks the aggregates are extra
- * series.
+ * series.  A pingpong file with --one-way rows adds both directions to its
+ * latency panel, their error bars the 95% CI widened by the clocks' bound
+ * (data table 1).
  */
 #include <math.h>
 #include <stdio.h>
@@ -45,9 +47,65 @@ static const struct ng_col ng_cols_bw[] = {
     {NULL, NG_COL_NUM},
 };
 
+/* --one-way rows (pingpong): table 1, per size each direction's median and
+ * its 95% CI widened by "one_way_bound_us" on both sides. */
+static const char *const ng_oneway_keys[2] = {"client_to_server_us", "server_to_client_us"};
+
+static bool ng_pf_oneway(const struct ng_plot_file *pf)
+{
+	const json_t *row;
+	size_t j;
+
+	json_array_foreach(pf->rows, j, row)
+	{
+		if (json_is_object(json_object_get(row, ng_oneway_keys[0])))
+			return true;
+	}
+	return false;
+}
+
+static void ng_dat_oneway(FILE *f, const struct ng_plot_file *pf)
+{
+	const json_t *row;
+	size_t j;
+
+	fputs("\n\n# table 1: one-way\n# columns: size", f);
+	for (int d = 0; d < 2; d++)
+		fprintf(f, " %s_median %s_lo %s_hi", ng_oneway_keys[d], ng_oneway_keys[d], ng_oneway_keys[d]);
+	fputs(" (lo, hi: the 95% CI widened by one_way_bound_us)\n", f);
+	json_array_foreach(pf->rows, j, row)
+	{
+		double b = ng_plot_num(row, "one_way_bound_us"), lo, hi;
+		char buf[40];
+
+		if (!json_is_object(json_object_get(row, ng_oneway_keys[0])))
+			continue;
+		if (!isfinite(b))
+			b = 0.0;
+		ng_plot_fmt_exact(buf, sizeof(buf), ng_plot_num(row, "size"));
+		fputs(buf, f);
+		for (int d = 0; d < 2; d++) {
+			const json_t *st = json_object_get(row, ng_oneway_keys[d]);
+			double v[3];
+
+			ng_plot_ci(st, &lo, &hi);
+			v[0] = ng_plot_num(st, "median");
+			v[1] = lo - b;
+			v[2] = hi + b;
+			for (int k = 0; k < 3; k++) {
+				ng_plot_fmt_exact(buf, sizeof(buf), v[k]);
+				fprintf(f, " %s", buf);
+			}
+		}
+		fputc('\n', f);
+	}
+}
+
 static void ng_dat_pingpong(FILE *f, const struct ng_plot_file *pf)
 {
 	ng_dat_rows(f, pf, ng_cols_pingpong);
+	if (ng_pf_oneway(pf))
+		ng_dat_oneway(f, pf);
 }
 
 static void ng_dat_1n(FILE *f, const struct ng_plot_file *pf)
@@ -115,7 +173,12 @@ static void ng_pp_panel(struct ng_fig *g, const char *key, const char *name, enu
 		int style = (int)((size_t)g->style % NG_NSTYLES) + 1;
 
 		if (!ng_rows_have(g, i, "predicted_us")) {
-			ng_gp_ci_series(g, i, 0, ng_col_of(cols, key), ng_pair_suffix(g, i, aggregate), NULL);
+			const char *suffix = ng_pair_suffix(g, i, aggregate);
+
+			/* beside the two directions (--one-way), the half round trip says so */
+			if (!suffix && !bandwidth && ng_pf_oneway(g->files[i]))
+				suffix = "half round trip";
+			ng_gp_ci_series(g, i, 0, ng_col_of(cols, key), suffix, NULL);
 			continue;
 		}
 		/* the measurement named as such beside the model */
@@ -161,6 +224,13 @@ static void ng_fig_pingpong(struct ng_fig *g)
 
 	if (g->panels & NG_PANEL_LAT) {
 		ng_pp_panel(g, "latency_us", "Latency", NG_UNIT_US, false, NULL);
+		/* --one-way: both directions beside the half round trip */
+		for (size_t i = 0; i < g->n; i++) {
+			if (!ng_pf_oneway(g->files[i]))
+				continue;
+			ng_gp_ci_series(g, i, 1, 2, "client to server", NULL);
+			ng_gp_ci_series(g, i, 1, 5, "server to client", NULL);
+		}
 		ng_gp_panel_end(g);
 	}
 	if (g->panels & NG_PANEL_BW) {

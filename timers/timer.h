@@ -79,18 +79,24 @@ static inline uint64_t ng_timer_now(const struct ng_timer *t)
 	}
 }
 
+/* What ng_timer_global() would have read when ng_timer_now() read @raw:
+ * @raw with the test-only skew applied where one is set; for timestamps
+ * taken in a timed region and compared across ranks after it. */
+static inline uint64_t ng_timer_global_of(const struct ng_timer *t, uint64_t raw)
+{
+	if (t->skewed)
+		return raw + (uint64_t)(int64_t)(t->skew_off +
+		                                 t->skew_rate * (double)(int64_t)(raw - t->skew_base));
+	return raw;
+}
+
 /* The current time in ticks as clocks compared across ranks read it
  * (core/clocksync.h): ng_timer_now() with the test-only skew applied where
  * one is set (ng_timer_skew_env), so that synchronisation can be checked
  * against a known truth; without one, ng_timer_now(). */
 static inline uint64_t ng_timer_global(const struct ng_timer *t)
 {
-	uint64_t raw = ng_timer_now(t);
-
-	if (t->skewed)
-		return raw + (uint64_t)(int64_t)(t->skew_off +
-		                                 t->skew_rate * (double)(int64_t)(raw - t->skew_base));
-	return raw;
+	return ng_timer_global_of(t, ng_timer_now(t));
 }
 
 /*

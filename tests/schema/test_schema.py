@@ -49,9 +49,9 @@ PATTERNS = ["pingpong", "1n", "n1", "loggp", "plogp", "alltoall", "mpbibw", "bw"
 # writer is fixed (the test says which).
 KNOWN_FLOAT_COUNTS = set()
 
-# Options of the run added after result files were written: the schema allows them without requiring them
+# Options added after result files were written (the run's, and pingpong's one-way): the schema allows them without requiring them
 # (older files lack them); every file ngauge writes now has them (the files part checks the fresh ones).
-ADDED_LATER = {"quiet-warnings", "time", "interval", "sync", "sync-check", "ci-target", "max-time"}
+ADDED_LATER = {"quiet-warnings", "time", "interval", "sync", "sync-check", "ci-target", "max-time", "one-way"}
 
 FAILS = []
 
@@ -112,6 +112,9 @@ def fresh_runs(exe, mods):
     runs = [
         ("tcp-pingpong", tcp + ["-p", "pingpong"] + SMALL),
         ("tcp-pingpong-4-raw", tcp + ["--np", "4", "-p", "pingpong", "--raw"] + SMALL),
+        ("tcp-pingpong-oneway", tcp + ["-p", "pingpong", "--one-way", "--raw", "--histogram"] + SMALL),
+        ("tcp-pingpong-4-oneway-force", tcp + ["--np", "4", "--timer", "clock", "--sync", "force", "-p", "pingpong",
+                                               "--one-way"] + SMALL),
         ("tcp-1n-3", tcp + ["--np", "3", "-p", "1n"] + SMALL),
         ("tcp-n1", tcp + ["-p", "n1", "--raw"] + SMALL),
         ("tcp-loggp", tcp + ["-p", "loggp", "-s", "1,256,1K,4K", "-c", "10", "-w", "2", "--raw"]),

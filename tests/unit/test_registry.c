@@ -15,7 +15,8 @@
 
 /* Names the documentation promises: the alltoall pattern's options use
  * the short prefix "a2a", pingpong's "pp", and --ranks-per-node groups
- * ranks for any pattern that knows nodes.  A module's options are its own or
+ * ranks for any pattern that knows nodes; pingpong's --one-way is the name
+ * doc/clock.md documents.  A module's options are its own or
  * those of the layers it is built on: the verbs core's and the ib modules'
  * "ib", the RDMA layer's and the channel's "rdma", the ofi backend's "ofi",
  * the mpi module's "mpi". */
@@ -25,6 +26,7 @@ static const struct {
                       {"alltoall", "ranks-per-node"},
                       {"mpbibw", "ranks-per-node"},
                       {"pingpong", "pp"},
+                      {"pingpong", "one-way"},
                       {"ibrc", "ib"},
                       {"ibuc", "ib"},
                       {"ibud", "ib"},
