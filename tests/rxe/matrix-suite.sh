@@ -72,8 +72,8 @@ matrix() {
     sed 's/^/  | /' "$W/$name.out"
 }
 
-# reference NAME: an independent measure of what the link adds, in this boot and right beside the matrix
-# runs: a UDP ping-pong (python, 1-byte datagrams, 300 round trips after 20 unmeasured) from A to B; its
+# reference NAME: an independent measure of what the link adds, in this boot, before and after each
+# matrix run: a UDP ping-pong (python, 1-byte datagrams, 300 round trips after 20 unmeasured) from A to B; its
 # one-way times (half a round trip: min, p25, median, us) into $W/NAME.ref as JSON.
 reference() {
     ip netns exec B python3 -c '
@@ -111,12 +111,17 @@ netem() {
         ip netns exec B tc qdisc change dev vb root netem delay "$1"us
 }
 attempt() {
-    netem $BASE_US && reference base && matrix base && netem $((BASE_US + DELAY_US)) && reference delay &&
-        matrix delay --verify || return 1
-    python3 - "$W/base.json" "$W/delay.json" "$W/delay.out" "$DELAY_US" "$BASE_US" "$W/base.ref" "$W/delay.ref" <<'PY'
+    netem $BASE_US && reference base0 && matrix base && reference base1 && netem $((BASE_US + DELAY_US)) &&
+        reference delay0 && matrix delay --verify && reference delay1 || return 1
+    python3 - "$W/base.json" "$W/delay.json" "$W/delay.out" "$DELAY_US" "$BASE_US" "$W"/{base0,base1,delay0,delay1}.ref <<'PY'
 import json, re, statistics, sys
 base, r = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-ref0, ref1 = json.load(open(sys.argv[6])), json.load(open(sys.argv[7]))
+# the reference ran before and after each matrix run: of each pair, the one less disturbed by the host
+# (the smaller median; a burst of the host's load lifts a whole run of 300 round trips)
+refs = [json.load(open(f)) for f in sys.argv[6:10]]
+ref0, ref1 = min(refs[:2], key=lambda x: x["median"]), min(refs[2:], key=lambda x: x["median"])
+print("     reference medians: netem %s us %s; %s us more %s" % (sys.argv[5], ["%.1f" % x["median"] for x in refs[:2]],
+      sys.argv[4], ["%.1f" % x["median"] for x in refs[2:]]))
 table = open(sys.argv[3]).read()
 delay = float(sys.argv[4])
 A = {0, 1, 2}
