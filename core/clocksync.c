@@ -36,51 +36,90 @@ static void ng_sync_sleep_us(double us)
 		nanosleep(&ts, NULL);
 }
 
+/* Rank @r's parent in the binomial tree: @r with its highest bit cleared. */
+static int ng_sync_parent(int r)
+{
+	int h = 1;
+
+	while (h <= r / 2)
+		h *= 2;
+	return r - h;
+}
+
 /*
- * @points fit points of @burst exchanges with every rank, @gap_us apart.
- * Rank 0 answers each 8-byte ping with its time; every other rank fills
- * @pts (its own points) from the exchange of least round trip of each burst.
+ * @points fit points of @burst exchanges along a binomial tree, @gap_us
+ * apart.  Each point is ceil(log2 p) rounds; in the round of step h, rank
+ * r < h answers rank r + h (its child), every pair at once: a parent answers
+ * each 8-byte ping with its time, and every rank but 0 fills @pts (its
+ * points against its parent) from the exchange of least round trip of each
+ * burst.
  */
 static ng_status ng_sync_phase(struct ng_comm *c, struct ng_boot *b, const struct ng_timer *t, void *buf,
                                int points, int burst, double gap_us, int64_t epoch,
                                struct ng_clockfit_pt *pts)
 {
 	ng_status st = NG_OK;
+	int r = b->rank;
 
 	for (int k = 0; st == NG_OK && k < points; k++) {
-		if (b->rank == 0) {
-			for (int i = 1; st == NG_OK && i < b->size; i++)
+		for (int h = 1; st == NG_OK && h < b->size; h *= 2) {
+			if (r < h && r + h < b->size) {
 				for (int m = 0; st == NG_OK && m < burst; m++) {
-					st = ng_recv(c, i, buf, NG_MSG);
+					st = ng_recv(c, r + h, buf, NG_MSG);
 					int64_t t2 = ng_sync_ns(t, ng_timer_global(t));
 					memcpy(buf, &t2, sizeof(t2));
 					if (st == NG_OK)
-						st = ng_send(c, i, buf, NG_MSG);
+						st = ng_send(c, r + h, buf, NG_MSG);
 				}
-		} else {
-			struct ng_clockfit_pt best = {.rtt = INFINITY};
+			} else if (r >= h && r < 2 * h) {
+				struct ng_clockfit_pt best = {.rtt = INFINITY};
 
-			for (int m = 0; st == NG_OK && m < burst; m++) {
-				int64_t t1, t2, t3;
+				for (int m = 0; st == NG_OK && m < burst; m++) {
+					int64_t t1, t2, t3;
 
-				t1 = ng_sync_ns(t, ng_timer_global(t));
-				st = ng_send(c, 0, buf, NG_MSG);
-				if (st == NG_OK)
-					st = ng_recv(c, 0, buf, NG_MSG);
-				t3 = ng_sync_ns(t, ng_timer_global(t));
-				memcpy(&t2, buf, sizeof(t2));
-				if (st == NG_OK && (double)(t3 - t1) < best.rtt * 1e3) {
-					best.rtt = (double)(t3 - t1) * 1e-3;
-					best.x = (double)(t2 - epoch) * 1e-3;
-					best.y = ((double)(t1 - t2) + (double)(t3 - t1) / 2.0) * 1e-3;
+					t1 = ng_sync_ns(t, ng_timer_global(t));
+					st = ng_send(c, r - h, buf, NG_MSG);
+					if (st == NG_OK)
+						st = ng_recv(c, r - h, buf, NG_MSG);
+					t3 = ng_sync_ns(t, ng_timer_global(t));
+					memcpy(&t2, buf, sizeof(t2));
+					if (st == NG_OK && (double)(t3 - t1) < best.rtt * 1e3) {
+						best.rtt = (double)(t3 - t1) * 1e-3;
+						best.x = (double)(t2 - epoch) * 1e-3;
+						best.y = ((double)(t1 - t2) + (double)(t3 - t1) / 2.0) * 1e-3;
+					}
 				}
+				pts[k] = best;
 			}
-			pts[k] = best;
 		}
-		if (st == NG_OK && b->rank == 0 && k + 1 < points)
+		if (st == NG_OK && r == 0 && k + 1 < points)
 			ng_sync_sleep_us(gap_us);
 	}
 	return st;
+}
+
+/*
+ * Composes every rank's model against its parent (pair_*, as gathered) into
+ * its model against rank 0, in rank order (a parent's rank is less than its
+ * child's).  With the parent's local_p(T) = T + O_p + D_p (T - epoch) and the
+ * pair's local_i = local_p + a + s (local_p - epoch):
+ * O_i = O_p (1 + s) + a and D_i = D_p + s + s D_p; the bounds add along the
+ * path (each scaled by what multiplies its error).
+ */
+static void ng_sync_compose(struct ng_clock *clk)
+{
+	for (int i = 1; i < clk->size; i++) {
+		struct ng_clock_rank *e = &clk->ranks[i];
+		const struct ng_clock_rank *p = &clk->ranks[e->parent];
+		double s = e->pair_drift_ppm * 1e-6, dp = p->drift_ppm * 1e-6;
+
+		e->offset_us = p->offset_us * (1.0 + s) + e->pair_offset_us;
+		e->drift_ppm = (dp + s + s * dp) * 1e6;
+		e->bound_us = p->bound_us * (1.0 + fabs(s)) + e->pair_bound_us;
+		e->drift_bound_ppm =
+		    p->drift_bound_ppm * (1.0 + fabs(s)) + e->pair_drift_bound_ppm * (1.0 + fabs(dp));
+		e->depth = p->depth + 1;
+	}
 }
 
 /* Whether the ranks read one clock: one host, a timer that is the same
@@ -179,11 +218,13 @@ ng_status ng_clock_sync(struct ng_clock *clk, enum ng_sync_mode mode, struct ng_
 			rtt = fmin(rtt, pts[k].rtt);
 			rmax = fmax(rmax, pts[k].rtt);
 		}
-		me.offset_us = a;
-		me.drift_ppm = s * 1e6;
+		me.parent = ng_sync_parent(b->rank);
+		me.pair_offset_us = a;
+		me.pair_drift_ppm = s * 1e6;
 		me.min_rtt_us = rtt;
 		me.resid_us = res;
-		me.bound_us = rmax / 2.0 + res + t->resolution_ns * 1e-3;
+		me.pair_bound_us = rmax / 2.0 + res + t->resolution_ns * 1e-3;
+		me.pair_drift_bound_ppm = me.drift_bound_ppm;
 		if (t->skewed) {
 			me.inj = 1;
 			me.inj_ppm = t->skew_drift_ppm;
@@ -193,6 +234,8 @@ ng_status ng_clock_sync(struct ng_clock *clk, enum ng_sync_mode mode, struct ng_
 	}
 	if (st == NG_OK)
 		st = ng_boot_allgather(b, &me, sizeof(me), clk->ranks);
+	if (st == NG_OK)
+		ng_sync_compose(clk);
 	clk->sync_s = ng_timer_us(t, ng_timer_now(t) - start) * 1e-6;
 	if (st == NG_OK)
 		st = ng_boot_bcast(b, 0, &clk->sync_s, sizeof(clk->sync_s));
@@ -226,10 +269,10 @@ ng_status ng_clock_check(struct ng_clock *clk, struct ng_comm *c, struct ng_boot
 		for (int k = 1; k < NG_CHECK_POINTS; k++)
 			if (pts[k].rtt < best.rtt)
 				best = pts[k];
-		double pred = me.offset_us + me.drift_ppm * 1e-6 * best.x;
+		/* against the parent here; composed along the path below */
+		double pred = me.pair_offset_us + me.pair_drift_ppm * 1e-6 * best.x;
 		me.chk_error_us = best.y - pred;
 		me.chk_bound_us = best.rtt / 2.0 + t->resolution_ns * 1e-3;
-		me.chk_drift_ppm = best.x > 0 ? (best.y - me.offset_us) / best.x * 1e6 : 0.0;
 		me.chk_at_s = best.x * 1e-6;
 		if (t->skewed)
 			me.chk_inj_off_us = ng_timer_skew_at_us(
@@ -238,6 +281,18 @@ ng_status ng_clock_check(struct ng_clock *clk, struct ng_comm *c, struct ng_boot
 	}
 	if (st == NG_OK)
 		st = ng_boot_allgather(b, &me, sizeof(me), clk->ranks);
+	/* the offset measured against rank 0 is the sum of those along the path,
+	 * so are the errors and the bounds */
+	for (int i = 1; st == NG_OK && i < clk->size; i++) {
+		struct ng_clock_rank *e = &clk->ranks[i];
+		const struct ng_clock_rank *p = &clk->ranks[e->parent];
+
+		if (e->parent != 0) {
+			e->chk_error_us += p->chk_error_us;
+			e->chk_bound_us += p->chk_bound_us;
+		}
+		e->chk_drift_ppm = e->chk_at_s > 0 ? e->drift_ppm + e->chk_error_us / e->chk_at_s : 0.0;
+	}
 	ng_free(c, buf);
 	clk->checked = st == NG_OK;
 	return st;
@@ -267,8 +322,11 @@ json_t *ng_clock_json(const struct ng_clock *clk)
 		              "drift_ppm", r->drift_ppm, "bound_us", r->bound_us, "drift_bound_ppm",
 		              r->drift_bound_ppm, "min_rtt_us", r->min_rtt_us, "residual_us", r->resid_us);
 
-		if (i > 0)
+		if (i > 0) {
 			json_object_set_new(e, "points_used", json_integer((json_int_t)r->points_used));
+			json_object_set_new(e, "parent", json_integer(r->parent));
+			json_object_set_new(e, "depth", json_integer(r->depth));
+		}
 		if (r->inj)
 			json_object_set_new(
 			    e, "injected",

@@ -5,7 +5,10 @@
  * send/recv, or none where the ranks share one clock.
  *
  * Rank i's clock reads   local_i(T) = T + offset_i + drift_i * (T - epoch)
- * for rank 0's time T (ns of the chosen timer).  Each fit point is the
+ * for rank 0's time T (ns of the chosen timer).  Each rank fits its model
+ * against its parent in a binomial tree (pairs of one level exchange at once,
+ * so the cost grows as log p), and the models and bounds are composed along
+ * the path to rank 0: a rank's bound grows with its depth.  Each fit point is the
  * exchange of least round-trip time among a burst; its offset estimate is
  * off by at most half that round trip (rank 0's stamp lies inside it) when
  * the two directions take equally long, which two-way exchanges cannot
@@ -39,9 +42,16 @@ struct ng_clock_rank {
 	double min_rtt_us;      /* least round trip of the fit points */
 	double resid_us;        /* the fit's largest residual */
 	double points_used;     /* fit points kept (round trip near the least) */
-	double inj_off_us;      /* test-only skew: the injected offset at the epoch */
-	double inj_ppm;         /* test-only skew: the injected drift */
-	double inj;             /* 1 when this rank's clock carries a test-only skew */
+	/* against the parent in the binomial tree (rank with its highest bit
+	 * cleared), of which the fields above are composed along the path */
+	int parent, depth;           /* the parent's rank; edges to rank 0 */
+	double pair_offset_us;       /* local - the parent's, at the epoch */
+	double pair_drift_ppm;       /* rate against the parent's clock */
+	double pair_bound_us;        /* the pair's offset bound */
+	double pair_drift_bound_ppm; /* the pair's drift bound */
+	double inj_off_us;           /* test-only skew: the injected offset at the epoch */
+	double inj_ppm;              /* test-only skew: the injected drift */
+	double inj;                  /* 1 when this rank's clock carries a test-only skew */
 	/* --sync-check */
 	double chk_error_us;   /* measured minus predicted offset at the end */
 	double chk_bound_us;   /* half the least round trip of the check */

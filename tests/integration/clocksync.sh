@@ -36,7 +36,7 @@ assert abs(pred - ck["injected_offset_us"]) <= 1.0 + ck["bound_us"], (pred, ck)
 		fail "no '# clock:' line for the fitted model"
 fi
 
-# 8 ranks over tcp (asleep in the kernel, not spinning): the fit takes under 1 s.  Timer clock: the ranks
+# 8 ranks over tcp (asleep in the kernel, not spinning), fitted along a binomial tree: under 1 s.  Timer clock: the ranks
 # read one CLOCK_MONOTONIC_RAW, so every true offset is 0 (with the TSC, each rank's calibration differs by
 # parts per million, an offset of many microseconds after days of uptime, which the model rightly shows).
 if run 0 "$NGAUGE" -x tcp -p n1 --np 8 -s 1 -c 20 --timer clock --sync force -o "$T/eight.json"; then
@@ -49,6 +49,12 @@ assert c["sync_s"] < 1.0, c["sync_s"]
 for e in c["ranks"]:
     assert abs(e["offset_us"]) <= e["bound_us"] and abs(e["drift_ppm"]) <= max(2.0, e["drift_bound_ppm"]), e
     assert "injected" not in e, e
+# the binomial tree: each rank fitted against its rank with the highest bit cleared, its bound at least its
+# parent bound (the bounds add along the path)
+for e in c["ranks"][1:]:
+    i = e["rank"]
+    assert e["parent"] == i - (1 << (i.bit_length() - 1)) and e["depth"] == bin(i).count("1"), e
+    assert e["bound_us"] >= c["ranks"][e["parent"]]["bound_us"], e
 '
 fi
 
