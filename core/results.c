@@ -540,7 +540,7 @@ static void print_row(struct ng_results *r, json_t *row)
 			if (!is_stats(v))
 				continue;
 			if (!main_done) {
-				printf(" %12s %12s %25s", "min", "median", "ci95(median)");
+				printf(" %12s %12s %25s", "min", "median", "ci95_total(median)");
 				print_pcts(r, NULL);
 				main_done = 1;
 				printf("   [%s]", key);
@@ -573,8 +573,12 @@ static void print_row(struct ng_results *r, json_t *row)
 			continue;
 		double med = json_number_value(json_object_get(v, "median"));
 		if (!main_done) {
-			json_t *ci = json_object_get(v, "ci95");
+			/* the total interval: sampling and systematic bounds */
+			json_t *ci = json_object_get(v, "ci95_total");
 			char lo[32], hi[32];
+
+			if (!ci)
+				ci = json_object_get(v, "ci95");
 
 			ng_fmt_real(json_number_value(json_array_get(ci, 0)), lo, sizeof(lo));
 			ng_fmt_real(json_number_value(json_array_get(ci, 1)), hi, sizeof(hi));
