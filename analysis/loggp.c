@@ -551,6 +551,46 @@ void ng_param_set(struct ng_param *p, const char *what, double value, double lo,
 		p->lo = value;
 	if (p->hi < value)
 		p->hi = value;
+	p->tlo = p->lo;
+	p->thi = p->hi;
+}
+
+void ng_param_widen(struct ng_param *p, const char *name, double size)
+{
+	if (!ng_param_ok(p))
+		return;
+	ng_unc_add(&p->unc, name, size);
+	ng_unc_widen(p->lo, p->hi, &p->unc, &p->tlo, &p->thi);
+	if (p->tlo < 0.0)
+		p->tlo = 0.0;
+}
+
+/* The timer's bounds times @k and the emulator's times @ke on @p, drift. */
+static void ng_sys_apply(struct ng_param *p, const struct ng_loggp_sys *s, double k, double ke)
+{
+	ng_param_widen(p, "timer_resolution", k * s->res_us);
+	ng_param_widen(p, "timer_overhead", k * s->read_us);
+	ng_param_widen(p, "emu_overshoot", ke * s->emu_us);
+	if (ng_param_ok(p))
+		ng_param_widen(p, "timer_drift", s->drift_ppm * 1e-6 * fabs(p->value));
+}
+
+void ng_loggp_systematic(struct ng_loggp_model *m, const struct ng_loggp_sys *sys)
+{
+	double k = sys->n > 1 ? (double)(sys->n - 1) : 1.0;
+	double kos = 1.0 + 2.0 / k, kor = 1.0 + 1.0 / k, kg = 2.0 / k;
+
+	for (size_t i = 0; i < m->nseg; i++) {
+		struct ng_loggp_seg *s = &m->seg[i];
+
+		ng_sys_apply(&s->o_s, sys, kos, 1.0);
+		ng_sys_apply(&s->o_r, sys, kor, 1.0);
+		ng_sys_apply(&s->g, sys, kg, kg);
+		ng_sys_apply(&s->L, sys, 0.5 + kos + kor, 2.0 + 1.0 + 1.0);
+		ng_sys_apply(&s->G, sys, 0.0, 0.0);
+		ng_sys_apply(&s->O_s, sys, 0.0, 0.0);
+		ng_sys_apply(&s->O_r, sys, 0.0, 0.0);
+	}
 }
 
 /* ---- LogGP ----------------------------------------------------------------- */

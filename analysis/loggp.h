@@ -69,6 +69,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "stats.h"
+
 /* ---- straight lines ----------------------------------------------------- */
 
 struct ng_fit {
@@ -136,6 +138,11 @@ struct ng_param {
 	double lo, hi; /* 95% CI, never below 0; hi may be INFINITY */
 	char flag[96]; /* why it is not reported; "" when it is */
 	char note[96]; /* e.g. a negative estimate clamped to 0; "" when none */
+	/* systematic bounds (stats.h, struct ng_unc_set) and the interval
+	 * widened by them, [tlo, thi] (tlo never below 0); ng_param_set sets
+	 * none and tlo, thi = lo, hi; ng_param_widen adds them */
+	struct ng_unc_set unc;
+	double tlo, thi;
 };
 
 static inline bool ng_param_ok(const struct ng_param *p)
@@ -148,6 +155,11 @@ static inline bool ng_param_ok(const struct ng_param *p)
  * for impossible values above.  @what names it in the flag ("G").
  */
 void ng_param_set(struct ng_param *p, const char *what, double value, double lo, double hi);
+
+/* Adds bound @size named @name to @p and recomputes [tlo, thi] = [lo, hi]
+ * widened by all of @p's bounds (stats.h: worst-case addition), tlo cut at
+ * 0.  Nothing for a flagged parameter. */
+void ng_param_widen(struct ng_param *p, const char *name, double size);
 
 /* ---- LogGP ----------------------------------------------------------------- */
 
@@ -213,6 +225,40 @@ int ng_loggp_fit(const struct ng_loggp_point *pts, size_t n, const struct ng_log
  * (snprintf semantics), or -1 when the model has no segment.
  */
 int ng_loggp_loggopsim(const struct ng_loggp_model *m, char *buf, size_t len, char *why, size_t whylen);
+
+/*
+ * Systematic bounds of the measurement behind a LogGP model, all in
+ * microseconds except drift: what one difference of two timer reads can be
+ * off by (resolution, and the read overhead: one read's cost lands inside
+ * or outside the interval), the timer's drift (a relative error of every
+ * duration), and an emulator's overshoot (how late an injected delay ends,
+ * per emulated call; 0 without one).  n: messages per train.
+ */
+struct ng_loggp_sys {
+	double res_us, read_us, drift_ppm, emu_us;
+	size_t n;
+};
+
+/*
+ * Propagates @sys to every reportable parameter of @m (ng_param_widen), by
+ * the estimators of the loggp pattern (patterns/loggp.c), k = n - 1:
+ *   o_s = (PRTT(n,d) - PRTT(1,0)) / k - (waits) / k - read: two round-trip
+ *         differences over k and k timed waits over k, so each timer bound
+ *         counts (1 + 2 / k) times; one emulated send per sample: emu_us;
+ *   o_r = (phase - waits) / k - read: (1 + 1 / k) times; emu_us;
+ *   g   = (PRTT(n,0) - PRTT(1,0)) / k: 2 / k times; emu 2 / k (a train's
+ *         late end shows once in it, the single round's once);
+ *   L   = PRTT(1,0) / 2 - o_s - o_r - (from - 1) G: 1 / 2 time the timer
+ *         bounds and o_s's and o_r's (worst-case addition: in truth part of
+ *         them cancel), emu: two calls per one-way time, 2 emu_us, and o_s's
+ *         and o_r's;
+ *   G, O_s, O_r: slopes; a bound common to every size (the same read
+ *         overhead, the same emulated lateness at every size: the same
+ *         sign) moves a fitted line's intercept by at most the bound and
+ *         leaves its slope, so slopes carry only drift.
+ * Drift: drift_ppm * 1e-6 * |value| for every parameter.
+ */
+void ng_loggp_systematic(struct ng_loggp_model *m, const struct ng_loggp_sys *sys);
 
 /* ---- pLogP ----------------------------------------------------------------- */
 

@@ -227,3 +227,34 @@ bool ng_stats_unstable(double p, double shift, double median, double floor)
 {
 	return p < 1e-3 && fabs(shift) > 0.01 * fabs(median) && fabs(shift) > floor;
 }
+
+void ng_unc_add(struct ng_unc_set *u, const char *name, double size)
+{
+	if (!u || !name || !isfinite(size) || !(size > 0.0))
+		return;
+	for (size_t i = 0; i < u->n; i++) {
+		if (strcmp(u->b[i].name, name) == 0) {
+			u->b[i].size += size;
+			return;
+		}
+	}
+	if (u->n < NG_UNC_MAX)
+		u->b[u->n++] = (struct ng_unc){.name = name, .size = size};
+}
+
+double ng_unc_sum(const struct ng_unc_set *u)
+{
+	double s = 0.0;
+
+	for (size_t i = 0; u && i < u->n; i++)
+		s += u->b[i].size;
+	return s;
+}
+
+void ng_unc_widen(double lo, double hi, const struct ng_unc_set *u, double *tlo_p, double *thi_p)
+{
+	double s = ng_unc_sum(u);
+
+	*tlo_p = isfinite(lo) ? lo - s : lo;
+	*thi_p = isfinite(hi) ? hi + s : hi;
+}

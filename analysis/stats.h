@@ -19,6 +19,45 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/*
+ * Systematic bounds (issue 23 item 4).  A confidence interval covers the
+ * sampling error only; the instrument adds errors that no number of samples
+ * averages away: the timer's resolution and the cost of one read in every
+ * difference of two reads, the timer's drift over the run, an emulator's
+ * lateness, the offset bound where ranks' clocks are compared.  Each is a
+ * bound b_i >= 0 on |error| of the figure, in the figure's unit, named.  They
+ * combine with the sampling interval by worst-case addition:
+ *
+ *   ci95_total = [lo - sum_i b_i, hi + sum_i b_i]
+ *
+ * the conservative choice (no assumption that the bounds are independent
+ * or random: a read overhead has the same sign in every sample, so it does
+ * not average out, and a root-sum-square would claim that it does).
+ */
+#define NG_UNC_MAX 8
+
+struct ng_unc {
+	const char *name; /* static string, e.g. "timer_resolution" */
+	double size;      /* bound >= 0, in the figure's unit */
+};
+
+struct ng_unc_set {
+	size_t n;
+	struct ng_unc b[NG_UNC_MAX];
+};
+
+/* Adds bound @size named @name (static) to @u; a bound of the same name
+ * adds to it; a size that is not finite or not above 0 is left out, and so
+ * is a new name beyond NG_UNC_MAX. */
+void ng_unc_add(struct ng_unc_set *u, const char *name, double size);
+
+/* The sum of @u's bounds (0 for none or NULL). */
+double ng_unc_sum(const struct ng_unc_set *u);
+
+/* ci95_total of the interval [@lo, @hi] under @u: each side moved out by
+ * the sum of the bounds; a side that is not finite stays as it is. */
+void ng_unc_widen(double lo, double hi, const struct ng_unc_set *u, double *tlo_p, double *thi_p);
+
 /* Percentiles a STATS can carry (--percentiles). */
 #define NG_STATS_PCT_MAX 12
 
@@ -33,6 +72,9 @@ struct ng_stats {
 	 * pct_q[i], NaN where n cannot support it */
 	size_t npct;
 	double pct_q[NG_STATS_PCT_MAX], pct[NG_STATS_PCT_MAX];
+	/* systematic bounds on the median (ng_unc_add; none from
+	 * ng_stats_compute): ci95_total is ci95 widened by them */
+	struct ng_unc_set unc;
 };
 
 /* Computes the statistics of @x[0..n).  Sorts @x in place.  n == 0 gives all

@@ -411,8 +411,13 @@ static void module_block(struct ng_results *res, struct ng_comm *c)
 {
 	json_t *b = c->ops->report ? c->ops->report(c) : NULL;
 
-	if (b)
+	if (b) {
+		/* an emulator's measured overshoot (modules/emu.c): a bound on
+		 * every time figure measured over it */
+		ng_results_widen(res, "emu_overshoot", json_number_value(json_object_get(b, "overshoot_us")),
+		                 0.0);
 		ng_results_block(res, c->mod->name, b);
+	}
 }
 
 /* ---- the launch ---- */
@@ -841,6 +846,9 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 		                     ng_args_flag(a, "raw"), p->pat->name);
 		if (ng_args_given(a, "percentiles"))
 			ng_results_percentiles(res, p->pct, p->npct);
+		/* a difference of two reads: off by a tick and by one read */
+		ng_results_systematic(res, "timer_resolution", timer.resolution_ns * 1e-3);
+		ng_results_systematic(res, "timer_overhead", timer.overhead_ns * 1e-3);
 		module_block(res, comm);
 		if (clk.mode != NG_SYNC_OFF)
 			ng_results_block(res, "clock", ng_clock_json(&clk));
@@ -923,6 +931,7 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 			ng_results_block(res, "clock", ng_clock_json(&clk));
 		if (timer.kind == NG_TIMER_TSC && st == NG_OK) {
 			ng_timer_recheck(&timer);
+			ng_results_widen(res, "timer_drift", 0.0, timer.drift_ppm * 1e-6);
 			ng_results_block(res, "timer_check",
 			                 json_pack("{s:f}", "drift_ppm", timer.drift_ppm));
 		}

@@ -44,6 +44,9 @@ struct ng_results {
 	struct ng_row row;                    /* the one row under construction */
 	void (*row_hook)(void *ctx, size_t size, struct ng_row *row);
 	void *row_hook_ctx;
+	/* systematic bounds of every time figure (a key ending in "_us"),
+	 * ng_results_systematic */
+	struct ng_unc_set sys_us;
 	/* --percentiles given: the table's columns in place of p99 */
 	size_t npct;
 	char pct_key[NG_STATS_PCT_MAX][16];
@@ -89,18 +92,37 @@ void ng_iso_time(char *buf, size_t len)
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+static ng_status checkpoint(struct ng_results *r);
+
 static json_t *num(double v)
 {
 	return isfinite(v) ? json_real(v) : json_null();
 }
 
+/* {"name": size, ...} of @u (a new reference). */
+json_t *ng_unc_json(const struct ng_unc_set *u)
+{
+	json_t *o = json_object();
+
+	for (size_t i = 0; o && i < u->n; i++)
+		json_object_set_new(o, u->b[i].name, json_real(u->b[i].size));
+	return o;
+}
+
 json_t *ng_stats_json(const struct ng_stats *st)
 {
+	double tlo, thi;
+
 	json_t *o =
 	    json_pack("{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:[o,o]}", "n", (json_int_t)st->n, "min", num(st->min),
 	              "median", num(st->median), "mean", num(st->mean), "stddev", num(st->stddev), "p99",
 	              num(st->p99), "max", num(st->max), "ci95", num(st->ci_lo), num(st->ci_hi));
 
+	ng_unc_widen(st->ci_lo, st->ci_hi, &st->unc, &tlo, &thi);
+	if (o) {
+		json_object_set_new(o, "uncertainty", ng_unc_json(&st->unc));
+		json_object_set_new(o, "ci95_total", json_pack("[o,o]", num(tlo), num(thi)));
+	}
 	if (o && st->alternating)
 		json_object_set_new(o, "alternating", json_true());
 	if (o && st->unstable)
@@ -190,10 +212,69 @@ struct ng_row *ng_row_begin(struct ng_results *r, size_t size, size_t count)
 	return &r->row;
 }
 
+void ng_results_systematic(struct ng_results *r, const char *name, double size_us)
+{
+	if (r)
+		ng_unc_add(&r->sys_us, name, size_us);
+}
+
+/* Whether @key names a time in microseconds. */
+static bool is_time_key(const char *key)
+{
+	size_t n = strlen(key);
+
+	return n > 3 && strcmp(key + n - 3, "_us") == 0;
+}
+
 void ng_row_stats(struct ng_row *row, const char *key, const struct ng_stats *st)
 {
-	if (row)
-		json_object_set_new(row->obj, key, ng_stats_json(st));
+	struct ng_stats s;
+
+	if (!row)
+		return;
+	s = *st;
+	if (is_time_key(key)) {
+		const struct ng_unc_set *u = &ng_container_of(row, struct ng_results, row)->sys_us;
+
+		for (size_t i = 0; i < u->n; i++)
+			ng_unc_add(&s.unc, u->b[i].name, u->b[i].size);
+	}
+	json_object_set_new(row->obj, key, ng_stats_json(&s));
+}
+
+/* @v's ci95_total widened by @b more on each side, @b under @name in its
+ * uncertainty. */
+static void stats_widen(json_t *v, const char *name, double b)
+{
+	json_t *u = json_object_get(v, "uncertainty"), *t = json_object_get(v, "ci95_total");
+
+	if (!json_is_object(u) || !json_is_array(t) || !(b > 0.0))
+		return;
+	json_object_set_new(u, name, json_real(json_number_value(json_object_get(u, name)) + b));
+	for (size_t i = 0; i < 2; i++) {
+		json_t *x = json_array_get(t, i);
+
+		if (json_is_number(x))
+			json_array_set_new(t, i, json_real(json_number_value(x) + (i ? b : -b)));
+	}
+}
+
+void ng_results_widen(struct ng_results *r, const char *name, double abs_us, double rel)
+{
+	size_t i;
+	json_t *row, *v;
+	const char *key;
+
+	if (!r || !(abs_us > 0.0 || fabs(rel) > 0.0))
+		return;
+	json_array_foreach(r->rows, i, row) json_object_foreach(row, key, v)
+	{
+		if (is_time_key(key) && json_is_object(v) && json_object_get(v, "ci95_total"))
+			stats_widen(v, name,
+			            abs_us +
+			                fabs(rel) * fabs(json_number_value(json_object_get(v, "median"))));
+	}
+	(void)checkpoint(r);
 }
 
 void ng_row_number(struct ng_row *row, const char *key, double v)
@@ -460,7 +541,7 @@ static void print_row(struct ng_results *r, json_t *row)
 			if (!is_stats(v))
 				continue;
 			if (!main_done) {
-				printf(" %12s %12s %25s", "min", "median", "ci95(median)");
+				printf(" %12s %12s %25s", "min", "median", "ci95_total(median)");
 				print_pcts(r, NULL);
 				main_done = 1;
 				printf("   [%s]", key);
@@ -493,8 +574,12 @@ static void print_row(struct ng_results *r, json_t *row)
 			continue;
 		double med = json_number_value(json_object_get(v, "median"));
 		if (!main_done) {
-			json_t *ci = json_object_get(v, "ci95");
+			/* the total interval: sampling and systematic bounds */
+			json_t *ci = json_object_get(v, "ci95_total");
 			char lo[32], hi[32];
+
+			if (!ci)
+				ci = json_object_get(v, "ci95");
 
 			ng_fmt_real(json_number_value(json_array_get(ci, 0)), lo, sizeof(lo));
 			ng_fmt_real(json_number_value(json_array_get(ci, 1)), hi, sizeof(hi));

@@ -32,6 +32,24 @@ struct ng_row;
 struct ng_row *ng_row_begin(struct ng_results *r, size_t size, size_t count);
 /* Adds statistics under @key, e.g. "latency_us". */
 void ng_row_stats(struct ng_row *row, const char *key, const struct ng_stats *st);
+/*
+ * Systematic bounds (analysis/stats.h, struct ng_unc_set): every STATS of a
+ * time in microseconds (a key ending in "_us") added after this carries
+ * bound @size_us named @name in its "uncertainty", and its "ci95_total" is
+ * its ci95 widened by the sum of its bounds (worst-case addition).  The
+ * driver adds the timer's (resolution, read overhead: a difference of two
+ * reads) and the clock offset bound where ranks' clocks are compared; a
+ * STATS of another unit carries none (an empty "uncertainty", "ci95_total"
+ * equal to "ci95").  No-op for NULL @r.
+ */
+void ng_results_systematic(struct ng_results *r, const char *name, double size_us);
+/* A bound known only at the end of the run (the timer's drift, an
+ * emulator's overshoot): every time STATS written so far gains @name =
+ * @abs_us + |@rel| |median| and its ci95_total widens by it.  Checkpoints
+ * the file.  No-op for NULL @r or a zero bound. */
+void ng_results_widen(struct ng_results *r, const char *name, double abs_us, double rel);
+/* {"name": size, ...} of @u: the "uncertainty" object (a new reference). */
+json_t *ng_unc_json(const struct ng_unc_set *u);
 /* Adds one number under @key, e.g. "clients". */
 void ng_row_number(struct ng_row *row, const char *key, double v);
 /* Adds one count under @key, written as a JSON integer, e.g. "origins". */

@@ -96,6 +96,8 @@
  * intact, as a faulty network would.  For testing --verify.
  */
 #include <assert.h>
+#include <jansson.h>
+#include <math.h>
 #include <stdalign.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -568,6 +570,47 @@ out_free:
 	return st;
 }
 
+/*
+ * Overshoot: how late an injected delay really ends, as a caller timing it
+ * sees it, measured again after the run (report() is never called inside a
+ * timed region): NG_EMU_CAL spins as long as the injected o_s (2 us when
+ * none), each timed around the call less one timer read, less the delay.
+ * The median of |lateness| is the bound an emulated call's cost may be off
+ * by (doc/emu.md; not the mean: a call the host delays is repaid by the
+ * next ones, see ng_emu_spin_until): a figure over emu carries it as
+ * "emu_overshoot".
+ */
+static json_t *ng_emu_report(struct ng_comm *c)
+{
+	struct ng_emu *e = ng_emu_of(c);
+	uint64_t wait = e->os_t ? e->os_t : (uint64_t)(2000.0 / e->clk.ns_per_tick);
+	double late_ns[NG_EMU_CAL], mx = 0.0, read = e->clk.overhead_ns;
+
+	for (size_t i = 0; i < NG_EMU_CAL; i++) {
+		uint64_t a = ng_emu_now(e), b;
+		double late;
+
+		/* the spin of ng_emu_spin_until, without its stop on an
+		 * interrupted run (which would return at once and count as
+		 * early by the whole delay): at most the injected o_s long */
+		for (uint64_t t = a + wait - e->early_t, now = a; now < t;)
+			now = ng_emu_now(e);
+		b = ng_emu_now(e);
+		late = fabs(((double)(b - a) - (double)wait) * e->clk.ns_per_tick - read);
+		/* insertion sort: a few dozen values */
+		size_t k = i;
+
+		for (; k > 0 && late_ns[k - 1] > late; k--)
+			late_ns[k] = late_ns[k - 1];
+		late_ns[k] = late;
+		if (late > mx)
+			mx = late;
+	}
+	return json_pack("{s:f, s:f, s:f, s:i}", "overshoot_us", late_ns[NG_EMU_CAL / 2] * 1e-3,
+	                 "overshoot_max_us", mx * 1e-3, "early_us",
+	                 (double)e->early_t * e->clk.ns_per_tick * 1e-3, "spins", NG_EMU_CAL);
+}
+
 static void ng_emu_close(struct ng_comm *c)
 {
 	struct ng_emu *e = ng_emu_of(c);
@@ -732,6 +775,7 @@ const struct ng_module ng_module_emu = {
     .hdr_bytes = NG_EMU_TRAILER,
     .open = ng_emu_open,
     .close = ng_emu_close,
+    .report = ng_emu_report,
     .alloc = ng_emu_alloc,
     .free = ng_emu_free,
     .msg = &ng_emu_msg_ops,

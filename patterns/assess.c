@@ -469,8 +469,13 @@ json_t *ng_as_param_json(const struct ng_param *p)
 
 	if (!ng_param_ok(p))
 		return json_pack("{s:n, s:s}", "value", "flag", p->flag);
-	o = json_pack("{s:f, s:[f, o]}", "value", p->value, "ci95", p->lo,
-	              isfinite(p->hi) ? json_real(p->hi) : json_null());
+	double tlo, thi;
+
+	/* ci95_total: ci95 widened by the systematic bounds (stats.h), cut at 0 */
+	ng_unc_widen(p->lo, p->hi, &p->unc, &tlo, &thi);
+	o = json_pack("{s:f, s:[f, o], s:o, s:[f, o]}", "value", p->value, "ci95", p->lo,
+	              isfinite(p->hi) ? json_real(p->hi) : json_null(), "uncertainty", ng_unc_json(&p->unc),
+	              "ci95_total", tlo > 0.0 ? tlo : 0.0, isfinite(thi) ? json_real(thi) : json_null());
 	if (o && p->note[0])
 		json_object_set_new(o, "note", json_string(p->note));
 	return o;
@@ -479,4 +484,18 @@ json_t *ng_as_param_json(const struct ng_param *p)
 void ng_as_human_size(size_t v, char *buf, size_t len)
 {
 	ng_fmt_size(v, buf, len); /* the form of the rows above the summary */
+}
+
+void ng_as_systematic(struct ng_as *as, struct ng_loggp_sys *sys)
+{
+	json_t *rep = as->c->ops->report ? as->c->ops->report(as->c) : NULL;
+
+	*sys = (struct ng_loggp_sys){
+	    .res_us = as->tm->resolution_ns * 1e-3,
+	    .read_us = as->tm->overhead_ns * 1e-3,
+	    .drift_ppm = fabs(as->tm->drift_ppm),
+	    .emu_us = json_number_value(json_object_get(rep, "overshoot_us")),
+	    .n = as->n,
+	};
+	json_decref(rep);
 }

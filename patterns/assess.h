@@ -186,6 +186,14 @@ static inline void *ng_as_slot(const struct ng_as *as, unsigned bank, size_t k)
  * "note"}, or {"value": null, "flag"}. */
 json_t *ng_as_param_json(const struct ng_param *p);
 
+/* The systematic bounds of this run's figures (analysis/loggp.h): the
+ * timer's resolution, read overhead and drift as known now (the drift of
+ * the start calibration; its end-of-run recheck widens the rows' STATS,
+ * not the parameters), and the module's measured overshoot
+ * ("overshoot_us" of its report(), e.g. emu's; called here, after the last
+ * timed round), messages per train as->n. */
+void ng_as_systematic(struct ng_as *as, struct ng_loggp_sys *sys);
+
 /* "12", "4K", "1M": the table's form of a size (ng_fmt_size). */
 void ng_as_human_size(size_t v, char *buf, size_t len);
 

@@ -256,12 +256,14 @@ static void ng_lg_cell(const struct ng_param *p, char *buf, size_t len, int *nfl
 		snprintf(buf, len, "n/a (%d)", ++*nflag);
 		return;
 	}
-	lo = p->value - p->lo;
-	hi = p->hi - p->value;
+	/* the total interval: sampling and systematic bounds */
+	ng_unc_widen(p->lo, p->hi, &p->unc, &lo, &hi);
+	lo = p->value - fmax(lo, 0.0);
+	hi = hi - p->value;
 	if (isfinite(hi) && fabs(hi - lo) <= 0.01 * fmax(hi, lo))
 		snprintf(buf, len, "%.4g ± %.2g", p->value, hi);
 	else
-		snprintf(buf, len, "%.4g [%.3g, %.3g]", p->value, p->lo, p->hi);
+		snprintf(buf, len, "%.4g [%.3g, %.3g]", p->value, p->value - lo, p->value + hi);
 }
 
 /* G in GB/s (10^9 bytes per second) from G in microseconds per byte. */
@@ -290,7 +292,8 @@ static void ng_lg_print(const struct ng_lg *lg, const struct ng_loggp_model *m, 
 	char notes[16][160];
 	int nflag = 0, nnote = 0;
 
-	printf("# LogGP parameters, n = %zu, 95%% confidence intervals; per segment of message sizes:\n",
+	printf("# LogGP parameters, n = %zu, 95%% confidence intervals widened by the systematic bounds "
+	       "(ci95_total); per segment of message sizes:\n",
 	       lg->as.n);
 	printf("#   T(s) = g + (s - from) G fits the transmission time, o_s(s), o_r(s) are fitted alike "
 	       "(values at 'from'),\n"
@@ -428,6 +431,12 @@ static ng_status ng_lg_finish(struct ng_as *as)
 				json_array_append_new(arr, json_string(ng_lg_outlier_names[b]));
 		}
 		json_object_set_new(json_array_get(as->sizes, i), "outlier_in", arr);
+	}
+	{
+		struct ng_loggp_sys sys;
+
+		ng_as_systematic(as, &sys);
+		ng_loggp_systematic(&m, &sys);
 	}
 	have_lgs = ng_loggp_loggopsim(&m, lgs, sizeof(lgs), why, sizeof(why)) > 0;
 	ng_lg_print(lg, &m, outl, have_lgs ? lgs : NULL);

@@ -33,10 +33,11 @@
  * otherwise batches of all four kinds, interleaved, doubling, until the 95%
  * CI half-widths of RTT(m), g(m), o_s(m) and o_r(m) are all at most
  * --plogp-ci times RTT(m), or 1000 rounds, or the size's share of
- * --plogp-budget is spent.  Values are medians, intervals the order-statistic
- * intervals of the median (analysis/stats.h), widened by the timer's
- * resolution on each side (a single timed call is not known better); g's
- * interval also carries RTT's.  Negative or non-finite values are flagged, never reported
+ * --plogp-budget is spent.  Values are medians, ci95 the order-statistic
+ * intervals of the median (analysis/stats.h); g's interval also carries
+ * RTT's.  ci95_total adds the systematic bounds (ng_pl_sys: a single timed
+ * call is known to a tick and a read at best, and over emu to its
+ * overshoot); the table prints it.  Negative or non-finite values are flagged, never reported
  * (analysis/loggp.h, ng_param_set).
  *
  * The rounds, batches, sampling decisions and the loop over the sizes are
@@ -166,6 +167,17 @@ static void ng_pl_cell(char *buf, size_t len, bool ok, double value, double lo, 
 		snprintf(buf, len, "%.4g [%.4g, %.4g]", value, lo, hi);
 }
 
+/* The systematic bounds of @sys on @p: the timer's @kt times, the
+ * emulator's @ke times, and the drift (analysis/loggp.h). */
+static void ng_pl_sys(struct ng_param *p, const struct ng_loggp_sys *sys, double kt, double ke)
+{
+	ng_param_widen(p, "timer_resolution", kt * sys->res_us);
+	ng_param_widen(p, "timer_overhead", kt * sys->read_us);
+	ng_param_widen(p, "emu_overshoot", ke * sys->emu_us);
+	if (ng_param_ok(p))
+		ng_param_widen(p, "timer_drift", sys->drift_ppm * 1e-6 * fabs(p->value));
+}
+
 static ng_status ng_pl_report(struct ng_as *as, size_t size, double d_us)
 {
 	struct ng_pl *pl = ng_pl_of(as);
@@ -177,7 +189,6 @@ static ng_status ng_pl_report(struct ng_as *as, size_t size, double d_us)
 	struct ng_pl_fig f;
 	struct ng_stats so;
 	struct ng_param g, os, orr, lat;
-	double res = as->tm->resolution_ns * 1e-3;
 	struct ng_row *row;
 	json_t *js;
 
@@ -193,12 +204,25 @@ static ng_status ng_pl_report(struct ng_as *as, size_t size, double d_us)
 	ng_sampler_row_stats(smp, row, "o_s_us", ng_as_x(as, NG_AS_OS), ng_as_n(as, NG_AS_OS), NULL);
 	ng_sampler_row_stats(smp, row, "o_r_us", ng_as_x(as, NG_AS_OR), ng_as_n(as, NG_AS_OR), &so);
 
-	/* A timed call is known to the timer's resolution at best: the
-	 * intervals carry it on top of the statistical one. */
-	ng_param_set(&g, "g", f.g, f.g_lo - res, f.g_hi + res);
-	ng_param_set(&os, "o_s", f.os.median, f.os.ci_lo - res, f.os.ci_hi + res);
-	ng_param_set(&orr, "o_r", so.median, so.ci_lo - res, so.ci_hi + res);
+	/* ci95: sampling only; a timed call is known to a tick and a read at
+	 * best, and over emu to its overshoot: the systematic bounds
+	 * (ng_pl_sys), in ci95_total. */
+	ng_param_set(&g, "g", f.g, f.g_lo, f.g_hi);
+	ng_param_set(&os, "o_s", f.os.median, f.os.ci_lo, f.os.ci_hi);
+	ng_param_set(&orr, "o_r", so.median, so.ci_lo, so.ci_hi);
 	ng_plogp_latency(f.rtt.median, f.rtt.ci_lo, f.rtt.ci_hi, f.g, f.g_lo, f.g_hi, &lat);
+	{
+		struct ng_loggp_sys sys;
+		double k = as->n > 1 ? (double)(as->n - 1) : 1.0;
+
+		ng_as_systematic(as, &sys);
+		/* o_s, o_r: one timed call each; g = (train - rtt) / k: two
+		 * differences over k; L = rtt / 2 - g */
+		ng_pl_sys(&os, &sys, 1.0, 1.0);
+		ng_pl_sys(&orr, &sys, 1.0, 1.0);
+		ng_pl_sys(&g, &sys, 2.0 / k, 2.0 / k);
+		ng_pl_sys(&lat, &sys, 0.5 + 2.0 / k, 2.0 + 2.0 / k);
+	}
 	if (!pl->have0) {
 		pl->have0 = true;
 		pl->L0 = lat;
@@ -230,8 +254,9 @@ static ng_status ng_pl_finish(struct ng_as *as)
 
 	if (!pl->have0)
 		return NG_OK;
-	printf("# pLogP parameters, n = %zu, median [95%% CI]; L = RTT(m0)/2 - g(m0) at m0 = %lld B\n", as->n,
-	       (long long)json_integer_value(json_object_get(json_array_get(as->sizes, 0), "size")));
+	printf("# pLogP parameters, n = %zu, median [95%% CI widened by the systematic bounds, ci95_total]; "
+	       "L = RTT(m0)/2 - g(m0) at m0 = %lld B\n",
+	       as->n, (long long)json_integer_value(json_object_get(json_array_get(as->sizes, 0), "size")));
 	printf("#   L(m) = RTT(m)/2 - g(m), constant where the model holds\n");
 	printf("# %-10s %-28s %-28s %-28s %-28s\n", "size", "g(m) [us]", "o_s(m) [us]", "o_r(m) [us]",
 	       "L(m) [us]");
@@ -241,7 +266,7 @@ static ng_status ng_pl_finish(struct ng_as *as)
 
 		for (size_t k = 0; k < 4; k++) {
 			json_t *p = json_object_get(v, keys[k]), *val = json_object_get(p, "value");
-			json_t *ci = json_object_get(p, "ci95"), *hi = json_array_get(ci, 1);
+			json_t *ci = json_object_get(p, "ci95_total"), *hi = json_array_get(ci, 1);
 
 			ng_pl_cell(cell[k], sizeof(cell[k]), !json_is_null(val), json_number_value(val),
 			           json_number_value(json_array_get(ci, 0)),
@@ -256,7 +281,7 @@ static ng_status ng_pl_finish(struct ng_as *as)
 				printf("#   %s: %s\n", sz, json_string_value(json_object_get(p, "flag")));
 		}
 	}
-	ng_pl_cell(cell[4], sizeof(cell[4]), ng_param_ok(L), L->value, L->lo, L->hi);
+	ng_pl_cell(cell[4], sizeof(cell[4]), ng_param_ok(L), L->value, L->tlo, L->thi);
 	printf("# L = %s us%s%s\n", cell[4], ng_param_ok(L) ? "" : ": ", ng_param_ok(L) ? "" : L->flag);
 	fflush(stdout);
 

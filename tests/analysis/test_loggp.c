@@ -442,6 +442,100 @@ static void test_params(struct ng_tc *c)
 	         "se from ci %g %g", ng_se_from_ci95(-1.96, 1.96), 1.0);
 }
 
+/* The bound named @name in @u, 0 when absent. */
+static double ng_unc_get(const struct ng_unc_set *u, const char *name)
+{
+	for (size_t i = 0; i < u->n; i++) {
+		if (strcmp(u->b[i].name, name) == 0)
+			return u->b[i].size;
+	}
+	return 0.0;
+}
+
+/* Systematic bounds: their combination (worst-case addition) and their
+ * propagation through the LogGP estimators (ng_loggp_systematic). */
+static void test_systematic(struct ng_tc *c)
+{
+	struct ng_unc_set u = {0};
+	struct ng_loggp_model m = {0};
+	struct ng_loggp_sys sys = {.res_us = 0.01, .read_us = 0.02, .drift_ppm = 2.0, .emu_us = 0.1, .n = 16};
+	struct ng_param p;
+	double lo, hi, k = 15.0, eps = 1e-12;
+
+	ng_unc_add(&u, "a", 0.5);
+	ng_unc_add(&u, "b", 0.25);
+	ng_unc_add(&u, "a", 0.25); /* the same cause adds to its bound */
+	ng_unc_add(&u, "zero", 0.0);
+	ng_unc_add(&u, "negative", -1.0);
+	ng_unc_add(&u, "nan", NAN);
+	ng_check(c, u.n == 2 && ng_unc_get(&u, "a") == 0.75 && ng_unc_get(&u, "b") == 0.25,
+	         "bounds kept: %zu, a %g", u.n, ng_unc_get(&u, "a"));
+	ng_check(c, ng_unc_sum(&u) == 1.0 && ng_unc_sum(NULL) == 0.0, "sum %g", ng_unc_sum(&u));
+	ng_unc_widen(10.0, 12.0, &u, &lo, &hi);
+	ng_check(c, lo == 9.0 && hi == 13.0, "widened by the sum on each side: [%g, %g]", lo, hi);
+	ng_unc_widen(10.0, INFINITY, &u, &lo, &hi);
+	ng_check(c, lo == 9.0 && isinf(hi), "an unbounded side stays: [%g, %g]", lo, hi);
+	ng_unc_widen(10.0, 12.0, NULL, &lo, &hi);
+	ng_check(c, lo == 10.0 && hi == 12.0, "no bounds: ci95_total = ci95 [%g, %g]", lo, hi);
+
+	ng_param_set(&p, "o_s", 1.0, 0.5, 1.5);
+	ng_check(c, p.tlo == 0.5 && p.thi == 1.5 && p.unc.n == 0, "ng_param_set: total = ci95");
+	ng_param_widen(&p, "x", 0.75);
+	ng_check(c, p.tlo == 0.0 && p.thi == 2.25, "total cut at 0: [%g, %g]", p.tlo, p.thi);
+	ng_param_set(&p, "o_s", NAN, 0, 1);
+	ng_param_widen(&p, "x", 0.75);
+	ng_check(c, p.unc.n == 0, "a flagged parameter gets no bounds (%zu)", p.unc.n);
+
+	m.nseg = 1;
+	ng_param_set(&m.seg[0].o_s, "o_s", 20.0, 19.99, 20.01);
+	ng_param_set(&m.seg[0].o_r, "o_r", 15.0, 14.99, 15.01);
+	ng_param_set(&m.seg[0].g, "g", 45.0, 44.9, 45.1);
+	ng_param_set(&m.seg[0].L, "L", 25.0, 24.9, 25.1);
+	ng_param_set(&m.seg[0].G, "G", 0.002, 0.0019, 0.0021);
+	ng_param_set(&m.seg[0].O_s, "O_s", 0.0, 0.0, 1e-5);
+	ng_param_set(&m.seg[0].O_r, "O_r", NAN, 0, 1);
+	ng_loggp_systematic(&m, &sys);
+	{
+		const struct ng_loggp_seg *s = &m.seg[0];
+		double kos = 1.0 + 2.0 / k, kor = 1.0 + 1.0 / k, sum;
+
+		ng_check(c,
+		         fabs(ng_unc_get(&s->o_s.unc, "timer_resolution") - 0.01 * kos) < eps &&
+		             fabs(ng_unc_get(&s->o_s.unc, "timer_overhead") - 0.02 * kos) < eps &&
+		             fabs(ng_unc_get(&s->o_s.unc, "emu_overshoot") - 0.1) < eps &&
+		             fabs(ng_unc_get(&s->o_s.unc, "timer_drift") - 20.0 * 2e-6) < eps,
+		         "o_s: two differences and k waits over k: %g",
+		         ng_unc_get(&s->o_s.unc, "timer_overhead"));
+		sum = 0.03 * kos + 0.1 + 20.0 * 2e-6;
+		ng_check(c, fabs(s->o_s.tlo - (19.99 - sum)) < eps && fabs(s->o_s.thi - (20.01 + sum)) < eps,
+		         "o_s total [%g, %g], sum %g", s->o_s.tlo, s->o_s.thi, sum);
+		ng_check(c, fabs(ng_unc_get(&s->o_r.unc, "timer_overhead") - 0.02 * kor) < eps,
+		         "o_r: one difference and k waits over k: %g",
+		         ng_unc_get(&s->o_r.unc, "timer_overhead"));
+		ng_check(c,
+		         fabs(ng_unc_get(&s->g.unc, "timer_overhead") - 0.02 * 2.0 / k) < eps &&
+		             fabs(ng_unc_get(&s->g.unc, "emu_overshoot") - 0.1 * 2.0 / k) < eps,
+		         "g: two round trips over k: %g", ng_unc_get(&s->g.unc, "timer_overhead"));
+		ng_check(c,
+		         fabs(ng_unc_get(&s->L.unc, "timer_overhead") - 0.02 * (0.5 + kos + kor)) < eps &&
+		             fabs(ng_unc_get(&s->L.unc, "emu_overshoot") - 0.4) < eps,
+		         "L: half a round trip, o_s's and o_r's: %g",
+		         ng_unc_get(&s->L.unc, "timer_overhead"));
+		ng_check(c,
+		         s->G.unc.n == 1 && fabs(ng_unc_get(&s->G.unc, "timer_drift") - 0.002 * 2e-6) < eps &&
+		             fabs(s->G.thi - (0.0021 + 0.002 * 2e-6)) < eps,
+		         "G: a slope carries drift only (%zu bounds)", s->G.unc.n);
+		ng_check(c, s->O_s.unc.n == 0 && s->O_s.thi == 1e-5, "O_s of 0: no bound (%zu)",
+		         s->O_s.unc.n);
+		ng_check(c, s->O_r.unc.n == 0, "flagged O_r: no bound (%zu)", s->O_r.unc.n);
+		/* ci95_total always contains ci95 */
+		const struct ng_param *all[] = {&s->o_s, &s->o_r, &s->g, &s->L, &s->G, &s->O_s};
+		for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+			ng_check(c, all[i]->tlo <= all[i]->lo && all[i]->thi >= all[i]->hi,
+			         "parameter %zu: total contains ci95", i);
+	}
+}
+
 int main(void)
 {
 	struct ng_tc c = {0};
@@ -460,6 +554,7 @@ int main(void)
 	test_breakpoints(&c, r);
 	test_loggp(&c, r);
 	test_params(&c);
+	test_systematic(&c);
 	gsl_rng_free(r);
 
 	printf("%u checks, %u failures\n", c.checks, c.failures);

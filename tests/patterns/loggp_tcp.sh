@@ -29,12 +29,29 @@ for s in b["segments"]:
 # fitted across regimes from few sizes, can come out below 0.  The ground-truth
 # tests check values; this one checks the contract.)
 assert b["loggopsim"].startswith("-L ") and " -S " in b["loggopsim"], b["loggopsim"]
+# systematic bounds: every time STATS and every parameter carries them, and ci95_total contains ci95
+t = r["timer"]
+for row in r["results"]:
+    for k in ("prtt1_us", "prttn_us", "prttnd_us", "o_r_us"):
+        s, u = row[k], row[k]["uncertainty"]
+        assert abs(u["timer_resolution"] - t["resolution_ns"] * 1e-3) < 1e-9, (k, u)
+        assert abs(u["timer_overhead"] - t["overhead_ns"] * 1e-3) < 1e-9, (k, u)
+        lo, hi = s["ci95_total"]
+        tol = 1e-8 * max(abs(lo), abs(hi)) + 1e-9  # the file keeps 10 significant digits
+        assert abs((s["ci95"][0] - lo) - sum(u.values())) < tol and abs((hi - s["ci95"][1]) - sum(u.values())) < tol, (k, s)
+for seg in b["segments"]:
+    for k in ("L_us", "o_s_us", "o_r_us", "g_us"):
+        p = seg[k]
+        if p["value"] is None: continue
+        (lo, hi), (tlo, thi) = p["ci95"], p["ci95_total"]
+        assert "timer_overhead" in p["uncertainty"], (k, p)
+        assert tlo <= lo and (hi is None or (thi is not None and thi >= hi)) and tlo >= 0, (k, p)
 '
 }
 
 if run 0 "$NGAUGE" -x tcp -p loggp -s 1-64K:x4 -c 10 -o "$T/l.json"; then
-	check_loggp "$T/l.json" "loggp over tcp: block, segments, CIs, no negative parameter"
-	grep -q "^# LogGP parameters" "$T/out" && grep -q "G \[GB/s\]" "$T/out" && grep -q "^# LogGOPSim: -L" "$T/out" &&
+	check_loggp "$T/l.json" "loggp over tcp: block, segments, CIs, uncertainty and ci95_total, no negative parameter"
+	grep -q "^# LogGP parameters.*(ci95_total)" "$T/out" && grep -q "G \[GB/s\]" "$T/out" && grep -q "^# LogGOPSim: -L" "$T/out" &&
 		pass "loggp parameter table on stdout" || fail "no loggp parameter table on stdout"
 	grep -Eq "(^| )-[0-9]|nan" <(sed -n '/^# sizes  /,/^# breakpoints/p' "$T/out") &&
 		fail "negative or NaN value in the parameter table" || pass "no negative or NaN value in the table"
