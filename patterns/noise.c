@@ -337,7 +337,7 @@ const struct ng_pattern ng_pattern_noise = {
     .desc = "OS noise on every rank: detours (selfish, fwq, ftq), lost time, longest detours",
     .options = ng_nz_options,
     .needs = 0,
-    .min_ranks = 2,
+    .min_ranks = 1,
     .default_sizes = "0",
     .run = ng_nz_run,
 };

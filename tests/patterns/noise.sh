@@ -65,12 +65,15 @@ if [ "$(nproc)" -lt 2 ] || ! command -v chrt >/dev/null || ! chrt -f 10 true 2>/
 	echo "SKIP: no two CPUs or no SCHED_FIFO"
 	exit 77
 fi
-# The injector logs, per burst, how late it woke and how long its burst took as it saw it: the detour the
-# rank sees is that burst plus the switches to and from the injector and its own loop around the burst.
+# The injector: SCHED_FIFO 10 on CPU 0, 200 us of busy loop every 10 ms.  It logs each burst as it saw it
+# and how late it woke, and its share of the CPU as the kernel accounted it: its process time (user and
+# system, the burst plus its own loop, sleep calls and wake-ups) over the elapsed time of its loop.  That
+# share, not the nominal 2%, is what rank 0 must find.
 cat >"$T/inject.py" <<'PY'
 import time, sys
 period, burst, until = 0.010, 0.000200, time.monotonic() + float(sys.argv[1])
-nxt = time.monotonic()
+nxt = t0 = time.monotonic()
+c0 = time.process_time()
 log = []
 while nxt < until:
     nxt += period
@@ -81,44 +84,65 @@ while nxt < until:
     while time.perf_counter() < end:
         pass
     log.append((late, time.perf_counter() - w))
+share = (time.process_time() - c0) / (time.monotonic() - t0)
 with open(sys.argv[2], 'w') as f:
+    f.write('share %.6f\n' % share)
     f.writelines('%.2f %.2f\n' % (a * 1e6, b * 1e6) for a, b in log)
 PY
-# Two attempts (a burst of other work on the host during one is not the pattern's fault): each measures
-# without the injector, with it, and without it again.
+# One rank (the pattern needs no partner), pinned to CPU 0 and SCHED_FIFO 5: above every ordinary task of
+# the host's other tenants (which would otherwise take the CPU in slices of milliseconds, 1% to 80% of it
+# on this shared host), below the injector.  What is left of the background: the timer tick and interrupts
+# (about 750 detours of 12-20 us in 3 s), a few detours of 0.1-1 ms, and, when other tasks are queued on
+# CPU 0, the kernel's fair server giving them up to 50 ms per second (1-50 ms detours).
+# --noise-threshold 100 us: above the tick's and interrupts' detours (measured: 12-50 us, 0.1-0.6% of the
+# CPU in all), below the injected 200 us -20% (160 us).  Detours of 1 ms or more (five injected bursts)
+# are not the injector's: the judgement takes them out of the lost time and of the measured span, in every
+# run alike, from the pattern's own list of longest detours (unjudgeable when that list is all of them).
+thr_ns=100000
 verdict=skipped
 for attempt in 1 2; do
-	run 0 "$NGAUGE" -x tcp -p noise --np 2 --pin 0,1 --noise-time 3 -o "$T/nz-quiet1.json"
+	nz() { run 0 chrt -f 5 "$NGAUGE" -x tcp -p noise --np 1 --pin 0 --noise-time 3 --noise-threshold $thr_ns -o "$1"; }
+	nz "$T/nz-quiet1.json"
 	chrt -f 10 taskset -c 0 python3 "$T/inject.py" 4 "$T/inject.log" &
 	inj=$!
 	sleep 0.5
-	run 0 "$NGAUGE" -x tcp -p noise --np 2 --pin 0,1 --noise-time 3 -o "$T/nz-inj.json"
+	nz "$T/nz-inj.json"
 	wait $inj
-	run 0 "$NGAUGE" -x tcp -p noise --np 2 --pin 0,1 --noise-time 3 -o "$T/nz-quiet2.json"
+	nz "$T/nz-quiet2.json"
 	schema_check "$T/nz-inj.json" "$T/nz-quiet1.json" "$T/nz-quiet2.json"
 	python3 - "$T/nz-inj.json" "$T/nz-quiet1.json" "$T/nz-quiet2.json" "$T/inject.log" >"$T/gt.out" <<'PY'
 import json, sys
-x = json.load(open(sys.argv[1]))['noise']['ranks'][0]
-q = [json.load(open(f))['noise']['ranks'][0] for f in sys.argv[2:4]]
-log = [tuple(map(float, l.split())) for l in open(sys.argv[4])]
+runs = [json.load(open(f))['noise']['ranks'][0] for f in sys.argv[1:4]]
+lines = open(sys.argv[4]).read().split('\n')
+share = float(lines[0].split()[1])
+log = [tuple(map(float, l.split())) for l in lines[1:] if l]
 med = lambda v: sorted(v)[len(v) // 2] if v else float('nan')
+def judged(x):
+    """lost fraction without the detours of 1 ms or more (from 'longest'), None if they are not all there"""
+    big = [d['len_us'] for d in x['longest'] if d['len_us'] >= 1000]
+    if len(big) == len(x['longest']) == 32 or sum(big) > 0.2 * x['span_us']:
+        return None, sum(big)
+    return (x['lost_fraction'] * x['span_us'] - sum(big)) / (x['span_us'] - sum(big)), sum(big)
+(fi, bi), (f1, b1), (f2, b2) = [judged(x) for x in runs]
+x = runs[0]
 n_inj = 3.0 / 0.010                                   # injections during the 3 s measured
-bins = [b for b in x['histogram'] if b['lo_us'] >= 50]
+bins = x['histogram']
 peak = max(bins, key=lambda b: b['count']) if bins else None
 near = sum(b['count'] for b in bins if 160 <= b['lo_us'] and b['hi_us'] <= 240)
-ql = [y['lost_fraction'] for y in q]
-added = x['lost_fraction'] - sum(ql) / 2
-tr = [d['len_us'] for d in x['trace'] if 50 <= d['len_us'] <= 2000]
-print('injector: burst %.1f us as it saw it, woke %.1f us late (medians of %d); rank 0 with it: lost %.4f, '
-      'histogram peak above 50 us [%.0f, %.0f) us with %d detours, %d in [160, 240] us of %d injected, trace '
-      'median (50 us - 2 ms) %.1f us; without it: lost %.4f and %.4f; added %.4f'
-      % (med([b for _, b in log]), med([a for a, _ in log]), len(log), x['lost_fraction'],
+tr = [d['len_us'] for d in x['trace'] if d['len_us'] < 1000]
+fmt = lambda v: 'n/a' if v is None else '%.4f' % v
+added = fi - (f1 + f2) / 2 if None not in (fi, f1, f2) else None
+print('injector: share %.4f of the CPU (process time over elapsed), burst %.1f us as it saw it, woke %.1f us '
+      'late (medians of %d); rank 0 with it: lost %.4f (%s without %.0f us in detours >= 1 ms), histogram peak '
+      '[%.0f, %.0f) us with %d detours, %d in [160, 240] us of %d injected, trace median (< 1 ms) %.1f us; '
+      'without it: lost %.4f and %.4f (%s and %s without %.0f and %.0f us >= 1 ms); added %s'
+      % (share, med([b for _, b in log]), med([a for a, _ in log]), len(log), x['lost_fraction'], fmt(fi), bi,
          peak['lo_us'] if peak else 0, peak['hi_us'] if peak else 0, peak['count'] if peak else 0, near, n_inj,
-         med(tr), ql[0], ql[1], added))
-if max(ql) >= 0.01 or abs(ql[0] - ql[1]) > 0.002:
+         med(tr), runs[1]['lost_fraction'], runs[2]['lost_fraction'], fmt(f1), fmt(f2), b1, b2, fmt(added)))
+if added is None or max(f1, f2) >= 0.01 or abs(f1 - f2) > 0.002 or not 0.015 <= share <= 0.03:
     print('unjudgeable')
-elif (0.016 <= added <= 0.024 and peak and 160 <= peak['lo_us'] and peak['hi_us'] <= 240
-      and near >= 0.5 * n_inj and max(ql) < x['lost_fraction']):
+elif (abs(added - share) <= 0.2 * share and peak and 160 <= peak['lo_us'] and peak['hi_us'] <= 240
+      and near >= 0.5 * n_inj and max(f1, f2) < fi):
     print('ok')
 else:
     print('fail')
@@ -131,11 +155,12 @@ PY
 	esac
 done
 case $verdict in
-ok) pass "noise ground truth: 2% added on rank 0 (within 20%), its 200 us detours the peak of its histogram" ;;
+ok) pass "noise ground truth: the injector's share added on rank 0 (within 20%), its 200 us detours the peak of its histogram" ;;
 fail) fail "noise ground truth: $(head -1 "$T/gt.out")" ;;
 *)
-	echo "SKIP: without the injector rank 0's CPU loses 1% or more, or two such runs differ by more than 0.2%"
-	echo "(the host is loaded): the 2% +-20% cannot be judged"
+	echo "SKIP: even above the 100 us threshold and without detours of 1 ms or more, the runs without the"
+	echo "injector lose 1% or more or differ by more than 0.2% (or the injector did not get its share):"
+	echo "the 2% +-20% cannot be judged on this host now"
 	[ "$FAILS" -ne 0 ] && finish
 	exit 77
 	;;
