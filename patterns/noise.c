@@ -107,7 +107,7 @@ static void ng_nz_selfish(const struct ng_timer *tm, double time_s, uint64_t ovh
 	while (prev < end) {
 		uint64_t t = ng_timer_now(tm);
 
-		if (t - prev > thr) {
+		if (t - prev > thr + ovh) { /* the detour, the gap less one loop, above the threshold */
 			ng_nz_record(s, ng_timer_us(tm, prev - t0), ng_timer_us(tm, t - prev - ovh));
 			/* the bookkeeping's own time is neither detour nor measured */
 			uint64_t t2 = ng_timer_now(tm);
