@@ -83,9 +83,9 @@ if [ "$(nproc)" -lt 2 ] || ! command -v chrt >/dev/null || ! chrt -f 10 true 2>/
 	exit 77
 fi
 # The injector: SCHED_FIFO 10 on CPU 0, 200 us of busy loop every 10 ms, until the rank has finished.  It
-# logs each burst as it saw it and how late it woke, and its share of the CPU as the kernel accounted it: its process time (user and
-# system, the burst plus its own loop, sleep calls and wake-ups) over the elapsed time of its loop.  That
-# share, not the nominal 2%, is what rank 0 must find.
+# logs each burst as it saw it and how late it woke, and its share of the CPU as the kernel accounted it: its
+# process time (user and system, the burst plus its own loop, sleep calls and wake-ups) over the elapsed time
+# of its loop.  That share, not the nominal 2%, is what rank 0 must find.
 cat >"$T/inject.py" <<'PY'
 import os, time, sys
 period, burst, until = 0.010, 0.000200, time.monotonic() + float(sys.argv[1])
