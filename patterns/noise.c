@@ -107,7 +107,7 @@ static void ng_nz_selfish(const struct ng_timer *tm, double time_s, uint64_t ovh
 	while (prev < end) {
 		uint64_t t = ng_timer_now(tm);
 
-		if (t - prev > thr) {
+		if (t - prev > thr + ovh) { /* the detour, the gap less one loop, above the threshold */
 			ng_nz_record(s, ng_timer_us(tm, prev - t0), ng_timer_us(tm, t - prev - ovh));
 			/* the bookkeeping's own time is neither detour nor measured */
 			uint64_t t2 = ng_timer_now(tm);
@@ -337,7 +337,7 @@ const struct ng_pattern ng_pattern_noise = {
     .desc = "OS noise on every rank: detours (selfish, fwq, ftq), lost time, longest detours",
     .options = ng_nz_options,
     .needs = 0,
-    .min_ranks = 2,
+    .min_ranks = 1,
     .default_sizes = "0",
     .run = ng_nz_run,
 };
