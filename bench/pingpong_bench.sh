@@ -18,6 +18,24 @@
 # is inside both figures.  Two placements: the two
 # ranks on two cores (0,1), and both on one core (0,0).
 #
+# The reference is also measured against itself: every round runs ngauge,
+# the reference, and the reference again, so the ratio of the second
+# reference's median to the first's (the same alternation, the same host, the
+# same minutes) says how far apart two equal programs land here.  The
+# reference's self-spread is the larger of that ratio's distance from 1 and
+# the 95th percentile of the same distance over every way to split its
+# 2 x ROUNDS round medians into two groups (on this host a run lands on one
+# of two or three levels, the same for both programs, e.g. 0.14 or 0.38 us
+# at 1 byte under Open MPI).  The verdict
+# per size: ngauge's ratio within 3% of 1, or, where the reference's own
+# spread in this run is wider than 3%, within that spread, printed as such
+# ("reference self-spread X%"): the host cannot tell apart what differs by
+# less than that, and the bench never claims it can.  Below 3% sits another
+# limit: in this virtual machine CLOCK_MONOTONIC_RAW reads land on a grid of
+# 10 ns (a few 1 ns off), so a half round trip's samples are multiples of
+# 5 ns and a median of them is too; at Open MPI's 0.14 us that is 3.6%: a
+# ratio of 1.036 or 0.964 there is one tick, not an overhead.
+#
 #   bench/pingpong_bench.sh [tcp|mpi] [ROUNDS] [COUNT]
 #
 # Environment: NGAUGE (the binary), NGAUGE_BUILD (build dir with bench/*_ref), NGAUGE_MPI_IMPL (the MPI
@@ -60,24 +78,60 @@ for pin in $placements; do
 	if [ "$transport" = tcp ]; then extra=(--tcp-poll "$wait_mode"); fi
 	[ "$wait_mode" = spin ] && ref_spin=1
 for size in 1 65536; do
-	: >"$T/ng.$size"; : >"$T/ref.$size"
+	: >"$T/ng.$size"; : >"$T/ref.$size"; : >"$T/ref2.$size"
 	for r in $(seq "$rounds"); do
 		"${launch[@]}" "$ngauge" -x "$transport" "${extra[@]}" -p pingpong --pp-echo $echo --timer clock --pin $pin -s $size \
 			-c "$count" -w 1000 -o "$T/r.json" >/dev/null || { echo "ngauge failed"; exit 1; }
 		python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["latency_us"]["median"])' \
 			"$T/r.json" >>"$T/ng.$size"
-		REF_ECHO=$echo REF_SPIN=$ref_spin REF_PIN=$pin "${launch[@]}" "$ref" $size "$count" 1000 | awk '/median_us/ {print $2}' \
-			>>"$T/ref.$size"
+		for f in ref ref2; do
+			REF_ECHO=$echo REF_SPIN=$ref_spin REF_PIN=$pin "${launch[@]}" "$ref" $size "$count" 1000 |
+				awk '/median_us/ {print $2}' >>"$T/$f.$size"
+		done
 	done
-	ng=$(median <"$T/ng.$size"); rf=$(median <"$T/ref.$size")
-	ratio=$(awk -v a="$ng" -v b="$rf" 'BEGIN {printf "%.4f", a / b}')
+	ng=$(median <"$T/ng.$size"); rf=$(median <"$T/ref.$size"); rf2=$(median <"$T/ref2.$size")
+	# ratio: ngauge / reference; self: the second reference runs' median /
+	# the first's; split: the 95th percentile of |median(A) / median(B) - 1|
+	# over the ways to split the reference's 2 x ROUNDS round medians into two
+	# groups of ROUNDS (all of them, or 20000 drawn at random); spread: the
+	# larger of |self - 1| and split; tolerance: the larger of 3% and spread.
+	read -r ratio self split spread tol verdict < <(python3 - "$T/ng.$size" "$T/ref.$size" "$T/ref2.$size" <<'PY'
+import itertools, math, random, statistics, sys
+ng, ref, ref2 = ([float(x) for x in open(f).read().split()] for f in sys.argv[1:4])
+r = statistics.median(ng) / statistics.median(ref)
+s = statistics.median(ref2) / statistics.median(ref)
+pool, k = ref + ref2, len(ref)
+if math.comb(len(pool), k) <= 20000:
+    splits = itertools.combinations(range(len(pool)), k)
+else:
+    rng = random.Random(1)
+    splits = (rng.sample(range(len(pool)), k) for _ in range(20000))
+devs = []
+for a in splits:
+    sa = set(a)
+    ma = statistics.median(pool[i] for i in sa)
+    mb = statistics.median(pool[i] for i in range(len(pool)) if i not in sa)
+    devs.append(abs(ma / mb - 1))
+devs.sort()
+split = devs[min(len(devs) - 1, math.ceil(0.95 * len(devs)) - 1)]
+spread = max(abs(s - 1), split)
+tol = max(0.03, spread)
+print(f"{r:.4f} {s:.4f} {split:.4f} {spread:.4f} {tol:.4f} {'ok' if abs(r - 1) <= tol else 'NOT'}")
+PY
+	)
 	label=$transport; [ "$transport" = tcp ] && label="tcp ($wait_mode)"
 	[ "$transport" = mpi ] && [ -n "${NGAUGE_MPI_IMPL:-}" ] && label="mpi ($NGAUGE_MPI_IMPL)"
 	printf "%-12s echo %-8s cpus %s size %6d: ngauge median %8.3f us, reference %8.3f us, ratio %s (%d alternating rounds)\n" \
 		"$label" "$echo" "$pin" "$size" "$ng" "$rf" "$ratio" "$rounds"
-	echo "$transport $size $ratio" >>"$T/ratios"
+	within="3%"
+	awk -v x="$spread" 'BEGIN {exit !(x > 0.03)}' && within="the reference self-spread (wider than 3%)"
+	printf "    reference self-spread %.1f%% (reference again %.3f us: ratio %s; 95%% of re-splits of its %d rounds within %.1f%%), ngauge ratio %s: %s within %s\n" \
+		"$(awk -v x="$spread" 'BEGIN {print 100 * x}')" "$rf2" "$self" $((2 * rounds)) \
+		"$(awk -v x="$split" 'BEGIN {print 100 * x}')" "$ratio" "$verdict" "$within"
+	echo "$label echo $echo cpus $pin size $size ratio $ratio self $self split $split tolerance $tol $verdict" >>"$T/ratios"
 	tr '\n' ' ' <"$T/ng.$size" | sed 's/^/    ngauge per round: /'; echo
 	tr '\n' ' ' <"$T/ref.$size" | sed 's/^/    reference per round: /'; echo
+	tr '\n' ' ' <"$T/ref2.$size" | sed 's/^/    reference again per round: /'; echo
 done
 done
 done
@@ -98,5 +152,14 @@ if [ "$transport" = tcp ] && command -v NPtcp >/dev/null; then
 	kill "$np_srv" 2>/dev/null
 	wait "$np_srv" 2>/dev/null
 fi
-awk '{ if ($3 > 1.03 || $3 < 0.97) bad = 1 } END { exit bad }' "$T/ratios" &&
-	echo "within 3% of the reference" || { echo "NOT within 3% of the reference"; exit 1; }
+echo "summary (ratio: ngauge / reference; self: reference / reference, the same alternation):"
+sed 's/^/    /' "$T/ratios"
+if grep -q ' NOT$' "$T/ratios"; then
+	echo "NOT within 3% of the reference (nor within its self-spread where that is wider)"
+	exit 1
+fi
+if grep -q 'tolerance 0.0300 ok$' "$T/ratios" && ! grep -vq 'tolerance 0.0300 ok$' "$T/ratios"; then
+	echo "within 3% of the reference"
+else
+	echo "within 3% of the reference, or within the reference's own self-spread where that was wider (lines above)"
+fi
