@@ -1,10 +1,14 @@
 #!/bin/bash
-# Inside the Soft-RoCE guest (bench/rxe_lat_bench.sh boots it): 8-byte latency of the write channel and
-# of ibrc's send mode against perftest, interleaved in one boot. Each round runs, one after the other,
+# Inside the Soft-RoCE guest (bench/rxe_lat_bench.sh boots it): 8-byte latency of the write channel, of
+# ibrc's send mode and of its read mode against perftest, interleaved in one boot. Each round runs, one
+# after the other,
 #   ib_write_lat | rdma --rdma-backend verbs | ibrc --ib-mode write | ib_send_lat | ibrc (send mode)
-# with COUNT round trips each; perftest's t_typical and ngauge's median are both half a round trip. The
+#   | ib_read_lat | ibrc --ib-mode read
+# with COUNT round trips each; perftest's t_typical of ib_write_lat and ib_send_lat and ngauge's median are
+# half a round trip; ib_read_lat's is one read (a request and its response), while ibrc's read mode delivers
+# a message with a notice and a read (a half round trip of a ping-pong is a one-way notice plus a read). The
 # medians over ROUNDS rounds are compared: rdma/verbs and ibrc write within 1.15x of ib_write_lat, ibrc send
-# within 1.1x of ib_send_lat; every round prints its own ratios too. The device is emulated: only the ratios
+# within 1.1x of ib_send_lat, ibrc read within 1.25x of ib_read_lat; every round prints its own ratios too. The device is emulated: only the ratios
 # mean anything. Unpinned, a run's median moves between two levels (16 and 28 us on one host, whichever tool
 # runs); NGAUGE_RXE_LAT_PIN=yes (what the issue's figures use) pins both tools alike, as perftest is run:
 # the timing side (perftest's client, ngauge's rank 0) on vCPU 0, the answering side (perftest's server,
@@ -46,10 +50,10 @@ ng() {
 	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["latency_us"]["median"])' "$W/ng.json"
 }
 
-names=(ib_write_lat rdma-verbs ibrc-write ib_send_lat ibrc-send)
+names=(ib_write_lat rdma-verbs ibrc-write ib_send_lat ibrc-send ib_read_lat ibrc-read)
 for r in $(seq "$rounds"); do
 	v=("$(perftest ib_write_lat)" "$(ng -x rdma --rdma-backend verbs "$@")" "$(ng -x ibrc --ib-mode write "$@")"
-		"$(perftest ib_send_lat)" "$(ng -x ibrc "$@")")
+		"$(perftest ib_send_lat)" "$(ng -x ibrc "$@")" "$(perftest ib_read_lat)" "$(ng -x ibrc --ib-mode read "$@")")
 	line="round $r:"
 	for i in "${!names[@]}"; do
 		[ -n "${v[$i]}" ] || { echo "${names[$i]} failed in round $r"; exit 1; }
@@ -59,16 +63,17 @@ for r in $(seq "$rounds"); do
 	line="$line | ratios: rdma-verbs $(awk -v a="${v[1]}" -v b="${v[0]}" 'BEGIN { printf "%.3f", a / b }')"
 	line="$line ibrc-write $(awk -v a="${v[2]}" -v b="${v[0]}" 'BEGIN { printf "%.3f", a / b }')"
 	line="$line ibrc-send $(awk -v a="${v[4]}" -v b="${v[3]}" 'BEGIN { printf "%.3f", a / b }')"
+	line="$line ibrc-read $(awk -v a="${v[6]}" -v b="${v[5]}" 'BEGIN { printf "%.3f", a / b }')"
 	echo "$line"
 done
 python3 - "$W" <<'PY'
 import statistics, sys
 d = sys.argv[1]
 m = {n: statistics.median(float(x) for x in open(f"{d}/{n}")) for n in
-     ("ib_write_lat", "rdma-verbs", "ibrc-write", "ib_send_lat", "ibrc-send")}
+     ("ib_write_lat", "rdma-verbs", "ibrc-write", "ib_send_lat", "ibrc-send", "ib_read_lat", "ibrc-read")}
 bad = 0
 for name, ref, limit in (("rdma-verbs", "ib_write_lat", 1.15), ("ibrc-write", "ib_write_lat", 1.15),
-                         ("ibrc-send", "ib_send_lat", 1.10)):
+                         ("ibrc-send", "ib_send_lat", 1.10), ("ibrc-read", "ib_read_lat", 1.25)):
     ratio = m[name] / m[ref]
     ok = ratio <= limit
     bad += not ok

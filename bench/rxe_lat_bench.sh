@@ -1,6 +1,6 @@
 #!/bin/bash
-# 8-byte latency of the write channel (rdma over the verbs backend, ibrc --ib-mode write) and of ibrc's
-# send mode against perftest's ib_write_lat and ib_send_lat, in one Soft-RoCE guest (tests/rxe/vm-run.sh):
+# 8-byte latency of the write channel (rdma over the verbs backend, ibrc --ib-mode write), of ibrc's
+# send mode and of its read mode against perftest's ib_write_lat, ib_send_lat and ib_read_lat, in one Soft-RoCE guest (tests/rxe/vm-run.sh):
 # see bench/rxe-lat-guest.sh. Skipped (77) without QEMU, a kernel with rdma_rxe, perftest or verbs.
 #
 #   bench/rxe_lat_bench.sh [ROUNDS [COUNT [NGAUGE OPTION...]]]

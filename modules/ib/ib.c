@@ -5,7 +5,7 @@
 #include "modules/ib/ib.h"
 
 /* The word indices of the choices of --ib-mode and --ib-poll (ib_desc.c). */
-enum { NG_IB_MODE_WRITE = 1, NG_IB_POLL_YIELD = 1 };
+enum { NG_IB_MODE_WRITE = 1, NG_IB_MODE_READ = 2, NG_IB_POLL_YIELD = 1 };
 
 ng_status ng_ib_conf_read(const struct ng_module_env *env, const char *who, struct ng_ib_conf *cf)
 {
@@ -18,8 +18,9 @@ ng_status ng_ib_conf_read(const struct ng_module_env *env, const char *who, stru
 	st = ng_ibv_conf_read(a, who, env->boot->rank == 0, &cf->dev);
 	if (st != NG_OK)
 		return st;
-	/* ibud reads the mode too: it refuses write. */
+	/* ibud reads the mode too: it refuses write and read. */
 	cf->write = ng_args_choice(a, "ib-mode") == NG_IB_MODE_WRITE;
+	cf->read = ng_args_choice(a, "ib-mode") == NG_IB_MODE_READ;
 	cf->yield = ng_args_choice(a, "ib-poll") == NG_IB_POLL_YIELD;
 	if (ring < NG_IB_RING_MIN || ring > NG_IB_RING_MAX) {
 		if (env->boot->rank == 0)

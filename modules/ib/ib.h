@@ -34,6 +34,7 @@
 struct ng_ib_conf {
 	struct ng_ibv_conf dev; /* --ib-dev, --ib-port, --ib-gid */
 	bool write;             /* --ib-mode write */
+	bool read;              /* --ib-mode read (ibrc only) */
 	size_t ring;            /* --ib-ring: receive slots per peer */
 	size_t eager;           /* --ib-eager: largest message through the ring */
 	bool yield;             /* --ib-poll yield */

@@ -13,8 +13,9 @@
  */
 /* clang-format off */
 static const struct ng_option ng_ib_mode_options[] = {
-	{ .name = "ib-mode", .type = NG_OPT_CHOICE, .def = "send", .choices = "send|write",
-	  .help = "ibrc/ibuc data path: send/receive, or RDMA write + sequence counter" },
+	{ .name = "ib-mode", .type = NG_OPT_CHOICE, .def = "send", .choices = "send|write|read",
+	  .help = "ibrc/ibuc data path: send/receive, RDMA write + sequence counter, or (ibrc) RDMA read by the "
+	          "receiver after the sender's notice" },
 	{ .name = NULL },
 };
 

@@ -7,7 +7,10 @@
  * --ib-mode write is not this file's: it is the rdma module's channel
  * (modules/chan/chan.h, the Netgauge paper's one-sided channel, Fig. 4) over
  * the RDMA layer's verbs backend, one RDMA write per message, with the --ib-*
- * settings.  What follows describes send mode.
+ * settings.  --ib-mode read (the receiver pulls every message with RDMA
+ * read after the sender's notice) uses this file's ring, credits, progress
+ * and setup, and its own data path in rc_read.c (described in rc_int.h).
+ * What follows describes send mode.
  *
  * Ring.  Every rank keeps, for every peer, a ring of R = --ib-ring slots of
  * S = --ib-eager payload bytes that only that peer sends into, and a 64-bit
@@ -61,196 +64,11 @@
 #include <string.h>
 
 #include "modules/chan/chan.h"
-#include "modules/ib/ib.h"
+#include "modules/ib/rc_int.h"
 
 extern const struct ng_module ng_module_ibrc;
 extern const struct ng_module ng_module_ibuc;
 
-#define NG_RC_CTL     64u                 /* control words per peer: [1] credits */
-#define NG_RC_WR_RANK 0xffffffffu         /* send wr_id: the peer's rank ... */
-#define NG_RC_WR_HEAL ((uint64_t)1 << 32) /* ... and a credit write told again */
-#define NG_RC_HEAL_NS 50000000u           /* UC: credits told again after 50 ms of silence */
-#define NG_RC_STAGE   64u                 /* staging bytes per send work request */
-#define NG_RC_INLINE  512u                /* inline size asked for first */
-#define NG_RC_POLL    16
-#define NG_RC_NONE    SIZE_MAX
-#define NG_RC_SLACK   16u /* send-queue room beyond 2R */
-
-enum ng_rc_type { NG_RC_EAGER = 0, NG_RC_CTS = 1, NG_RC_FIN = 2 };
-enum { NG_RC_F_MISMATCH = 1 }; /* FIN: the receive has another length; nothing was written */
-
-/* Immediate data of every ring message: type (2 bits), flags (1 bit) and the
- * low 29 bits of the sender's release count (its credits for my ring). */
-#define NG_RC_CREDIT_BITS 29
-#define NG_RC_CREDIT_MASK ((UINT32_C(1) << NG_RC_CREDIT_BITS) - 1)
-#define NG_RC_IMM(type, flags, credit)                                                                       \
-	((uint32_t)(type) << 30 | (uint32_t)(flags) << NG_RC_CREDIT_BITS |                                   \
-	 ((uint32_t)(credit)&NG_RC_CREDIT_MASK))
-
-/* Body of a CTS. */
-struct ng_rc_cts {
-	uint64_t idx; /* data message number */
-	uint64_t addr;
-	uint64_t len;
-	uint32_t rkey;
-	uint32_t pad;
-};
-
-static_assert(sizeof(struct ng_rc_cts) <= NG_RC_STAGE, "a CTS fits in one staging entry");
-
-/* What is known of each slot of a ring. */
-struct ng_rc_meta {
-	uint32_t len;
-	uint8_t type;
-	uint8_t flags;
-	bool done; /* consumed; released once every earlier slot is */
-};
-
-struct ng_rc_peer {
-	struct ng_ibv_qp q;
-	int rank;
-	ng_status err; /* NG_OK, or why this peer is unusable (reported) */
-	size_t apos;   /* index in the active list, NG_RC_NONE when idle */
-	/* The peer's ring and control words for my messages. */
-	uint64_t r_ring, r_ctl;
-	uint32_t r_ring_rkey, r_ctl_rkey;
-	/* Receive side: the peer's messages in my ring. */
-	unsigned char *ring;
-	struct ng_rc_meta *meta; /* [R] */
-	volatile uint64_t *ctl;  /* my control words for this peer */
-	uint64_t rx_tail;        /* ring messages arrived (send mode) */
-	uint64_t rx_scan;        /* ring messages looked at */
-	uint64_t rx_free;        /* ring messages released (a prefix) */
-	uint64_t credit_sent;    /* rx_free last told the peer (written or carried) */
-	uint64_t rx_posted;      /* receives posted */
-	uint64_t *unexp;         /* [R] ring numbers of data messages with no receive yet */
-	size_t unexp_head, unexp_n;
-	struct ng_queue rq;         /* posted receives; the head gets the next data message */
-	struct ng_ib_req *cts_next; /* first receive in rq not yet looked at for a CTS */
-	uint64_t cts_out;           /* CTSs sent whose FIN has not come */
-	/* Send side. */
-	struct ng_queue sq;    /* sends not (fully) posted yet */
-	uint64_t tx_seq;       /* ring messages sent */
-	uint64_t tx_idx;       /* data messages sent */
-	uint64_t credit_seen;  /* the peer's release count, the highest seen */
-	struct ng_rc_cts *cts; /* [K] CTSs received for my sends */
-	uint64_t cts_head, cts_tail;
-	bool credit_due;
-};
-
-struct ng_rc {
-	struct ng_comm base; /* first: container_of */
-	struct ng_ibv v;
-	enum ibv_qp_type type;
-	uint64_t healed; /* UC: the silence whose credits were told again */
-	bool healing;    /* posting those: their completions are no event */
-	size_t R, K, eager_quota, thresh;
-	size_t eager;       /* S */
-	size_t slot;        /* slot stride */
-	size_t ring_stride; /* R * slot */
-	size_t maxw;        /* largest single RDMA write */
-	uint32_t depth;     /* send queue depth per QP */
-	uint32_t max_inline;
-	uint32_t scq_size, scq_busy;
-	struct ibv_cq *scq, *rcq;
-	struct ng_ibv_area ring_a, ctl_a;
-	struct ng_ibv_stage stage; /* NG_RC_STAGE bytes per work request: CTSs, credit words */
-	struct ng_rc_peer *peers;  /* [size] */
-	struct ng_rc_meta *metas;  /* [size * R] */
-	uint64_t *unexps;          /* [size * R] */
-	struct ng_rc_cts *ctss;    /* [size * K] */
-	int *active;               /* peers with work, [nactive] */
-	size_t nactive;
-	struct ng_watch watch;
-};
-
-/* What every rank publishes beside its QPs (ng_ibv_mesh_connect). */
-struct ng_rc_addr {
-	uint64_t ring_base, ctl_base;
-	uint32_t ring_rkey, ctl_rkey;
-	uint32_t ring, eager;
-};
-
-static inline struct ng_rc *ng_rc_of(struct ng_comm *c)
-{
-	return ng_container_of(c, struct ng_rc, base);
-}
-
-static inline unsigned char *ng_rc_payload(const struct ng_rc *t, const struct ng_rc_peer *p, size_t slot)
-{
-	return p->ring + slot * t->slot;
-}
-
-/* The staging slot of the next work request to @p. */
-static inline unsigned char *ng_rc_stage(const struct ng_rc *t, const struct ng_rc_peer *p)
-{
-	return ng_ibv_stage_at(&t->stage, p->rank, p->q.posted + 1);
-}
-
-/* ---- active peers ----------------------------------------------------- */
-
-static void ng_rc_activate(struct ng_rc *t, struct ng_rc_peer *p)
-{
-	if (p->apos != NG_RC_NONE)
-		return;
-	p->apos = t->nactive;
-	t->active[t->nactive++] = p->rank;
-}
-
-static void ng_rc_deactivate(struct ng_rc *t, struct ng_rc_peer *p)
-{
-	int last;
-
-	if (p->apos == NG_RC_NONE || !ng_queue_empty(&p->sq) || !ng_queue_empty(&p->rq) || p->credit_due)
-		return;
-	last = t->active[--t->nactive];
-	t->active[p->apos] = last;
-	t->peers[last].apos = p->apos;
-	p->apos = NG_RC_NONE;
-}
-
-/* ---- errors (cold) ---------------------------------------------------- */
-
-/* Marks @p unusable with @st (already reported) and completes its queued
- * requests; posted sends see the error in ng_rc_check. */
-static void __attribute__((cold)) ng_rc_fail(struct ng_rc *t, struct ng_rc_peer *p, ng_status st)
-{
-	if (!p->err)
-		p->err = st;
-	ng_ib_queue_drop(&p->rq, p->err);
-	ng_ib_queue_drop(&p->sq, p->err);
-	p->cts_next = NULL;
-	p->credit_due = false;
-	ng_rc_deactivate(t, p);
-}
-
-static void __attribute__((cold))
-ng_rc_post_error(struct ng_rc *t, struct ng_rc_peer *p, const char *what, int rc)
-{
-	ng_error("%s: posting %s to rank %d: %s", t->base.mod->name, what, p->rank, strerror(rc));
-	ng_rc_fail(t, p, NG_ERR_IO);
-}
-
-static void __attribute__((cold)) ng_rc_proto(struct ng_rc *t, struct ng_rc_peer *p, const char *why)
-{
-	ng_error("%s: protocol error with rank %d: %s", t->base.mod->name, p->rank, why);
-	ng_rc_fail(t, p, NG_ERR_PROTO);
-}
-
-static ng_status __attribute__((cold))
-ng_rc_truncated(struct ng_rc *t, struct ng_rc_peer *p, size_t got, size_t want)
-{
-	if (got == SIZE_MAX)
-		ng_error("%s: the message from rank %d does not have the %zu bytes the receive expects",
-		         t->base.mod->name, p->rank, want);
-	else
-		ng_error("%s: a message of %zu bytes from rank %d, but the receive expects %zu",
-		         t->base.mod->name, got, p->rank, want);
-	return NG_ERR_TRUNCATED;
-}
-
-/* Nothing happened for --timeout seconds (or the run was cancelled) while
- * waiting, among others, for @hint. */
 static void __attribute__((cold)) ng_rc_stall(struct ng_rc *t, int hint, ng_status st)
 {
 	struct ng_rc_peer *p = &t->peers[hint];
@@ -265,75 +83,6 @@ static void __attribute__((cold)) ng_rc_stall(struct ng_rc *t, int hint, ng_stat
 	ng_rc_fail(t, p, st);
 	while (t->nactive)
 		ng_rc_fail(t, &t->peers[t->active[t->nactive - 1]], st);
-}
-
-/* ---- posting ---------------------------------------------------------- */
-
-/* Room for @n work requests on @p's QP and in the shared send CQ. */
-static inline bool ng_rc_room(const struct ng_rc *t, const struct ng_rc_peer *p, uint32_t n)
-{
-	return ng_ibv_qp_room(&p->q, n) && t->scq_busy + n <= t->scq_size;
-}
-
-/* Whether one more ring message fits at the peer (@eager: within the EAGER
- * share). */
-static inline bool ng_rc_credit(struct ng_rc *t, struct ng_rc_peer *p, bool eager)
-{
-	uint64_t lim = eager ? t->eager_quota : t->R, seen;
-
-	if (p->tx_seq - p->credit_seen < lim)
-		return true;
-	seen = __atomic_load_n(&p->ctl[1], __ATOMIC_ACQUIRE);
-	/* Messages may have carried a later count than the word holds. */
-	if (ng_rdma_credit_word(&p->credit_seen, seen, p->tx_seq))
-		t->watch.events++;
-	return p->tx_seq - p->credit_seen < lim;
-}
-
-static inline int ng_rc_post(struct ng_rc *t, struct ng_rc_peer *p, struct ibv_send_wr *wr, uint32_t n)
-{
-	int rc = ng_ibv_post(&p->q, wr, n);
-
-	if (!rc)
-		t->scq_busy += n;
-	return rc;
-}
-
-/* A ring message just posted told @p my release count. */
-static inline void ng_rc_credit_carried(struct ng_rc_peer *p)
-{
-	p->credit_sent = p->rx_free;
-	p->credit_due = false;
-}
-
-/*
- * Posts one ring message of @type to @p: SEND_WITH_IMM of @sge (nsge 0 or
- * 1).  The caller checked room and credit.  Returns the errno of the post
- * (0: posted); *inl_p says whether the data went inline (the caller's buffer
- * is free at once).
- */
-static int ng_rc_post_msg(struct ng_rc *t, struct ng_rc_peer *p, enum ng_rc_type type, uint8_t flags,
-                          struct ibv_sge *sge, int nsge, bool *inl_p)
-{
-	struct ibv_send_wr wr;
-	size_t len = nsge ? sge->length : 0;
-	bool inl = len <= t->max_inline;
-	int rc;
-
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = (uint64_t)p->rank;
-	wr.opcode = IBV_WR_SEND_WITH_IMM;
-	wr.send_flags = IBV_SEND_SIGNALED | (inl ? IBV_SEND_INLINE : 0);
-	wr.imm_data = htonl(NG_RC_IMM(type, type == NG_RC_FIN ? flags : 0, p->rx_free));
-	wr.sg_list = sge;
-	wr.num_sge = nsge;
-	rc = ng_rc_post(t, p, &wr, 1);
-	if (!rc) {
-		p->tx_seq++;
-		ng_rc_credit_carried(p);
-	}
-	*inl_p = inl;
-	return rc;
 }
 
 /* Returns my release count to @p when due and possible. */
@@ -475,13 +224,18 @@ static void ng_rc_push(struct ng_rc *t, struct ng_rc_peer *p)
 	struct ng_ib_req *r;
 
 	while ((r = ng_ib_queue_head(&p->sq))) {
-		bool posted = r->rndv ? ng_rc_post_rndv(t, p, r) : ng_rc_post_eager(t, p, r);
+		bool posted;
 
+		if (t->read) /* the NOTICE: moves r to p->wq */
+			posted = ng_rc_read_send(t, p, r);
+		else
+			posted = r->rndv ? ng_rc_post_rndv(t, p, r) : ng_rc_post_eager(t, p, r);
 		if (p->err) /* failed: the queue was dropped */
 			return;
 		if (!posted)
 			return;
-		ng_ib_queue_pop(&p->sq);
+		if (!t->read)
+			ng_ib_queue_pop(&p->sq);
 		t->watch.events++;
 	}
 }
@@ -542,6 +296,10 @@ static void ng_rc_deliver(struct ng_rc *t, struct ng_rc_peer *p, uint64_t s)
 	struct ng_ib_req *r = ng_ib_queue_head(&p->rq);
 	ng_status st = NG_OK;
 
+	if (t->read) {
+		ng_rc_read_deliver(t, p, s);
+		return;
+	}
 	if (m->type == NG_RC_EAGER) {
 		if (r->rndv || m->len != r->len)
 			st = ng_rc_truncated(t, p, m->len, r->len);
@@ -588,7 +346,10 @@ static void ng_rc_scan(struct ng_rc *t, struct ng_rc_peer *p)
 		size_t slot = (size_t)(s % t->R);
 		struct ng_rc_meta *m = &p->meta[slot];
 
-		if (m->type == NG_RC_CTS) {
+		if (t->read && m->type == NG_RC_FIN) {
+			ng_rc_read_fin(t, p, m);
+			m->done = true;
+		} else if (m->type == NG_RC_CTS) {
 			if (p->cts_tail - p->cts_head >= t->K) {
 				ng_rc_proto(t, p, "more CTSs than the window allows");
 				return;
@@ -644,6 +405,8 @@ static void ng_rc_peer_progress(struct ng_rc *t, struct ng_rc_peer *p)
 	}
 	if (!p->err)
 		ng_rc_release(t, p);
+	if (!p->err && t->read)
+		ng_rc_read_progress(t, p);
 	if (!p->err)
 		ng_rc_send_cts(t, p);
 	if (!p->err)
@@ -839,6 +602,12 @@ static ng_status ng_rc_isend(struct ng_comm *c, int peer, const void *buf, size_
 		ng_ib_req_done(r, st);
 		return st;
 	}
+	if (t->read) {
+		if (!ng_queue_empty(&p->sq) || !ng_rc_read_send(t, p, r))
+			ng_queue_push(&p->sq, &r->link);
+		ng_rc_activate(t, p);
+		return r->state == NG_IB_DONE ? r->status : NG_OK;
+	}
 	r->rndv = len > t->eager;
 	if (ng_queue_empty(&p->sq) && (r->rndv ? ng_rc_post_rndv(t, p, r) : ng_rc_post_eager(t, p, r)))
 		return r->state == NG_IB_DONE ? r->status : NG_OK;
@@ -861,10 +630,10 @@ static ng_status ng_rc_irecv(struct ng_comm *c, int peer, void *buf, size_t len,
 		ng_ib_req_done(r, st);
 		return st;
 	}
-	r->rndv = len > t->eager;
+	r->rndv = !t->read && len > t->eager; /* read mode: no CTS */
 	r->idx = p->rx_posted++;
 	ng_queue_push(&p->rq, &r->link);
-	if (!p->cts_next)
+	if (!p->cts_next && !t->read)
 		p->cts_next = r;
 	ng_rc_activate(t, p);
 	if (p->unexp_n)
@@ -944,6 +713,11 @@ static ng_status ng_rc_sizes(struct ng_rc *t, const struct ng_ib_conf *cf)
 		         t->depth, t->v.name, d->max_qp_wr);
 		return NG_ERR_USAGE;
 	}
+	if (t->read && d->max_qp_init_rd_atom < 1) {
+		ng_error("%s: --ib-mode read: %s issues no RDMA reads (max_qp_init_rd_atom 0)", who,
+		         t->v.name);
+		return NG_ERR_USAGE;
+	}
 	if (t->eager > t->maxw) {
 		ng_error("%s: --ib-eager %zu is above the port's largest message (%zu bytes)", who, t->eager,
 		         t->maxw);
@@ -1011,6 +785,8 @@ static ng_status ng_rc_setup(struct ng_rc *t)
 		p->apos = NG_RC_NONE;
 		ng_queue_init(&p->rq);
 		ng_queue_init(&p->sq);
+		ng_queue_init(&p->rdq);
+		ng_queue_init(&p->wq);
 		p->ring = t->ring_a.base + i * t->ring_stride;
 		p->meta = &t->metas[i * t->R];
 		p->unexp = &t->unexps[i * t->R];
@@ -1053,6 +829,13 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 	st = ng_ib_conf_read(env, m->name, &cf);
 	if (st)
 		return st;
+	if (cf.read && m == &ng_module_ibuc) {
+		if (b->rank == 0)
+			ng_error(
+			    "%s: --ib-mode read needs RDMA read, which unreliable connections lack; use ibrc",
+			    m->name);
+		return NG_ERR_USAGE;
+	}
 	if (cf.write) {
 		struct ng_chan_conf cc = {
 		    .backend = "verbs",
@@ -1082,6 +865,7 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 	ng_comm_init(&t->base, m, b->rank, b->size, env->cancel);
 	t->base.spins = !cf.yield;
 	t->type = m == &ng_module_ibuc ? IBV_QPT_UC : IBV_QPT_RC;
+	t->read = cf.read;
 	cf.dev.qpt = t->type;
 	ng_watch_init(&t->watch, env->cancel, env->timeout_s, cf.yield);
 
@@ -1101,6 +885,7 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 	memset(&mine, 0, sizeof(mine));
 	mine.ring = (uint32_t)t->R;
 	mine.eager = (uint32_t)t->eager;
+	mine.read = t->read;
 	if (!lst) {
 		mine.ring_base = (uintptr_t)t->ring_a.base;
 		mine.ring_rkey = t->ring_a.mr->rkey;
@@ -1115,7 +900,7 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 	for (size_t i = 0; i < size; i++) {
 		struct ng_rc_peer *p = &t->peers[i];
 
-		if (all[i].ring != t->R || all[i].eager != t->eager) {
+		if (all[i].ring != t->R || all[i].eager != t->eager || all[i].read != t->read) {
 			if (b->rank == 0)
 				ng_error(
 				    "%s: rank %zu runs with other --ib-ring, --ib-eager or --ib-mode values",

@@ -670,10 +670,10 @@ static ng_status ng_ud_open(const struct ng_module *m, const struct ng_module_en
 	st = ng_ib_conf_read(env, m->name, &cf);
 	if (st)
 		return st;
-	if (cf.write) {
+	if (cf.write || cf.read) {
 		if (b->rank == 0)
-			ng_error("%s: --ib-mode write needs a connection (ibrc or ibuc); datagrams only send",
-			         m->name);
+			ng_error("%s: --ib-mode %s needs a connection (ibrc or ibuc); datagrams only send",
+			         m->name, cf.write ? "write" : "read");
 		return NG_ERR_USAGE;
 	}
 	u = calloc(1, sizeof(*u));

@@ -2,12 +2,13 @@
 # verbs-suite.sh — the verbs modules' tests, inside the Soft-RoCE guest: `tests/rxe/vm-run.sh verbs-suite.sh`
 # (meson test --suite rxe does that). Exits 0 when every check passed, 1 otherwise, 77 outside the VM.
 #
-# 1. Patterns over ibrc and ibuc (--ib-mode send and write) and ibud, all ranks on the one device rxe0:
+# 1. Patterns over ibrc and ibuc (--ib-mode send and write), ibrc --ib-mode read and ibud, all ranks on
+#    the one device rxe0:
 #    pingpong with 2 and 4 ranks, 1n and n1 with 3, all with --verify over odd sizes around the eager
 #    limit up to 1 MiB (ibud: up to its datagram limit, the MTU minus 40); mpbibw over ibrc with tiny
-#    rings (flow control). The JSON results are checked: complete, one row per size, the count, the
+#    rings (flow control); bw over ibrc --ib-mode read. The JSON results are checked: complete, one row per size, the count, the
 #    module and mode (none for ibud, which reads no --ib-mode), --verify on.
-# 2. Faults: a size above ibud's limit, a wrong --ib-dev and --ib-gid 256 are refused (exit 2, the devices
+# 2. Faults: ibuc --ib-mode read (UC has no RDMA read) is refused; a size above ibud's limit, a wrong --ib-dev and --ib-gid 256 are refused (exit 2, the devices
 #    named); --ib-sl/--ib-tclass run and are recorded; a server and a client whose GIDs are of other types or
 #    families are refused naming both (device checks on the real device), while
 #    without -s ibud measures the default sizes up to its limit; a
@@ -73,7 +74,8 @@ pattern() {
     fi
 }
 
-for cfg in "ibrc send 1048576" "ibrc write 1048575" "ibuc send 1048575" "ibuc write 1048576" "ibud send"; do
+for cfg in "ibrc send 1048576" "ibrc write 1048575" "ibrc read 1048577" "ibuc send 1048575" "ibuc write 1048576" \
+    "ibud send"; do
     set -- $cfg
     mod=$1 mode=$2
     if [ "$mod" = ibud ]; then
@@ -89,9 +91,11 @@ done
 
 # Flow control under pressure: 64 messages in flight each way (mpbibw) against 4-slot rings, most of them
 # by rendezvous: credits, unexpected messages, the CTS window.
-for mode in send write; do
+for mode in send write read; do
     pattern "ibrc-$mode-mpbibw-ring4" 2 mpbibw 1,63,65,8193 -x ibrc --ib-mode "$mode" --ib-ring 4 --ib-eager 64
 done
+# Read mode streaming: windows of notices and reads (bw), eager-sized and larger than a ring slot.
+pattern "ibrc-read-bw-2" 2 bw 1,8,8193,65537 -x ibrc --ib-mode read
 
 # Every result: complete, --verify on, one row per requested size with the requested count, the module.
 python3 - "$W/expect.txt" <<'PY' || fail "JSON results (see above)"
@@ -156,6 +160,8 @@ sys.exit(0 if r["complete"] and s == want and all(x["latency_us"]["min"] > 0 for
 fi
 run emu-lacking 2 "$N" -x emu --emu-base ibuc -p loggp -s 1 -c 1 &&
     once emu-lacking "pattern 'loggp' needs reliable delivery, which module 'emu' does not offer here"
+run ibuc-read 2 "$N" --np 2 -x ibuc --ib-mode read -p pingpong -s 8 -c 1 &&
+    expect ibuc-read "ibuc: --ib-mode read needs RDMA read, which unreliable connections lack"
 run wrong-dev 2 "$N" -x ibrc -p pingpong -s 1 -c 1 --ib-dev nosuch0 &&
     expect wrong-dev "nosuch0.*no such RDMA device.*devices: .*$dev"
 
