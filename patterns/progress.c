@@ -162,7 +162,19 @@ static ng_status ng_pg_setup(struct ng_pg *pg)
 	st = ng_sampler_init(&pg->smp, run, &spec);
 	if (st != NG_OK)
 		return st;
-	ng_compute_calibrate(&pg->cp, pg->tm);
+	/* The ranks calibrate one after the other, each once every rank is set
+	 * up: another rank's start-up (a sanitizer build's shadow memory, a
+	 * window's registration) or its own calibration on a sibling
+	 * hardware thread made the kernel run up to a third slower than it
+	 * then ran during the measurement, so that every computation came out
+	 * short. */
+	for (int r = 0; r <= run->boot->size && st == NG_OK; r++) {
+		st = ng_boot_barrier(run->boot);
+		if (st == NG_OK && r == run->boot->rank)
+			ng_compute_calibrate(&pg->cp, pg->tm);
+	}
+	if (st != NG_OK)
+		return st;
 	mine[0] = pg->cp.iters_per_us;
 	mine[1] = 0.0;
 	mine[2] = pg->cp.spread;
