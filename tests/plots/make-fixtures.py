@@ -444,8 +444,8 @@ def matrix():
     n, c = 4, 100
     d = head("matrix", "tcp", n)
     d["matrix"] = {"order": "pair", "window": 64, "outlier_factor": 1.5, "rounds": n * (n - 1),
-                   "ranks": [{"rank": i, "host": "node%d" % i, "addr": "10.0.0.%d" % (i + 1),
-                              "device": "tcp 10.0.0.%d" % (i + 1)} for i in range(n)], "sizes": []}
+                   "ranks": [{"rank": i, "host": "node%d" % i, "addr": "198.18.0.%d" % (i + 1),
+                              "device": "tcp 198.18.0.%d" % (i + 1)} for i in range(n)], "sizes": []}
     for s in (1, 262144):
         def cell(i, j, bw):
             slow = 3 in (i, j)

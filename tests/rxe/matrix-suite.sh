@@ -13,7 +13,7 @@
 # boot by a reference (a UDP ping-pong between the namespaces, beside each matrix run), the rise is judged
 # against it (+-50 us, 10% of 500 us) and printed against the nominal 500 us (doc/matrix.md). Why 100 us
 # and not 0 as the base: the constant part of netem's lateness cancels in the difference.
-# Four ranks over the tcp module, launched by mpiexec (the MPI bootstrap only): ranks 0-2 in A (10.77.0.1), rank 3 in B (10.77.0.2). So half of the 12 ordered pairs cross, the median over the pairs
+# Four ranks over the tcp module, launched by mpiexec (the MPI bootstrap only): ranks 0-2 in A (198.18.77.1), rank 3 in B (198.18.77.2). So half of the 12 ordered pairs cross, the median over the pairs
 # lies between the two levels, and the 6 crossing pairs (and only they) are above 1.5x it: the table must
 # name exactly them. One pair at a time (the default order). Run with one vCPU (NGAUGE_RXE_SMP=1, as
 # meson does): with two, a loaded host's scheduling shows in the medians.
@@ -48,7 +48,7 @@ fail() {
 DELAY_US=500 BASE_US=100
 ip netns add A && ip netns add B &&
     ip link add va netns A type veth peer name vb netns B &&
-    ip -n A addr add 10.77.0.1/24 dev va && ip -n B addr add 10.77.0.2/24 dev vb &&
+    ip -n A addr add 198.18.77.1/24 dev va && ip -n B addr add 198.18.77.2/24 dev vb &&
     ip -n A link set lo up && ip -n B link set lo up &&
     ip -n A link set va up && ip -n B link set vb up &&
     ip netns exec A tc qdisc add dev va root netem delay 0us &&
@@ -62,8 +62,8 @@ matrix() {
     local args=(-p matrix "$@" -s 1,4K -c 100 -w 10 --bw-window 8 --timeout 60 -o "$W/$name.json")
     # MPICH's UCX would reach the other namespace's ranks over rxe0 (UD) and time out: shared memory only,
     # the ranks share one host (the MPI bootstrap only: the measurements go over the tcp module)
-    timeout -k 5 240 mpiexec -genv UCX_TLS self,sm -n 3 ip netns exec A "$N" -x tcp --tcp-bind 10.77.0.1 \
-        "${args[@]}" : -n 1 ip netns exec B "$N" -x tcp --tcp-bind 10.77.0.2 "${args[@]}" \
+    timeout -k 5 240 mpiexec -genv UCX_TLS self,sm -n 3 ip netns exec A "$N" -x tcp --tcp-bind 198.18.77.1 \
+        "${args[@]}" : -n 1 ip netns exec B "$N" -x tcp --tcp-bind 198.18.77.2 "${args[@]}" \
         >"$W/$name.out" 2>"$W/$name.err"
     rc=$?
     if [ $rc != 0 ]; then
@@ -80,7 +80,7 @@ matrix() {
 reference() {
     ip netns exec B python3 -c '
 import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("10.77.0.2", 5301))
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("198.18.77.2", 5301))
 while True:
     b, a = s.recvfrom(64); s.sendto(b, a)
     if b == b"q": break' & local srv=$!
@@ -90,11 +90,11 @@ import json, socket, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(2)
 rt = []
 for i in range(320):
-    t0 = time.perf_counter_ns(); s.sendto(b"x", ("10.77.0.2", 5301))
+    t0 = time.perf_counter_ns(); s.sendto(b"x", ("198.18.77.2", 5301))
     try: s.recvfrom(64)
     except socket.timeout: continue
     if i >= 20: rt.append((time.perf_counter_ns() - t0) / 2000)
-for i in range(5): s.sendto(b"q", ("10.77.0.2", 5301))
+for i in range(5): s.sendto(b"q", ("198.18.77.2", 5301))
 rt.sort()
 print(json.dumps({"n": len(rt), "min": rt[0], "p25": rt[len(rt) // 4], "median": rt[len(rt) // 2]}))' >"$W/$1.ref"
     local rc=$?
@@ -137,7 +137,7 @@ m = r["matrix"]
 check(r["complete"] and r["ranks"] == 4 and m["order"] == "pair" and r["parameters"]["verify"] is True,
       "complete, 4 ranks, pair order, --verify")
 devs = [x["device"] for x in m["ranks"]]
-check([d.split()[1] for d in devs] == ["10.77.0.1"] * 3 + ["10.77.0.2"], "the ranks' devices: %s" % devs)
+check([d.split()[1] for d in devs] == ["198.18.77.1"] * 3 + ["198.18.77.2"], "the ranks' devices: %s" % devs)
 check(all(x["verified"] > 0 for x in r["results"]), "messages verified")
 cross = [(i, j) for i in range(4) for j in range(4) if i != j and ((i in A) != (j in A))]
 inside = [(i, j) for i in range(4) for j in range(4) if i != j and (i in A) == (j in A)]

@@ -4,7 +4,7 @@
 # -Drxe_netem_tests=enabled). Exits 0 when every check passed, 1 otherwise, 77 outside the VM or without
 # mpiexec, ip, tc or python3.
 #
-# Two network namespaces A (10.77.0.1, rank 0: the client) and B (10.77.0.2, rank 1: the server) joined by a
+# Two network namespaces A (198.18.77.1, rank 0: the client) and B (198.18.77.2, rank 1: the server) joined by a
 # veth; netem on A's end delays A -> B (client to server), on B's end B -> A. Two ranks over the tcp module,
 # launched by mpiexec (the MPI bootstrap only), 1-byte messages. One boot, every run of an attempt:
 #   1. no qdisc: the base one-way times (--one-way on the shared clock: one kernel, CLOCK_MONOTONIC_RAW);
@@ -55,7 +55,7 @@ fail() {
 
 ip netns add A && ip netns add B &&
     ip link add va netns A type veth peer name vb netns B &&
-    ip -n A addr add 10.77.0.1/24 dev va && ip -n B addr add 10.77.0.2/24 dev vb &&
+    ip -n A addr add 198.18.77.1/24 dev va && ip -n B addr add 198.18.77.2/24 dev vb &&
     ip -n A link set lo up && ip -n B link set lo up &&
     ip -n A link set va up && ip -n B link set vb up ||
     { echo "oneway-suite.sh: could not set up the namespaces" >&2; exit 1; }
@@ -70,8 +70,8 @@ delay() {
 
 # ping NAME: 300 echo requests from A to B, one as soon as the last is answered; the times into $W/NAME.ping.
 pings() {
-    ip netns exec A busybox ping -A -c 300 -q 10.77.0.2 >/dev/null 2>&1 # warm the path (ARP, caches)
-    ip netns exec A busybox ping -A -c 300 10.77.0.2 2>&1 | sed -n 's/.*time=\([0-9.]*\) ms.*/\1/p' >"$W/$1.ping"
+    ip netns exec A busybox ping -A -c 300 -q 198.18.77.2 >/dev/null 2>&1 # warm the path (ARP, caches)
+    ip netns exec A busybox ping -A -c 300 198.18.77.2 2>&1 | sed -n 's/.*time=\([0-9.]*\) ms.*/\1/p' >"$W/$1.ping"
     [ -s "$W/$1.ping" ] || { echo "ping $1: no replies"; return 1; }
 }
 
@@ -80,8 +80,8 @@ pp() {
     local name=$1 rc
     shift
     local args=(-p pingpong --one-way -s 1 -c 2000 -w 50 --timeout 60 "$@" -o "$W/$name.json")
-    timeout -k 5 240 mpiexec -genv UCX_TLS self,sm -n 1 ip netns exec A "$N" -x tcp --tcp-bind 10.77.0.1 \
-        "${args[@]}" : -n 1 ip netns exec B "$N" -x tcp --tcp-bind 10.77.0.2 "${args[@]}" \
+    timeout -k 5 240 mpiexec -genv UCX_TLS self,sm -n 1 ip netns exec A "$N" -x tcp --tcp-bind 198.18.77.1 \
+        "${args[@]}" : -n 1 ip netns exec B "$N" -x tcp --tcp-bind 198.18.77.2 "${args[@]}" \
         >"$W/$name.out" 2>"$W/$name.err"
     rc=$?
     if [ $rc != 0 ]; then

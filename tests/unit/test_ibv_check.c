@@ -144,12 +144,12 @@ static ng_status pair(const struct ng_ibv_peer_facts *a, const struct ng_ibv_pee
 static void test_peers(void)
 {
 	struct ng_ibv_peer_facts v2a =
-	    peer(IBV_LINK_LAYER_ETHERNET, true, IBV_GID_TYPE_ROCE_V2, "10.0.0.1", 3);
+	    peer(IBV_LINK_LAYER_ETHERNET, true, IBV_GID_TYPE_ROCE_V2, "198.18.0.1", 3);
 	struct ng_ibv_peer_facts v2b =
-	    peer(IBV_LINK_LAYER_ETHERNET, true, IBV_GID_TYPE_ROCE_V2, "10.0.1.7", 3);
+	    peer(IBV_LINK_LAYER_ETHERNET, true, IBV_GID_TYPE_ROCE_V2, "198.19.1.7", 3);
 	struct ng_ibv_peer_facts v2six = peer(IBV_LINK_LAYER_ETHERNET, true, IBV_GID_TYPE_ROCE_V2, NULL, 1);
 	struct ng_ibv_peer_facts v1 =
-	    peer(IBV_LINK_LAYER_ETHERNET, true, IBV_GID_TYPE_ROCE_V1, "10.0.0.2", 2);
+	    peer(IBV_LINK_LAYER_ETHERNET, true, IBV_GID_TYPE_ROCE_V1, "198.18.0.2", 2);
 	struct ng_ibv_peer_facts iba = peer(IBV_LINK_LAYER_INFINIBAND, false, IBV_GID_TYPE_IB, NULL, 0);
 	struct ng_ibv_peer_facts ibb = iba, ibg = iba, ibold = iba, ibgrh;
 
