@@ -565,14 +565,13 @@ void ng_param_widen(struct ng_param *p, const char *name, double size)
 		p->tlo = 0.0;
 }
 
-/* The timer's bounds times @k and the emulator's times @ke on @p, drift. */
-static void ng_sys_apply(struct ng_param *p, const struct ng_loggp_sys *s, double k, double ke)
+void ng_loggp_sys_apply(struct ng_param *p, const struct ng_loggp_sys *sys, double kt, double ke)
 {
-	ng_param_widen(p, "timer_resolution", k * s->res_us);
-	ng_param_widen(p, "timer_overhead", k * s->read_us);
-	ng_param_widen(p, "emu_overshoot", ke * s->emu_us);
+	ng_param_widen(p, "timer_resolution", kt * sys->res_us);
+	ng_param_widen(p, "timer_overhead", kt * sys->read_us);
+	ng_param_widen(p, "emu_overshoot", ke * sys->emu_us);
 	if (ng_param_ok(p))
-		ng_param_widen(p, "timer_drift", s->drift_ppm * 1e-6 * fabs(p->value));
+		ng_param_widen(p, "timer_drift", sys->drift_ppm * 1e-6 * fabs(p->value));
 }
 
 void ng_loggp_systematic(struct ng_loggp_model *m, const struct ng_loggp_sys *sys)
@@ -583,13 +582,13 @@ void ng_loggp_systematic(struct ng_loggp_model *m, const struct ng_loggp_sys *sy
 	for (size_t i = 0; i < m->nseg; i++) {
 		struct ng_loggp_seg *s = &m->seg[i];
 
-		ng_sys_apply(&s->o_s, sys, kos, 1.0);
-		ng_sys_apply(&s->o_r, sys, kor, 1.0);
-		ng_sys_apply(&s->g, sys, kg, kg);
-		ng_sys_apply(&s->L, sys, 0.5 + kos + kor, 2.0 + 1.0 + 1.0);
-		ng_sys_apply(&s->G, sys, 0.0, 0.0);
-		ng_sys_apply(&s->O_s, sys, 0.0, 0.0);
-		ng_sys_apply(&s->O_r, sys, 0.0, 0.0);
+		ng_loggp_sys_apply(&s->o_s, sys, kos, 1.0);
+		ng_loggp_sys_apply(&s->o_r, sys, kor, 1.0);
+		ng_loggp_sys_apply(&s->g, sys, kg, kg);
+		ng_loggp_sys_apply(&s->L, sys, 0.5 + kos + kor, 2.0 + 1.0 + 1.0);
+		ng_loggp_sys_apply(&s->G, sys, 0.0, 0.0);
+		ng_loggp_sys_apply(&s->O_s, sys, 0.0, 0.0);
+		ng_loggp_sys_apply(&s->O_r, sys, 0.0, 0.0);
 	}
 }
 

@@ -260,6 +260,12 @@ struct ng_loggp_sys {
  */
 void ng_loggp_systematic(struct ng_loggp_model *m, const struct ng_loggp_sys *sys);
 
+/* One parameter's share of the above: the timer's bounds of @sys times @kt,
+ * the emulator's times @ke, and the drift, named in p->unc and widening
+ * p->tlo..p->thi (nothing on a parameter without a value).  pLogP's
+ * parameters (patterns/plogp.c) take their bounds through it too. */
+void ng_loggp_sys_apply(struct ng_param *p, const struct ng_loggp_sys *sys, double kt, double ke);
+
 /* ---- pLogP ----------------------------------------------------------------- */
 
 /*

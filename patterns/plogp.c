@@ -35,7 +35,7 @@
  * --plogp-ci times RTT(m), or 1000 rounds, or the size's share of
  * --plogp-budget is spent.  Values are medians, ci95 the order-statistic
  * intervals of the median (analysis/stats.h); g's interval also carries
- * RTT's.  ci95_total adds the systematic bounds (ng_pl_sys: a single timed
+ * RTT's.  ci95_total adds the systematic bounds (ng_loggp_sys_apply: a single timed
  * call is known to a tick and a read at best, and over emu to its
  * overshoot); the table prints it.  Negative or non-finite values are flagged, never reported
  * (analysis/loggp.h, ng_param_set).
@@ -167,17 +167,6 @@ static void ng_pl_cell(char *buf, size_t len, bool ok, double value, double lo, 
 		snprintf(buf, len, "%.4g [%.4g, %.4g]", value, lo, hi);
 }
 
-/* The systematic bounds of @sys on @p: the timer's @kt times, the
- * emulator's @ke times, and the drift (analysis/loggp.h). */
-static void ng_pl_sys(struct ng_param *p, const struct ng_loggp_sys *sys, double kt, double ke)
-{
-	ng_param_widen(p, "timer_resolution", kt * sys->res_us);
-	ng_param_widen(p, "timer_overhead", kt * sys->read_us);
-	ng_param_widen(p, "emu_overshoot", ke * sys->emu_us);
-	if (ng_param_ok(p))
-		ng_param_widen(p, "timer_drift", sys->drift_ppm * 1e-6 * fabs(p->value));
-}
-
 static ng_status ng_pl_report(struct ng_as *as, size_t size, double d_us)
 {
 	struct ng_pl *pl = ng_pl_of(as);
@@ -206,7 +195,7 @@ static ng_status ng_pl_report(struct ng_as *as, size_t size, double d_us)
 
 	/* ci95: sampling only; a timed call is known to a tick and a read at
 	 * best, and over emu to its overshoot: the systematic bounds
-	 * (ng_pl_sys), in ci95_total. */
+	 * (ng_loggp_sys_apply), in ci95_total. */
 	ng_param_set(&g, "g", f.g, f.g_lo, f.g_hi);
 	ng_param_set(&os, "o_s", f.os.median, f.os.ci_lo, f.os.ci_hi);
 	ng_param_set(&orr, "o_r", so.median, so.ci_lo, so.ci_hi);
@@ -218,10 +207,10 @@ static ng_status ng_pl_report(struct ng_as *as, size_t size, double d_us)
 		ng_as_systematic(as, &sys);
 		/* o_s, o_r: one timed call each; g = (train - rtt) / k: two
 		 * differences over k; L = rtt / 2 - g */
-		ng_pl_sys(&os, &sys, 1.0, 1.0);
-		ng_pl_sys(&orr, &sys, 1.0, 1.0);
-		ng_pl_sys(&g, &sys, 2.0 / k, 2.0 / k);
-		ng_pl_sys(&lat, &sys, 0.5 + 2.0 / k, 2.0 + 2.0 / k);
+		ng_loggp_sys_apply(&os, &sys, 1.0, 1.0);
+		ng_loggp_sys_apply(&orr, &sys, 1.0, 1.0);
+		ng_loggp_sys_apply(&g, &sys, 2.0 / k, 2.0 / k);
+		ng_loggp_sys_apply(&lat, &sys, 0.5 + 2.0 / k, 2.0 + 2.0 / k);
 	}
 	if (!pl->have0) {
 		pl->have0 = true;
