@@ -15,15 +15,6 @@ rounds=${BENCH_ROUNDS:-1}
 read -r -a adapt <<<"${BENCH_ADAPT:---ci-target 0.01 --max-time 0.2}"
 status=0
 
-# secs CMD...: runs CMD quietly, prints its wall time in seconds; fails with it.
-secs() {
-	local start=$EPOCHREALTIME rc
-	timeout -k 5 120 "$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	python3 -c "import sys; print('%.2f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$start" "$EPOCHREALTIME"
-	return $rc
-}
-
 files=()
 for ((i = 1; i <= rounds; i++)); do
 	for how in default adaptive; do

@@ -16,15 +16,6 @@ rounds=${BENCH_ROUNDS:-3}
 target=30
 status=0
 
-# secs CMD...: runs CMD quietly, prints its wall time in seconds; fails with it.
-secs() {
-	local start=$EPOCHREALTIME rc
-	timeout -k 5 120 "$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	python3 -c "import sys; print('%.2f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$start" "$EPOCHREALTIME"
-	return $rc
-}
-
 for how in mpi tcp; do
 	if [ "$how" = mpi ]; then
 		launch=(mpiexec -n 2 "$NGAUGE" -x mpi)
