@@ -1,22 +1,26 @@
 #!/bin/bash
 # matrix-suite.sh — the matrix pattern's ground truth inside the Soft-RoCE guest (which has veth and
-# sch_netem): `tests/rxe/vm-run.sh matrix-suite.sh` (meson test --suite rxe does that). Exits 0 when every
-# check passed, 1 otherwise, 77 outside the VM or without mpiexec, ip, tc or python3.
+# sch_netem): `NGAUGE_RXE_SMP=1 NGAUGE_RXE_ICOUNT=shift=2,sleep=off tests/rxe/vm-run.sh matrix-suite.sh`
+# (meson test --suite rxe does that). Exits 0 when every check passed, 1 otherwise, 77 outside the VM, off
+# the instruction-counted clock, or without mpiexec, ip, tc or python3.
 #
-# Two network namespaces A and B joined by a veth, each end delayed by netem on its egress. Raising the
-# delay by 500 us (from 100 to 600 us each way) makes a message from A to B, or from B to A, take 500 us
-# more by the nominal, a round trip across 1000 us more. The matrix's latency is half a ping-pong's round
-# trip (the one-way latency), so at size 1 (the latency heatmap's size; 4K runs too, for the bandwidth) the
-# cells between the namespaces must rise above the cells inside one by what the link adds. In the emulated
-# guest netem delivers late (each passage 85-160 us beyond its delay, growing with it and with the host's
-# load: 600 less 100 us measured +5 to +25% over 500 us), so what the link adds is measured in the same
-# boot by a reference (a UDP ping-pong between the namespaces, beside each matrix run), the rise is judged
-# against it (+-50 us, 10% of 500 us) and printed against the nominal 500 us (doc/matrix.md). Why 100 us
-# and not 0 as the base: the constant part of netem's lateness cancels in the difference.
-# Four ranks over the tcp module, launched by mpiexec (the MPI bootstrap only): ranks 0-2 in A (198.18.77.1), rank 3 in B (198.18.77.2). So half of the 12 ordered pairs cross, the median over the pairs
-# lies between the two levels, and the 6 crossing pairs (and only they) are above 1.5x it: the table must
-# name exactly them. One pair at a time (the default order). Run with one vCPU (NGAUGE_RXE_SMP=1, as
-# meson does): with two, a loaded host's scheduling shows in the medians.
+# Two network namespaces A and B joined by a veth, each end delayed by netem on its egress: first by 0 us,
+# then by 500 us, so that a message from A to B, or from B to A, takes 500 us more. The matrix's latency is
+# half a ping-pong's round trip (the one-way latency), so at size 1 (the latency heatmap's size; 4K runs too,
+# for the bandwidth) the cells between the namespaces must lie 500 us (+-10%) above the cells inside one, and
+# the table must name exactly them.
+#
+# The guest runs on QEMU's instruction-counted clock (NGAUGE_RXE_ICOUNT, which meson sets: the clock jumps to
+# the next timer's deadline whenever the guest idles), so netem's timer fires at its deadline on the guest's
+# clock, whatever the host's load; on the ordinary emulated clock netem delivered 85-160 us late per passage,
+# varying with the host's load (doc/matrix.md), and the suite skips without it. A UDP ping-pong between the
+# namespaces beside each matrix run (python, no ngauge) is an independent measure of what the link adds; it
+# must itself lie within 10% of the nominal 500 us. Guest time runs ahead of the host's while the guest
+# waits for the host (9p), so the timeouts inside are long; vm-run.sh's own is on the host's clock.
+# Four ranks over the tcp module, launched by mpiexec (the MPI bootstrap only): ranks 0-2 in A (198.18.77.1),
+# rank 3 in B (198.18.77.2). So half of the 12 ordered pairs cross, the median over the pairs lies between
+# the two levels, and the 6 crossing pairs (and only they) are above 1.5x it. One pair at a time (the default
+# order). One vCPU (NGAUGE_RXE_SMP=1, as meson runs it).
 #
 # NGAUGE or NGAUGE_BUILD come from meson's test environment.
 set -u
@@ -25,6 +29,10 @@ N=${NGAUGE:-${NGAUGE_BUILD:+$NGAUGE_BUILD/ngauge}}
 [ -n "$N" ] || { echo "matrix-suite.sh: set NGAUGE (the binary) or NGAUGE_BUILD (the build directory)" >&2; exit 1; }
 if [ "${NGAUGE_RXE:-0}" != 1 ]; then
     echo "matrix-suite.sh: SKIP: not in the test guest (run me through tests/rxe/vm-run.sh)" >&2
+    exit 77
+fi
+if [ -z "${NGAUGE_RXE_ICOUNT:-}" ]; then
+    echo "matrix-suite.sh: SKIP: needs the guest's instruction-counted clock (NGAUGE_RXE_ICOUNT, e.g. shift=2,sleep=off), on which netem's delays are exact" >&2
     exit 77
 fi
 for t in mpiexec ip tc python3; do
@@ -45,7 +53,7 @@ fail() {
     fails=$((fails + 1))
 }
 
-DELAY_US=500 BASE_US=100
+DELAY_US=500 BASE_US=0
 ip netns add A && ip netns add B &&
     ip link add va netns A type veth peer name vb netns B &&
     ip -n A addr add 198.18.77.1/24 dev va && ip -n B addr add 198.18.77.2/24 dev vb &&
@@ -59,10 +67,10 @@ ip netns add A && ip netns add B &&
 matrix() {
     local name=$1 rc
     shift
-    local args=(-p matrix "$@" -s 1,4K -c 100 -w 10 --bw-window 8 --timeout 60 -o "$W/$name.json")
+    local args=(-p matrix "$@" -s 1,4K -c 100 -w 10 --bw-window 8 --timeout 600 -o "$W/$name.json")
     # MPICH's UCX would reach the other namespace's ranks over rxe0 (UD) and time out: shared memory only,
     # the ranks share one host (the MPI bootstrap only: the measurements go over the tcp module)
-    timeout -k 5 240 mpiexec -genv UCX_TLS self,sm -n 3 ip netns exec A "$N" -x tcp --tcp-bind 198.18.77.1 \
+    timeout -k 5 1800 mpiexec -genv UCX_TLS self,sm -n 3 ip netns exec A "$N" -x tcp --tcp-bind 198.18.77.1 \
         "${args[@]}" : -n 1 ip netns exec B "$N" -x tcp --tcp-bind 198.18.77.2 "${args[@]}" \
         >"$W/$name.out" 2>"$W/$name.err"
     rc=$?
@@ -85,7 +93,7 @@ while True:
     b, a = s.recvfrom(64); s.sendto(b, a)
     if b == b"q": break' & local srv=$!
     sleep 0.5
-    ip netns exec A timeout 120 python3 -c '
+    ip netns exec A timeout 1200 python3 -c '
 import json, socket, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(2)
 rt = []
@@ -102,12 +110,9 @@ print(json.dumps({"n": len(rt), "min": rt[0], "p25": rt[len(rt) // 4], "median":
     [ $rc = 0 ] && [ -s "$W/$1.ref" ]
 }
 
-# The crossing pairs' excess at 100 us (the path across, veth and qdisc, and netem's lateness) is measured
-# first, then subtracted from their excess at 600 us. What the link then adds is judged against what the
-# reference measured it to add in this boot (netem under emulation delivers late by an amount that varies
-# from boot to boot and with the host's load: doc/matrix.md), and reported against the nominal 500 us. The
-# emulated guest's timing suffers from a loaded host (its vCPU waits for a host core): up to three
-# attempts, each with both runs, both references and every check; the numbers of every attempt are printed.
+# One attempt: the matrix at 0 us (what the veth itself adds across, printed) and at 500 us, each between two
+# references. Up to three attempts, each with both runs, the references and every check; the numbers of every
+# attempt are printed.
 netem() {
     ip netns exec A tc qdisc change dev va root netem delay "$1"us &&
         ip netns exec B tc qdisc change dev vb root netem delay "$1"us
@@ -145,8 +150,7 @@ def gaps(e, key="median"):
     lat = e["latency_us"]
     lin = statistics.median(lat[i][j][key] for i, j in inside)
     return lin, {(i, j): lat[i][j][key] - lin for i, j in cross}
-# what the link adds, by the reference: its one-way time at 600 us less that at 100 us, by the minima (the
-# passages the host's load left alone: across boots they varied the least of the reference's statistics)
+# what the link adds, by the reference: its one-way time at 500 us less that at 0 us, by the minima
 added = {k: ref1[k] - ref0[k] for k in ("min", "median")}
 ref_add = added["min"]
 print("     reference (udp ping-pong A->B, one-way): netem %s us: min %.1f median %.1f us; %g us more: min %.1f "
@@ -166,17 +170,17 @@ for e0, e in zip(base["matrix"]["sizes"], m["sizes"]):
           ", ".join("%.1f" % (m1[k] - statistics.median(m0.values())) for k in sorted(m1))))
     print("     size %d: netem %s us: inside %.1f us, across +%.1f us; %g us more: inside %.1f us, across: %s"
           % (size, sys.argv[5], lin0, path, delay, lin, ", ".join("%d->%d +%.1f" % (i, j, d) for (i, j), d in sorted(g.items()))))
-    print("     size %d: the crossing pairs rose by %s us (medians; %+.1f%% on the nominal %g us, %+.1f%% on the "
+    print("     size %d: the crossing pairs rose from 0 us by %s us (medians; %+.1f%% on the nominal %g us, %+.1f%% on the "
           "reference's %.1f us)" % (size, ", ".join("%.1f" % x for x in sorted(rise.values())),
           100 * (statistics.median(rise.values()) - delay) / delay, delay,
           100 * (statistics.median(rise.values()) - ref_add) / ref_add, ref_add))
     if size == 1:
         # the latency heatmap's size (the smallest); 4K is printed, its latency not asserted
-        check(all(abs(d - ref_add) <= 0.1 * delay for d in rise.values()),
-              "size 1: every crossing pair rose by what the reference measured the link to add, %.1f us "
-              "(+-%g us, 10%% of %g us)" % (ref_add, 0.1 * delay, delay))
-        check(abs(ref_add - delay) <= 0.5 * delay,
-              "the reference measured the link to add %.1f us for %g us of netem (within 50%%: netem works)"
+        check(all(abs(d - delay) <= 0.1 * delay for d in g.values()),
+              "size 1: every crossing pair lies %g us (+-10%%) above the pairs inside a namespace: %s"
+              % (delay, ", ".join("%.1f" % d for d in sorted(g.values()))))
+        check(abs(ref_add - delay) <= 0.1 * delay,
+              "the reference measured the link to add %.1f us for %g us of netem (+-10%%: the guest's clock is exact)"
               % (ref_add, delay))
         named = sorted((o["from"], o["to"]) for o in e["outliers"] if o["metric"] == "latency_us")
         check(named == sorted(cross), "size 1: the latency outliers are the crossing pairs: %s" % named)

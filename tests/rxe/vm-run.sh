@@ -17,7 +17,10 @@
 # (vCPUs, default 2), NGAUGE_RXE_MEM (default 2G), NGAUGE_RXE_9P_CACHE (cache mode of the shared root
 # in the guest, default loose), NGAUGE_RXE_CACHE (initramfs cache directory), NGAUGE_RXE_KVER (kernel
 # version), NGAUGE_RXE_QEMU (QEMU binary), NGAUGE_RXE_APPEND (more kernel arguments),
-# NGAUGE_RXE_KEEP=1 (keep the run directory and console log).
+# NGAUGE_RXE_KEEP=1 (keep the run directory and console log), NGAUGE_RXE_ICOUNT (QEMU's -icount
+# argument, e.g. "shift=2,sleep=off": the guest's clock counts executed instructions, 2^shift ns each, and
+# jumps to the next timer's deadline whenever the guest idles, so a timer (netem's) fires at its deadline
+# exactly on the guest's clock, whatever the host's load; single-threaded emulation, one vCPU advised).
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -108,10 +111,15 @@ smp=${NGAUGE_RXE_SMP:-2}
 ninep_cache=${NGAUGE_RXE_9P_CACHE:-loose}
 accel=tcg
 [ "$smp" -gt 1 ] && accel=tcg,thread=multi
+icount=()
+if [ -n "${NGAUGE_RXE_ICOUNT:-}" ]; then
+    accel=tcg
+    icount=(-icount "$NGAUGE_RXE_ICOUNT")
+fi
 
 start=$(date +%s.%N)
 timeout -k 10 "$timeout" "$qemu" \
-    -accel "$accel" -cpu max -smp "$smp" -m "${NGAUGE_RXE_MEM:-2G}" \
+    -accel "$accel" "${icount[@]}" -cpu max -smp "$smp" -m "${NGAUGE_RXE_MEM:-2G}" \
     -nographic -no-reboot -net none \
     -kernel "$kernel" -initrd "$initrd" \
     -append "console=ttyS0 panic=-1 mitigations=off ngauge.9pcache=$ninep_cache ngauge.rundir=$rundir ${NGAUGE_RXE_APPEND:-}" \
