@@ -41,45 +41,24 @@ done
 "$N" --list | grep -q '^  matrix ' || { echo "matrix-suite.sh: no matrix pattern in $N" >&2; exit 1; }
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/ngauge-matrix.XXXXXX") || exit 1
+. "$(dirname "$0")/guest-lib.sh"
 cleanup() {
-    ip netns del A 2>/dev/null
-    ip netns del B 2>/dev/null
+    netns_pair_del
     rm -rf "$W"
 }
 trap cleanup EXIT
 fails=0
-fail() {
-    echo "FAIL: $*"
-    fails=$((fails + 1))
-}
 
 DELAY_US=500 BASE_US=0
-ip netns add A && ip netns add B &&
-    ip link add va netns A type veth peer name vb netns B &&
-    ip -n A addr add 198.18.77.1/24 dev va && ip -n B addr add 198.18.77.2/24 dev vb &&
-    ip -n A link set lo up && ip -n B link set lo up &&
-    ip -n A link set va up && ip -n B link set vb up &&
-    ip netns exec A tc qdisc add dev va root netem delay 0us &&
+netns_pair && ip netns exec A tc qdisc add dev va root netem delay 0us &&
     ip netns exec B tc qdisc add dev vb root netem delay 0us ||
     { echo "matrix-suite.sh: could not set up the namespaces and netem" >&2; exit 1; }
 
 # matrix NAME ARGS...: one run of 4 ranks, 3 in A and 1 in B, into $W/NAME.json and $W/NAME.out.
 matrix() {
-    local name=$1 rc
+    local name=$1
     shift
-    local args=(-p matrix "$@" -s 1,4K -c 100 -w 10 --bw-window 8 --timeout 600 -o "$W/$name.json")
-    # MPICH's UCX would reach the other namespace's ranks over rxe0 (UD) and time out: shared memory only,
-    # the ranks share one host (the MPI bootstrap only: the measurements go over the tcp module)
-    timeout -k 5 1800 mpiexec -genv UCX_TLS self,sm -n 3 ip netns exec A "$N" -x tcp --tcp-bind 198.18.77.1 \
-        "${args[@]}" : -n 1 ip netns exec B "$N" -x tcp --tcp-bind 198.18.77.2 "${args[@]}" \
-        >"$W/$name.out" 2>"$W/$name.err"
-    rc=$?
-    if [ $rc != 0 ]; then
-        echo "matrix $name: exit $rc"
-        sed "s/^/  stderr| /" "$W/$name.err" | head -n 30
-        return 1
-    fi
-    sed 's/^/  | /' "$W/$name.out"
+    ab_run "$name" 3 1 -p matrix "$@" -s 1,4K -c 100 -w 10 --bw-window 8 --timeout 600 -o "$W/$name.json"
 }
 
 # reference NAME: an independent measure of what the link adds, in this boot, before and after each

@@ -45,24 +45,15 @@ for t in mpiexec ip tc python3 busybox; do
 done
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/ngauge-oneway.XXXXXX") || exit 1
+. "$(dirname "$0")/guest-lib.sh"
 cleanup() {
-    ip netns del A 2>/dev/null
-    ip netns del B 2>/dev/null
+    netns_pair_del
     rm -rf "$W"
 }
 trap cleanup EXIT
 fails=0
-fail() {
-    echo "FAIL: $*"
-    fails=$((fails + 1))
-}
 
-ip netns add A && ip netns add B &&
-    ip link add va netns A type veth peer name vb netns B &&
-    ip -n A addr add 198.18.77.1/24 dev va && ip -n B addr add 198.18.77.2/24 dev vb &&
-    ip -n A link set lo up && ip -n B link set lo up &&
-    ip -n A link set va up && ip -n B link set vb up ||
-    { echo "oneway-suite.sh: could not set up the namespaces" >&2; exit 1; }
+netns_pair || { echo "oneway-suite.sh: could not set up the namespaces" >&2; exit 1; }
 
 # delay AB BA: netem on A's egress (A -> B) and B's (B -> A), in us; "-" removes the qdisc.
 delay() {
@@ -81,19 +72,9 @@ pings() {
 
 # pp NAME ARGS...: pingpong --one-way between A (rank 0) and B into $W/NAME.json.
 pp() {
-    local name=$1 rc
+    local name=$1
     shift
-    local args=(-p pingpong --one-way -s 1 -c 2000 -w 50 --timeout 600 "$@" -o "$W/$name.json")
-    timeout -k 5 1800 mpiexec -genv UCX_TLS self,sm -n 1 ip netns exec A "$N" -x tcp --tcp-bind 198.18.77.1 \
-        "${args[@]}" : -n 1 ip netns exec B "$N" -x tcp --tcp-bind 198.18.77.2 "${args[@]}" \
-        >"$W/$name.out" 2>"$W/$name.err"
-    rc=$?
-    if [ $rc != 0 ]; then
-        echo "pingpong $name: exit $rc"
-        sed "s/^/  stderr| /" "$W/$name.err" | head -n 30
-        return 1
-    fi
-    sed 's/^/  | /' "$W/$name.out"
+    ab_run "$name" 1 1 -p pingpong --one-way -s 1 -c 2000 -w 50 --timeout 600 "$@" -o "$W/$name.json" || return 1
     grep -i "symmetr" "$W/$name.err" | sed 's/^/  stderr| /'
 }
 
