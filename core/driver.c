@@ -817,7 +817,7 @@ static int run(struct plan *p, struct ng_args *a, int argc, char **argv, const s
 	    .mpi = mpi_ver,
 	    .spins = comm->spins,
 	    .pin_given = ng_args_str(a, "pin") != NULL,
-	    .regmem = (comm->caps & NG_CAP_REGMEM) != 0,
+	    .regmem = comm->pins,
 	    .max_bytes = p->nsizes ? p->sizes[p->nsizes - 1] : 0,
 	    .t = &timer,
 	};

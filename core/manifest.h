@@ -29,7 +29,7 @@ struct ng_manifest_in {
 	const char *mpi;          /* the MPI library's version string, or NULL */
 	bool spins;               /* this rank busy-polls (module.h) */
 	bool pin_given;           /* --pin was given */
-	bool regmem;              /* the module registers its buffers (NG_CAP_REGMEM) */
+	bool regmem;              /* the module's registrations pin memory (ng_comm.pins) */
 	size_t max_bytes;         /* the largest message size of the run */
 	const struct ng_timer *t; /* the timer in use */
 };

@@ -130,6 +130,12 @@ struct ng_comm {
 	 * yield), emu always; ng_comm_init presets it for modules with an MPI
 	 * launch (MPI libraries poll in their blocking calls). */
 	bool spins;
+	/* Its registrations pin memory, counted against RLIMIT_MEMLOCK (the
+	 * run's memlock warning looks at these only).  ng_comm_init presets it
+	 * from NG_CAP_REGMEM; the RDMA layer's modules clear it over a backend
+	 * that pins nothing (NG_RDMA_CAP_PINS), emu over a base that pins
+	 * nothing. */
+	bool pins;
 	/* Set (non-zero) by the driver on SIGINT/SIGTERM.  Modules that busy-poll
 	 * check it in their poll loops and return NG_ERR_CANCELLED; modules that
 	 * block in system calls see EINTR and check it then. */
@@ -362,6 +368,7 @@ static inline void ng_comm_init(struct ng_comm *c, const struct ng_module *m, in
 	c->caps = m->caps;
 	c->max_msg = m->max_msg;
 	c->spins = (m->caps & NG_CAP_MPI) != 0;
+	c->pins = (m->caps & NG_CAP_REGMEM) != 0;
 	c->cancel = cancel;
 }
 

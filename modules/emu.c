@@ -706,6 +706,7 @@ static ng_status ng_emu_open(const struct ng_module *m, const struct ng_module_e
 	ng_comm_init(&e->base, m, e->bc->rank, e->bc->size, env->cancel);
 	e->base.caps = (e->bc->caps & pass) | NG_CAP_NONBLOCK;
 	e->base.spins = true; /* it busy-waits the injected costs */
+	e->base.pins = e->bc->pins;
 	e->base.max_msg = e->bc->max_msg ? e->bc->max_msg - NG_EMU_TRAILER : 0;
 	if (e->max && (!e->base.max_msg || e->max < e->base.max_msg))
 		e->base.max_msg = e->max;

@@ -951,6 +951,7 @@ ng_status ng_chan_mod_init(struct ng_chan_mod *cm, const struct ng_module *m, co
 		return st;
 	if (rc.unreliable)
 		cm->base.caps &= ~(unsigned)NG_CAP_RELIABLE;
+	cm->base.pins = (cm->r->caps & NG_RDMA_CAP_PINS) != 0;
 	st = ng_chan_new(cm->r, b, cf->ring, cf->eager, &cm->ch);
 	if (st != NG_OK) {
 		ng_chan_mod_fini(cm);

@@ -678,6 +678,29 @@ static void ofi_close(struct ng_rdma *r)
 }
 
 /* Whether @i is bound to 127.0.0.1. */
+/* Whether provider @prov ("tcp;ofi_rxm", "verbs;ofi_rxm", "shm", ...) pins
+ * what it registers: a provider for a device does (verbs, efa, cxi, psm3,
+ * opx ...); the software providers (and utility layers) over sockets or
+ * shared memory register keys only. */
+static bool ofi_pins(const char *prov)
+{
+	static const char *const soft[] = {"tcp",     "udp", "shm",     "sm2",
+	                                   "sockets", "net", "ofi_rxm", "ofi_rxd"};
+	const char *p = prov;
+
+	while (*p) {
+		size_t n = strcspn(p, ";"), i;
+
+		for (i = 0; i < sizeof(soft) / sizeof(soft[0]); i++)
+			if (strlen(soft[i]) == n && strncmp(p, soft[i], n) == 0)
+				break;
+		if (n && i == sizeof(soft) / sizeof(soft[0]))
+			return true;
+		p += n + (p[n] == ';');
+	}
+	return false;
+}
+
 static bool ofi_loopback(const struct fi_info *i)
 {
 	const struct sockaddr_in *a = i->src_addr;
@@ -1041,7 +1064,8 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 	shm = strcmp(o->prov, "shm") == 0;
 	o->base.caps = NG_RDMA_CAP_READ | NG_RDMA_CAP_ATOMIC | NG_RDMA_CAP_ANYMEM |
 	               (shm ? 0 : NG_RDMA_CAP_HWKEY | NG_RDMA_CAP_KEYS) |
-	               (autoprog && !shm ? NG_RDMA_CAP_PROGRESS : 0);
+	               (autoprog && !shm ? NG_RDMA_CAP_PROGRESS : 0) |
+	               (ofi_pins(o->prov) ? NG_RDMA_CAP_PINS : 0);
 	o->base.max_write = ng_rdma_max_join(o->base.max_write, o->info->ep_attr->max_msg_size);
 	snprintf(o->base.desc, sizeof(o->base.desc), "ofi %s%s, %s progress, %s", o->prov,
 	         ofi_loopback(o->info) ? " 127.0.0.1" : "", autoprog ? "auto" : "manual",

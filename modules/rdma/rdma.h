@@ -189,6 +189,11 @@ enum {
 	                                 * without it every piece is a notified
 	                                 * write of its own (ofi), which costs an
 	                                 * operation or two per piece */
+	NG_RDMA_CAP_PINS = 1u << 7,     /* registrations pin memory, counted
+	                                 * against RLIMIT_MEMLOCK (verbs; ofi over
+	                                 * a provider for a device); shm and
+	                                 * libfabric's software providers pin
+	                                 * nothing */
 };
 
 /* Flags of write(). */

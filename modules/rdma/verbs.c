@@ -603,7 +603,7 @@ static ng_status vb_open(const struct ng_rdma_backend *be, const struct ng_rdma_
 		return st;
 	}
 	b->base.caps = NG_RDMA_CAP_PROGRESS | NG_RDMA_CAP_HWKEY | NG_RDMA_CAP_KEYS | NG_RDMA_CAP_ANYMEM |
-	               NG_RDMA_CAP_BLOCKS;
+	               NG_RDMA_CAP_BLOCKS | NG_RDMA_CAP_PINS;
 	if (!b->uc) {
 		b->base.caps |= NG_RDMA_CAP_READ;
 		if (b->v.dattr.atomic_cap != IBV_ATOMIC_NONE)
