@@ -344,6 +344,8 @@ static int write_csv(struct ng_results *r, FILE *f)
 		for (size_t k = 0; k < 6; k++)
 			fprintf(f, ",%s_%s", key, fields[k]);
 		fprintf(f, ",%s_ci95_lo,%s_ci95_hi", key, key);
+		if (json_object_get(v, "ci95_total"))
+			fprintf(f, ",%s_ci95_total_lo,%s_ci95_total_hi", key, key);
 		const char *pk;
 		json_t *pv;
 		json_object_foreach(v, pk, pv) if (is_pct_key(pk)) fprintf(f, ",%s_%s", key, pk);
@@ -368,6 +370,18 @@ static int write_csv(struct ng_results *r, FILE *f)
 			json_t *ci = json_object_get(s, "ci95");
 			fprintf(f, ",%.6g,%.6g", json_number_value(json_array_get(ci, 0)),
 			        json_number_value(json_array_get(ci, 1)));
+			/* the total interval where the first row has one; an
+			 * unbounded side (null) is an empty cell */
+			if (json_object_get(cell, "ci95_total")) {
+				ci = json_object_get(s, "ci95_total");
+				for (size_t k = 0; k < 2; k++) {
+					json_t *x = json_array_get(ci, k);
+					if (json_is_number(x))
+						fprintf(f, ",%.6g", json_number_value(x));
+					else
+						fputc(',', f);
+				}
+			}
 			/* the first row's percentile columns; an unsupported one (null) is empty */
 			const char *pk;
 			json_t *pv;

@@ -84,12 +84,13 @@ static void ng_html_num(FILE *f, double v)
 	fputs(buf, f);
 }
 
-/* "[lo, hi]" of o's ci95, or a dash. */
+/* "[lo, hi]" of o's total interval (ci95_total, else ci95: as the table on
+ * stdout), or a dash. */
 void ng_html_ci(FILE *f, const json_t *o)
 {
 	double lo, hi;
 
-	ng_plot_ci(o, &lo, &hi);
+	ng_plot_ci_total(o, &lo, &hi);
 	if (!isfinite(lo) && !isfinite(hi)) {
 		fputs(NG_DASH, f);
 		return;
@@ -356,7 +357,7 @@ static size_t ng_ci_width(const json_t *o)
 	char lo[64], hi[64];
 	double l, h;
 
-	ng_plot_ci(o, &l, &h);
+	ng_plot_ci_total(o, &l, &h);
 	ng_fmt_human(lo, sizeof(lo), l);
 	ng_fmt_human(hi, sizeof(hi), h);
 	return (strlen(lo) > strlen(hi) ? strlen(lo) : strlen(hi)) + 2;

@@ -13,7 +13,7 @@
 
 /* HTML text or attribute value of @s. */
 void ng_html(FILE *f, const char *s);
-/* "[lo, hi]" of @o's ci95, or a dash. */
+/* "[lo, hi]" of @o's ci95_total (ci95 where it has none), or a dash. */
 void ng_html_ci(FILE *f, const json_t *o);
 /* Any JSON value as text: strings as they are, numbers for people (integers
  * as integers, large values without exponent, else four significant

@@ -93,9 +93,9 @@ bool ng_plot_is_param(const json_t *v)
 	return json_is_object(v) && json_object_get(v, "value") != NULL;
 }
 
-void ng_plot_ci(const json_t *o, double *lo_p, double *hi_p)
+static void ng_plot_ci_of(const json_t *o, const char *key, double *lo_p, double *hi_p)
 {
-	const json_t *ci = json_is_object(o) ? json_object_get(o, "ci95") : NULL;
+	const json_t *ci = json_is_object(o) ? json_object_get(o, key) : NULL;
 
 	*lo_p = NAN;
 	*hi_p = NAN;
@@ -105,6 +105,18 @@ void ng_plot_ci(const json_t *o, double *lo_p, double *hi_p)
 		*lo_p = json_number_value(json_array_get(ci, 0));
 	if (json_is_number(json_array_get(ci, 1)))
 		*hi_p = json_number_value(json_array_get(ci, 1));
+}
+
+void ng_plot_ci(const json_t *o, double *lo_p, double *hi_p)
+{
+	ng_plot_ci_of(o, "ci95", lo_p, hi_p);
+}
+
+void ng_plot_ci_total(const json_t *o, double *lo_p, double *hi_p)
+{
+	bool total = json_is_object(o) && json_is_array(json_object_get(o, "ci95_total"));
+
+	ng_plot_ci_of(o, total ? "ci95_total" : "ci95", lo_p, hi_p);
 }
 
 const char *ng_plot_first_stats_key(const struct ng_plot_file *pf)

@@ -80,6 +80,10 @@ bool ng_plot_is_stats(const json_t *v);
 bool ng_plot_is_param(const json_t *v);
 /* "ci95": [lo, hi] of @o into lo/hi (NaN when absent or malformed). */
 void ng_plot_ci(const json_t *o, double *lo_p, double *hi_p);
+/* The interval a table prints: "ci95_total" (the sampling interval widened
+ * by the systematic bounds, doc/result-format.md) where @o has one, else
+ * "ci95"; as ng_plot_ci. */
+void ng_plot_ci_total(const json_t *o, double *lo_p, double *hi_p);
 /* The first key of the first row holding statistics: the main column of the
  * table (core/results.h), or NULL when no row has statistics.  Borrowed. */
 const char *ng_plot_first_stats_key(const struct ng_plot_file *pf);

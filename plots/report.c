@@ -459,8 +459,9 @@ static ng_status ng_report_write(struct ng_report *r, const struct ng_plot_file 
 	fputs("</style>\n</head>\n<body>\n<h1>ngauge report</h1>\n", f);
 	fprintf(f, "<p class=\"note\">%zu result file%s, written by ngauge ", n, n == 1 ? "" : "s");
 	ng_html(f, NG_VERSION);
-	fputs(". Medians with the 95% confidence interval of the median; "
-	      "MB = 10<sup>6</sup> bytes.</p>\n<ol>\n",
+	fputs(". Medians with the 95% confidence interval of the median, widened by the systematic bounds "
+	      "where the file has them (ci95_total, as the tables on stdout; the figures' error bars are the "
+	      "sampling interval ci95); MB = 10<sup>6</sup> bytes.</p>\n<ol>\n",
 	      f);
 	for (i = 0; i < n; i++) {
 		fprintf(f, "<li><a href=\"#file-%zu\">", i + 1);

@@ -78,6 +78,9 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 assert [int(r["size"]) for r in rows] == [8, 16]
 assert all(float(r["latency_us_median"]) > 0 for r in rows)
 assert all(float(r["latency_us_ci95_lo"]) <= float(r["latency_us_median"]) <= float(r["latency_us_ci95_hi"]) for r in rows)
+# the total interval (ci95 widened by the systematic bounds, a timer read at least) holds the sampling one
+assert all(float(r["latency_us_ci95_total_lo"]) < float(r["latency_us_ci95_lo"]) and
+           float(r["latency_us_ci95_hi"]) < float(r["latency_us_ci95_total_hi"]) for r in rows)
 # the percentile columns: p50 is the median; 10 samples cannot support p99.9 or p99.99 (empty cells)
 for k in ("p50", "p90", "p99.9", "p99.99"):
     assert "latency_us_" + k in rows[0], k
@@ -92,7 +95,8 @@ import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 head = list(rows[0])
 i = head.index("latency_us_ci95_hi")
-assert head[i + 1:i + 4] == ["latency_us_p50", "latency_us_p90", "latency_us_p99.9"], head
+assert head[i + 1:i + 6] == ["latency_us_ci95_total_lo", "latency_us_ci95_total_hi", "latency_us_p50", "latency_us_p90",
+                             "latency_us_p99.9"], head
 assert all(float(r["latency_us_p50"]) == float(r["latency_us_median"]) for r in rows)
 assert all(float(r["latency_us_p50"]) <= float(r["latency_us_p90"]) <= float(r["latency_us_max"]) for r in rows)
 assert all(r["latency_us_p99.9"] == "" for r in rows)
