@@ -69,7 +69,7 @@ ng_status ng_gclock_setup(struct ng_gclock *g, const struct ng_run *run, unsigne
 	}
 	if (!(flags & NG_GCLOCK_WINDOWS))
 		return NG_OK;
-	g->all = calloc(2 * (size_t)g->nranks, sizeof(*g->all));
+	g->all = calloc(3 * (size_t)g->nranks, sizeof(*g->all));
 	if (!g->all) {
 		ng_error("out of memory for %d ranks' starts", g->nranks);
 		return NG_ERR_NOMEM;
@@ -163,7 +163,10 @@ ng_status ng_gclock_begin(struct ng_gclock *g)
 	g->target_us = t_us;
 	target = ng_gclock_local(g, t_us);
 	now = ng_timer_now(tm);
-	g->late = (int64_t)(now - target) > 0;
+	g->late = !g->idle && (int64_t)(now - target) > 0;
+	g->started = true;
+	if (g->idle)
+		return NG_OK;
 	/* sleep through most of the margin (gclock.h), then spin */
 	if (!g->late) {
 		double us = ng_timer_us(tm, target - now) - NG_GCLOCK_SPIN_US;
@@ -180,30 +183,34 @@ ng_status ng_gclock_begin(struct ng_gclock *g)
 	while ((int64_t)(now - target) < 0)
 		now = ng_timer_now(tm);
 	g->start = now;
-	g->started = true;
 	return NG_OK;
 }
 
 ng_status ng_gclock_end(struct ng_gclock *g)
 {
-	double mine[2], lo = INFINITY, hi = -INFINITY;
+	double mine[3], lo = INFINITY, hi = -INFINITY;
 	bool late = false;
 	ng_status st;
 
 	if (!g->windows || !g->started)
 		return NG_OK;
 	g->started = false;
-	mine[0] = ng_gclock_us(g, g->start);
+	mine[0] = g->idle ? 0.0 : ng_gclock_us(g, g->start);
 	mine[1] = g->late ? 1.0 : 0.0;
+	mine[2] = g->idle ? 1.0 : 0.0;
 	st = ng_boot_allgather(g->run->boot, mine, sizeof(mine), g->all);
 	if (st != NG_OK)
 		return st;
 	for (int r = 0; r < g->nranks; r++) {
-		lo = fmin(lo, g->all[2 * r]);
-		hi = fmax(hi, g->all[2 * r]);
-		late = late || g->all[2 * r + 1] != 0.0;
+		const double *x = g->all + 3 * r;
+
+		if (x[2] != 0.0)
+			continue;
+		lo = fmin(lo, x[0]);
+		hi = fmax(hi, x[0]);
+		late = late || x[1] != 0.0;
 	}
-	g->spread_us = hi - lo;
+	g->spread_us = hi > lo ? hi - lo : 0.0;
 	g->any_late = late;
 	g->bound_us = ng_gclock_bound_us(g, g->target_us);
 	if (late)

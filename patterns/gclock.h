@@ -27,7 +27,9 @@
  * timed region) the starts are gathered on the global clock; the row says
  * how far apart they were (start_spread_us, max - min over all ranks),
  * whether any rank arrived after T (start_late) and how far the clock can
- * be trusted (start_bound_us, ng_gclock_bound_us).
+ * be trusted (start_bound_us, ng_gclock_bound_us).  A rank the pattern
+ * marks idle for the measurement (g->idle) takes part in the broadcast but
+ * neither spins nor counts.
  *
  * The margin: at the set-up rank 0 times a broadcast followed by a barrier
  * over the bootstrap (a round trip to every rank, at least the broadcast's
@@ -84,6 +86,8 @@ struct ng_gclock {
 	    base;   /* shared: rank 0's reading the times count from; model: this rank's reading at set-up */
 	double ns0; /* shared: rank 0's ns per tick */
 	/* window starts */
+	bool idle;        /* set by the pattern: this rank takes no part in the next measurement
+	                   * (mpbibw's ranks outside the pairs): it does not spin, its start is not counted */
 	double margin_us; /* how far ahead rank 0 sets the next start */
 	double target_us; /* the last start T on the global clock */
 	uint64_t start;   /* this rank's actual start, ticks of ng_timer_now */
@@ -92,7 +96,7 @@ struct ng_gclock {
 	double spread_us; /* the last window's spread, after ng_gclock_end */
 	bool any_late;    /* the last window had a late rank */
 	double bound_us;  /* the clock's bound at the last window */
-	double *all;      /* [2 * nranks] gathered starts and late flags (owned) */
+	double *all;      /* [3 * nranks] gathered starts, late and idle flags (owned) */
 };
 
 /*
