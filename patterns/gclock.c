@@ -192,7 +192,8 @@ ng_status ng_gclock_end(struct ng_gclock *g)
 	bool late = false;
 	ng_status st;
 
-	if (!g->windows || !g->started)
+	g->have = g->windows && g->started;
+	if (!g->have)
 		return NG_OK;
 	g->started = false;
 	mine[0] = g->idle ? 0.0 : ng_gclock_us(g, g->start);
@@ -220,7 +221,7 @@ ng_status ng_gclock_end(struct ng_gclock *g)
 
 void ng_gclock_row(const struct ng_gclock *g, struct ng_row *row)
 {
-	if (!g->windows)
+	if (!g->have)
 		return;
 	ng_row_number(row, "start_spread_us", g->spread_us);
 	ng_row_json(row, "start_late", json_boolean(g->any_late));

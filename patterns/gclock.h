@@ -93,6 +93,7 @@ struct ng_gclock {
 	uint64_t start;   /* this rank's actual start, ticks of ng_timer_now */
 	bool late;        /* this rank arrived after T */
 	bool started;     /* a window began and was not yet ended */
+	bool have;        /* the last ng_gclock_end followed a window: the figures below are its */
 	double spread_us; /* the last window's spread, after ng_gclock_end */
 	bool any_late;    /* the last window had a late rank */
 	double bound_us;  /* the clock's bound at the last window */
@@ -148,7 +149,8 @@ ng_status ng_gclock_begin(struct ng_gclock *g);
 ng_status ng_gclock_end(struct ng_gclock *g);
 
 /* Adds the last window's start_spread_us, start_late and start_bound_us to
- * @row (the reporting rank); nothing without windows. */
+ * @row (the reporting rank); nothing without windows, or when the
+ * measurement began without one (ng_gclock_end found no window begun). */
 void ng_gclock_row(const struct ng_gclock *g, struct ng_row *row);
 
 #endif
