@@ -41,18 +41,19 @@
  * a common clock (--sync auto or force, patterns/gclock.h) at a start time
  * rank 0 sets a margin ahead on the global clock, every rank spinning until
  * then on its own clock; the row then says how far apart the ranks actually
- * started (start_spread_us: max - min of their starts on the global clock,
- * within start_bound_us of the truth), and whether any rank arrived after
- * the start time (start_late).  One window per size, not per iteration:
- * the iterations of a size run back to back (a round's end is the next
- * one's start, as before), and a window per iteration would put a spin of
- * the margin and a bootstrap broadcast between rounds, measuring a rested
- * network instead of the back-to-back traffic.  Without a common clock
- * (--sync off) a barrier precedes each size, as before, and the row has
- * no start keys.  --verify: payloads depend on
- * size, sender and iteration; senders fill before their timer starts, and
- * receivers check after their reply is out (passive side) or after the timer
- * stopped (active side).
+ * started (start_spread_us: max - min over all ranks of their starts on
+ * the global clock; the true spread lies within start_spread_us +
+ * start_bound_us), and whether any rank arrived after the start time
+ * (start_late).  One window per size, not per iteration: the iterations of
+ * a size run back to back (a round's end is the next one's start, as
+ * before), and a window per iteration would put a spin of the margin and a
+ * bootstrap broadcast between rounds, measuring a rested network instead
+ * of the back-to-back traffic.  Without a common clock (--sync off) a
+ * barrier precedes each size, as before, and the row has no start keys.
+ *
+ * --verify: payloads depend on size, sender and iteration; senders fill
+ * before their timer starts, and receivers check after their reply is out
+ * (passive side) or after the timer stopped (active side).
  */
 #include <stdlib.h>
 #include <string.h>
