@@ -42,7 +42,12 @@
  *
  * Measurement, per algorithm and size: one untimed iteration whose every
  * block is checked (always), --warmup untimed iterations, then --count timed
- * ones, back to back.  Each rank times each of its iterations; the row's
+ * ones, back to back.  With a common clock (--sync auto or force) the ranks
+ * begin each measurement at a time agreed on the global clock
+ * (patterns/gclock.h: after the step that agrees to go on, a window start
+ * per measurement, not per iteration, whose iterations run back to back)
+ * and the row records how far apart they started (start_spread_us,
+ * start_late, start_bound_us); --sync off adds nothing.  Each rank times each of its iterations; the row's
  * "time_us" sample of an iteration is the largest time any rank measured
  * (gathered after the size, never during it).  "algbw_MBps" is
  * size * (P - 1) / time.  With --verify every iteration is checked, after
@@ -297,6 +302,7 @@ static void ng_a2a_teardown(struct ng_a2a *a)
 	free(a->rd_fromd);
 	free(a->reqs);
 	ng_sampler_free(&a->smp);
+	ng_gclock_free(&a->gc);
 	free(a->medians);
 	ng_nodes_free(&a->nodes);
 }
@@ -392,7 +398,9 @@ static ng_status ng_a2a_report(struct ng_a2a *a, int algo, size_t isize, size_t 
 	struct ng_row *row;
 	ng_status st;
 
-	st = ng_sampler_gather(smp);
+	st = ng_gclock_end(&a->gc);
+	if (st == NG_OK)
+		st = ng_sampler_gather(smp);
 	if (st != NG_OK)
 		return st;
 	for (int r = 0; r < a->P; r++)
@@ -409,6 +417,7 @@ static ng_status ng_a2a_report(struct ng_a2a *a, int algo, size_t isize, size_t 
 	ng_sampler_row_bw(smp, row, "algbw_MBps", iter, count, (double)s * (double)(a->P - 1), NULL);
 	a->medians[(size_t)algo * run->nsizes + isize] = t.median;
 	ng_row_int(row, "verified", (long long)a->checked);
+	ng_gclock_row(&a->gc, row);
 	ng_sampler_row_raw(smp, row, "time_us", iter, count);
 	return ng_row_commit(run->results, row);
 }
@@ -532,6 +541,8 @@ static ng_status ng_a2a_run(const struct ng_pattern *p, struct ng_run *run)
 		st = NG_ERR_SYS;
 	if (st == NG_OK)
 		st = ng_a2a_setup_shared(&a);
+	if (st == NG_OK)
+		st = ng_gclock_setup(&a.gc, run, NG_GCLOCK_WINDOWS);
 	if (st != NG_OK)
 		goto out_teardown;
 	st = ng_a2a_block(&a);
@@ -545,6 +556,9 @@ static ng_status ng_a2a_run(const struct ng_pattern *p, struct ng_run *run)
 			size_t s = run->sizes[k];
 
 			st = ng_sizes_sync(run);
+			/* with a common clock the ranks start together (gclock.h) */
+			if (st == NG_OK && a.gc.windows)
+				st = ng_gclock_begin(&a.gc);
 			if (st == NG_OK)
 				st = ng_a2a_measure(&a, algo, s);
 			if (st == NG_OK)

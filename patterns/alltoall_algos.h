@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gclock.h"
 #include "nodes.h"
 #include "sampler.h"
 
@@ -106,6 +107,7 @@ struct ng_a2a {
 	struct ng_a2a_shm shm;
 
 	struct ng_sampler smp; /* one stream, this rank's times; the tail: its verify flag */
+	struct ng_gclock gc;   /* each measurement's window start (patterns/gclock.h) */
 	double *medians;       /* [NG_A2A_NALGOS * nsizes] for the summary (reporter) */
 	size_t checked;        /* iterations verified in the current measurement */
 };

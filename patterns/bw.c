@@ -37,12 +37,18 @@
  * More ranks (an even count): random pairs as in pingpong (seeded with
  * --seed), all pairs at once after a barrier; the row pools every pair's
  * samples, "pairs" lists each pair's own bandwidth, and the aggregate is the
- * sum over pairs of their median bandwidth and message rate.
+ * sum over pairs of their median bandwidth and message rate.  With a common
+ * clock (--sync auto or force) the pairs then begin each size at a time
+ * agreed on the global clock (patterns/gclock.h: one window start per
+ * size, whose windows run back to back), and the row records how far apart
+ * the ranks started (start_spread_us, start_late, start_bound_us); with two
+ * ranks, or --sync off, nothing changes.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gclock.h"
 #include "sampler.h"
 
 /* osu_bw's counts: up to 8 KiB, 100 windows after 10; above, 20 after 2. */
@@ -80,8 +86,9 @@ struct ng_bw {
 	int *clients;        /* [npairs] the client of every pair, whose samples pool */
 	/* one stream, the client's window times (us); the tail: the counters */
 	struct ng_sampler smp;
-	double msgs, bytes; /* data messages and bytes this rank received (size) */
-	double checked;     /* messages it verified (size) */
+	struct ng_gclock gc; /* more than 2 ranks: each size's window start (patterns/gclock.h) */
+	double msgs, bytes;  /* data messages and bytes this rank received (size) */
+	double checked;      /* messages it verified (size) */
 };
 
 /* Timed windows and untimed ones before them at @size. */
@@ -244,7 +251,9 @@ static ng_status ng_bw_report(struct ng_bw *b, size_t size)
 	tail[NG_BW_MSGS] = b->msgs;
 	tail[NG_BW_BYTES] = b->bytes;
 	tail[NG_BW_CHECKED] = b->checked;
-	st = ng_sampler_gather(smp);
+	st = ng_gclock_end(&b->gc);
+	if (st == NG_OK)
+		st = ng_sampler_gather(smp);
 	if (st != NG_OK || !ng_results_active(run->results))
 		return st;
 
@@ -276,6 +285,7 @@ static ng_status ng_bw_report(struct ng_bw *b, size_t size)
 		ng_row_number(row, "aggregate_bandwidth_MBps", agg_bw);
 		ng_row_number(row, "aggregate_messages_per_s", agg_rate);
 	}
+	ng_gclock_row(&b->gc, row);
 	ng_sampler_row_raw(smp, row, "time_us", pool, n);
 	return ng_row_commit(run->results, row);
 }
@@ -367,6 +377,7 @@ static void ng_bw_teardown(struct ng_bw *b)
 {
 	ng_bufs_free(b->run->comm, &b->bufs);
 	ng_sampler_free(&b->smp);
+	ng_gclock_free(&b->gc);
 	free(b->clients);
 	free(b->reqs);
 	free(b->pairs);
@@ -387,6 +398,8 @@ static ng_status ng_bw_run(const struct ng_pattern *p, struct ng_run *run)
 	if (st != NG_OK)
 		return st;
 	st = ng_bw_setup(&b);
+	if (st == NG_OK && b.nranks > 2)
+		st = ng_gclock_setup(&b.gc, run, NG_GCLOCK_WINDOWS);
 	if (st == NG_OK)
 		st = ng_bw_block(&b);
 	if (st != NG_OK)
@@ -396,6 +409,9 @@ static ng_status ng_bw_run(const struct ng_pattern *p, struct ng_run *run)
 		size_t size = run->sizes[i];
 
 		st = ng_sizes_sync(run);
+		/* with a common clock the pairs start together (gclock.h) */
+		if (st == NG_OK && b.gc.windows)
+			st = ng_gclock_begin(&b.gc);
 		if (st == NG_OK)
 			st = ng_bw_measure(&b, size);
 		if (st == NG_OK)

@@ -17,7 +17,13 @@
  * like osu_bibw; the window's messages share one send and one receive
  * buffer).  Each active rank times each window; the sample of an iteration
  * is the longest window any active rank measured, and the aggregate
- * bandwidth is k * 2 * window * size / that time.  The first, untimed
+ * bandwidth is k * 2 * window * size / that time.  With a common clock
+ * (--sync auto or force) the barrier is followed by a window start
+ * (patterns/gclock.h): the ranks of the k pairs spin until a time agreed on
+ * the global clock, one start per measurement (its windows run back to
+ * back), and the row records how far apart they started (start_spread_us
+ * over the k pairs' ranks, start_late, start_bound_us); --sync off adds
+ * nothing.  The first, untimed
  * iteration is always checked; with --verify every iteration is.
  */
 #include <inttypes.h>
@@ -25,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gclock.h"
 #include "nodes.h"
 #include "payload.h"
 #include "sampler.h"
@@ -43,6 +50,7 @@ struct ng_mpb {
 	struct ng_bufs bufs;
 	struct ng_req *reqs;   /* [2 * window] */
 	struct ng_sampler smp; /* one stream, the window times; the tail: the verify flag */
+	struct ng_gclock gc;   /* each measurement's window start (patterns/gclock.h) */
 	double *medians;       /* [kmax * nsizes] bandwidth, for the summary (reporter) */
 	size_t checked;
 };
@@ -140,6 +148,7 @@ static void ng_mpb_teardown(struct ng_mpb *m)
 	free(m->side[1]);
 	free(m->reqs);
 	ng_sampler_free(&m->smp);
+	ng_gclock_free(&m->gc);
 	free(m->medians);
 }
 
@@ -217,7 +226,9 @@ static ng_status ng_mpb_report(struct ng_mpb *m, int k, size_t isize, size_t s)
 	struct ng_row *row;
 	ng_status st;
 
-	st = ng_sampler_gather(smp);
+	st = ng_gclock_end(&m->gc);
+	if (st == NG_OK)
+		st = ng_sampler_gather(smp);
 	if (st != NG_OK)
 		return st;
 	for (int r = 0; r < m->P; r++)
@@ -235,6 +246,7 @@ static ng_status ng_mpb_report(struct ng_mpb *m, int k, size_t isize, size_t s)
 	ng_row_int(row, "pairs", k);
 	/* Rank 0 is in pair 0, active at every k. */
 	ng_row_int(row, "verified", (long long)m->checked);
+	ng_gclock_row(&m->gc, row);
 	ng_sampler_row_raw(smp, row, "time_us", iter, count);
 	return ng_row_commit(run->results, row);
 }
@@ -310,6 +322,8 @@ static ng_status ng_mpb_run(const struct ng_pattern *p, struct ng_run *run)
 		return st;
 	st = ng_mpb_setup(&m);
 	if (st == NG_OK)
+		st = ng_gclock_setup(&m.gc, run, NG_GCLOCK_WINDOWS);
+	if (st == NG_OK)
 		st = ng_mpb_block(&m);
 	if (st != NG_OK)
 		goto out_teardown;
@@ -319,6 +333,10 @@ static ng_status ng_mpb_run(const struct ng_pattern *p, struct ng_run *run)
 			size_t s = run->sizes[i];
 
 			st = ng_sizes_sync(run);
+			/* with a common clock the k pairs start together (gclock.h) */
+			m.gc.idle = m.pair < 0 || m.pair >= k;
+			if (st == NG_OK && m.gc.windows)
+				st = ng_gclock_begin(&m.gc);
 			if (st == NG_OK)
 				st = ng_mpb_measure(&m, k, s);
 			if (st == NG_OK)

@@ -37,15 +37,28 @@
  *   per_client                each client's time from the start of its
  *                             round to its reply, and size / that time
  *
- * A barrier precedes each size (after the first receives are pre-posted);
- * the iterations of one size run back to back.  --verify: payloads depend on
- * size, sender and iteration; senders fill before their timer starts, and
- * receivers check after their reply is out (passive side) or after the timer
- * stopped (active side).
+ * Each size begins together (after the first receives are pre-posted): with
+ * a common clock (--sync auto or force, patterns/gclock.h) at a start time
+ * rank 0 sets a margin ahead on the global clock, every rank spinning until
+ * then on its own clock; the row then says how far apart the ranks actually
+ * started (start_spread_us: max - min over all ranks of their starts on
+ * the global clock; the true spread lies within start_spread_us +
+ * start_bound_us), and whether any rank arrived after the start time
+ * (start_late).  One window per size, not per iteration: the iterations of
+ * a size run back to back (a round's end is the next one's start, as
+ * before), and a window per iteration would put a spin of the margin and a
+ * bootstrap broadcast between rounds, measuring a rested network instead
+ * of the back-to-back traffic.  Without a common clock (--sync off) a
+ * barrier precedes each size, as before, and the row has no start keys.
+ *
+ * --verify: payloads depend on size, sender and iteration; senders fill
+ * before their timer starts, and receivers check after their reply is out
+ * (passive side) or after the timer stopped (active side).
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "gclock.h"
 #include "sampler.h"
 
 /* The 1-byte reply that closes a round. */
@@ -83,6 +96,7 @@ struct ng_onen {
 	struct ng_sampler rounds;  /* one stream */
 	struct ng_sampler arrival; /* [npeers] streams, active ranks */
 	double *packed;            /* [nranks * 2 * NG_STATS_PACKED] per-client stats */
+	struct ng_gclock gc;       /* each size's window start */
 };
 
 static void *ng_onen_slot(const struct ng_onen *o, size_t j)
@@ -360,6 +374,9 @@ static ng_status ng_onen_report(struct ng_onen *o, size_t size)
 		ng_stats_pack(&ct_st, dst);
 		ng_stats_pack(&cbw_st, dst + NG_STATS_PACKED);
 	}
+	st = ng_gclock_end(&o->gc);
+	if (st != NG_OK)
+		return st;
 	st = ng_boot_sum(run->boot, o->packed, npacked);
 	if (st != NG_OK)
 		return st;
@@ -390,6 +407,7 @@ static ng_status ng_onen_report(struct ng_onen *o, size_t size)
 	ng_row_json(row, "clients", json_integer((json_int_t)o->nclients));
 	ng_row_json(row, "server", json_integer(o->server));
 	ng_row_json(row, "per_client", clients);
+	ng_gclock_row(&o->gc, row);
 	ng_sampler_row_raw(smp, row, "time_us", round, count);
 	return ng_row_commit(run->results, row);
 }
@@ -446,12 +464,13 @@ static ng_status ng_onen_setup(struct ng_onen *o)
 	st = ng_bufs_alloc(run->comm, send_len, o->npeers * o->stride, &o->bufs);
 	if (st != NG_OK)
 		return st;
-	return NG_OK;
+	return ng_gclock_setup(&o->gc, run, NG_GCLOCK_WINDOWS);
 }
 
 /* Frees what ng_onen_setup allocated; safe after a partial setup. */
 static void ng_onen_teardown(struct ng_onen *o)
 {
+	ng_gclock_free(&o->gc);
 	ng_bufs_free(o->run->comm, &o->bufs);
 	ng_sampler_free(&o->arrival);
 	ng_sampler_free(&o->rounds);
@@ -464,7 +483,8 @@ static void ng_onen_teardown(struct ng_onen *o)
 	free(o->peers);
 }
 
-/* One size: agree to go on, pre-post, barrier, measure. */
+/* One size: agree to go on, pre-post, start together (a window or a
+ * barrier), measure. */
 static ng_status ng_onen_size(struct ng_onen *o, size_t size)
 {
 	ng_status st;
@@ -479,8 +499,9 @@ static ng_status ng_onen_size(struct ng_onen *o, size_t size)
 		if (st != NG_OK)
 			return st;
 	}
-	/* Every first receive is posted before anyone sends. */
-	st = ng_boot_barrier(o->run->boot);
+	/* Every first receive is posted before anyone sends (unless a rank
+	 * arrives after the start time: then the row says so). */
+	st = ng_gclock_begin(&o->gc);
 	if (st != NG_OK)
 		return st;
 	return o->active ? ng_onen_active(o, size) : ng_onen_passive(o, size);

@@ -41,7 +41,7 @@
  * rank puts its readings on rank 0's
  * clock: with a shared clock the ticks after rank 0's base on rank 0's
  * calibration, with a fitted model through ng_timer_global_of() and the
- * model (core/clocksync.h); the sampler's gather brings them together and
+ * model (core/clocksync.h; both in patterns/gclock.h); the sampler's gather brings them together and
  * the reporter computes client to server = ts - t0, server to client =
  * t1 - ts, whose sum is the round trip.  The row adds the bound of the
  * clocks' offset (the timer's resolution on a shared clock), which widens
@@ -54,6 +54,7 @@
 #include <string.h>
 
 #include "core/clocksync.h"
+#include "gclock.h"
 #include "sampler.h"
 
 /* --one-way: the sampler's streams of the readings (stream 0: half round
@@ -76,10 +77,10 @@ struct ng_pp {
 	struct ng_sampler smp; /* the client's half round trips; with --one-way the readings */
 	/* --one-way */
 	bool oneway;
-	bool model;     /* the readings go through the fitted clock model */
-	uint64_t base;  /* ticks the readings count from (shared clock: rank 0's) */
-	double ns0;     /* shared clock: rank 0's ns per tick */
-	bool sym_noted; /* the note on the symmetry assumption is given */
+	bool model;          /* the readings go through the fitted clock model */
+	uint64_t base;       /* ticks the readings count from (gc.base) */
+	struct ng_gclock gc; /* the global clock the readings go onto */
+	bool sym_noted;      /* the note on the symmetry assumption is given */
 };
 
 /* Client side of one size: times every round trip. */
@@ -197,29 +198,18 @@ err_nomem:
 }
 
 /* --one-way, after the loop: this rank's readings on rank 0's clock, µs
- * after rank 0's base (shared clock) or after the model's epoch. */
+ * after rank 0's base (shared clock) or after the model's epoch
+ * (patterns/gclock.h). */
 static void ng_pp_oneway_convert(struct ng_pp *pp)
 {
-	const struct ng_run *run = pp->run;
-	const struct ng_timer *tm = run->timer;
 	size_t streams = pp->client ? 2 : 1;
 
 	for (size_t j = 0; j < streams; j++) {
 		double *x = ng_sampler_mine(&pp->smp, NG_PP_T0 + j);
 		size_t n = ng_sampler_n(&pp->smp, NG_PP_T0 + j);
 
-		for (size_t k = 0; k < n; k++) {
-			uint64_t raw = pp->base + (uint64_t)(int64_t)x[k];
-			long double ns, ref;
-
-			if (!pp->model) {
-				x[k] = x[k] * pp->ns0 * 1e-3;
-				continue;
-			}
-			ns = (long double)ng_timer_global_of(tm, raw) * (long double)tm->ns_per_tick;
-			ref = ng_clock_to_ref_ns(run->clock, pp->me, ns);
-			x[k] = (double)((ref - (long double)run->clock->epoch_ns) * 1e-3L);
-		}
+		for (size_t k = 0; k < n; k++)
+			x[k] = ng_gclock_us(&pp->gc, pp->base + (uint64_t)(int64_t)x[k]);
 	}
 }
 
@@ -330,41 +320,23 @@ static ng_status ng_pp_oneway_setup(struct ng_pp *pp)
 {
 	struct ng_run *run = pp->run;
 	const struct ng_clock *clk = run->clock;
-	const char *why = NULL;
-	bool shared = false;
-	struct {
-		uint64_t base;
-		double ns_per_tick;
-	} origin = {ng_timer_now(run->timer), run->timer->ns_per_tick};
 	ng_status st;
 
-	if (clk && clk->fitted) {
-		pp->model = true;
-		pp->base = origin.base;
-		return NG_OK;
-	}
-	if (clk && clk->mode != NG_SYNC_OFF) {
-		shared = clk->shared;
-		why = clk->why;
-	} else {
-		st = ng_clock_shared(run->boot, run->timer, &shared, &why);
-		if (st != NG_OK)
-			return st;
-	}
-	if (!shared) {
+	st = ng_gclock_setup(&pp->gc, run, NG_GCLOCK_OFF_SHARED);
+	if (st != NG_OK)
+		return st;
+	if (!pp->gc.on) {
 		if (pp->me == 0)
 			ng_error("pingpong: --one-way: the ranks do not share a clock (%s) and %s",
-			         why ? why : "no reason known",
+			         pp->gc.why ? pp->gc.why : "no reason known",
 			         clk && clk->mode != NG_SYNC_OFF
 			             ? "no clock model was fitted"
 			             : "--sync off fits no model: use --sync auto or force");
 		return NG_ERR_USAGE;
 	}
-	/* one clock: every rank counts from rank 0's reading, on its calibration */
-	st = ng_boot_bcast(run->boot, 0, &origin, sizeof(origin));
-	pp->base = origin.base;
-	pp->ns0 = origin.ns_per_tick;
-	return st;
+	pp->model = pp->gc.model;
+	pp->base = pp->gc.base;
+	return NG_OK;
 }
 
 /* Allocates what the size loop needs, once. */
@@ -415,6 +387,7 @@ static void ng_pp_teardown(struct ng_pp *pp)
 	ng_sampler_free(&pp->smp);
 	free(pp->clients);
 	free(pp->pairs);
+	ng_gclock_free(&pp->gc);
 }
 
 static ng_status ng_pp_run(const struct ng_pattern *p, struct ng_run *run)

@@ -40,7 +40,12 @@
  *                 size: throughput (every origin times its own epochs; the
  *                 samples are pooled).  lock only (both lock types)
  *
- * N is --rma-origins (default: every rank but one).  Passive-target epochs
+ * N is --rma-origins (default: every rank but one).  With a common clock
+ * (--sync auto or force) a measurement of sync, multi-origin or lock with
+ * n > 1 begins at a time agreed on the global clock instead of at the
+ * barrier's return (patterns/gclock.h; one start per measurement, its
+ * epochs back to back), and its row records how far apart ranks 0..n
+ * started (start_spread_us, start_late, start_bound_us).  Passive-target epochs
  * need the target inside a one-sided call on modules that are not truly
  * one-sided (the rma module's sendrecv design, MPICH; core/module.h): in
  * the lock modes every rank meets the others after each iteration in a
@@ -461,7 +466,9 @@ static ng_status rp_report(struct rp *rp, const struct rp_meas *m)
 	struct ng_row *row;
 	ng_status st;
 
-	st = ng_boot_sum(run->boot, agree, 2);
+	st = ng_gclock_end(&rp->gc);
+	if (st == NG_OK)
+		st = ng_boot_sum(run->boot, agree, 2);
 	if (st != NG_OK)
 		return st;
 	if (agree[0] > 0.0)
@@ -513,6 +520,7 @@ static ng_status rp_report(struct rp *rp, const struct rp_meas *m)
 	ng_row_number(row, "aggregate_epochs_per_s",
 	              span[2] > 0.0 ? m->epochs * (m->half ? 2.0 : 1.0) * (double)count * 1e6 / span[2]
 	                            : 0.0);
+	ng_gclock_row(&rp->gc, row);
 	ng_sampler_row_raw(smp, row, "time_us", x, n);
 	rp->med[m - rp->plan] = ng_rp_tests[m->test].burst ? bw.median : t.median;
 	return ng_row_commit(run->results, row);
@@ -657,7 +665,10 @@ static ng_status rp_setup(struct rp *rp)
 		if (!rp->skipped)
 			goto err_nomem;
 	}
-	return rp_one_host(rp);
+	st = rp_one_host(rp);
+	if (st == NG_OK)
+		st = ng_gclock_setup(&rp->gc, rp->run, NG_GCLOCK_WINDOWS);
+	return st;
 
 err_nomem:
 	ng_error("rma: out of memory for %zu samples", count);
@@ -677,6 +688,7 @@ static void rp_teardown(struct rp *rp, ng_status st)
 	free(rp->ogrp);
 	free(rp->tgrp);
 	ng_sampler_free(&rp->smp);
+	ng_gclock_free(&rp->gc);
 	free(rp->med);
 	json_decref(rp->skipped);
 }
@@ -691,6 +703,12 @@ static ng_status rp_measure(struct rp *rp, const struct rp_meas *m)
 	ng_sampler_start(&rp->smp, rp->run->warmup, rp->run->count);
 	ng_rp_verify_setup(rp, m);
 	st = ng_sizes_sync(rp->run);
+	/* several origins (targets) with a common clock: they start together,
+	 * the ranks beyond the n in use idle (gclock.h) */
+	if (st == NG_OK && rp->gc.windows && ng_rp_tests[m->test].shape == RP_FAN && m->n > 1) {
+		rp->gc.idle = rp->me > m->n;
+		st = ng_gclock_begin(&rp->gc);
+	}
 	if (st != NG_OK)
 		return st;
 	switch (ng_rp_tests[m->test].shape) {

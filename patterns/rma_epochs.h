@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gclock.h"
 #include "sampler.h"
 
 enum rp_test {
@@ -111,6 +112,7 @@ struct rp {
 	/* the streams RP_S_TIME and RP_S_START, gathered and pooled over the
 	 * origins in the lock modes */
 	struct ng_sampler smp;
+	struct ng_gclock gc;  /* the window starts of measurements with several origins or targets */
 	uint64_t first, last; /* start of the first timed sample, end of the last */
 	double *med;          /* [nplan] reporter: the median of each measurement's main figure */
 	/* --verify of the current measurement */

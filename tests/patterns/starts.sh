@@ -1,0 +1,149 @@
+#!/bin/bash
+# Synchronised starts (doc/clock.md): n1 over tcp on one host starts every size at a time agreed on the global
+# clock, and every row says how far apart the ranks actually started (start_spread_us), whether a rank came
+# after the start time (start_late) and how far the clock can be off (start_bound_us).
+#
+#   - the shared clock, 3 clients (--np 4): every row has the three keys, the bound is the timer's
+#     resolution; the spread below 5 us (issue 25's Must-hold) is judged where the host has a core for every
+#     spinning rank (cores left idle by the rest of the host, measured before the runs), best of three runs;
+#     on fewer the values are printed, not judged (a rank without a core at the start time starts when one
+#     frees: tens of us on 2 cores).
+#   - the same mechanism with one client (--np 2): below 5 us in one of three runs where 2 cores are idle.
+#   - a skew of 1,000 us and 50 ppm injected into rank 1 with --sync force --timer clock: a fitted model, the
+#     rows still carry the spread, the bound is the two largest offset bounds of the model grown to the start
+#     (at least the largest rank's bound); the spread within the bound where the cores suffice.
+#   - --sync off: no clock block, none of the three keys, the rows' keys as they were before starts existed.
+. "$NGAUGE_SRC/tests/integration/lib.sh"
+
+SIZES=1,1K,64K
+
+# idle: the cores left idle by everything else on the host (over one second, from /proc/stat), rounded down;
+# a spread is judged only where every spinning rank can have a core of its own at the start time
+idle() {
+	python3 -c '
+import time
+def snap():
+    f = open("/proc/stat").readline().split()[1:]
+    v = [int(x) for x in f]
+    return sum(v), v[3] + v[4]
+import os
+t0, i0 = snap(); time.sleep(1); t1, i1 = snap()
+print(int((i1 - i0) / (t1 - t0) * os.cpu_count() + 0.2))'
+}
+CORES=$(idle)
+echo "cores idle before the runs: $CORES of $(nproc)"
+
+# spreads FILE: the rows' start spreads, one line
+spreads() {
+	python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(" ".join("%s:%.2f%s" % (x["size"], x["start_spread_us"], "(late)" if x["start_late"] else "")
+               for x in r["results"]), "bound %.3g us" % max(x["start_bound_us"] for x in r["results"]))' "$1"
+}
+
+# below FILE LIMIT: exit 0 when every row's spread is below LIMIT us
+below() {
+	python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if all(x["start_spread_us"] < float(sys.argv[2]) for x in r["results"]) else 1)' "$1" "$2"
+}
+
+KEYS='
+rows = r["results"]
+assert r["complete"] and rows and [x["size"] for x in rows] == [1, 1024, 65536], rows
+for x in rows:
+    assert x["clients"] == r["ranks"] - 1, x
+    assert isinstance(x["start_late"], bool), x
+    assert math.isfinite(x["start_spread_us"]) and x["start_spread_us"] >= 0, x
+    assert math.isfinite(x["start_bound_us"]) and x["start_bound_us"] > 0, x
+    assert stats_ok(x["time_us"]), x
+'
+
+# 1. the shared clock, 3 clients
+for try in 1 2 3; do
+	run 0 "$NGAUGE" --np 4 -x tcp -p n1 -s $SIZES -c 300 -w 20 -o "$T/shared$try.json" || break
+	echo "n1 --np 4, shared clock, run $try: spreads (us) $(spreads "$T/shared$try.json")"
+	below "$T/shared$try.json" 5 && break
+done
+pycheck "$T/shared$try.json" "n1 --np 4, shared clock: every row has start_spread_us, start_late, start_bound_us" "$KEYS"'
+assert r["clock"]["model"] == "shared", r["clock"]
+for x in rows:
+    assert abs(x["start_bound_us"] - r["timer"]["resolution_ns"] * 1e-3) < 1e-9, x
+'
+if [ "$CORES" -ge 4 ]; then
+	below "$T/shared$try.json" 5 && pass "n1 --np 4, shared clock: every row's spread below 5 us" ||
+		fail "n1 --np 4, shared clock: a spread of 5 us or more in each of three runs"
+else
+	echo "note: n1 --np 4: the 5 us spread not judged: 4 spinning ranks, $CORES idle cores (values above)"
+fi
+
+# 2. the mechanism where every rank has a core
+for try in 1 2 3; do
+	run 0 "$NGAUGE" --np 2 -x tcp -p n1 -s $SIZES -c 300 -w 20 -o "$T/two$try.json" || break
+	echo "n1 --np 2, shared clock, run $try: spreads (us) $(spreads "$T/two$try.json")"
+	below "$T/two$try.json" 5 && break
+done
+if [ "$CORES" -ge 2 ]; then
+	below "$T/two$try.json" 5 && pass "n1 --np 2, shared clock: every row's spread below 5 us (run $try)" ||
+		fail "n1 --np 2, shared clock: a spread of 5 us or more in each of three runs"
+else
+	echo "note: n1 --np 2: the 5 us spread not judged: 2 spinning ranks, $CORES idle cores (values above)"
+fi
+
+# 3. a known skew and a fitted model
+SKEW='
+c = r["clock"]
+assert c["model"] == "fitted" and c["ranks"][1]["injected"]["drift_ppm"] == 50, c
+b = sorted((x["bound_us"] for x in c["ranks"]), reverse=True)
+d = sorted((x["drift_bound_ppm"] for x in c["ranks"]), reverse=True)
+for x in rows:
+    # the two largest offset bounds, grown by the drift bounds to the start (within a minute of the fit)
+    assert b[0] + b[1] <= x["start_bound_us"] <= b[0] + b[1] + (d[0] + d[1]) * 60, (x["start_bound_us"], b, d)
+'
+for np in 4 2; do
+	for try in 1 2 3; do
+		NGAUGE_TEST_CLOCK_SKEW=1:1000:50 run 0 "$NGAUGE" --np $np -x tcp -p n1 -s $SIZES -c 300 -w 20 \
+			--timer clock --sync force -o "$T/skew$np-$try.json" || break
+		echo "n1 --np $np, skew 1000 us / 50 ppm, --sync force, run $try: spreads (us) $(spreads "$T/skew$np-$try.json")"
+		python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if all(x["start_spread_us"] <= x["start_bound_us"] for x in r["results"]) else 1)' \
+			"$T/skew$np-$try.json" && break
+	done
+	pycheck "$T/skew$np-$try.json" "n1 --np $np, skew, --sync force: the rows carry the spread and the model's bound" \
+		"$KEYS$SKEW"
+	if [ "$CORES" -ge "$np" ]; then
+		pycheck "$T/skew$np-$try.json" "n1 --np $np, skew, --sync force: every spread within the clock model's bound" '
+for x in r["results"]:
+    assert x["start_spread_us"] <= x["start_bound_us"], x
+'
+	else
+		echo "note: n1 --np $np, skew: the spread against the bound not judged: $np spinning ranks, $CORES idle cores"
+	fi
+done
+
+# 4. --sync off: a barrier, no new keys
+if run 0 "$NGAUGE" --np 4 -x tcp -p n1 -s $SIZES -c 100 --sync off -o "$T/off.json"; then
+	pycheck "$T/off.json" "n1 --np 4, --sync off: no clock block and the rows as before (no start keys)" '
+assert "clock" not in r, r.keys()
+for x in r["results"]:
+    assert set(x) == {"size", "count", "time_us", "bandwidth_per_client_MBps", "aggregate_bandwidth_MBps",
+                      "clients", "server", "per_client"}, sorted(x)
+'
+	if run 0 "$NGAUGE" --np 3 -x tcp -p 1n -s 1,1K -c 50 --sync off -o "$T/off1n.json"; then
+		pycheck "$T/off1n.json" "1n --np 3, --sync off: no start keys" '
+assert all("start_spread_us" not in x and "start_late" not in x for x in r["results"]), r["results"]
+'
+	fi
+fi
+if run 0 "$NGAUGE" --np 3 -x tcp -p 1n -s 1,1K -c 50 -o "$T/on1n.json"; then
+	pycheck "$T/on1n.json" "1n --np 3, shared clock: every row has the start keys" '
+assert all("start_spread_us" in x and "start_bound_us" in x for x in r["results"]), r["results"]
+'
+	echo "1n --np 3, shared clock: spreads (us) $(spreads "$T/on1n.json")"
+fi
+
+finish
