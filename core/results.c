@@ -259,6 +259,12 @@ static void stats_widen(json_t *v, const char *name, double b)
 	}
 }
 
+void ng_row_widen(struct ng_row *row, const char *key, const char *name, double bound_us)
+{
+	if (row)
+		stats_widen(json_object_get(row->obj, key), name, bound_us);
+}
+
 void ng_results_widen(struct ng_results *r, const char *name, double abs_us, double rel)
 {
 	size_t i;

@@ -32,6 +32,12 @@ struct ng_row;
 struct ng_row *ng_row_begin(struct ng_results *r, size_t size, size_t count);
 /* Adds statistics under @key, e.g. "latency_us". */
 void ng_row_stats(struct ng_row *row, const char *key, const struct ng_stats *st);
+/* Widens the "ci95_total" of the statistics under @key (added before) by
+ * @bound_us on each side, and adds @bound_us to their "uncertainty" under
+ * @name (a systematic bound that applies to that figure alone, e.g.
+ * "clock_offset" where it compares two ranks' clocks).  No-op where @key
+ * holds no such statistics or @bound_us is not positive. */
+void ng_row_widen(struct ng_row *row, const char *key, const char *name, double bound_us);
 /*
  * Systematic bounds (analysis/stats.h, struct ng_unc_set): every STATS of a
  * time in microseconds (a key ending in "_us") added after this carries

@@ -251,6 +251,10 @@ static void ng_pp_oneway_row(struct ng_pp *pp, struct ng_row *row)
 		bound = fmax(bound, b);
 	}
 	ng_row_number(row, "one_way_bound_us", bound);
+	/* the two ends' clocks may be that far apart: each direction's
+	 * systematic bound (result-format.md) */
+	for (int dir = 0; dir < 2; dir++)
+		ng_row_widen(row, keys[dir], "clock_offset", bound);
 	if (!pp->model)
 		return;
 	/* An offset error e moves the two directions by -e and +e: a

@@ -50,6 +50,11 @@ for x in rows:
     rt = 2 * x["latency_us"]["median"]
     for k in ("client_to_server_us", "server_to_client_us"):
         assert abs(x[k]["median"] - rt / 2) <= x["one_way_bound_us"], x
+        # the clocks' bound is each direction's systematic bound "clock_offset", in its total interval
+        u, ci, tot = x[k]["uncertainty"], x[k]["ci95"], x[k]["ci95_total"]
+        assert abs(u["clock_offset"] - x["one_way_bound_us"]) < 1e-9, u
+        assert abs((ci[0] - tot[0]) - sum(u.values())) < 1e-6 and abs((tot[1] - ci[1]) - sum(u.values())) < 1e-6, (ci, tot, u)
+    assert "clock_offset" not in x["latency_us"]["uncertainty"], x["latency_us"]
     assert 0 < x["one_way_bound_us"] < 200 and x["symmetry_assumed"] is True, x
 '
 	grep -q 'within twice the clock model.s bound' "$T/err" && pass "a note on stderr says the symmetry is assumed" ||
