@@ -93,7 +93,9 @@ struct ng_pattern {
 };
 
 /* Progress line on stderr (rank 0, only when stderr is a terminal):
- * "pingpong: 12/21 sizes, 64 KiB, ETA 3 s". */
+ * "pingpong: 12/21 sizes, 64 KiB, ETA 3 s".  @done 0 announces @total
+ * before the first measurement (no ETA yet), for patterns whose total is
+ * not the number of sizes (alltoall: algorithms x sizes). */
 void ng_progress(const struct ng_run *run, size_t done, size_t total, size_t size);
 
 /* Within a long measurement (a run by --time or --ci-target), rank 0,

@@ -720,6 +720,8 @@ void ng_progress(const struct ng_run *run, size_t done, size_t total, size_t siz
 	human_size(size, sz, sizeof(sz));
 	if (done >= total)
 		fputs("\r\033[K", stderr);
+	else if (done == 0)
+		fprintf(stderr, "\r\033[K%s: 0/%zu sizes, %s", r->label, total, sz);
 	else
 		fprintf(stderr, "\r\033[K%s: %zu/%zu sizes, %s, ETA %.0f s", r->label, done, total, sz, eta);
 	fflush(stderr);

@@ -549,6 +549,8 @@ static ng_status ng_a2a_run(const struct ng_pattern *p, struct ng_run *run)
 	if (st != NG_OK)
 		goto out_teardown;
 
+	/* the progress line counts every algorithm's sizes from the start */
+	ng_progress(run, 0, a.nalgos * run->nsizes, run->sizes[0]);
 	for (size_t i = 0; i < a.nalgos && st == NG_OK; i++) {
 		int algo = a.order[i];
 

@@ -328,6 +328,8 @@ static ng_status ng_mpb_run(const struct ng_pattern *p, struct ng_run *run)
 	if (st != NG_OK)
 		goto out_teardown;
 
+	/* the progress line counts every pair count's sizes from the start */
+	ng_progress(run, 0, (size_t)m.kmax * run->nsizes, run->sizes[0]);
 	for (int k = 1; k <= m.kmax && st == NG_OK; k++) {
 		for (size_t i = 0; i < run->nsizes; i++) {
 			size_t s = run->sizes[i];
