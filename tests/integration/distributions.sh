@@ -76,17 +76,26 @@ assert sum(walk(r['results'])) >= 2
 done
 
 # Stationarity: an emu run whose o_s grows with every send (--emu-os-drift, 10 ns a send: +10 us over the
-# size) is flagged "unstable", with one note on stderr; a steady one is not.  The steady run's o_s is 50 us so
-# that the 1% a shift must exceed (500 ns) lies above the wobble of the few tens of ns a shared host adds to
-# every sample (seen: +95 ns between the halves of a 5 us run, p = 6e-44, a real drift of the host's, rightly
-# flagged); a loaded host can still make it drift for real: it is tried up to three times.
-if run 0 "$NGAUGE" -x emu --emu-os 5 --emu-os-drift 0.01 -p pingpong -s 1 -c 1000 -w 20 -o "$T/drift.json"; then
-	pycheck "$T/drift.json" "planted drift: flagged unstable" "
-s = r['results'][0]['latency_us']
-assert s.get('unstable') is True and r['results'][0]['bandwidth_MBps'].get('unstable') is True, s
-"
-	[ "$(grep -c 'differs from the first' "$T/err")" = 1 ] && pass "planted drift: one note" ||
-		fail "planted drift: expected one note, got: $(cat "$T/err")"
+# size, the halves' medians +5 us apart) is flagged "unstable", with one note on stderr; a steady one is not.
+# The steady run's o_s is 50 us so that the 1% a shift must exceed (500 ns) lies above the wobble of the few
+# tens of ns a shared host adds to every sample (seen: +95 ns between the halves of a 5 us run, p = 6e-44, a
+# real drift of the host's, rightly flagged). A loaded host can make a steady run drift for real, and a burst
+# of load in the first half of the planted run can cancel its drift (seen once: a sample of 17.7 ms): each is
+# tried up to three times, the numbers of every try printed.
+planted() {
+	run 0 "$NGAUGE" -x emu --emu-os 5 --emu-os-drift 0.01 -p pingpong -s 1 -c 1000 -w 20 -o "$T/drift.json" &&
+		python3 -c '
+import json, sys
+x = json.load(open(sys.argv[1]))["results"][0]
+s, b = x["latency_us"], x["bandwidth_MBps"]
+print("planted drift: median %.3f us, max %.1f us, unstable %s/%s" % (s["median"], s["max"], s.get("unstable"), b.get("unstable")))
+sys.exit(0 if s.get("unstable") is True and b.get("unstable") is True else 1)' "$T/drift.json" &&
+		[ "$(grep -c 'differs from the first' "$T/err")" = 1 ]
+}
+if planted || planted || planted; then
+	pass "planted drift: flagged unstable, with one note"
+else
+	fail "planted drift: not flagged with one note in three tries: $(cat "$T/err")"
 fi
 steady() {
 	run 0 "$NGAUGE" -x emu --emu-os 50 -p pingpong -s 1 -c 1000 -w 20 -o "$T/steady.json" &&
