@@ -50,8 +50,10 @@ if run 0 "$NGAUGE" -x tcp -p pingpong -s 4M --ci-target 0.01 --max-time 2 -o "$T
 		fail "4 MiB took $wall s beyond the run's fixed $base s"
 fi
 
-# a loose target is met at the floor: exactly -c repetitions
-if run 0 "$NGAUGE" -x tcp -p pingpong -s 1,64 -c 200 --ci-target 0.5 -o "$T/floor.json"; then
+# a loose target is met at the floor: exactly -c repetitions.  0.99: the interval's sides within 99% of the
+# median, which a loaded host's spread still meets (0.5 was not, once: samples from 7.6 to 70 us around a
+# median of 34 us, the row flagged unstable, and the target met only after 699 repetitions)
+if run 0 "$NGAUGE" -x tcp -p pingpong -s 1,64 -c 200 --ci-target 0.99 -o "$T/floor.json"; then
 	pycheck "$T/floor.json" "a loose target stops at the -c floor (\"count\")" "
 for row in r['results']:
     assert row['stop'] == 'count' and row['iterations'] == row['count'] == 200, row
