@@ -303,6 +303,13 @@ bool ng_sampler_extend(struct ng_sampler *s, uint64_t it)
 		}
 		mine[ASK_GO] = left > 0 && !(run->cancel && *run->cancel);
 		mine[ASK_BATCH] = rate > 0 && target > 0 ? ceil(rate * target) : 1;
+		/* the time ran out with a line due (its moment passed since the
+		 * last question, as the last line's does when a batch ends late):
+		 * one more iteration, whose question prints it */
+		if (mine[ASK_LINE] > 0 && !(left > 0) && !(run->cancel && *run->cancel)) {
+			mine[ASK_GO] = 1;
+			mine[ASK_BATCH] = 1;
+		}
 		if (mine[ASK_BATCH] > 1 << 24)
 			mine[ASK_BATCH] = 1 << 24;
 	}
