@@ -378,6 +378,18 @@ long double ng_clock_to_ref_ns(const struct ng_clock *clk, int rank, long double
 	                   (1.0L + (long double)r->drift_ppm * 1e-6L);
 }
 
+long double ng_clock_from_ref_ns(const struct ng_clock *clk, int rank, long double ref_ns)
+{
+	const struct ng_clock_rank *r;
+	long double epoch = (long double)clk->epoch_ns;
+
+	if (!clk->fitted || rank <= 0 || rank >= clk->size)
+		return ref_ns;
+	r = &clk->ranks[rank];
+	return ref_ns + (long double)r->offset_us * 1e3L +
+	       (long double)r->drift_ppm * 1e-6L * (ref_ns - epoch);
+}
+
 double ng_clock_pair_bound_us(const struct ng_clock *clk, int a, int b, long double at_ns)
 {
 	double since_us = (double)((at_ns - (long double)clk->epoch_ns) * 1e-3L), sum = 0.0;

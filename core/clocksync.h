@@ -105,6 +105,11 @@ ng_status ng_clock_shared(struct ng_boot *b, const struct ng_timer *t, bool *sha
  * itself without a fitted model. */
 long double ng_clock_to_ref_ns(const struct ng_clock *clk, int rank, long double local_ns);
 
+/* Rank 0's time @ref_ns (ns) as rank @rank's timer reads it (ns of its own
+ * calibration): local = T + offset + drift * (T - epoch), the inverse of
+ * ng_clock_to_ref_ns; @ref_ns itself without a fitted model. */
+long double ng_clock_from_ref_ns(const struct ng_clock *clk, int rank, long double ref_ns);
+
 /* The offset bound between ranks @a and @b at rank 0's time @at_ns: the sum
  * of their bounds (rank 0's is zero), each grown by its drift bound since
  * the epoch; 0 without a fitted model.  µs. */

@@ -102,20 +102,12 @@ uint64_t ng_gclock_local(const struct ng_gclock *g, double t_us)
 {
 	const struct ng_timer *tm = g->run->timer;
 	const struct ng_clock *clk = g->run->clock;
-	long double ref, local, ticks;
+	long double ticks;
 
 	if (!g->model)
 		return g->base + (uint64_t)llround(t_us * 1e3 / g->ns0);
-	/* local = T + offset + drift * (T - epoch), as ng_clock_to_ref_ns inverts it */
-	ref = (long double)clk->epoch_ns + (long double)t_us * 1e3L;
-	local = ref;
-	if (g->me > 0 && g->me < clk->size) {
-		const struct ng_clock_rank *r = &clk->ranks[g->me];
-
-		local += (long double)r->offset_us * 1e3L +
-		         (long double)r->drift_ppm * 1e-6L * (ref - (long double)clk->epoch_ns);
-	}
-	ticks = local / (long double)tm->ns_per_tick;
+	ticks = ng_clock_from_ref_ns(clk, g->me, (long double)clk->epoch_ns + (long double)t_us * 1e3L) /
+	        (long double)tm->ns_per_tick;
 	/* the test-only skew: global = raw + off + rate * (raw - skew_base) */
 	if (tm->skewed)
 		ticks = (long double)tm->skew_base +
