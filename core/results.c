@@ -332,6 +332,16 @@ static int is_pct_key(const char *key)
 	return key[0] == 'p' && key[1] >= '0' && key[1] <= '9' && strcmp(key, "p99") != 0;
 }
 
+/* One CSV cell of number @x after its comma; empty where @x is no number
+ * (null: a percentile the count cannot support, an unbounded side). */
+static void csv_cell(FILE *f, const json_t *x)
+{
+	if (json_is_number(x))
+		fprintf(f, ",%.6g", json_number_value(x));
+	else
+		fputc(',', f);
+}
+
 static int write_csv(struct ng_results *r, FILE *f)
 {
 	static const char *const fields[] = {"min", "median", "mean", "stddev", "p99", "max"};
@@ -380,25 +390,14 @@ static int write_csv(struct ng_results *r, FILE *f)
 			 * unbounded side (null) is an empty cell */
 			if (json_object_get(cell, "ci95_total")) {
 				ci = json_object_get(s, "ci95_total");
-				for (size_t k = 0; k < 2; k++) {
-					json_t *x = json_array_get(ci, k);
-					if (json_is_number(x))
-						fprintf(f, ",%.6g", json_number_value(x));
-					else
-						fputc(',', f);
-				}
+				for (size_t k = 0; k < 2; k++)
+					csv_cell(f, json_array_get(ci, k));
 			}
 			/* the first row's percentile columns; an unsupported one (null) is empty */
 			const char *pk;
 			json_t *pv;
 			json_object_foreach(cell, pk, pv) if (is_pct_key(pk))
-			{
-				json_t *x = json_object_get(s, pk);
-				if (json_is_number(x))
-					fprintf(f, ",%.6g", json_number_value(x));
-				else
-					fputc(',', f);
-			}
+			    csv_cell(f, json_object_get(s, pk));
 		}
 		json_object_foreach(first, key, cell) if (json_is_number(cell) && strcmp(key, "size") &&
 		                                          strcmp(key, "count"))
