@@ -31,15 +31,17 @@
  * o_r, g, G and L, with nothing of the base to subtract.  Defaults are 0: a
  * plain emu is the base plus the trailer.
  *
- * Precision.  A call's cost counts from emu's first timer read in it, and
- * open() calibrates how late a spin returns as seen by a caller timing it;
- * spins stop that much early.  What is left is the caller's way into emu and
- * back: an indirect call that, after a long busy-wait in the caller, often
- * misses the caches.  Measured on a 2-core VM: a median of 0.15 and a mean of
- * 0.2-0.25 us per call after waits of a few hundred microseconds, growing to
- * microseconds after waits of milliseconds (a timer interrupt in the wait
- * leaves the caches and TLB cold), so the patterns' delays should stay
- * short: inject tens of microseconds, not milliseconds.  Two things make
+ * Precision.  A call's cost counts from emu's first timer read in it.  At
+ * open, after the base is connected, pairs of ranks time real sends and
+ * receives through the instance's entry points, as a caller times them
+ * (ng_emu_path): the way in before that read and the way back out of the
+ * spin, cold after the base's system call, make a call end later than its
+ * target, and the spins of each kind then stop that much early.  What is
+ * left varies from call to call: a call after a long busy-wait in the
+ * caller can miss the caches (a timer interrupt in the wait leaves the
+ * caches and TLB cold: measured on a 2-core VM, microseconds after waits of
+ * milliseconds), so the patterns' delays should stay short: inject tens of
+ * microseconds, not milliseconds.  Two things make
  * single calls longer than injected, and emu evens them out over the calls
  * whose cost is the overhead alone (see ng_emu_spin_until): a base call that
  * now and then takes longer than the floor (loopback TCP: single receives of
@@ -116,9 +118,10 @@
 
 extern const struct ng_module ng_module_emu;
 
-#define NG_EMU_TRAILER 8u  /* bytes: the injection time, timer ticks, host order */
-#define NG_EMU_CAL     63  /* spins timed by the calibration at open */
-#define NG_EMU_LATE_NS 250 /* a spin that ends later than this past its target was disturbed */
+#define NG_EMU_TRAILER 8u   /* bytes: the injection time, timer ticks, host order */
+#define NG_EMU_CAL     63   /* spins timed by the calibration at open */
+#define NG_EMU_PATH_US 20.0 /* us: the injected cost of ng_emu_path's calls */
+#define NG_EMU_LATE_NS 250  /* a spin that ends later than this past its target was disturbed */
 
 /* Per-request state kept in struct ng_req.priv. */
 struct ng_emu_req {
@@ -153,7 +156,9 @@ struct ng_emu {
 	size_t max;               /* --emu-max: largest message sent; 0: the base's */
 	uint64_t nrecv, ncorrupt;
 	uint64_t next_inj;       /* earliest injection of the next send */
-	uint64_t early_t;        /* spins stop this much before their target */
+	uint64_t early_t;        /* inline spins (calibration, report) stop this much early */
+	uint64_t early_s;        /* send spins stop this much early (the real path's lateness) */
+	uint64_t early_r;        /* receive spins likewise */
 	uint64_t late_t;         /* a spin ending later than this past its target was disturbed */
 	uint64_t debt_s, debt_r; /* what disturbed send / receive spins owe (ticks) */
 	struct ng_queue *rq;     /* [size] queued irecvs per peer */
@@ -189,9 +194,11 @@ static inline uint64_t ng_emu_wire(const struct ng_emu *e, size_t len)
  * Busy-waits until @t (ticks), less what this kind of call owes when
  * @debt_p is not NULL; NG_ERR_CANCELLED when the run is interrupted.
  *
- * The loop sees the time once per timer read and returning costs a little:
- * the spin stops early by what the calibration at open measured, so that an
- * emulated cost comes out as injected for a caller timing the call.
+ * The loop sees the time once per timer read, and the way out of the spin,
+ * out of emu and back into the caller costs a little, as does the way in
+ * before emu's first timer read: the spin stops @early ticks before @t, what
+ * the calibration at open measured for this kind of call (ng_emu_path), so
+ * that an emulated cost comes out as injected for a caller timing the call.
  *
  * Debt (@debt_p, for calls whose cost is the overhead alone: a send not held
  * back by the gap, a receive of a message already delivered): a call that
@@ -204,12 +211,13 @@ static inline uint64_t ng_emu_wire(const struct ng_emu *e, size_t len)
  * estimators' phase averages see) even on a host that sometimes delays one;
  * delivery times and gaps never pay or owe.
  */
-static inline ng_status ng_emu_spin_until(const struct ng_emu *e, uint64_t t, uint64_t *debt_p, uint64_t cap)
+static inline ng_status ng_emu_spin_until(const struct ng_emu *e, uint64_t t, uint64_t early,
+                                          uint64_t *debt_p, uint64_t cap)
 {
 	const volatile sig_atomic_t *cancel = e->base.cancel;
 	uint64_t now = ng_emu_now(e);
 
-	t -= e->early_t;
+	t -= early;
 	if (debt_p && *debt_p && now < t) {
 		uint64_t pay = *debt_p < t - now ? *debt_p : t - now;
 
@@ -229,36 +237,48 @@ static inline ng_status ng_emu_spin_until(const struct ng_emu *e, uint64_t t, ui
 	return NG_OK;
 }
 
+/* The median of @n tick counts (sorted in place: a few dozen values). */
+static uint64_t ng_emu_median(uint64_t *v, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		uint64_t tmp = v[i];
+		size_t k = i;
+
+		for (; k > 0 && v[k - 1] > tmp; k--)
+			v[k] = v[k - 1];
+		v[k] = tmp;
+	}
+	return v[n / 2];
+}
+
+/* A lateness in ticks less the caller's own timer read, never below 0. */
+static uint64_t ng_emu_less_read(const struct ng_emu *e, uint64_t late)
+{
+	uint64_t read = (uint64_t)(e->clk.overhead_ns / e->clk.ns_per_tick + 0.5);
+
+	return late > read ? late - read : 0;
+}
+
 /*
  * How much later than its target a spin returns, as a caller that reads the
- * timer around the call sees it (less that caller's own read): the median
- * over a few short spins.  Spins then stop that much early.
+ * timer around it sees it (less that caller's own read): the median over a
+ * few short spins in a tight loop.  The report's overshoot (below) times the
+ * same spins; the calls' own lateness is ng_emu_path's.
  */
 static void ng_emu_calibrate(struct ng_emu *e)
 {
-	uint64_t over[NG_EMU_CAL], wait = (uint64_t)(2000.0 / e->clk.ns_per_tick), tmp, read;
+	uint64_t over[NG_EMU_CAL], wait = (uint64_t)(2000.0 / e->clk.ns_per_tick);
 
 	e->early_t = 0;
 	for (size_t i = 0; i < NG_EMU_CAL; i++) {
 		uint64_t a = ng_emu_now(e), b;
 
-		ng_emu_spin_until(e, ng_emu_now(e) + wait, NULL, 0);
+		ng_emu_spin_until(e, ng_emu_now(e) + wait, 0, NULL, 0);
 		b = ng_emu_now(e);
 		over[i] = b - a > wait ? b - a - wait : 0;
 	}
-	/* Insertion sort: a few dozen values. */
-	for (size_t i = 1; i < NG_EMU_CAL; i++) {
-		tmp = over[i];
-		size_t k = i;
-
-		while (k > 0 && over[k - 1] > tmp) {
-			over[k] = over[k - 1];
-			k--;
-		}
-		over[k] = tmp;
-	}
-	read = (uint64_t)(e->clk.overhead_ns / e->clk.ns_per_tick + 0.5);
-	e->early_t = over[NG_EMU_CAL / 2] > read ? over[NG_EMU_CAL / 2] - read : 0;
+	e->early_t = ng_emu_less_read(e, ng_emu_median(over, NG_EMU_CAL));
+	e->early_s = e->early_r = e->early_t;
 }
 
 /* ---- data path ------------------------------------------------------- */
@@ -292,7 +312,7 @@ static ng_status ng_emu_send(struct ng_comm *c, int peer, const void *buf, size_
 	if (st != NG_OK)
 		return st;
 	e->next_inj = t_inj + e->g_t + ng_emu_wire(e, len);
-	return ng_emu_spin_until(e, t_inj, held ? NULL : &e->debt_s, os_t);
+	return ng_emu_spin_until(e, t_inj, e->early_s, held ? NULL : &e->debt_s, os_t);
 }
 
 /* XORs one byte of every corrupt_every-th received message. */
@@ -360,7 +380,7 @@ static ng_status ng_emu_recv_now(struct ng_emu *e, int peer, void *buf, size_t l
 	} else {
 		start = ng_emu_now(e);
 	}
-	st = ng_emu_spin_until(e, start + e->or_t, waited ? NULL : &e->debt_r, e->or_t);
+	st = ng_emu_spin_until(e, start + e->or_t, e->early_r, waited ? NULL : &e->debt_r, e->or_t);
 	if (e->corrupt_every)
 		ng_emu_corrupt(e, buf, len);
 	return st;
@@ -571,6 +591,90 @@ out_free:
 }
 
 /*
+ * The real calls' lateness, send and receive apart.  A pattern times a call
+ * from its timer read before it to its read after it: that holds the way
+ * into emu (an indirect call) before emu's first read, and the way out of
+ * the spin and back, which runs cold after the base's system call (measured
+ * on a 2-core VM: 10-20 ns more than the tight loop of ng_emu_calibrate, and
+ * o_s, o_r came out 30-45 ns long without this).  So ranks 2k and 2k + 1
+ * time NG_EMU_CAL calls each way through the instance's own entry points,
+ * as a pattern calls them (ng_send, ng_recv: the function pointers, the
+ * base's real calls inside), the lower rank sending first: each call costs
+ * NG_EMU_PATH_US by injection, and the median of (the call as timed, less
+ * that, less one read) is how early that kind of call's spin then stops.  A
+ * receive is timed only once its message is surely there (the receiver
+ * waits 5x longer between calls than the sender), and only where ranks
+ * share a clock (e->deadline): elsewhere its cost counts from the base's
+ * return, and the tight loop's figure stays.  A rank without a partner (the
+ * last of an odd number) keeps that figure too.  Called at the end of open,
+ * when the instance is complete; the injected parameters are put back after.
+ */
+static ng_status ng_emu_path(struct ng_emu *e)
+{
+	struct ng_comm *c = &e->base;
+	const int rank = c->rank, peer = rank ^ 1;
+	const uint64_t cost = (uint64_t)(NG_EMU_PATH_US * 1e3 / e->clk.ns_per_tick);
+	uint64_t late_s[NG_EMU_CAL], late_r[NG_EMU_CAL];
+	size_t ns = 0, nr = 0;
+	/* what the calibration changes, put back after it */
+	const uint64_t os_t = e->os_t, or_t = e->or_t, g_t = e->g_t, L_t = e->L_t;
+	const double G_t = e->G_t, G2_t = e->G2_t, drift_t = e->drift_t;
+	const uint64_t corrupt = e->corrupt_every;
+	ng_status st = NG_OK;
+	void *buf;
+
+	if (peer >= c->size)
+		return NG_OK;
+	st = ng_alloc(c, 1, &buf);
+	if (st != NG_OK)
+		return st;
+	memset(buf, 0, 1);
+	e->os_t = e->or_t = cost;
+	e->g_t = e->L_t = 0;
+	e->G_t = e->G2_t = e->drift_t = 0.0;
+	e->corrupt_every = 0;
+	e->early_s = e->early_r = 0;
+	for (int phase = 0; phase < 2 && st == NG_OK; phase++) {
+		bool sending = (phase == 0) == (rank < peer);
+		/* between calls: the sender as long as a call, the receiver 5x */
+		uint64_t pause = sending ? cost : 5 * cost;
+
+		for (size_t i = 0; i < NG_EMU_CAL && st == NG_OK; i++) {
+			uint64_t a, b;
+
+			if (i)
+				ng_emu_spin_until(e, ng_emu_now(e) + pause, 0, NULL, 0);
+			a = ng_emu_now(e);
+			st = sending ? ng_send(c, peer, buf, 1) : ng_recv(c, peer, buf, 1);
+			b = ng_emu_now(e);
+			/* the first receive waited for its message */
+			if (st != NG_OK || (!sending && !i))
+				continue;
+			if (sending)
+				late_s[ns++] = b - a > cost ? b - a - cost : 0;
+			else
+				late_r[nr++] = b - a > cost ? b - a - cost : 0;
+		}
+	}
+	ng_free(c, buf);
+	e->os_t = os_t;
+	e->or_t = or_t;
+	e->g_t = g_t;
+	e->L_t = L_t;
+	e->G_t = G_t;
+	e->G2_t = G2_t;
+	e->drift_t = drift_t;
+	e->drift_acc = 0.0;
+	e->corrupt_every = corrupt;
+	e->nrecv = 0;
+	e->next_inj = 0;
+	e->debt_s = e->debt_r = 0;
+	e->early_s = ns ? ng_emu_less_read(e, ng_emu_median(late_s, ns)) : e->early_t;
+	e->early_r = nr && e->deadline ? ng_emu_less_read(e, ng_emu_median(late_r, nr)) : e->early_t;
+	return st;
+}
+
+/*
  * Overshoot: how late an injected delay really ends, as a caller timing it
  * sees it, measured again after the run (report() is never called inside a
  * timed region): NG_EMU_CAL spins as long as the injected o_s (2 us when
@@ -606,9 +710,11 @@ static json_t *ng_emu_report(struct ng_comm *c)
 		if (late > mx)
 			mx = late;
 	}
-	return json_pack("{s:f, s:f, s:f, s:i}", "overshoot_us", late_ns[NG_EMU_CAL / 2] * 1e-3,
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:i}", "overshoot_us", late_ns[NG_EMU_CAL / 2] * 1e-3,
 	                 "overshoot_max_us", mx * 1e-3, "early_us",
-	                 (double)e->early_t * e->clk.ns_per_tick * 1e-3, "spins", NG_EMU_CAL);
+	                 (double)e->early_t * e->clk.ns_per_tick * 1e-3, "early_send_us",
+	                 (double)e->early_s * e->clk.ns_per_tick * 1e-3, "early_recv_us",
+	                 (double)e->early_r * e->clk.ns_per_tick * 1e-3, "spins", NG_EMU_CAL);
 }
 
 static void ng_emu_close(struct ng_comm *c)
@@ -711,6 +817,9 @@ static ng_status ng_emu_open(const struct ng_module *m, const struct ng_module_e
 	if (e->max && (!e->base.max_msg || e->max < e->base.max_msg))
 		e->base.max_msg = e->max;
 	e->max = e->base.max_msg;
+	st = ng_emu_path(e);
+	if (st != NG_OK)
+		goto err_close_base;
 	snprintf(e->base.device, sizeof(e->base.device),
 	         "emu over %.48s: o_s %.4g o_r %.4g g %.4g L %.4g us, G %.4g us/B%s", e->bc->device,
 	         (double)e->os_ns / 1e3, (double)e->or_ns / 1e3, (double)e->g_ns / 1e3, (double)e->L_ns / 1e3,
