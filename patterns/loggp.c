@@ -19,11 +19,12 @@
  * o_s(s) = (PRTT(n,d,s) - PRTT(1,0,s)) / (n - 1) - d, where d is what the
  * waits really took and the one timer read that each wait leaves outside
  * its measurement (the timer's overhead) is subtracted too.  All sends are
- * blocking; where the module is non-blocking the server pre-posts the
- * receives of every R1/RN/RND round before it replies to the previous one
- * (two banks of n slots alternate, so a posted receive never lands on a
- * message still to be checked), and a batch starts only after the server said so
- * with a 1-byte "go" message, sent once its receives are posted.
+ * blocking; where the module is non-blocking the server posts the receives
+ * of every R1/RN/RND round right after its reply to the previous one, out
+ * of that round's time (two banks of n slots alternate, so a posted receive
+ * never lands on a message still to be checked), and a batch starts only
+ * after the server said so with a 1-byte "go" message, sent once its first
+ * receives are posted.
  *
  * Delay policy (--loggp-delay): d must exceed g + (s-1)G so that nothing
  * queues; by default d = max(PRTT(1,0,s), 1.5 T(s)), both from a probe of
