@@ -429,7 +429,8 @@ static ng_status rp_plan_all(struct rp *rp)
 
 /* The time in which the origins of a lock measurement held epochs: the
  * ranks meet between iterations, so per iteration from the first start to
- * the last end (one host: one clock), else the longest epoch; summed. */
+ * the last end where their times compare (rp_one_clock), else the longest
+ * epoch; summed. */
 static double rp_lock_span(const struct rp *rp, const struct rp_meas *m, int first)
 {
 	size_t count = ng_sampler_count(&rp->smp);
@@ -446,7 +447,7 @@ static double rp_lock_span(const struct rp *rp, const struct rp_meas *m, int fir
 			hi = s + d > hi ? s + d : hi;
 			longest = d > longest ? d : longest;
 		}
-		span += rp->one_host ? hi - lo : longest;
+		span += rp_one_clock(rp) ? hi - lo : longest;
 	}
 	return span;
 }
@@ -474,15 +475,15 @@ static ng_status rp_report(struct rp *rp, const struct rp_meas *m)
 	if (agree[0] > 0.0)
 		return NG_ERR_VERIFY; /* reported by the rank that saw it */
 	if (rp->last > rp->first) {
-		span[0] = ng_timer_us(rp->tm, rp->last);
-		span[1] = -ng_timer_us(rp->tm, rp->first);
+		span[0] = rp_time_us(rp, rp->last);
+		span[1] = -rp_time_us(rp, rp->first);
 		span[2] = ng_timer_us(rp->tm, rp->last - rp->first);
 	}
 	st = ng_boot_max(run->boot, span, 3);
 	if (st != NG_OK)
 		return st;
-	/* ranks on one host share the clock: from the first start to the last end */
-	if (rp->one_host && span[0] + span[1] > 0.0)
+	/* where the ranks' times compare: from the first start to the last end */
+	if (rp_one_clock(rp) && span[0] + span[1] > 0.0)
 		span[2] = span[0] + span[1];
 	if (pooled) {
 		st = ng_sampler_gather(smp);
@@ -514,9 +515,10 @@ static ng_status rp_report(struct rp *rp, const struct rp_meas *m)
 	ng_row_int(row, "burst", (long long)m->burst);
 	ng_row_int(row, "verified", llround(agree[1]));
 	ng_row_int(row, "epochs_per_sample", (long long)m->pair);
-	/* every access epoch of the timed iterations over their span: on one
-	 * host from the first start to the last end of any timing rank, else
-	 * the longest of their own spans; lock: per iteration (rp_lock_span) */
+	/* every access epoch of the timed iterations over their span: from the
+	 * first start to the last end of any timing rank where their times
+	 * compare (the global clock, or one host), else the longest of their
+	 * own spans; lock: per iteration (rp_lock_span) */
 	ng_row_number(row, "aggregate_epochs_per_s",
 	              span[2] > 0.0 ? m->epochs * (m->half ? 2.0 : 1.0) * (double)count * 1e6 / span[2]
 	                            : 0.0);

@@ -335,7 +335,7 @@ static void rp_sample(struct rp *rp, const struct rp_meas *m, uint64_t it, uint6
 		rp->first = t0;
 	rp->last = t1;
 	ng_sampler_add(&rp->smp, RP_S_TIME, it, m->half ? us / 2.0 : us);
-	ng_sampler_add(&rp->smp, RP_S_START, it, ng_timer_us(rp->tm, t0));
+	ng_sampler_add(&rp->smp, RP_S_START, it, rp_time_us(rp, t0));
 }
 
 /*

@@ -112,14 +112,34 @@ struct rp {
 	/* the streams RP_S_TIME and RP_S_START, gathered and pooled over the
 	 * origins in the lock modes */
 	struct ng_sampler smp;
-	struct ng_gclock gc;  /* the window starts of measurements with several origins or targets */
-	uint64_t first, last; /* start of the first timed sample, end of the last */
+	struct ng_gclock gc;  /* the window starts of measurements with several origins or
+	                       * targets, and the clock the ranks' times are compared on */
+	uint64_t first, last; /* start of the first timed sample, end of the last (ticks) */
 	double *med;          /* [nplan] reporter: the median of each measurement's main figure */
 	/* --verify of the current measurement */
 	bool bad;  /* this rank saw wrong content */
 	bool told; /* ... and reported it */
 	size_t checked;
 };
+
+/*
+ * A reading of this rank's timer in microseconds that other ranks' readings
+ * can be compared with: on the global clock where the ranks have one
+ * (rp->gc.on: a counter they share, or the fitted model across hosts;
+ * patterns/gclock.h), else on this rank's own calibration, which compares
+ * across ranks only on one host (--sync off), and there only to within the
+ * calibrations' difference over the time since boot.  Pure arithmetic.
+ */
+static inline double rp_time_us(const struct rp *rp, uint64_t raw)
+{
+	return rp->gc.on ? ng_gclock_us(&rp->gc, raw) : ng_timer_us(rp->tm, raw);
+}
+
+/* Whether rp_time_us compares across ranks: a global clock, or one host. */
+static inline bool rp_one_clock(const struct rp *rp)
+{
+	return rp->gc.on || rp->one_host;
+}
 
 /* ---- the epoch machinery (rma_epochs.c) ---------------------------------- */
 
