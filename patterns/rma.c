@@ -670,6 +670,10 @@ static ng_status rp_setup(struct rp *rp)
 	st = rp_one_host(rp);
 	if (st == NG_OK)
 		st = ng_gclock_setup(&rp->gc, rp->run, NG_GCLOCK_WINDOWS);
+	if (st == NG_OK && !rp->gc.on) {
+		rp->tbase = ng_timer_now(rp->tm);
+		st = ng_boot_bcast(rp->run->boot, 0, &rp->tbase, sizeof(rp->tbase));
+	}
 	return st;
 
 err_nomem:
