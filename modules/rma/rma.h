@@ -286,6 +286,15 @@ ng_status ng_rma_mod_serve(struct rma *m, bool *seen_p);
  * messages or remote writes advance); @peer and @what name what is awaited. */
 ng_status ng_rma_mod_until(struct rma *m, const volatile uint64_t *word, uint64_t v, int peer,
                            const char *what);
+/* Gets answered by messages (M_GETREP: every get of the sendrecv design,
+ * the aggregated ones of the direct design).  Reserves the ids of a get of
+ * @len bytes (at least 1) into @origin, which the answers (pieces of at most
+ * S - sizeof(struct rma_msg) bytes) are copied into when they arrive; *@id_p
+ * is the first, for the request's M_GETREQ.id.  false, nothing reserved,
+ * when the table of gets in flight (RMA_NPEND) has no room for them (after
+ * ng_rma_mod_settle it has room for RMA_NPEND pieces).  ng_rma_mod_settle
+ * returns once every reserved get is answered. */
+bool ng_rma_mod_get_expect(struct rma *m, void *origin, size_t len, uint64_t *id_p);
 /* Every message sent, every answer given, every get of ours answered. */
 ng_status ng_rma_mod_settle(struct rma *m);
 
