@@ -4,7 +4,9 @@
  * read, accumulate under the target's accumulate lock, every
  * synchronisation by notified writes and remote atomics; no target
  * involvement.  --rma-sched reorder and aggregate schedule an epoch's
- * operations.
+ * operations: aggregation sends a PSCW epoch's small puts and the requests
+ * of its small gets with the completion (rma.h), which the target serves in
+ * its wait.
  */
 #include "config.h"
 
