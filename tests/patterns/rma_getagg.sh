@@ -5,8 +5,8 @@
 # get-pingpong, get-bw, sched-1 and sched-2 in every mode each allows (pscw aggregates; fence and lock epochs read)
 # at sizes below, at and above --rma-aggregate (256, the default: 1, 255, 256, 257, 4093), and with
 # --rma-aggregate 64K at 20000 and 65536 bytes (answers of several channel messages each).  Every epoch's gets
-# are checked after the epoch closed at the origin (the "verified" count of each row).  Exit 77 when the
-# backend does not open here.
+# are checked after the epoch closed at the origin (the "verified" count of each row).  And a 40 MB get of the
+# sendrecv design, whose answers go through the same table.  Exit 77 when the backend does not open here.
 . "$NGAUGE_SRC/tests/integration/lib.sh"
 
 what="$*"
@@ -48,4 +48,12 @@ for sched in aggregate all; do
 			"$what --rma-sched $sched --rma-aggregate 64K: answers in pieces verified"
 	fi
 done
+# The sendrecv design answers every get through the same table of awaited answers: a get of 40 MB needs more
+# answers (of --rdma-eager bytes) than the table holds (4096), so it goes as requests of half the table each.
+if run 0 "$NGAUGE" --np 2 "$@" --rma-design sendrecv -p rma --rma-test get-pingpong --rma-sync pscw,fence -s 40M \
+	-c 2 -w 0 --verify -o "$T/sendrecv-40m.json"; then
+	pycheck "$T/sendrecv-40m.json" "$what --rma-design sendrecv: a 40 MB get verified" "
+assert [(x['sync'], x['size'], x['verified']) for x in r['results']] == [('pscw', 40 << 20, 4), ('fence', 40 << 20, 4)], r['results']
+"
+fi
 finish
