@@ -2,12 +2,15 @@
 # Inside the Soft-RoCE guest (bench/rxe_rma_bench.sh boots it): the rma module's direct design over the
 # verbs backend, its scheduling options against none, interleaved in one boot. Each round runs
 #   -p rma --rma-test put-pingpong --rma-sync pscw -s 8       with --rma-sched none, then aggregate
+#   -p rma --rma-test get-pingpong --rma-sync pscw -s 8       with --rma-sched none, then aggregate
 #   -p rma --rma-test sched-1 --rma-sync pscw -s 8,64K        with --rma-sched none, then reorder
 # (COUNT iterations each, two ranks, --rdma-poll yield: Soft-RoCE works in kernel threads that spinning
-# ranks would starve). The medians over ROUNDS rounds are compared: aggregate at most 0.8x none's time per
-# epoch (one message fewer per epoch: the puts travel with the completion); reorder against none on the
-# scheduling paper's pattern 1 (16 puts + 16 gets per epoch) is reported, no ratio demanded (reads and
-# writes share one emulated link). The device is emulated: only the ratios mean anything.
+# ranks would starve). The medians over ROUNDS rounds are compared: put aggregation at most 0.8x none's time
+# per epoch (one message fewer per epoch: the puts travel with the completion); get aggregation against none
+# (the scheduling paper's Fig. 10: the get's request travels with the completion and the target's wait
+# answers it, instead of an RDMA read and the done write) and reorder against none on the scheduling paper's
+# pattern 1 (16 puts + 16 gets per epoch, where reads and writes share one emulated link) are reported, no
+# ratio demanded. The device is emulated: only the ratios mean anything.
 #
 #   rxe-rma-guest.sh ROUNDS COUNT [NGAUGE OPTION...]
 set -u
@@ -32,6 +35,7 @@ PY
 
 for r in $(seq "$rounds"); do
 	run pp-none none put-pingpong 8 "$@" && run pp-aggregate aggregate put-pingpong 8 "$@" &&
+		run gp-none none get-pingpong 8 "$@" && run gp-aggregate aggregate get-pingpong 8 "$@" &&
 		run s1-none none sched-1 8,64K "$@" && run s1-reorder reorder sched-1 8,64K "$@" || exit 1
 	echo "round $r: $(awk -v r="$r" '{ n[$1" "$2] = $3 } END { for (k in n) printf "%s %s  ", k, n[k] }' "$W/all")"
 done
@@ -46,6 +50,9 @@ pp, agg = m[("pp-none", 8)], m[("pp-aggregate", 8)]
 ok = agg / pp <= 0.8
 print(f"put ping-pong 8 B, pscw: aggregate {agg:.2f} us against none {pp:.2f} us per epoch: ratio "
       f"{agg / pp:.3f} ({'within' if ok else 'NOT within'} 0.8x)")
+gp, gagg = m[("gp-none", 8)], m[("gp-aggregate", 8)]
+print(f"get ping-pong 8 B, pscw: aggregate {gagg:.2f} us against none {gp:.2f} us per epoch: ratio "
+      f"{gagg / gp:.3f} (reported)")
 for size in sorted({s for (n, s) in m if n == "s1-none"}):
     a, b = m[("s1-reorder", size)], m[("s1-none", size)]
     print(f"sched-1 (16 puts + 16 gets) {size} B, pscw: reorder {a:.2f} us against none {b:.2f} us per "

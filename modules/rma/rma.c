@@ -401,6 +401,26 @@ ng_status ng_rma_mod_until(struct rma *m, const volatile uint64_t *word, uint64_
 	return NG_OK;
 }
 
+/* Reserves the pending-get ids of a get of @len bytes into @origin: one
+ * per answer (M_GETREP) of at most S - header bytes; each slot must be free
+ * (an unanswered older get whose id wrapped onto it keeps it). */
+bool ng_rma_mod_get_expect(struct rma *m, void *origin, size_t len, uint64_t *id_p)
+{
+	size_t max = m->S - sizeof(struct rma_msg), pieces = (len + max - 1) / max;
+
+	if (m->npend_out + pieces > RMA_NPEND)
+		return false;
+	for (size_t i = 0; i < pieces; i++)
+		if (m->pend[(m->pend_next + i) % RMA_NPEND])
+			return false;
+	for (size_t i = 0; i < pieces; i++)
+		m->pend[(m->pend_next + i) % RMA_NPEND] = (unsigned char *)origin + i * max;
+	*id_p = m->pend_next;
+	m->pend_next += pieces;
+	m->npend_out += pieces;
+	return true;
+}
+
 /* Whether any outgoing message is still in flight. */
 static bool rma_slots_busy(struct rma *m)
 {

@@ -40,10 +40,21 @@
  *   --rma-sched reorder: the epoch's operations are queued until complete
  *   and issued gets first, interleaved with puts (get, put, get, put, ...),
  *   so reads and writes use both directions of a link at once;
- *   --rma-sched aggregate: puts up to --rma-aggregate bytes are not
- *   written but packed into the epoch's completion message (one channel
- *   message instead of a write per put plus the done write), which the
- *   target unpacks in its wait; all = both.
+ *   --rma-sched aggregate: inside a PSCW access epoch, puts up to
+ *   --rma-aggregate bytes are not written but packed into the epoch's
+ *   completion message (one channel message instead of a write per put
+ *   plus the done write), which the target unpacks in its wait; gets up to
+ *   --rma-aggregate bytes are not read but requested in that message
+ *   (M_GETREQ: target offset, length, and the id of the pending get that
+ *   names where the origin wants the data), the target answers them in its
+ *   wait with the window's bytes at that moment (M_GETREP, the sendrecv
+ *   design's answer, in pieces of a channel message), straight into the
+ *   origin's buffer, and complete returns only once every answer is there
+ *   (ng_rma_mod_settle).  The target's wait returns once the DONE that
+ *   ends the message is applied and its answers are sent, so the window's
+ *   bytes were read inside the exposure epoch.  Fence and lock epochs have
+ *   no completion message: their operations stay writes and reads.
+ *   all = reorder and aggregate.
  *
  * --rma-design sendrecv: the baseline.  Every operation is a message over a
  *   channel of its own (requests of at most the eager size; larger ones in
@@ -51,7 +62,9 @@
  *   (post/wait/fence/...; a target that computes outside them delays its
  *   origins: that is what this design shows).  post sends POST to each
  *   origin, whose operations wait for it; complete sends DONE; gets are
- *   answered with the data; lock/unlock are requests the target grants and
+ *   answered with the data (a request per RMA_NPEND / 2 answers at most;
+ *   complete, unlock and fence return once every answer is here);
+ *   lock/unlock are requests the target grants and
  *   acknowledges, so a passive-target epoch needs the target inside a call
  *   (in a benchmark, waiting in the closing fence).
  *
@@ -286,6 +299,15 @@ ng_status ng_rma_mod_serve(struct rma *m, bool *seen_p);
  * messages or remote writes advance); @peer and @what name what is awaited. */
 ng_status ng_rma_mod_until(struct rma *m, const volatile uint64_t *word, uint64_t v, int peer,
                            const char *what);
+/* Gets answered by messages (M_GETREP: every get of the sendrecv design,
+ * the aggregated ones of the direct design).  Reserves the ids of a get of
+ * @len bytes (at least 1) into @origin, which the answers (pieces of at most
+ * S - sizeof(struct rma_msg) bytes) are copied into when they arrive; *@id_p
+ * is the first, for the request's M_GETREQ.id.  false, nothing reserved,
+ * when the table of gets in flight (RMA_NPEND) has no room for them (after
+ * ng_rma_mod_settle it has room for RMA_NPEND pieces).  ng_rma_mod_settle
+ * returns once every reserved get is answered. */
+bool ng_rma_mod_get_expect(struct rma *m, void *origin, size_t len, uint64_t *id_p);
 /* Every message sent, every answer given, every get of ours answered. */
 ng_status ng_rma_mod_settle(struct rma *m);
 

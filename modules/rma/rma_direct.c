@@ -4,7 +4,9 @@
  * read, accumulate under the target's accumulate lock, every
  * synchronisation by notified writes and remote atomics; no target
  * involvement.  --rma-sched reorder and aggregate schedule an epoch's
- * operations.
+ * operations: aggregation sends a PSCW epoch's small puts and the requests
+ * of its small gets with the completion (rma.h), which the target serves in
+ * its wait.
  */
 #include "config.h"
 
@@ -195,19 +197,35 @@ static ng_status rma_lookup(struct rma *m, struct ng_win *w, const void *p, size
 	return NG_OK;
 }
 
-/* Appends a message to @t's aggregation buffer; false when it is full. */
-static bool rma_agg_add(struct rma *m, struct ng_win *w, int t, const struct rma_msg *h, const void *data)
+/* Whether an operation of @len bytes to @t travels in the epoch's
+ * completion message: --rma-sched aggregate|all, at most --rma-aggregate
+ * bytes, inside a PSCW access epoch to @t (whose complete sends the message
+ * and whose target serves it in its wait).  Fence and lock epochs have no
+ * such message (the fence is a barrier of notified writes; a passive target
+ * is in no call), so their operations stay RDMA writes and reads. */
+static bool rma_agg_wanted(const struct rma *m, const struct ng_win *w, int t, size_t len)
+{
+	return m->aggregate && len <= m->agg_max && w->in_access && w->ingrp[t] && !w->locked[t];
+}
+
+/* Whether @h (and its @h->len bytes of data) still fits into @t's
+ * aggregation buffer, with room for the DONE that ends the message. */
+static bool rma_agg_room(const struct rma *m, const struct ng_win *w, int t, const struct rma_msg *h)
 {
 	size_t need = sizeof(*h) + ((h->len + 7) & ~(size_t)7);
+
+	return w->agg_used[t] + need + sizeof(*h) <= m->S;
+}
+
+/* Appends a message that fits (rma_agg_room) to @t's aggregation buffer. */
+static void rma_agg_add(struct rma *m, struct ng_win *w, int t, const struct rma_msg *h, const void *data)
+{
 	unsigned char *b = w->agg + (size_t)t * m->S;
 
-	/* Room for the DONE that ends the message. */
-	if (w->agg_used[t] + need + sizeof(*h) > m->S)
-		return false;
 	memcpy(b + w->agg_used[t], h, sizeof(*h));
-	memcpy(b + w->agg_used[t] + sizeof(*h), data, h->len);
-	w->agg_used[t] += need;
-	return true;
+	if (data)
+		memcpy(b + w->agg_used[t] + sizeof(*h), data, h->len);
+	w->agg_used[t] += sizeof(*h) + ((h->len + 7) & ~(size_t)7);
 }
 
 /* ---- operations ------------------------------------------------------- */
@@ -221,11 +239,13 @@ static ng_status rma_direct_put(struct ng_comm *c, struct ng_win *w, int target,
 
 	if (st != NG_OK || !len)
 		return st;
-	if (m->aggregate && w->in_access && len <= m->agg_max) {
+	if (rma_agg_wanted(m, w, target, len)) {
 		struct rma_msg h = {.type = M_PUT, .len = (uint32_t)len, .off = off, .win = w->id};
 
-		if (rma_agg_add(m, w, target, &h, origin))
+		if (rma_agg_room(m, w, target, &h)) {
+			rma_agg_add(m, w, target, &h, origin);
 			return NG_OK;
+		}
 	}
 	if (len <= RMA_STAGE_MAX) {
 		unsigned char *s;
@@ -253,6 +273,17 @@ static ng_status rma_direct_get(struct ng_comm *c, struct ng_win *w, int target,
 
 	if (st != NG_OK || !len)
 		return st;
+	/* Aggregated: a request in the completion message, answered by the
+	 * target in its wait straight into @origin (M_GETREP, the sendrecv
+	 * design's answer); complete returns once every answer is here. */
+	if (rma_agg_wanted(m, w, target, len)) {
+		struct rma_msg h = {.type = M_GETREQ, .off = off, .arg = len, .win = w->id};
+
+		if (rma_agg_room(m, w, target, &h) && ng_rma_mod_get_expect(m, origin, len, &h.id)) {
+			rma_agg_add(m, w, target, &h, NULL);
+			return NG_OK;
+		}
+	}
 	if (len <= RMA_STAGE_MAX) {
 		st = rma_stage(m, w, len, &o.dst);
 		if (st != NG_OK)
@@ -405,7 +436,9 @@ static ng_status rma_direct_complete(struct ng_comm *c, struct ng_win *w)
 			st = ng_rdma_flush(m->cm.r, t);
 		w->touched[t] = false;
 		if (m->aggregate) {
-			/* The epoch's small puts and the DONE in one message. */
+			/* The epoch's small puts, its small gets' requests and the
+			 * DONE in one message; complete_end's settle waits for the
+			 * gets' answers. */
 			unsigned char *b = w->agg + (size_t)t * m->S;
 
 			memcpy(b + w->agg_used[t], &h, sizeof(h));

@@ -36,23 +36,29 @@ static ng_status rma_sr_get(struct ng_comm *c, struct ng_win *w, int target, siz
                             size_t len)
 {
 	struct rma *m = rma_of(c);
-	size_t max = m->S - sizeof(struct rma_msg), pieces = (len + max - 1) / max;
-	struct rma_msg h = {.type = M_GETREQ, .off = off, .arg = len, .id = m->pend_next, .win = w->id};
+	/* One request per chunk of at most half the table of gets in flight. */
+	size_t chunk = (m->S - sizeof(struct rma_msg)) * (RMA_NPEND / 2);
 	ng_status st = ng_rma_mod_check(m, w, target, off, len);
 
 	if (st != NG_OK || !len)
 		return st;
-	if (m->npend_out + pieces > RMA_NPEND) {
-		st = ng_rma_mod_settle(m);
-		if (st != NG_OK)
-			return st;
-	}
-	for (size_t i = 0; i < pieces; i++)
-		m->pend[(m->pend_next + i) % RMA_NPEND] = (unsigned char *)origin + i * max;
-	m->pend_next += pieces;
-	m->npend_out += pieces;
 	st = ng_rma_mod_wait_ready(m, w, target);
-	return st == NG_OK ? ng_rma_mod_send(m, target, &h, NULL) : st;
+	for (size_t at = 0; at < len && st == NG_OK; at += chunk) {
+		size_t n = len - at < chunk ? len - at : chunk;
+		struct rma_msg h = {.type = M_GETREQ, .off = off + at, .arg = n, .win = w->id};
+
+		if (!ng_rma_mod_get_expect(m, (unsigned char *)origin + at, n, &h.id)) {
+			st = ng_rma_mod_settle(m);
+			if (st == NG_OK &&
+			    !ng_rma_mod_get_expect(m, (unsigned char *)origin + at, n, &h.id)) {
+				ng_error("%s: no room for a get with nothing in flight", rma_who(m));
+				st = NG_ERR_INTERNAL;
+			}
+		}
+		if (st == NG_OK)
+			st = ng_rma_mod_send(m, target, &h, NULL);
+	}
+	return st;
 }
 
 static ng_status rma_sr_accumulate(struct ng_comm *c, struct ng_win *w, int target, size_t off,

@@ -17,6 +17,16 @@
  *            gets back what they wrote themselves; the targets check their
  *            window after wait, the origin its buffers after complete
  *   fence    every rank puts into the next and gets from the previous
+ *   gets     rank 0 gets 22 pieces of 1 B .. 4093 B (around --rma-aggregate,
+ *            256 B) from each of ranks 1 and 2 in one PSCW epoch and checks
+ *            every byte right after complete; where gets are answered by
+ *            the target inside its wait (rma sendrecv; rma direct with
+ *            aggregate|all up to 256 B), the targets rewrite the get area
+ *            after the origin's get calls and before their wait (out of
+ *            MPI's rules, on purpose), and the origin must hold the
+ *            rewritten bytes: the answer came from the wait, and complete
+ *            waited for it.  Then small gets in fence and lock epochs,
+ *            checked right after the fence and the unlock.
  *   acc      ranks 0..2 accumulate int64 and double sums (and a max) into
  *            rank 0's window 500 times each: exact totals
  *   lock     each rank increments a counter in rank 0's window 200 times by
@@ -71,6 +81,7 @@ struct t {
 	int me, n;
 	bool sendrecv;        /* rma sendrecv: rank 0 serves the lockers */
 	bool timeout_returns; /* start without a post returns NG_ERR_TIMEOUT */
+	size_t answered;      /* PSCW gets up to this size are answered in the target's wait */
 };
 
 static unsigned char pat(size_t i, size_t size, int from)
@@ -163,6 +174,124 @@ static void t_fence(struct t *t)
 			break;
 		}
 	}
+	barrier(t);
+}
+
+/* The get sizes of t_gets: around --rma-aggregate (256), then 16 x 24. */
+#define GET_N 22
+static size_t get_size(int k)
+{
+	static const size_t sz[] = {1, 8, 255, 256, 257, 4093};
+
+	return k < 6 ? sz[k] : 24;
+}
+
+/* Where get @k reads in a target's window (odd offsets, 5000 B apart) and
+ * lands in the origin's buffer (per target @g). */
+static size_t get_off(int k)
+{
+	return WLEN / 2 + 1 + (size_t)k * 5000;
+}
+
+static unsigned char *get_dst(struct t *t, int g, int k)
+{
+	return t->buf + WLEN + (size_t)g * GET_N * 5000 + (size_t)k * 5000;
+}
+
+/* Fills this rank's get area with its pattern @gen (0: before the epoch,
+ * 1: rewritten). */
+static void get_fill(struct t *t, int gen)
+{
+	for (int k = 0; k < GET_N; k++)
+		for (size_t i = 0; i < get_size(k); i++)
+			t->win[get_off(k) + i] = pat(get_off(k) + i, get_size(k), t->me + 10 + 30 * gen);
+}
+
+/* Spoils get @k's destination @got with the complement of what rank @from
+ * holds there after get_fill(@gen). */
+static void get_spoil(unsigned char *got, int k, int from, int gen)
+{
+	for (size_t i = 0; i < get_size(k); i++)
+		got[i] = (unsigned char)~pat(get_off(k) + i, get_size(k), from + 10 + 30 * gen);
+}
+
+/* Checks get @k from @from in @got: what get_fill(@gen) wrote there when
+ * @strict, else that or what get_fill(0) wrote; "@what" in the message. */
+static void get_check(const unsigned char *got, int k, int from, int gen, bool strict, const char *what)
+{
+	size_t s = get_size(k);
+
+	for (size_t i = 0; i < s; i++) {
+		unsigned char a = pat(get_off(k) + i, s, from + 10),
+		              b = pat(get_off(k) + i, s, from + 10 + 30 * gen);
+
+		if (got[i] != b && (strict || got[i] != a)) {
+			CHECK(0, "%s: get %d (%zu B) from rank %d: byte %zu is %u, expected %u", what, k, s,
+			      from, i, got[i], b);
+			return;
+		}
+	}
+}
+
+static void t_gets(struct t *t)
+{
+	int grp[2] = {1, 2}, me0[1] = {0};
+	ng_status st;
+
+	memset(t->win, 0, WLEN);
+	get_fill(t, 0);
+	barrier(t);
+	if (t->me == 0) {
+		for (int g = 0; g < 2; g++)
+			for (int k = 0; k < GET_N; k++)
+				get_spoil(get_dst(t, g, k), k, grp[g], 1);
+		OK(t->o->start(t->c, t->w, grp, 2));
+		for (int g = 0; g < 2; g++)
+			for (int k = 0; k < GET_N; k++)
+				OK(t->o->get(t->c, t->w, grp[g], get_off(k), get_dst(t, g, k), get_size(k)));
+		barrier(t); /* the targets rewrite their get areas */
+		barrier(t);
+		OK(t->o->complete(t->c, t->w));
+		/* Right after complete: every byte there. */
+		for (int g = 0; g < 2; g++)
+			for (int k = 0; k < GET_N; k++)
+				get_check(get_dst(t, g, k), k, grp[g], 1, get_size(k) <= t->answered,
+				          "pscw (strict: the bytes at the target's wait)");
+	} else {
+		OK(t->o->post(t->c, t->w, me0, 1));
+		barrier(t);
+		get_fill(t, 1);
+		barrier(t);
+		OK(t->o->wait(t->c, t->w));
+	}
+	barrier(t);
+	/* Fence: every rank gets the small pieces of the previous rank. */
+	{
+		int prev = (t->me + t->n - 1) % t->n, gen = prev != 0;
+
+		for (int k = 0; k < 6; k++)
+			get_spoil(get_dst(t, 0, k), k, prev, gen);
+		OK(t->o->fence(t->c, t->w));
+		for (int k = 0; k < 6; k++)
+			OK(t->o->get(t->c, t->w, prev, get_off(k), get_dst(t, 0, k), get_size(k)));
+		OK(t->o->fence(t->c, t->w));
+		for (int k = 0; k < 6; k++)
+			get_check(get_dst(t, 0, k), k, prev, gen, true, "fence");
+		OK(t->o->fence(t->c, t->w));
+	}
+	/* Lock: rank 1 reads rank 2's small pieces, checked right after unlock;
+	 * rank 2 waits in a fence (a target that serves only inside calls). */
+	if (t->me == 1) {
+		for (int k = 0; k < 6; k++)
+			get_spoil(get_dst(t, 0, k), k, 2, 1);
+		OK(t->o->lock(t->c, t->w, 2, false));
+		for (int k = 0; k < 6; k++)
+			OK(t->o->get(t->c, t->w, 2, get_off(k), get_dst(t, 0, k), get_size(k)));
+		OK(t->o->unlock(t->c, t->w, 2));
+		for (int k = 0; k < 6; k++)
+			get_check(get_dst(t, 0, k), k, 2, 1, true, "lock");
+	}
+	OK(t->o->fence(t->c, t->w));
 	barrier(t);
 }
 
@@ -320,6 +449,12 @@ static int t_open_rma(int argc, char **argv, struct ng_args *args, struct ng_mod
 	t->me = t->b->rank;
 	t->n = t->b->size;
 	t->sendrecv = strcmp(argv[2], "sendrecv") == 0;
+	/* Answered in the target's wait: every get of sendrecv, and with
+	 * aggregation those up to --rma-aggregate (the default, 256). */
+	if (t->sendrecv)
+		t->answered = SIZE_MAX;
+	else if (strcmp(argv[3], "aggregate") == 0 || strcmp(argv[3], "all") == 0)
+		t->answered = 256;
 	t->timeout_returns = true;
 	ng_log_set_rank(t->me);
 	env->boot = t->b;
@@ -439,6 +574,7 @@ int main(int argc, char **argv)
 		return 1;
 	t_pscw(&t);
 	t_fence(&t);
+	t_gets(&t);
 	t_acc(&t);
 	t_lock(&t, mutex);
 	t_errors(&t, fresh);
@@ -451,7 +587,7 @@ int main(int argc, char **argv)
 	free(t.buf);
 	ng_args_release(&args);
 	if (t.me == 0)
-		printf("pscw, fence, acc, lock, errors: %d check(s) failed on rank 0\n", failures);
+		printf("pscw, fence, gets, acc, lock, errors: %d check(s) failed on rank 0\n", failures);
 	t.b->ops->fini(t.b);
 	return check_exit();
 }
