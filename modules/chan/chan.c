@@ -38,6 +38,19 @@
  * direction).  A receiver keeps unexpected EAGER messages (no receive posted yet)
  * in the ring: at most R - 2K per peer, further sends wait.
  *
+ * Over an unreliable connection (UC, ng_chan_set_lossy: ibuc --ib-mode
+ * write) a lost packet drops the rest of its write and nobody is told.  A
+ * lost ring message or CTS stalls the ring (the run fails after --timeout,
+ * as ibuc says); a lost piece of a rendezvous payload would not, since its
+ * FIN is a write of its own: so the receiver marks the last word of every
+ * payload piece before its CTS and the FIN carries the XOR of the words
+ * the sender wrote there; a receive whose buffer does not match fails with
+ * NG_ERR_IO, naming the peer (chan.h: the rule, its cost and its limit).
+ * Rendezvous stays zero-copy over UC; large messages are not carried
+ * another way.  A lost credit write is healed: a wait that hears nothing
+ * for 50 ms writes every peer's absolute release count again, every 50 ms
+ * of the silence (writes the watchdog does not count as a sign of life).
+ *
  * Lengths: a receive of another length than the message gives
  * NG_ERR_TRUNCATED; a rendezvous send whose receive is no larger than S (so
  * no CTS ever comes) is an error that shows as the peer's silence after
@@ -66,10 +79,11 @@
 
 extern const struct ng_module ng_module_rdma;
 
-#define CH_HDR   16u
-#define CH_TRAIL 8u
-#define CH_CTL   64u /* bytes per peer in the credit area */
-#define CH_NONE  SIZE_MAX
+#define CH_HDR     16u
+#define CH_TRAIL   8u
+#define CH_CTL     64u /* bytes per peer in the credit area */
+#define CH_NONE    SIZE_MAX
+#define CH_HEAL_NS 50000000u /* lossy: credits told again after 50 ms of silence */
 
 enum ch_type { CH_EAGER = 0, CH_CTS = 1, CH_FIN = 2 };
 enum { CH_F_MISMATCH = 1 };
@@ -91,6 +105,7 @@ struct ch_cts {
 
 struct ch_fin {
 	uint64_t idx;
+	uint64_t tails; /* lossy: the payload's ng_chan_tails */
 };
 
 static_assert(sizeof(struct ch_hdr) == CH_HDR, "ring header size");
@@ -165,8 +180,12 @@ struct ng_chan {
 	const struct ng_chan_rndv *rv; /* rendezvous protocol */
 	void *rv_ctx;
 	bool anymem; /* buffers need not be blocks (a protocol of a module's own) */
+	bool lossy;  /* writes may be lost unseen (UC): rendezvous checked, credits healed */
 	int rank, size;
 	size_t R, K, S, slot, quota;
+	size_t maxw;     /* rendezvous pieces: the smallest largest write of all ranks (0: any) */
+	uint64_t key;    /* lossy: the key of the payload marks */
+	uint64_t healed; /* lossy: when credits were last told again */
 	struct ng_rdma_mr *ring_mr, *ctl_mr;
 	struct ch_peer *peers;
 	struct ch_meta *metas;
@@ -179,7 +198,7 @@ struct ng_chan {
 /* What every rank publishes. */
 struct ch_addr {
 	struct ng_rdma_rmr ring, ctl;
-	uint64_t R, S;
+	uint64_t R, S, maxw;
 };
 
 static inline struct ch_req *ch_req_of(struct ng_req *r)
@@ -204,6 +223,42 @@ size_t ng_chan_pinned_bytes(size_t ranks, size_t ring, size_t eager)
 
 	return (rings + page - 1) / page * page + (ctl + page - 1) / page * page +
 	       ranks * ng_rdma_stage_bytes(ng_chan_stage_need(eager));
+}
+
+/* splitmix64's finaliser: the marks of a lossy rendezvous. */
+static inline uint64_t ch_mix(uint64_t x)
+{
+	x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return x ^ (x >> 31);
+}
+
+uint64_t ng_chan_tails(const void *buf, size_t len, size_t max)
+{
+	const unsigned char *b = buf;
+	uint64_t x = 0;
+
+	for (size_t at = 0; at < len;) {
+		uint64_t w;
+
+		at += ng_chan_piece(len, at, max);
+		memcpy(&w, b + at - 8, 8);
+		x ^= w;
+	}
+	return x;
+}
+
+void ng_chan_tails_mark(void *buf, size_t len, size_t max, uint64_t key)
+{
+	unsigned char *b = buf;
+	uint64_t i = 0;
+
+	for (size_t at = 0; at < len; i++) {
+		uint64_t w = ch_mix(key + i * UINT64_C(0x9e3779b97f4a7c15));
+
+		at += ng_chan_piece(len, at, max);
+		memcpy(b + at - 8, &w, 8);
+	}
 }
 
 /* The request of queue node @n (NULL: none). */
@@ -277,7 +332,6 @@ static ng_status ch_direct_tx_step(void *ctx, int peer, const void *buf, size_t 
 {
 	struct ng_chan *t = ctx;
 	const struct ch_block *b;
-	size_t max = t->r->max_write ? t->r->max_write : len;
 	uint64_t ticket = 0;
 	ng_status st;
 
@@ -286,8 +340,9 @@ static ng_status ch_direct_tx_step(void *ctx, int peer, const void *buf, size_t 
 	if (!rm)
 		return NG_OK;
 	b = ch_block_find(t, buf, len);
-	for (size_t at = 0; at < len; at += max) {
-		size_t n = len - at < max ? len - at : max;
+	/* The pieces the receiver of a lossy channel marked (chan.h). */
+	for (size_t at = 0, n; at < len; at += n) {
+		n = ng_chan_piece(len, at, t->maxw);
 
 		st = ng_rdma_write(t->r, peer, (const unsigned char *)buf + at, b->mr, n, rm, off + at, 0,
 		                   &ticket);
@@ -364,6 +419,9 @@ static ng_status ch_send_cts(struct ng_chan *t, int peer)
 		st = t->rv->rx_begin(t->rv_ctx, peer, r->buf, r->len, &c.rm, &c.off, &r->h);
 		if (st != NG_OK)
 			return st;
+		/* Before the CTS: the sender writes only after it (chan.h). */
+		if (t->lossy)
+			ng_chan_tails_mark(r->buf, r->len, t->maxw, t->key ^ ch_mix(r->idx));
 		st = ch_ring_write(t, peer, CH_CTS, 0, &c, NULL, sizeof(c), &ticket);
 		if (st != NG_OK)
 			return st;
@@ -418,6 +476,8 @@ static ng_status ch_send_progress(struct ng_chan *t, int peer)
 				return NG_OK;
 			p->cts_head++;
 			ticket = r->ticket;
+			if (t->lossy && !flags)
+				f.tails = ng_chan_tails(r->buf, r->len, t->maxw);
 			st = ch_ring_write(t, peer, CH_FIN, flags, &f, NULL, sizeof(f), &r->ticket);
 			if (st != NG_OK)
 				return st;
@@ -475,6 +535,42 @@ static ng_status ch_release(struct ng_chan *t, int peer)
 	p->credit_sent = p->rx_free;
 	return ng_rdma_write(t->r, peer, &p->credit_word, NULL, 8, &p->r_ctl, (uint64_t)t->rank * CH_CTL,
 	                     NG_RDMA_NOTIFY, &ticket);
+}
+
+/* A lossy channel: whether every piece of rendezvous receive @r arrived,
+ * by the FIN at @fin (chan.h). */
+static ng_status ch_lossy_check(struct ng_chan *t, int peer, const struct ch_req *r, const unsigned char *fin)
+{
+	struct ch_fin f;
+
+	memcpy(&f, fin, sizeof(f));
+	if (ng_chan_tails(r->buf, r->len, t->maxw) == f.tails)
+		return NG_OK;
+	ng_error("%s: a message of %zu bytes from rank %d did not all arrive (a packet of its payload was "
+	         "lost on the unreliable connection)",
+	         t->who, r->len, peer);
+	return NG_ERR_IO;
+}
+
+/* Tells every peer that was given credits its release count again (a
+ * lossy channel's wait heard nothing for CH_HEAL_NS: chan.h).  Quiet
+ * writes: no sign of the peer to the watchdog. */
+static ng_status ch_heal(struct ng_chan *t)
+{
+	ng_status st = NG_OK;
+
+	for (int i = 0; i < t->size && st == NG_OK; i++) {
+		struct ch_peer *p = &t->peers[i];
+		uint64_t ticket;
+
+		if (!p->rx_free)
+			continue;
+		p->credit_word = p->rx_free;
+		p->credit_sent = p->rx_free;
+		st = ng_rdma_write(t->r, i, &p->credit_word, NULL, 8, &p->r_ctl, (uint64_t)t->rank * CH_CTL,
+		                   NG_RDMA_NOTIFY | NG_RDMA_QUIET, &ticket);
+	}
+	return st;
 }
 
 /* Looks at everything that arrived from @peer. */
@@ -540,6 +636,8 @@ static ng_status ch_recv_progress(struct ng_chan *t, int peer, bool *seen_p)
 				st = t->rv->rx_step
 				         ? t->rv->rx_step(t->rv_ctx, peer, r->buf, r->len, r->h, true)
 				         : NG_OK;
+			if (st == NG_OK && t->lossy)
+				st = ch_lossy_check(t, peer, r, s + CH_HDR);
 			ch_finish(t, r, st);
 			if (st != NG_OK && st != NG_ERR_TRUNCATED)
 				return st;
@@ -683,7 +781,16 @@ ng_status ng_chan_progress(struct ng_chan *t, bool *seen_p)
 
 ng_status ng_chan_idle(struct ng_chan *t, int peer)
 {
-	return ng_rdma_idle(t->r, peer);
+	ng_status st = ng_rdma_idle(t->r, peer);
+
+	if (st == NG_OK && t->lossy && ng_rdma_credit_heal_due(&t->r->watch, &t->healed, CH_HEAL_NS))
+		st = ch_heal(t);
+	return st;
+}
+
+void ng_chan_set_lossy(struct ng_chan *t)
+{
+	t->lossy = true;
 }
 
 ng_status ng_chan_wait(struct ng_chan *t, struct ng_req *req)
@@ -719,6 +826,13 @@ ng_status ng_chan_wait(struct ng_chan *t, struct ng_req *req)
 
 ng_status ng_chan_set_rndv(struct ng_chan *t, const struct ng_chan_rndv *rv, void *ctx)
 {
+	if (t->lossy) {
+		if (t->rank == 0)
+			ng_error("%s: a rendezvous protocol of a module's own needs a reliable transport "
+			         "(the channel checks only its own rendezvous over UC)",
+			         t->who);
+		return NG_ERR_USAGE;
+	}
 	if (ng_chan_stage_need(t->S) > t->r->stage_max) {
 		if (t->rank == 0)
 			ng_error(
@@ -816,7 +930,8 @@ ng_status ng_chan_new(struct ng_rdma *r, struct ng_boot *b, size_t ring, size_t 
 		st = ng_rdma_mem_alloc(r, n * CH_CTL, &t->ctl_mr);
 	if (st != NG_OK)
 		goto err;
-	mine = (struct ch_addr){.ring = t->ring_mr->remote, .ctl = t->ctl_mr->remote, .R = t->R, .S = t->S};
+	mine = (struct ch_addr){
+	    .ring = t->ring_mr->remote, .ctl = t->ctl_mr->remote, .R = t->R, .S = t->S, .maxw = r->max_write};
 	st = ng_boot_allgather(b, &mine, sizeof(mine), all);
 	if (st != NG_OK)
 		goto err;
@@ -842,7 +957,10 @@ ng_status ng_chan_new(struct ng_rdma *r, struct ng_boot *b, size_t ring, size_t 
 		p->r_ring = all[i].ring;
 		p->r_ctl = all[i].ctl;
 		p->r_ring_off = (uint64_t)b->rank * t->R * t->slot;
+		t->maxw = ng_rdma_max_join(t->maxw, (size_t)all[i].maxw);
 	}
+	/* The marks' key: another per run and rank (chan.h). */
+	t->key = ch_mix(ng_watch_now_ns() ^ (uint64_t)(uintptr_t)t ^ ((uint64_t)b->rank << 48));
 	free(all);
 	/* Nobody writes before everyone has set up. */
 	st = ng_boot_barrier(b);
@@ -957,6 +1075,8 @@ ng_status ng_chan_mod_init(struct ng_chan_mod *cm, const struct ng_module *m, co
 		ng_chan_mod_fini(cm);
 		return st;
 	}
+	if (rc.unreliable)
+		ng_chan_set_lossy(cm->ch);
 	snprintf(cm->base.device, sizeof(cm->base.device), "%.120s, ring %zu x %zu B", cm->r->desc, cf->ring,
 	         cf->eager);
 	return NG_OK;

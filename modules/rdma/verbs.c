@@ -19,7 +19,9 @@
  * copied into the staging area, returns ticket 0: its sources may be reused
  * at once (the WR still counts towards flush).  Room: at most conf->depth
  * (default 128, the device's limit if lower) WRs in flight per QP; a post
- * with the queue full polls until there is room.
+ * with the queue full polls until there is room.  Every completion is a
+ * sign of the peer for the watchdog except a write's with NG_RDMA_QUIET
+ * (the channel's credits told again over UC), marked in its wr_id.
  *
  * Writes.  Up to NG_RDMA_IOV_MAX pieces become the scatter list of ONE RDMA
  * write: inline when the whole write fits the QP's inline size (no lkey
@@ -77,8 +79,9 @@
 #define VB_DEPTH  128u /* WRs in flight per QP */
 #define VB_INLINE 256u /* inline size asked for */
 #define VB_POLL   16
-#define VB_NBITS  48 /* wr_id: peer << VB_NBITS | WR number */
-#define VB_NMASK  ((UINT64_C(1) << VB_NBITS) - 1)
+#define VB_NBITS  48                              /* wr_id: peer << VB_NBITS | [VB_QUIET] | WR number */
+#define VB_QUIET  (UINT64_C(1) << (VB_NBITS - 1)) /* NG_RDMA_QUIET: no event */
+#define VB_NMASK  (VB_QUIET - 1)
 
 struct vb_mr {
 	struct ng_rdma_mr pub; /* first */
@@ -131,6 +134,8 @@ static ng_status vb_progress(struct ng_rdma *r)
 		ng_error("%s: verbs: polling the completion queue failed", r->who);
 		return b->err = NG_ERR_IO;
 	}
+	bool loud = false;
+
 	for (int i = 0; i < n; i++) {
 		int peer = (int)(wc[i].wr_id >> VB_NBITS);
 		uint64_t wr = wc[i].wr_id & VB_NMASK;
@@ -138,6 +143,7 @@ static ng_status vb_progress(struct ng_rdma *r)
 
 		if (wc[i].status != IBV_WC_SUCCESS)
 			return vb_wc_error(b, &wc[i], peer);
+		loud |= !(wc[i].wr_id & VB_QUIET);
 		b->qps[peer].done = wr;
 		r->completed[peer] = wr;
 		if (b->old[slot]) {
@@ -145,7 +151,7 @@ static ng_status vb_progress(struct ng_rdma *r)
 			b->old[slot] = NULL;
 		}
 	}
-	if (n > 0)
+	if (loud)
 		r->watch.events++;
 	return NG_OK;
 }
@@ -255,8 +261,9 @@ static ng_status vb_write(struct ng_rdma *r, int peer, const struct ng_rdma_iov 
 		}
 	}
 	memset(&wr, 0, sizeof(wr));
-	ng_ibv_wr_rdma(&wr, IBV_WR_RDMA_WRITE, (uint64_t)peer << VB_NBITS | wrn, rm->addr + off,
-	               (uint32_t)rm->key);
+	ng_ibv_wr_rdma(&wr, IBV_WR_RDMA_WRITE,
+	               (uint64_t)peer << VB_NBITS | wrn | ((flags & NG_RDMA_QUIET) ? VB_QUIET : 0),
+	               rm->addr + off, (uint32_t)rm->key);
 	wr.sg_list = sge;
 	wr.num_sge = ns;
 	if (inl && ns)
