@@ -34,9 +34,10 @@ static inline size_t ng_chan_stage_need(size_t eager)
 }
 
 /* Registered (pinned) bytes per rank of a channel with @ring slots of
- * @eager bytes once it has written to every one of @ranks ranks (its rings,
- * credit words and the layer's staging rings on verbs and ofi; the
- * documentation's table, doc/rdma.md).  Pure. */
+ * @eager bytes once it has exchanged messages with every one of @ranks
+ * ranks (a ring per peer in whole pages, control words and the layer's
+ * staging rings on verbs and ofi; the documentation's table, doc/rdma.md).
+ * Pure. */
 size_t ng_chan_pinned_bytes(size_t ranks, size_t ring, size_t eager);
 
 /*
@@ -110,7 +111,10 @@ struct ng_chan;
 /*
  * Collective: a channel with rings of @ring slots of @eager bytes over @r.
  * Several channels may share one layer instance (each has its own rings,
- * so their messages never mix).  Errors are reported.
+ * so their messages never mix).  Only the 64 bytes of control words per
+ * peer are allocated here; a peer's ring at its first use (chan.c: its
+ * first receive, or its ask), so the first message to a peer completes
+ * once that peer made progress on the channel.  Errors are reported.
  */
 ng_status ng_chan_new(struct ng_rdma *r, struct ng_boot *b, size_t ring, size_t eager, struct ng_chan **ch_p);
 /* Frees the rings (not the blocks added, not the layer). */
@@ -177,6 +181,8 @@ void ng_chan_set_lossy(struct ng_chan *ch);
 ng_status ng_chan_block_add(struct ng_chan *ch, struct ng_rdma_mr *mr);
 /* Forgets the block at @base; returns its registration (NULL: none). */
 struct ng_rdma_mr *ng_chan_block_remove(struct ng_chan *ch, void *base);
+/* Frees the registration of every block added and forgets them all. */
+void ng_chan_blocks_free(struct ng_chan *ch);
 
 /* The two-sided operations' semantics (core/module.h, struct ng_msg_ops),
  * on a channel. */
