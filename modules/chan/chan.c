@@ -120,7 +120,9 @@ struct ch_cts {
 struct ch_ctl {
 	uint64_t credit;         /* its release count of my messages */
 	struct ng_rdma_rmr ring; /* its ring for my messages ... */
-	uint64_t ring_ready;     /* ... valid once this is 1 (the notice of that write) */
+	uint64_t ring_ready;     /* ... valid once this is ch_ring_seal(ring), the notice
+	                          * of that write (a provider whose notice overtakes
+	                          * its data shows a seal that does not fit yet) */
 	uint64_t want;           /* 1: it has messages for me and no ring in my memory */
 };
 
@@ -392,24 +394,35 @@ static const struct ng_chan_rndv ch_direct = {
 
 /* ---- sending ring messages -------------------------------------------- */
 
+/* The notice word of a ring's descriptor: never 0, and another for a torn
+ * descriptor but by chance. */
+static uint64_t ch_ring_seal(const struct ng_rdma_rmr *m)
+{
+	return ch_mix(m->addr ^ ch_mix(m->len ^ ch_mix(m->key ^ ch_mix(m->aux)))) | 1;
+}
+
 /* My ring at @peer, for my messages: known once it told me (it gives one
  * when it first receives from me or when I ask); asks once.  NG_OK with
  * p->ring_known still false: not yet. */
 static ng_status ch_ring_get(struct ng_chan *t, int peer)
 {
 	struct ch_peer *p = &t->peers[peer];
-	uint64_t one = 1, ticket;
+	uint64_t one = 1, ticket, seal;
 	ng_status st;
 
 	if (p->ring_known)
 		return NG_OK;
-	if (ng_rdma_load64(&p->ctl->ring_ready) == 1) {
+	seal = ng_rdma_load64(&p->ctl->ring_ready);
+	if (seal) {
 		const struct ch_ctl *c = (const struct ch_ctl *)(uintptr_t)p->ctl;
+		struct ng_rdma_rmr m = c->ring;
 
-		p->r_ring = c->ring;
-		p->ring_known = true;
-		t->r->watch.events++;
-		return NG_OK;
+		if (ch_ring_seal(&m) == seal) {
+			p->r_ring = m;
+			p->ring_known = true;
+			t->r->watch.events++;
+			return NG_OK;
+		}
 	}
 	if (p->ring_asked)
 		return NG_OK;
@@ -428,7 +441,7 @@ static ng_status ch_ring_tell(struct ng_chan *t, int peer, unsigned flags)
 	uint64_t ticket;
 
 	p->give.ring = p->ring_mr->remote;
-	p->give.ready = 1;
+	p->give.ready = ch_ring_seal(&p->give.ring);
 	return ng_rdma_write(t->r, peer, &p->give, NULL, sizeof(p->give), &p->r_ctl,
 	                     (uint64_t)t->rank * CH_CTL + offsetof(struct ch_ctl, ring),
 	                     NG_RDMA_NOTIFY | flags, &ticket);
