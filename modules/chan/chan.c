@@ -26,6 +26,20 @@
  * Data messages (EAGER or rendezvous) are numbered in posting order on both
  * sides; the n-th receive from a peer gets the n-th message from it.
  *
+ * Rings at first use.  Only the control words (struct ch_ctl, 64 bytes
+ * per peer: the credit word, the peer's ring for my messages, its ask)
+ * are there for every peer from the open on.  The ring for a peer's
+ * messages is allocated and registered by the receiver when first used:
+ * at its first receive from that peer, or when the peer, holding a message
+ * and no ring, has asked (it writes ctl.want, which every progress round
+ * looks at for the peers without a ring); the receiver then writes the
+ * ring's descriptor into the peer's ctl (ring, then ring_ready as the
+ * notice), and the peer's ring messages wait until it sees it.  So the
+ * first message to a new peer needs that peer's progress on the channel,
+ * and its first receive or progress allocates (the one allocation of the
+ * data path, once per pair: a warm-up's).  Over UC a lost ask or
+ * descriptor is written again by the heal below.
+ *
  * Flow control as in ibrc: a sender has at most R ring messages unreleased
  * at the receiver; EAGER messages may use only R - 2K of them (K = max(1,
  * R/8) CTSs outstanding per direction), so CTS and FIN always find room.
@@ -37,6 +51,19 @@
  * writes its release count into the sender's credit word (traffic in one
  * direction).  A receiver keeps unexpected EAGER messages (no receive posted yet)
  * in the ring: at most R - 2K per peer, further sends wait.
+ *
+ * Over an unreliable connection (UC, ng_chan_set_lossy: ibuc --ib-mode
+ * write) a lost packet drops the rest of its write and nobody is told.  A
+ * lost ring message or CTS stalls the ring (the run fails after --timeout,
+ * as ibuc says); a lost piece of a rendezvous payload would not, since its
+ * FIN is a write of its own: so the receiver marks the last word of every
+ * payload piece before its CTS and the FIN carries the XOR of the words
+ * the sender wrote there; a receive whose buffer does not match fails with
+ * NG_ERR_IO, naming the peer (chan.h: the rule, its cost and its limit).
+ * Rendezvous stays zero-copy over UC; large messages are not carried
+ * another way.  A lost credit write is healed: a wait that hears nothing
+ * for 50 ms writes every peer's absolute release count again, every 50 ms
+ * of the silence (writes the watchdog does not count as a sign of life).
  *
  * Lengths: a receive of another length than the message gives
  * NG_ERR_TRUNCATED; a rendezvous send whose receive is no larger than S (so
@@ -54,6 +81,7 @@
 
 #include <assert.h>
 #include <stdalign.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,12 +92,11 @@
 #include "options.h"
 #include "queue.h"
 
-extern const struct ng_module ng_module_rdma;
-
-#define CH_HDR   16u
-#define CH_TRAIL 8u
-#define CH_CTL   64u /* bytes per peer in the credit area */
-#define CH_NONE  SIZE_MAX
+#define CH_HDR     16u
+#define CH_TRAIL   8u
+#define CH_CTL     64u /* bytes per peer in the control area (struct ch_ctl) */
+#define CH_NONE    SIZE_MAX
+#define CH_HEAL_NS 50000000u /* lossy: credits told again after 50 ms of silence */
 
 enum ch_type { CH_EAGER = 0, CH_CTS = 1, CH_FIN = 2 };
 enum { CH_F_MISMATCH = 1 };
@@ -89,8 +116,21 @@ struct ch_cts {
 	uint64_t len;
 };
 
+/* What a peer writes into my control area (one per peer, CH_CTL bytes). */
+struct ch_ctl {
+	uint64_t credit;         /* its release count of my messages */
+	struct ng_rdma_rmr ring; /* its ring for my messages ... */
+	uint64_t ring_ready;     /* ... valid once this is ch_ring_seal(ring), the notice
+	                          * of that write (a provider whose notice overtakes
+	                          * its data shows a seal that does not fit yet) */
+	uint64_t want;           /* 1: it has messages for me and no ring in my memory */
+};
+
+static_assert(sizeof(struct ch_ctl) <= CH_CTL, "control words fit");
+
 struct ch_fin {
 	uint64_t idx;
+	uint64_t tails; /* lossy: the payload's ng_chan_tails */
 };
 
 static_assert(sizeof(struct ch_hdr) == CH_HDR, "ring header size");
@@ -127,8 +167,9 @@ struct ch_meta {
 };
 
 struct ch_peer {
-	/* Receive side: its messages in my ring. */
+	/* Receive side: its messages in my ring (NULL until first used). */
 	unsigned char *ring;
+	struct ng_rdma_mr *ring_mr;
 	struct ch_meta *meta; /* [R] */
 	uint64_t rx_scan;     /* ring messages arrived and looked at */
 	uint64_t rx_free;     /* released (a prefix) */
@@ -140,17 +181,22 @@ struct ch_peer {
 	struct ch_req *cts_next; /* first rendezvous receive in rq without a CTS */
 	uint64_t cts_out;        /* CTSs sent whose FIN has not come */
 	/* Send side. */
-	struct ng_queue sq;        /* sends not (fully) posted */
-	uint64_t tx_seq;           /* ring messages sent */
-	uint64_t tx_posted;        /* sends posted */
-	volatile uint64_t *credit; /* its release count of my messages (it writes) */
-	uint64_t credit_seen;      /* the highest count seen, written or carried */
-	struct ch_cts *ctss;       /* [K] CTSs received */
+	struct ng_queue sq;          /* sends not (fully) posted */
+	uint64_t tx_seq;             /* ring messages sent */
+	uint64_t tx_posted;          /* sends posted */
+	volatile struct ch_ctl *ctl; /* what it writes into my memory: credits, its ring */
+	bool ring_asked;             /* I asked it for a ring (ctl.want written) */
+	bool ring_known;             /* r_ring holds its ring for my messages */
+	uint64_t credit_seen;        /* the highest count seen, written or carried */
+	struct ch_cts *ctss;         /* [K] CTSs received */
 	uint64_t cts_head, cts_tail;
 	uint64_t credit_word; /* source of the credit write */
+	struct {
+		struct ng_rdma_rmr ring;
+		uint64_t ready;
+	} give; /* source of the write that tells it my ring */
 	/* Where I write. */
 	struct ng_rdma_rmr r_ring, r_ctl;
-	uint64_t r_ring_off; /* my ring at the peer */
 };
 
 struct ch_block {
@@ -165,9 +211,13 @@ struct ng_chan {
 	const struct ng_chan_rndv *rv; /* rendezvous protocol */
 	void *rv_ctx;
 	bool anymem; /* buffers need not be blocks (a protocol of a module's own) */
+	bool lossy;  /* writes may be lost unseen (UC): rendezvous checked, credits healed */
 	int rank, size;
 	size_t R, K, S, slot, quota;
-	struct ng_rdma_mr *ring_mr, *ctl_mr;
+	size_t maxw;     /* rendezvous pieces: the smallest largest write of all ranks (0: any) */
+	uint64_t key;    /* lossy: the key of the payload marks */
+	uint64_t healed; /* lossy: when credits were last told again */
+	struct ng_rdma_mr *ctl_mr;
 	struct ch_peer *peers;
 	struct ch_meta *metas;
 	uint64_t *unexps;
@@ -178,8 +228,8 @@ struct ng_chan {
 
 /* What every rank publishes. */
 struct ch_addr {
-	struct ng_rdma_rmr ring, ctl;
-	uint64_t R, S;
+	struct ng_rdma_rmr ctl;
+	uint64_t R, S, maxw;
 };
 
 static inline struct ch_req *ch_req_of(struct ng_req *r)
@@ -200,10 +250,48 @@ static inline size_t ch_slot_bytes(size_t eager)
 
 size_t ng_chan_pinned_bytes(size_t ranks, size_t ring, size_t eager)
 {
-	size_t page = 4096, rings = ranks * ring * ch_slot_bytes(eager), ctl = ranks * CH_CTL;
+	size_t page = 4096, one = ring * ch_slot_bytes(eager), ctl = ranks * CH_CTL;
 
-	return (rings + page - 1) / page * page + (ctl + page - 1) / page * page +
+	/* A ring per peer (a registration of its own, in pages), the control
+	 * words of every peer, a staging ring per peer. */
+	return ranks * ((one + page - 1) / page * page) + (ctl + page - 1) / page * page +
 	       ranks * ng_rdma_stage_bytes(ng_chan_stage_need(eager));
+}
+
+/* splitmix64's finaliser: the marks of a lossy rendezvous. */
+static inline uint64_t ch_mix(uint64_t x)
+{
+	x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return x ^ (x >> 31);
+}
+
+uint64_t ng_chan_tails(const void *buf, size_t len, size_t max)
+{
+	const unsigned char *b = buf;
+	uint64_t x = 0;
+
+	for (size_t at = 0; at < len;) {
+		uint64_t w;
+
+		at += ng_chan_piece(len, at, max);
+		memcpy(&w, b + at - 8, 8);
+		x ^= w;
+	}
+	return x;
+}
+
+void ng_chan_tails_mark(void *buf, size_t len, size_t max, uint64_t key)
+{
+	unsigned char *b = buf;
+	uint64_t i = 0;
+
+	for (size_t at = 0; at < len; i++) {
+		uint64_t w = ch_mix(key + i * UINT64_C(0x9e3779b97f4a7c15));
+
+		at += ng_chan_piece(len, at, max);
+		memcpy(b + at - 8, &w, 8);
+	}
 }
 
 /* The request of queue node @n (NULL: none). */
@@ -277,7 +365,6 @@ static ng_status ch_direct_tx_step(void *ctx, int peer, const void *buf, size_t 
 {
 	struct ng_chan *t = ctx;
 	const struct ch_block *b;
-	size_t max = t->r->max_write ? t->r->max_write : len;
 	uint64_t ticket = 0;
 	ng_status st;
 
@@ -286,8 +373,9 @@ static ng_status ch_direct_tx_step(void *ctx, int peer, const void *buf, size_t 
 	if (!rm)
 		return NG_OK;
 	b = ch_block_find(t, buf, len);
-	for (size_t at = 0; at < len; at += max) {
-		size_t n = len - at < max ? len - at : max;
+	/* The pieces the receiver of a lossy channel marked (chan.h). */
+	for (size_t at = 0, n; at < len; at += n) {
+		n = ng_chan_piece(len, at, t->maxw);
 
 		st = ng_rdma_write(t->r, peer, (const unsigned char *)buf + at, b->mr, n, rm, off + at, 0,
 		                   &ticket);
@@ -306,15 +394,88 @@ static const struct ng_chan_rndv ch_direct = {
 
 /* ---- sending ring messages -------------------------------------------- */
 
-/* Room for one more ring message to @p (EAGER: within the quota). */
+/* The notice word of a ring's descriptor: never 0, and another for a torn
+ * descriptor but by chance. */
+static uint64_t ch_ring_seal(const struct ng_rdma_rmr *m)
+{
+	return ch_mix(m->addr ^ ch_mix(m->len ^ ch_mix(m->key ^ ch_mix(m->aux)))) | 1;
+}
+
+/* My ring at @peer, for my messages: known once it told me (it gives one
+ * when it first receives from me or when I ask); asks once.  NG_OK with
+ * p->ring_known still false: not yet. */
+static ng_status ch_ring_get(struct ng_chan *t, int peer)
+{
+	struct ch_peer *p = &t->peers[peer];
+	uint64_t one = 1, ticket, seal;
+	ng_status st;
+
+	if (p->ring_known)
+		return NG_OK;
+	seal = ng_rdma_load64(&p->ctl->ring_ready);
+	if (seal) {
+		const struct ch_ctl *c = (const struct ch_ctl *)(uintptr_t)p->ctl;
+		struct ng_rdma_rmr m = c->ring;
+
+		if (ch_ring_seal(&m) == seal) {
+			p->r_ring = m;
+			p->ring_known = true;
+			t->r->watch.events++;
+			return NG_OK;
+		}
+	}
+	if (p->ring_asked)
+		return NG_OK;
+	st = ng_rdma_write(t->r, peer, &one, NULL, 8, &p->r_ctl,
+	                   (uint64_t)t->rank * CH_CTL + offsetof(struct ch_ctl, want), NG_RDMA_NOTIFY,
+	                   &ticket);
+	p->ring_asked = st == NG_OK;
+	return st;
+}
+
+/* Tells @peer where my ring for its messages is (written again by
+ * ch_heal on a lossy channel until it sends). */
+static ng_status ch_ring_tell(struct ng_chan *t, int peer, unsigned flags)
+{
+	struct ch_peer *p = &t->peers[peer];
+	uint64_t ticket;
+
+	p->give.ring = p->ring_mr->remote;
+	p->give.ready = ch_ring_seal(&p->give.ring);
+	return ng_rdma_write(t->r, peer, &p->give, NULL, sizeof(p->give), &p->r_ctl,
+	                     (uint64_t)t->rank * CH_CTL + offsetof(struct ch_ctl, ring),
+	                     NG_RDMA_NOTIFY | flags, &ticket);
+}
+
+/* Allocates the ring that @peer writes its messages into, at its first use
+ * (my first receive from it, or its asking), and tells it (doc/rdma.md:
+ * ring memory only for the peers that talk to this rank). */
+static ng_status ch_ring_give(struct ng_chan *t, int peer)
+{
+	struct ch_peer *p = &t->peers[peer];
+	ng_status st;
+
+	if (p->ring)
+		return NG_OK;
+	st = ng_rdma_mem_alloc(t->r, t->R * t->slot, &p->ring_mr);
+	if (st != NG_OK)
+		return st;
+	p->ring = p->ring_mr->base;
+	return ch_ring_tell(t, peer, 0);
+}
+
+/* Room for one more ring message to @p (EAGER: within the quota), in a
+ * ring it told me (ch_ring_get). */
 static inline bool ch_credit(const struct ng_chan *t, struct ch_peer *p, bool eager)
 {
 	uint64_t lim = eager ? t->quota : t->R, word;
 
+	if (!p->ring_known)
+		return false;
 	if (p->tx_seq - p->credit_seen < lim)
 		return true;
 	/* Messages may have carried a later count than the word holds. */
-	word = __atomic_load_n(p->credit, __ATOMIC_ACQUIRE);
+	word = __atomic_load_n(&p->ctl->credit, __ATOMIC_ACQUIRE);
 	(void)ng_rdma_credit_word(&p->credit_seen, word, p->tx_seq);
 	return p->tx_seq - p->credit_seen < lim;
 }
@@ -335,7 +496,7 @@ static ng_status ch_ring_write(struct ng_chan *t, int peer, uint8_t type, uint8_
 	    {body, len, mr},
 	    {(unsigned char *)tail + 8 - pad, pad + CH_TRAIL, NULL},
 	};
-	uint64_t off = p->r_ring_off + ((seq - 1) % t->R) * t->slot;
+	uint64_t off = ((seq - 1) % t->R) * t->slot;
 
 	ng_status st;
 
@@ -355,8 +516,10 @@ static ng_status ch_send_cts(struct ng_chan *t, int peer)
 {
 	struct ch_peer *p = &t->peers[peer];
 	uint64_t ticket;
-	ng_status st;
+	ng_status st = ch_ring_get(t, peer);
 
+	if (st != NG_OK)
+		return st;
 	while (p->cts_next && p->cts_out < t->K && ch_credit(t, p, false)) {
 		struct ch_req *r = p->cts_next;
 		struct ch_cts c = {.idx = r->idx, .len = r->len};
@@ -364,6 +527,9 @@ static ng_status ch_send_cts(struct ng_chan *t, int peer)
 		st = t->rv->rx_begin(t->rv_ctx, peer, r->buf, r->len, &c.rm, &c.off, &r->h);
 		if (st != NG_OK)
 			return st;
+		/* Before the CTS: the sender writes only after it (chan.h). */
+		if (t->lossy)
+			ng_chan_tails_mark(r->buf, r->len, t->maxw, t->key ^ ch_mix(r->idx));
 		st = ch_ring_write(t, peer, CH_CTS, 0, &c, NULL, sizeof(c), &ticket);
 		if (st != NG_OK)
 			return st;
@@ -378,8 +544,10 @@ static ng_status ch_send_cts(struct ng_chan *t, int peer)
 static ng_status ch_send_progress(struct ng_chan *t, int peer)
 {
 	struct ch_peer *p = &t->peers[peer];
-	ng_status st;
+	ng_status st = ch_ring_get(t, peer);
 
+	if (st != NG_OK)
+		return st;
 	struct ch_req *r;
 
 	while ((r = ch_head(&p->sq))) {
@@ -418,6 +586,8 @@ static ng_status ch_send_progress(struct ng_chan *t, int peer)
 				return NG_OK;
 			p->cts_head++;
 			ticket = r->ticket;
+			if (t->lossy && !flags)
+				f.tails = ng_chan_tails(r->buf, r->len, t->maxw);
 			st = ch_ring_write(t, peer, CH_FIN, flags, &f, NULL, sizeof(f), &r->ticket);
 			if (st != NG_OK)
 				return st;
@@ -477,12 +647,58 @@ static ng_status ch_release(struct ng_chan *t, int peer)
 	                     NG_RDMA_NOTIFY, &ticket);
 }
 
+/* A lossy channel: whether every piece of rendezvous receive @r arrived,
+ * by the FIN at @fin (chan.h). */
+static ng_status ch_lossy_check(struct ng_chan *t, int peer, const struct ch_req *r, const unsigned char *fin)
+{
+	struct ch_fin f;
+
+	memcpy(&f, fin, sizeof(f));
+	if (ng_chan_tails(r->buf, r->len, t->maxw) == f.tails)
+		return NG_OK;
+	ng_error("%s: a message of %zu bytes from rank %d did not all arrive (a packet of its payload was "
+	         "lost on the unreliable connection)",
+	         t->who, r->len, peer);
+	return NG_ERR_IO;
+}
+
+/* Tells every peer that was given credits its release count again (a
+ * lossy channel's wait heard nothing for CH_HEAL_NS: chan.h), and what a
+ * lost write of the rings' setup would leave undone: a ring given to a
+ * peer that has not written into it yet, a ring asked for and not told.
+ * Quiet writes: no sign of the peer to the watchdog. */
+static ng_status ch_heal(struct ng_chan *t)
+{
+	ng_status st = NG_OK;
+
+	for (int i = 0; i < t->size && st == NG_OK; i++) {
+		struct ch_peer *p = &t->peers[i];
+		uint64_t ticket, one = 1;
+
+		if (p->ring && !p->rx_scan)
+			st = ch_ring_tell(t, i, NG_RDMA_QUIET);
+		if (st == NG_OK && p->ring_asked && !p->ring_known)
+			st = ng_rdma_write(t->r, i, &one, NULL, 8, &p->r_ctl,
+			                   (uint64_t)t->rank * CH_CTL + offsetof(struct ch_ctl, want),
+			                   NG_RDMA_NOTIFY | NG_RDMA_QUIET, &ticket);
+		if (st != NG_OK || !p->rx_free)
+			continue;
+		p->credit_word = p->rx_free;
+		p->credit_sent = p->rx_free;
+		st = ng_rdma_write(t->r, i, &p->credit_word, NULL, 8, &p->r_ctl, (uint64_t)t->rank * CH_CTL,
+		                   NG_RDMA_NOTIFY | NG_RDMA_QUIET, &ticket);
+	}
+	return st;
+}
+
 /* Looks at everything that arrived from @peer. */
 static ng_status ch_recv_progress(struct ng_chan *t, int peer, bool *seen_p)
 {
 	struct ch_peer *p = &t->peers[peer];
 	bool any = false;
 
+	if (!p->ring)
+		return NG_OK;
 	for (;;) {
 		uint64_t want = p->rx_scan + 1;
 		unsigned char *s = ch_slot(t, p, p->rx_scan);
@@ -540,6 +756,8 @@ static ng_status ch_recv_progress(struct ng_chan *t, int peer, bool *seen_p)
 				st = t->rv->rx_step
 				         ? t->rv->rx_step(t->rv_ctx, peer, r->buf, r->len, r->h, true)
 				         : NG_OK;
+			if (st == NG_OK && t->lossy)
+				st = ch_lossy_check(t, peer, r, s + CH_HDR);
 			ch_finish(t, r, st);
 			if (st != NG_OK && st != NG_ERR_TRUNCATED)
 				return st;
@@ -572,6 +790,12 @@ static ng_status ch_progress(struct ng_chan *t, bool *seen_p)
 	for (int i = 0; i < t->size && st == NG_OK; i++) {
 		struct ch_peer *p = &t->peers[i];
 
+		/* A peer with messages for me and no ring here yet asks for one. */
+		if (!p->ring && ng_rdma_load64(&p->ctl->want)) {
+			st = ch_ring_give(t, i);
+			if (st != NG_OK)
+				break;
+		}
 		if (ng_queue_empty(&p->rq) && ng_queue_empty(&p->sq))
 			continue;
 		st = ch_recv_progress(t, i, seen_p);
@@ -622,6 +846,13 @@ static ng_status ch_irecv(struct ng_chan *t, int peer, void *buf, size_t len, bo
 	if (r->rndv && !t->anymem && !ch_block_find(t, buf, len)) {
 		ng_error("%s: receive buffer %p is not communication memory (alloc)", t->who, buf);
 		return NG_ERR_USAGE;
+	}
+	/* The first receive from @peer gives it a ring here. */
+	if (!p->ring) {
+		ng_status st = ch_ring_give(t, peer);
+
+		if (st != NG_OK)
+			return st;
 	}
 	if (p->unexp_n && ng_queue_empty(&p->rq)) {
 		uint64_t n = p->unexp[p->unexp_head % t->R];
@@ -683,7 +914,16 @@ ng_status ng_chan_progress(struct ng_chan *t, bool *seen_p)
 
 ng_status ng_chan_idle(struct ng_chan *t, int peer)
 {
-	return ng_rdma_idle(t->r, peer);
+	ng_status st = ng_rdma_idle(t->r, peer);
+
+	if (st == NG_OK && t->lossy && ng_rdma_credit_heal_due(&t->r->watch, &t->healed, CH_HEAL_NS))
+		st = ch_heal(t);
+	return st;
+}
+
+void ng_chan_set_lossy(struct ng_chan *t)
+{
+	t->lossy = true;
 }
 
 ng_status ng_chan_wait(struct ng_chan *t, struct ng_req *req)
@@ -719,6 +959,13 @@ ng_status ng_chan_wait(struct ng_chan *t, struct ng_req *req)
 
 ng_status ng_chan_set_rndv(struct ng_chan *t, const struct ng_chan_rndv *rv, void *ctx)
 {
+	if (t->lossy) {
+		if (t->rank == 0)
+			ng_error("%s: a rendezvous protocol of a module's own needs a reliable transport "
+			         "(the channel checks only its own rendezvous over UC)",
+			         t->who);
+		return NG_ERR_USAGE;
+	}
 	if (ng_chan_stage_need(t->S) > t->r->stage_max) {
 		if (t->rank == 0)
 			ng_error(
@@ -768,7 +1015,8 @@ void ng_chan_destroy(struct ng_chan *t)
 {
 	if (!t)
 		return;
-	ng_rdma_mem_free(t->r, t->ring_mr);
+	for (int i = 0; t->peers && i < t->size; i++)
+		ng_rdma_mem_free(t->r, t->peers[i].ring_mr);
 	ng_rdma_mem_free(t->r, t->ctl_mr);
 	free(t->blocks);
 	free(t->peers);
@@ -811,12 +1059,11 @@ ng_status ng_chan_new(struct ng_rdma *r, struct ng_boot *b, size_t ring, size_t 
 		st = NG_ERR_NOMEM;
 		goto err;
 	}
-	st = ng_rdma_mem_alloc(r, n * t->R * t->slot, &t->ring_mr);
-	if (st == NG_OK)
-		st = ng_rdma_mem_alloc(r, n * CH_CTL, &t->ctl_mr);
+	/* The rings come at first use (ch_ring_give); the control words now. */
+	st = ng_rdma_mem_alloc(r, n * CH_CTL, &t->ctl_mr);
 	if (st != NG_OK)
 		goto err;
-	mine = (struct ch_addr){.ring = t->ring_mr->remote, .ctl = t->ctl_mr->remote, .R = t->R, .S = t->S};
+	mine = (struct ch_addr){.ctl = t->ctl_mr->remote, .R = t->R, .S = t->S, .maxw = r->max_write};
 	st = ng_boot_allgather(b, &mine, sizeof(mine), all);
 	if (st != NG_OK)
 		goto err;
@@ -834,15 +1081,15 @@ ng_status ng_chan_new(struct ng_rdma *r, struct ng_boot *b, size_t ring, size_t 
 		}
 		ng_queue_init(&p->rq);
 		ng_queue_init(&p->sq);
-		p->ring = (unsigned char *)t->ring_mr->base + i * t->R * t->slot;
 		p->meta = t->metas + i * t->R;
 		p->unexp = t->unexps + i * t->R;
 		p->ctss = t->ctss + i * t->K;
-		p->credit = (volatile uint64_t *)(void *)((unsigned char *)t->ctl_mr->base + i * CH_CTL);
-		p->r_ring = all[i].ring;
+		p->ctl = (volatile struct ch_ctl *)(void *)((unsigned char *)t->ctl_mr->base + i * CH_CTL);
 		p->r_ctl = all[i].ctl;
-		p->r_ring_off = (uint64_t)b->rank * t->R * t->slot;
+		t->maxw = ng_rdma_max_join(t->maxw, (size_t)all[i].maxw);
 	}
+	/* The marks' key: another per run and rank (chan.h). */
+	t->key = ch_mix(ng_watch_now_ns() ^ (uint64_t)(uintptr_t)t ^ ((uint64_t)b->rank << 48));
 	free(all);
 	/* Nobody writes before everyone has set up. */
 	st = ng_boot_barrier(b);
@@ -859,201 +1106,9 @@ err:
 	return st;
 }
 
-/* ---- a module on the channel ------------------------------------------ */
-
-static inline struct ng_chan_mod *cm_of(struct ng_comm *c)
+void ng_chan_blocks_free(struct ng_chan *t)
 {
-	return ng_container_of(c, struct ng_chan_mod, base);
+	for (size_t i = 0; i < t->nblocks; i++)
+		ng_rdma_mem_free(t->r, t->blocks[i].mr);
+	t->nblocks = 0;
 }
-
-static ng_status cm_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *req)
-{
-	return ng_chan_isend(cm_of(c)->ch, peer, buf, len, req);
-}
-
-static ng_status cm_irecv(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *req)
-{
-	return ng_chan_irecv(cm_of(c)->ch, peer, buf, len, req);
-}
-
-static ng_status cm_test(struct ng_comm *c, struct ng_req *req, bool *done_p)
-{
-	return ng_chan_test(cm_of(c)->ch, req, done_p);
-}
-
-static ng_status cm_wait(struct ng_comm *c, struct ng_req *req)
-{
-	return ng_chan_wait(cm_of(c)->ch, req);
-}
-
-const struct ng_msg_ops ng_chan_msg_ops = {
-    .isend = cm_isend,
-    .irecv = cm_irecv,
-    .test = cm_test,
-    .wait = cm_wait,
-};
-
-ng_status ng_chan_mod_alloc(struct ng_comm *c, size_t len, void **buf_p)
-{
-	struct ng_chan_mod *cm = cm_of(c);
-	struct ng_rdma_mr *mr;
-	ng_status st = ng_rdma_mem_alloc(cm->r, len ? len : 1, &mr);
-
-	if (st != NG_OK)
-		return st;
-	st = ng_chan_block_add(cm->ch, mr);
-	if (st != NG_OK) {
-		ng_rdma_mem_free(cm->r, mr);
-		return st;
-	}
-	*buf_p = mr->base;
-	return NG_OK;
-}
-
-void ng_chan_mod_free(struct ng_comm *c, void *buf)
-{
-	struct ng_chan_mod *cm = cm_of(c);
-	struct ng_rdma_mr *mr = ng_chan_block_remove(cm->ch, buf);
-
-	assert(mr && "free of memory that alloc did not give");
-	ng_rdma_mem_free(cm->r, mr);
-}
-
-void ng_chan_mod_fini(struct ng_chan_mod *cm)
-{
-	if (cm->ch) {
-		for (size_t i = 0; i < cm->ch->nblocks; i++)
-			ng_rdma_mem_free(cm->r, cm->ch->blocks[i].mr);
-		cm->ch->nblocks = 0;
-	}
-	ng_chan_destroy(cm->ch);
-	cm->ch = NULL;
-	ng_rdma_close(cm->r);
-	cm->r = NULL;
-}
-
-ng_status ng_chan_mod_init(struct ng_chan_mod *cm, const struct ng_module *m, const struct ng_module *ops,
-                           const struct ng_module_env *env, const struct ng_chan_conf *cf)
-{
-	struct ng_boot *b = env->boot;
-	struct ng_rdma_conf rc = cf->rdma;
-	ng_status st;
-
-	ng_comm_init(&cm->base, m, b->rank, b->size, env->cancel);
-	ng_comm_set_ops(&cm->base, ops);
-	cm->base.spins = !rc.yield;
-	rc.who = m->name;
-	rc.stage = ng_chan_stage_need(cf->eager);
-	rc.cancel = env->cancel;
-	rc.timeout_s = env->timeout_s;
-	st = ng_rdma_open(cf->backend, &rc, b, &cm->r);
-	if (st != NG_OK)
-		return st;
-	if (rc.unreliable)
-		cm->base.caps &= ~(unsigned)NG_CAP_RELIABLE;
-	cm->base.pins = (cm->r->caps & NG_RDMA_CAP_PINS) != 0;
-	st = ng_chan_new(cm->r, b, cf->ring, cf->eager, &cm->ch);
-	if (st != NG_OK) {
-		ng_chan_mod_fini(cm);
-		return st;
-	}
-	snprintf(cm->base.device, sizeof(cm->base.device), "%.120s, ring %zu x %zu B", cm->r->desc, cf->ring,
-	         cf->eager);
-	return NG_OK;
-}
-
-static void ch_close(struct ng_comm *c)
-{
-	struct ng_chan_mod *cm = cm_of(c);
-
-	ng_chan_mod_fini(cm);
-	free(cm);
-}
-
-ng_status ng_chan_open(const struct ng_module *m, const struct ng_module_env *env,
-                       const struct ng_chan_conf *cf, struct ng_comm **comm_p)
-{
-	struct ng_chan_mod *cm = calloc(1, sizeof(*cm));
-	ng_status st;
-
-	*comm_p = NULL;
-	if (!cm) {
-		ng_error("%s: out of memory", m->name);
-		return NG_ERR_NOMEM;
-	}
-	st = ng_chan_mod_init(cm, m, &ng_module_rdma, env, cf);
-	if (st != NG_OK) {
-		free(cm);
-		return st;
-	}
-	*comm_p = &cm->base;
-	return NG_OK;
-}
-
-/* ---- the module "rdma" ------------------------------------------------ */
-
-/* clang-format off */
-const struct ng_option ng_chan_options[] = {
-	{ .name = "rdma-ring", .type = NG_OPT_INT, .def = "32", .metavar = "N", .min = 4, .max = 4096,
-	  .help = "ring slots per peer of the two-sided channel (4-4096)" },
-	{ .name = "rdma-eager", .type = NG_OPT_SIZE, .def = "8K", .min = 64, .max = 1 << 20,
-	  .help = "largest message written through the ring; larger ones are written into the receive buffer "
-	          "(64-1M)" },
-	{ .name = "rdma-poll", .type = NG_OPT_CHOICE, .def = "spin", .choices = "spin|yield",
-	  .help = "waiting: spin, or yield the CPU after every empty poll (more ranks than cores)" },
-	{ .name = NULL },
-};
-/* clang-format on */
-
-/* The word index of --rdma-poll yield. */
-#define CH_POLL_YIELD 1
-
-ng_status ng_chan_conf_read(const struct ng_module_env *env, struct ng_chan_conf *cf)
-{
-	const struct ng_args *a = env->args;
-	long long ring = ng_args_int(a, "rdma-ring");
-	size_t eager = ng_args_size(a, "rdma-eager");
-
-	*cf = (struct ng_chan_conf){.ring = (size_t)ring, .eager = eager};
-	ng_rdma_conf_read(a, &cf->backend, &cf->rdma);
-	cf->rdma.yield = ng_args_choice(a, "rdma-poll") == CH_POLL_YIELD;
-	if (ring < NG_CHAN_RING_MIN || ring > NG_CHAN_RING_MAX) {
-		if (env->boot->rank == 0)
-			ng_error("--rdma-ring %lld is outside %u-%u", ring, NG_CHAN_RING_MIN,
-			         NG_CHAN_RING_MAX);
-		return NG_ERR_USAGE;
-	}
-	if (eager < NG_CHAN_EAGER_MIN || eager > NG_CHAN_EAGER_MAX) {
-		if (env->boot->rank == 0)
-			ng_error("--rdma-eager %zu is outside %u-%zu", eager, NG_CHAN_EAGER_MIN,
-			         NG_CHAN_EAGER_MAX);
-		return NG_ERR_USAGE;
-	}
-	return NG_OK;
-}
-
-static ng_status ch_module_open(const struct ng_module *m, const struct ng_module_env *env,
-                                struct ng_comm **comm_p)
-{
-	struct ng_chan_conf cf;
-	ng_status st = ng_chan_conf_read(env, &cf);
-
-	return st == NG_OK ? ng_chan_open(m, env, &cf, comm_p) : st;
-}
-
-static const struct ng_option *const ch_options[] = {ng_rdma_options, ng_chan_options, NULL};
-
-const struct ng_module ng_module_rdma = {
-    .name = "rdma",
-    .desc = "two-sided messages as RDMA writes into rings (the one-sided channel) over the RDMA layer: "
-            "--rdma-backend verbs|shm|ofi",
-    .options = ch_options,
-    .reads = ng_rdma_reads,
-    .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_REGMEM | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
-    .hdr_bytes = CH_HDR + CH_TRAIL,
-    .open = ch_module_open,
-    .close = ch_close,
-    .alloc = ng_chan_mod_alloc,
-    .free = ng_chan_mod_free,
-    .msg = &ng_chan_msg_ops,
-};

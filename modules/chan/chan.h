@@ -34,10 +34,47 @@ static inline size_t ng_chan_stage_need(size_t eager)
 }
 
 /* Registered (pinned) bytes per rank of a channel with @ring slots of
- * @eager bytes once it has written to every one of @ranks ranks (its rings,
- * credit words and the layer's staging rings on verbs and ofi; the
- * documentation's table, doc/rdma.md).  Pure. */
+ * @eager bytes once it has exchanged messages with every one of @ranks
+ * ranks (a ring per peer in whole pages, control words and the layer's
+ * staging rings on verbs and ofi; the documentation's table, doc/rdma.md).
+ * Pure. */
 size_t ng_chan_pinned_bytes(size_t ranks, size_t ring, size_t eager);
+
+/*
+ * A rendezvous over an unreliable connection (UC: ibuc --ib-mode write).
+ * UC drops the rest of a write after a lost packet and tells nobody, while
+ * the FIN, a write of its own, still arrives: the receive would complete
+ * with old bytes.  So on a lossy channel (ng_chan_set_lossy) the payload is
+ * written in pieces cut by ng_chan_piece (at most @max bytes, the smallest
+ * largest write of all ranks; the last never shorter than 8 bytes), the
+ * receiver marks the last 8 bytes of every piece with values of its own
+ * before its CTS goes out (ng_chan_tails_mark), the sender's FIN carries the
+ * XOR of the last 8 bytes of every piece of its payload (ng_chan_tails), and
+ * the receiver compares that with the same XOR over its buffer once the FIN
+ * came.  A piece with a lost packet lacks its last packet (UC places no
+ * packet of a message after a loss), so its mark is still there and the XOR
+ * differs: the receive fails with NG_ERR_IO, naming the peer, instead of
+ * completing.  It cannot tell only when a lost piece's data equals the mark
+ * in the bytes its last packet carried (marks are 64-bit values of a key
+ * drawn at open: a chance of 2^-64 when the last packet holds the whole
+ * word, 2^-8k when it holds only k < 8 of its bytes, a piece whose length
+ * is a multiple of the MTU plus k).  Cost: an 8-byte store per
+ * piece at the receiver before the CTS, an 8-byte load per piece on each
+ * side, 8 bytes more in the FIN; reliable channels do none of it.
+ */
+/* The length of the piece of a rendezvous payload of @len (>= 8) bytes that
+ * starts at @at (< @len), pieces of at most @max (>= 16; 0: unlimited)
+ * bytes.  Pure. */
+static inline size_t ng_chan_piece(size_t len, size_t at, size_t max)
+{
+	return ng_rdma_split_len(len - at, max ? max : len - at, NG_RDMA_NOTIFY);
+}
+/* The XOR of the last 8 bytes of every piece of @buf (@len >= 8 bytes).
+ * Pure. */
+uint64_t ng_chan_tails(const void *buf, size_t len, size_t max);
+/* Writes the mark of piece i under @key into the last 8 bytes of every
+ * piece i of @buf. */
+void ng_chan_tails_mark(void *buf, size_t len, size_t max, uint64_t key);
 
 /* Limits of the ring and the eager size. */
 #define NG_CHAN_RING_MIN  4u
@@ -74,7 +111,10 @@ struct ng_chan;
 /*
  * Collective: a channel with rings of @ring slots of @eager bytes over @r.
  * Several channels may share one layer instance (each has its own rings,
- * so their messages never mix).  Errors are reported.
+ * so their messages never mix).  Only the 64 bytes of control words per
+ * peer are allocated here; a peer's ring at its first use (chan.c: its
+ * first receive, or its ask), so the first message to a peer completes
+ * once that peer made progress on the channel.  Errors are reported.
  */
 ng_status ng_chan_new(struct ng_rdma *r, struct ng_boot *b, size_t ring, size_t eager, struct ng_chan **ch_p);
 /* Frees the rings (not the blocks added, not the layer). */
@@ -127,10 +167,22 @@ struct ng_chan_rndv {
  * stages. */
 ng_status ng_chan_set_rndv(struct ng_chan *ch, const struct ng_chan_rndv *rv, void *ctx);
 
+/*
+ * Marks a channel as running over a transport that may lose a write without
+ * telling anyone (verbs UC), before it carries any message: rendezvous
+ * payloads are checked (see above: a loss fails the receive with
+ * NG_ERR_IO), and the credits are told again while a wait hears nothing
+ * (ng_chan_idle).  A lossy channel takes no rendezvous protocol of a
+ * module's own (ng_chan_set_rndv refuses it).
+ */
+void ng_chan_set_lossy(struct ng_chan *ch);
+
 /* Makes @mr's memory usable as a send or rendezvous receive buffer. */
 ng_status ng_chan_block_add(struct ng_chan *ch, struct ng_rdma_mr *mr);
 /* Forgets the block at @base; returns its registration (NULL: none). */
 struct ng_rdma_mr *ng_chan_block_remove(struct ng_chan *ch, void *base);
+/* Frees the registration of every block added and forgets them all. */
+void ng_chan_blocks_free(struct ng_chan *ch);
 
 /* The two-sided operations' semantics (core/module.h, struct ng_msg_ops),
  * on a channel. */
@@ -143,7 +195,12 @@ size_t ng_chan_req_len(struct ng_req *req);
 ng_status ng_chan_test(struct ng_chan *ch, struct ng_req *req, bool *done_p);
 ng_status ng_chan_wait(struct ng_chan *ch, struct ng_req *req);
 /* One round of progress (*@seen_p set when anything arrived); and the idle
- * step of a wait loop (NG_ERR_PEER_LOST, reported, naming @peer on silence). */
+ * step of a wait loop (NG_ERR_PEER_LOST, reported, naming @peer on silence).
+ * On a lossy channel the idle step also tells every peer its credits again
+ * (an absolute count, one write per peer that was given any) once the
+ * silence has lasted 50 ms and every 50 ms while it lasts: a lost credit
+ * write would leave a sender waiting for ever.  Those writes are no sign of
+ * a peer (NG_RDMA_QUIET): a lost peer is still named after --timeout. */
 ng_status ng_chan_progress(struct ng_chan *ch, bool *seen_p);
 ng_status ng_chan_idle(struct ng_chan *ch, int peer);
 

@@ -48,8 +48,14 @@
  * posted), and while such messages stay unreceived, at most 2K rendezvous
  * exchanges with that peer can proceed past them.
  *
- * Completion: every work request is signaled; a send is complete once the
- * QP has completed its last work request (an inline EAGER send at once).
+ * Completion: signaled selectively (ng_rc_post): a work request that a send
+ * waits for (a message not inline, a rendezvous's last write or FIN, a
+ * read) and at least every quarter send queue's worth, so a stream of
+ * inline messages, credit writes and CTSs costs a completion per
+ * depth / 4 work requests, not one each; a completion completes every
+ * request before it on its QP (its number is in the wr_id).  A send is
+ * complete once the QP has completed its last work request (an inline EAGER
+ * send at once).
  * Progress (test, wait, blocking calls) polls the completion queues and the
  * counters in user space: no system call besides the provider's own
  * doorbells.  Peer loss: an error completion names the peer; silence for
@@ -101,10 +107,11 @@ static void ng_rc_post_credit(struct ng_rc *t, struct ng_rc_peer *p)
 	memset(&wr, 0, sizeof(wr));
 	ng_ibv_wr_rdma(&wr, IBV_WR_RDMA_WRITE, (uint64_t)p->rank | (t->healing ? NG_RC_WR_HEAL : 0),
 	               p->r_ctl + 8, p->r_ctl_rkey);
-	wr.send_flags |= 8 <= t->max_inline ? IBV_SEND_INLINE : 0;
+	/* Nobody waits for it: signaled only when the queue needs one. */
+	wr.send_flags = 8 <= t->max_inline ? IBV_SEND_INLINE : 0;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
-	rc = ng_rc_post(t, p, &wr, 1);
+	rc = ng_rc_post(t, p, &wr);
 	if (rc) {
 		ng_rc_post_error(t, p, "credits", rc);
 		return;
@@ -185,11 +192,13 @@ static bool ng_rc_post_rndv(struct ng_rc *t, struct ng_rc_peer *p, struct ng_ib_
 		               r->raddr + r->off, r->rkey);
 		if (fin)
 			wr.imm_data = htonl(NG_RC_IMM(NG_RC_FIN, 0, p->rx_free));
+		else
+			wr.send_flags = 0; /* the last write's completion covers it */
 		sge = (struct ibv_sge){
 		    .addr = (uintptr_t)(r->buf + r->off), .length = (uint32_t)n, .lkey = r->lkey};
 		wr.sg_list = &sge;
 		wr.num_sge = 1;
-		rc = ng_rc_post(t, p, &wr, 1);
+		rc = ng_rc_post(t, p, &wr);
 		if (rc) {
 			ng_rc_post_error(t, p, "an RDMA write", rc);
 			ng_ib_req_done(r, p->err);
@@ -451,11 +460,13 @@ static void ng_rc_poll(struct ng_rc *t)
 	}
 	for (i = 0; i < n; i++) {
 		struct ng_rc_peer *p = &t->peers[wc[i].wr_id & NG_RC_WR_RANK];
+		uint64_t num = ng_ibv_qp_number(&p->q, wc[i].wr_id >> NG_RC_WR_SHIFT, NG_RC_WR_BITS);
 
-		t->scq_busy--;
+		/* An error flushes unsignaled requests too: never below zero. */
+		t->scq_busy -= t->scq_busy > 0;
 		/* A credit write told again (ng_rc_heal) is no sign of the peer. */
 		t->watch.events += !(wc[i].wr_id & NG_RC_WR_HEAL);
-		if (ng_ibv_qp_complete(&p->q, wc[i].status) && !p->err)
+		if (ng_ibv_qp_complete_to(&p->q, num, wc[i].status) && !p->err)
 			ng_rc_fail(t, p, ng_ibv_wc_error(&t->v, &wc[i], p->rank, "a send"));
 	}
 
@@ -797,6 +808,7 @@ static ng_status ng_rc_setup(struct ng_rc *t)
 		st = ng_ibv_qp_create(&t->v, t->type, t->scq, t->rcq, t->depth, (uint32_t)t->R, &inl, &p->q);
 		if (st)
 			return st;
+		p->q.sig_every = t->depth / 4 ? t->depth / 4 : 1;
 		st = ng_ibv_qp_init(&t->v, &p->q);
 		if (st)
 			return st;

@@ -16,15 +16,17 @@
 #include "modules/ib/ib.h"
 #include "modules/rdma/rdma.h" /* the credit words' arithmetic */
 
-#define NG_RC_CTL     64u                 /* control words per peer: [1] credits */
-#define NG_RC_WR_RANK 0xffffffffu         /* send wr_id: the peer's rank ... */
-#define NG_RC_WR_HEAL ((uint64_t)1 << 32) /* ... and a credit write told again */
-#define NG_RC_HEAL_NS 50000000u           /* UC: credits told again after 50 ms of silence */
-#define NG_RC_STAGE   64u                 /* staging bytes per send work request */
-#define NG_RC_INLINE  512u                /* inline size asked for first */
-#define NG_RC_POLL    16
-#define NG_RC_NONE    SIZE_MAX
-#define NG_RC_SLACK   16u /* send-queue room beyond 2R */
+#define NG_RC_CTL      64u                 /* control words per peer: [1] credits */
+#define NG_RC_WR_RANK  0xffffffffu         /* send wr_id: the peer's rank ... */
+#define NG_RC_WR_HEAL  ((uint64_t)1 << 32) /* ... a credit write told again ... */
+#define NG_RC_WR_SHIFT 33u                 /* ... and the low bits of its number */
+#define NG_RC_WR_BITS  31u
+#define NG_RC_HEAL_NS  50000000u /* UC: credits told again after 50 ms of silence */
+#define NG_RC_STAGE    64u       /* staging bytes per send work request */
+#define NG_RC_INLINE   512u      /* inline size asked for first */
+#define NG_RC_POLL     16
+#define NG_RC_NONE     SIZE_MAX
+#define NG_RC_SLACK    16u /* send-queue room beyond 2R */
 
 /* Read mode (rc_read.c) uses two of them: NOTICE (the CTS layout, sent by
  * the sender: "read my buffer") and FIN from the receiver ("your buffer is
@@ -109,7 +111,7 @@ struct ng_rc {
 	bool read;          /* --ib-mode read (rc_read.c) */
 	uint32_t depth;     /* send queue depth per QP */
 	uint32_t max_inline;
-	uint32_t scq_size, scq_busy;
+	uint32_t scq_size, scq_busy; /* send CQ entries, and those of signaled requests in flight */
 	struct ibv_cq *scq, *rcq;
 	struct ng_ibv_area ring_a, ctl_a;
 	struct ng_ibv_stage stage; /* NG_RC_STAGE bytes per work request: CTSs, credit words */
@@ -236,12 +238,27 @@ static inline bool ng_rc_credit(struct ng_rc *t, struct ng_rc_peer *p, bool eage
 	return p->tx_seq - p->credit_seen < lim;
 }
 
-static inline int ng_rc_post(struct ng_rc *t, struct ng_rc_peer *p, struct ibv_send_wr *wr, uint32_t n)
+/*
+ * Posts the one work request @wr to @p, signaled selectively: when the
+ * caller set IBV_SEND_SIGNALED (it waits for this request: r->wr), else
+ * when ng_ibv_qp_signal_due says the queue needs one (every sig_every-th,
+ * a quarter of the queue).  Its number goes into the wr_id (NG_RC_WR_*),
+ * so that a completion completes every request before it.  Returns the
+ * errno of the post (0: posted).
+ */
+static inline int ng_rc_post(struct ng_rc *t, struct ng_rc_peer *p, struct ibv_send_wr *wr)
 {
-	int rc = ng_ibv_post(&p->q, wr, n);
+	bool sig = ng_ibv_qp_signal_due(&p->q, (wr->send_flags & IBV_SEND_SIGNALED) != 0);
+	int rc;
 
-	if (!rc)
-		t->scq_busy += n;
+	if (sig)
+		wr->send_flags |= IBV_SEND_SIGNALED;
+	wr->wr_id |= (p->q.posted + 1) << NG_RC_WR_SHIFT;
+	rc = ng_ibv_post(&p->q, wr, 1);
+	if (!rc && sig) {
+		t->scq_busy++;
+		ng_ibv_qp_signaled(&p->q);
+	}
 	return rc;
 }
 
@@ -256,7 +273,8 @@ static inline void ng_rc_credit_carried(struct ng_rc_peer *p)
  * Posts one ring message of @type to @p: SEND_WITH_IMM of @sge (nsge 0 or
  * 1).  The caller checked room and credit.  Returns the errno of the post
  * (0: posted); *inl_p says whether the data went inline (the caller's buffer
- * is free at once).
+ * is free at once).  Signaled when a send waits for it (not inline, or a
+ * FIN), else selectively (ng_rc_post).
  */
 static inline int ng_rc_post_msg(struct ng_rc *t, struct ng_rc_peer *p, enum ng_rc_type type, uint8_t flags,
                                  struct ibv_sge *sge, int nsge, bool *inl_p)
@@ -269,11 +287,11 @@ static inline int ng_rc_post_msg(struct ng_rc *t, struct ng_rc_peer *p, enum ng_
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = (uint64_t)p->rank;
 	wr.opcode = IBV_WR_SEND_WITH_IMM;
-	wr.send_flags = IBV_SEND_SIGNALED | (inl ? IBV_SEND_INLINE : 0);
+	wr.send_flags = (!inl || type == NG_RC_FIN ? IBV_SEND_SIGNALED : 0) | (inl ? IBV_SEND_INLINE : 0);
 	wr.imm_data = htonl(NG_RC_IMM(type, type == NG_RC_FIN ? flags : 0, p->rx_free));
 	wr.sg_list = sge;
 	wr.num_sge = nsge;
-	rc = ng_rc_post(t, p, &wr, 1);
+	rc = ng_rc_post(t, p, &wr);
 	if (!rc) {
 		p->tx_seq++;
 		ng_rc_credit_carried(p);

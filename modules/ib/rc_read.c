@@ -63,7 +63,7 @@ void ng_rc_read_deliver(struct ng_rc *t, struct ng_rc_peer *p, uint64_t s)
 		(void)ng_rc_truncated(t, p, (size_t)c.len, r->len);
 		r->off = r->len; /* nothing to read */
 	}
-	r->wr = p->q.posted; /* no read: done at once */
+	r->wr = 0; /* no read: done at once */
 	ng_queue_push(&p->rdq, &r->link);
 }
 
@@ -104,7 +104,7 @@ static bool ng_rc_read_post(struct ng_rc *t, struct ng_rc_peer *p, struct ng_ib_
 		ng_ibv_wr_rdma(&wr, IBV_WR_RDMA_READ, (uint64_t)p->rank, r->raddr + r->off, r->rkey);
 		wr.sg_list = &sge;
 		wr.num_sge = 1;
-		rc = ng_rc_post(t, p, &wr, 1);
+		rc = ng_rc_post(t, p, &wr);
 		if (rc) {
 			ng_rc_post_error(t, p, "an RDMA read", rc);
 			return false;

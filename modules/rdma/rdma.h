@@ -200,6 +200,10 @@ enum {
 enum {
 	NG_RDMA_NOTIFY = 1u << 0,   /* last 8 bytes land last (see Ordering) */
 	NG_RDMA_F_BLOCKS = 1u << 1, /* a notice per piece: use NG_RDMA_BLOCKS(k) */
+	NG_RDMA_QUIET = 1u << 2,    /* its completion is no sign of the peer (credits
+	                             * told again over UC): the watchdog does not
+	                             * count it as an event (verbs, the one backend
+	                             * with UC; the others ignore it) */
 };
 
 /* A write whose every piece of 2^@k bytes ends in a notice (see Ordering). */

@@ -12,14 +12,23 @@
  * atomics on the same words).  No receive is ever posted: everything is
  * RDMA write, read and atomics.
  *
- * Tickets.  Every operation is one work request, posted signaled; the
- * ticket of an operation to peer p is its work request number on p's QP
- * (issued[p] = WRs posted).  A QP completes in order, so the completion of
- * WR n sets completed[p] = n.  A write whose bytes all went inline, or were
- * copied into the staging area, returns ticket 0: its sources may be reused
- * at once (the WR still counts towards flush).  Room: at most conf->depth
+ * Tickets.  Every operation is one work request; the ticket of an
+ * operation to peer p is its work request number on p's QP.  A QP completes
+ * in order, so the completion of WR n sets completed[p] = n.  A write whose
+ * bytes all went inline, or were copied into the staging area, returns
+ * ticket 0: its sources may be reused at once (the WR still counts towards
+ * flush).  Signaling is selective (verbs.h, ng_ibv_qp_signal_due): a WR
+ * with a ticket, a staged write (its staging bytes are reused at its
+ * completion), reads, atomics and probes are signaled, an inline write only
+ * when a quarter of the queue went unsignaled before it, so a stream of
+ * small writes (the channel's small messages, credit words) costs one
+ * completion per depth / 4 of them.  issued[p] is the last signaled WR:
+ * waiting for it waits for every operation with a ticket; flush(p) first
+ * posts a signaled empty write when inline writes follow it.  Room: at most conf->depth
  * (default 128, the device's limit if lower) WRs in flight per QP; a post
- * with the queue full polls until there is room.
+ * with the queue full polls until there is room.  Every completion is a
+ * sign of the peer for the watchdog except a write's with NG_RDMA_QUIET
+ * (the channel's credits told again over UC), marked in its wr_id.
  *
  * Writes.  Up to NG_RDMA_IOV_MAX pieces become the scatter list of ONE RDMA
  * write: inline when the whole write fits the QP's inline size (no lkey
@@ -77,8 +86,9 @@
 #define VB_DEPTH  128u /* WRs in flight per QP */
 #define VB_INLINE 256u /* inline size asked for */
 #define VB_POLL   16
-#define VB_NBITS  48 /* wr_id: peer << VB_NBITS | WR number */
-#define VB_NMASK  ((UINT64_C(1) << VB_NBITS) - 1)
+#define VB_NBITS  48                              /* wr_id: peer << VB_NBITS | [VB_QUIET] | WR number */
+#define VB_QUIET  (UINT64_C(1) << (VB_NBITS - 1)) /* NG_RDMA_QUIET: no event */
+#define VB_NMASK  (VB_QUIET - 1)
 
 struct vb_mr {
 	struct ng_rdma_mr pub; /* first */
@@ -97,6 +107,7 @@ struct vb {
 	uint64_t **old;              /* [size][depth]: where an atomic's old value goes */
 	const void **old_at;         /* [size][depth]: where the HCA put it (staging) */
 	uint64_t *probe;             /* [size]: WR number of the oldest unanswered alive() probe (0: none) */
+	uint64_t *probe_work;        /* [size]: the last signaled WR before it */
 	struct vb_mr *mrs;           /* every registration, for close() */
 	uint32_t depth;
 	uint32_t max_inline;
@@ -131,6 +142,8 @@ static ng_status vb_progress(struct ng_rdma *r)
 		ng_error("%s: verbs: polling the completion queue failed", r->who);
 		return b->err = NG_ERR_IO;
 	}
+	bool loud = false;
+
 	for (int i = 0; i < n; i++) {
 		int peer = (int)(wc[i].wr_id >> VB_NBITS);
 		uint64_t wr = wc[i].wr_id & VB_NMASK;
@@ -138,6 +151,7 @@ static ng_status vb_progress(struct ng_rdma *r)
 
 		if (wc[i].status != IBV_WC_SUCCESS)
 			return vb_wc_error(b, &wc[i], peer);
+		loud |= !(wc[i].wr_id & VB_QUIET);
 		b->qps[peer].done = wr;
 		r->completed[peer] = wr;
 		if (b->old[slot]) {
@@ -145,7 +159,7 @@ static ng_status vb_progress(struct ng_rdma *r)
 			b->old[slot] = NULL;
 		}
 	}
-	if (n > 0)
+	if (loud)
 		r->watch.events++;
 	return NG_OK;
 }
@@ -175,16 +189,24 @@ static ng_status vb_room(struct vb *b, int peer)
 	return NG_OK;
 }
 
-/* Posts @wr as the next WR to @peer (room checked). */
-static ng_status vb_post(struct vb *b, int peer, struct ibv_send_wr *wr, const char *what)
+/* Posts @wr as the next WR to @peer (room checked), signaled when @need
+ * (someone waits for its completion) or when the queue needs one. */
+static ng_status vb_post(struct vb *b, int peer, struct ibv_send_wr *wr, bool need, const char *what)
 {
-	int rc = ng_ibv_post(&b->qps[peer], wr, 1);
+	struct ng_ibv_qp *q = &b->qps[peer];
+	bool sig = ng_ibv_qp_signal_due(q, need);
+	int rc;
 
+	wr->send_flags = (wr->send_flags & ~(unsigned)IBV_SEND_SIGNALED) | (sig ? IBV_SEND_SIGNALED : 0);
+	rc = ng_ibv_post(q, wr, 1);
 	if (rc) {
 		ng_error("%s: verbs: posting %s to rank %d: %s", b->base.who, what, peer, strerror(rc));
 		return b->err = NG_ERR_IO;
 	}
-	b->base.issued[peer] = b->qps[peer].posted;
+	if (sig) {
+		ng_ibv_qp_signaled(q);
+		b->base.issued[peer] = q->posted;
+	}
 	ng_rdma_stage_mark(&b->stage[peer], b->depth, b->qps[peer].posted);
 	return NG_OK;
 }
@@ -255,13 +277,14 @@ static ng_status vb_write(struct ng_rdma *r, int peer, const struct ng_rdma_iov 
 		}
 	}
 	memset(&wr, 0, sizeof(wr));
-	ng_ibv_wr_rdma(&wr, IBV_WR_RDMA_WRITE, (uint64_t)peer << VB_NBITS | wrn, rm->addr + off,
-	               (uint32_t)rm->key);
+	ng_ibv_wr_rdma(&wr, IBV_WR_RDMA_WRITE,
+	               (uint64_t)peer << VB_NBITS | wrn | ((flags & NG_RDMA_QUIET) ? VB_QUIET : 0),
+	               rm->addr + off, (uint32_t)rm->key);
 	wr.sg_list = sge;
 	wr.num_sge = ns;
 	if (inl && ns)
 		wr.send_flags |= IBV_SEND_INLINE;
-	st = vb_post(b, peer, &wr, "an RDMA write");
+	st = vb_post(b, peer, &wr, !inl, "an RDMA write");
 	if (st != NG_OK)
 		return st;
 	*t_p = inl || copied ? 0 : wrn;
@@ -304,7 +327,7 @@ static ng_status vb_read(struct ng_rdma *r, int peer, void *dst, const struct ng
 	               rm->addr + off, (uint32_t)rm->key);
 	wr.sg_list = &sge;
 	wr.num_sge = len ? 1 : 0;
-	st = vb_post(b, peer, &wr, "an RDMA read");
+	st = vb_post(b, peer, &wr, true, "an RDMA read");
 	if (st == NG_OK)
 		*t_p = b->qps[peer].posted;
 	return st;
@@ -351,7 +374,7 @@ static ng_status vb_atomic(struct ng_rdma *r, int peer, enum ng_rdma_aop aop, co
 	wr.num_sge = 1;
 	b->old[at] = old_p;
 	b->old_at[at] = slot;
-	st = vb_post(b, peer, &wr, aop == NG_RDMA_CAS ? "a compare-and-swap" : "a fetch-and-add");
+	st = vb_post(b, peer, &wr, true, aop == NG_RDMA_CAS ? "a compare-and-swap" : "a fetch-and-add");
 	if (st != NG_OK) {
 		b->old[at] = NULL;
 		return st;
@@ -362,6 +385,24 @@ static ng_status vb_atomic(struct ng_rdma *r, int peer, enum ng_rdma_aop aop, co
 
 static ng_status vb_flush(struct ng_rdma *r, int peer)
 {
+	struct vb *b = vb_of(r);
+	struct ng_ibv_qp *q = &b->qps[peer];
+	ng_status st;
+
+	/* Unsignaled writes after the last signaled WR: a signaled empty write
+	 * behind them (no memory, no key), whose completion is theirs too. */
+	if (q->posted > q->sig_last) {
+		struct ibv_send_wr wr;
+
+		st = vb_room(b, peer);
+		if (st != NG_OK)
+			return st;
+		memset(&wr, 0, sizeof(wr));
+		ng_ibv_wr_rdma(&wr, IBV_WR_RDMA_WRITE, (uint64_t)peer << VB_NBITS | (q->posted + 1), 0, 0);
+		st = vb_post(b, peer, &wr, true, "an empty RDMA write");
+		if (st != NG_OK)
+			return st;
+	}
 	return ng_rdma_wait_all(r, peer);
 }
 
@@ -379,16 +420,21 @@ static ng_status vb_alive(struct ng_rdma *r, int peer, uint64_t deadline_ns)
 		return b->err;
 	if (b->probe[peer] && q->done >= b->probe[peer])
 		b->probe[peer] = 0; /* the last probe was answered */
-	/* Work older than any unanswered probe still in flight. */
-	pending = q->done < (b->probe[peer] ? b->probe[peer] - 1 : q->posted);
+	/* Work someone waits for, older than any unanswered probe, still in
+	 * flight (unsignaled writes have no completion of their own). */
+	pending = q->done < (b->probe[peer] ? b->probe_work[peer] : q->sig_last);
 	if (!b->probe[peer] && ng_ibv_qp_room(q, 1)) {
 		struct ibv_send_wr wr;
 
+		uint64_t work = q->sig_last;
+
 		memset(&wr, 0, sizeof(wr));
 		ng_ibv_wr_rdma(&wr, IBV_WR_RDMA_WRITE, (uint64_t)peer << VB_NBITS | (q->posted + 1), 0, 0);
-		st = vb_post(b, peer, &wr, "an empty RDMA write");
-		if (st == NG_OK)
+		st = vb_post(b, peer, &wr, true, "an empty RDMA write");
+		if (st == NG_OK) {
 			b->probe[peer] = q->posted;
+			b->probe_work[peer] = work;
+		}
 	}
 	/* Any completion on the queue pair answers: the probe's, or that of
 	 * earlier work, which the peer's end acknowledged just the same. */
@@ -494,6 +540,7 @@ static void vb_close(struct ng_rdma *r)
 	free(b->qps);
 	free(b->old);
 	free(b->probe);
+	free(b->probe_work);
 	free(b->old_at);
 	free(b->stage);
 	ng_rdma_base_fini(r);
@@ -566,10 +613,11 @@ static ng_status vb_open(const struct ng_rdma_backend *be, const struct ng_rdma_
 	b->qps = calloc(n, sizeof(*b->qps));
 	b->old = calloc(n * b->depth, sizeof(*b->old));
 	b->probe = calloc(n, sizeof(*b->probe));
+	b->probe_work = calloc(n, sizeof(*b->probe_work));
 	b->old_at = calloc(n * b->depth, sizeof(*b->old_at));
 	b->stage = calloc(n, sizeof(*b->stage));
 	qpp = calloc(n, sizeof(*qpp));
-	if (!b->qps || !b->old || !b->probe || !b->old_at || !b->stage || !qpp) {
+	if (!b->qps || !b->old || !b->probe || !b->probe_work || !b->old_at || !b->stage || !qpp) {
 		ng_error("%s: out of memory", cf->who);
 		st = NG_ERR_NOMEM;
 	}
@@ -588,6 +636,7 @@ static ng_status vb_open(const struct ng_rdma_backend *be, const struct ng_rdma_
 	for (size_t p = 0; st == NG_OK && p < n; p++) {
 		st = ng_ibv_qp_create(&b->v, b->uc ? IBV_QPT_UC : IBV_QPT_RC, b->cq, b->cq, b->depth, 1, &inl,
 		                      &b->qps[p]);
+		b->qps[p].sig_every = b->depth / 4 ? b->depth / 4 : 1;
 		if (st == NG_OK)
 			st = ng_ibv_qp_init(&b->v, &b->qps[p]);
 		if (p != (size_t)boot->rank)

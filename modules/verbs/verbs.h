@@ -30,11 +30,16 @@
  *   subnet) and refused with both ranks' values when they cannot reach
  *   each other.  Addresses carry --ib-sl and, with a GRH, --ib-tclass.
  *
- * Queue pairs: every work request is posted signaled; a QP counts what it
- * posted and what completed, so work request number n (1-based, in posting
- * order) is complete once done >= n.  A QP completes its work requests in
- * order, so after the first error completion all later ones are flushed:
- * err_from records the number of the first failed one.
+ * Queue pairs: a QP counts what it posted and what completed, so work
+ * request number n (1-based, in posting order) is complete once done >= n.
+ * A QP completes its work requests in order, so after the first error
+ * completion all later ones are flushed: err_from records the number of the
+ * first failed one.  Work requests are posted signaled (ng_ibv_wr_rdma,
+ * ng_ibv_wr_atomic), except where a module signals selectively
+ * (ng_ibv_qp_signal_due: ibrc/ibuc): then only a request someone waits for
+ * and at least every sig_every-th one are, and the completion of number n
+ * completes every earlier one (ng_ibv_qp_complete_to, with n from the
+ * wr_id, ng_ibv_qp_number).
  *
  * Layering: the bottom of the verbs family: it includes core and
  * modules/watch.h only; the ib modules (modules/ib/) and the RDMA layer's
@@ -145,6 +150,8 @@ struct ng_ibv_qp {
 	uint64_t err_from; /* number of the first failed request, UINT64_MAX: none */
 	uint32_t depth;    /* send queue depth */
 	uint32_t max_inline;
+	uint32_t sig_every; /* selective signaling: at least every n-th request (0, 1: all) */
+	uint64_t sig_last;  /* number of the last signaled request */
 };
 
 /*
@@ -329,8 +336,8 @@ static inline bool ng_ibv_qp_room(const struct ng_ibv_qp *q, uint32_t n)
 }
 
 /*
- * Posts the chain @wr (every request signaled; the caller set opcode, sges,
- * addresses and the other flags).  Returns 0 or the errno of ibv_post_send
+ * Posts the chain @wr (the caller set opcode, sges, addresses, signaling
+ * and the other flags).  Returns 0 or the errno of ibv_post_send
  * (nothing counted then).  Reporting is left to the caller (cold path).
  */
 static inline int ng_ibv_post(struct ng_ibv_qp *q, struct ibv_send_wr *wr, uint32_t n)
@@ -385,6 +392,46 @@ static inline bool ng_ibv_qp_complete(struct ng_ibv_qp *q, enum ibv_wc_status st
 	if (status == IBV_WC_SUCCESS || q->err_from != UINT64_MAX)
 		return false;
 	q->err_from = q->done;
+	return true;
+}
+
+/*
+ * Selective signaling.  Whether work request number posted + 1 of @q is to
+ * be signaled: when the caller waits for its completion (@need: its buffer,
+ * a read's data, the end of a send), and when sig_every - 1 unsignaled ones
+ * went before it, so that any sig_every consecutive requests hold one whose
+ * completion frees the send queue (sig_every <= depth: the queue never
+ * fills with unsignaled requests only).  The caller posts it with
+ * IBV_SEND_SIGNALED then and records it with ng_ibv_qp_signaled.  Pure.
+ */
+static inline bool ng_ibv_qp_signal_due(const struct ng_ibv_qp *q, bool need)
+{
+	return need || q->posted + 1 - q->sig_last >= q->sig_every;
+}
+/* The request just posted was signaled. */
+static inline void ng_ibv_qp_signaled(struct ng_ibv_qp *q)
+{
+	q->sig_last = q->posted;
+}
+/* The number of the request whose completion carries @low, the low @bits
+ * bits of its number in its wr_id: the first one after q->done with those
+ * bits (a completion is for a request in done + 1 .. done + depth).  Pure. */
+static inline uint64_t ng_ibv_qp_number(const struct ng_ibv_qp *q, uint64_t low, unsigned bits)
+{
+	uint64_t mask = (UINT64_C(1) << bits) - 1;
+
+	return q->done + ((low - q->done) & mask);
+}
+/* Accounts the completion of request number @n of @q and so of every one
+ * before it (selective signaling).  Returns true on the first failed
+ * completion of the QP, as ng_ibv_qp_complete. */
+static inline bool ng_ibv_qp_complete_to(struct ng_ibv_qp *q, uint64_t n, enum ibv_wc_status status)
+{
+	if (n > q->done)
+		q->done = n;
+	if (status == IBV_WC_SUCCESS || q->err_from != UINT64_MAX)
+		return false;
+	q->err_from = n;
 	return true;
 }
 

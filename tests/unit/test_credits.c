@@ -96,9 +96,40 @@ static void test_heal(void)
 	CHECK(ng_rdma_credit_heal_due(&w, &healed, 50 * ms) && healed == 2050 * ms, "new silence not healed");
 }
 
+/* A lost credit write healed: a sender blocked on a ring of 32 (quota 24)
+ * whose credit word was never written gets its credits once the receiver's
+ * wait has heard nothing for the interval and tells them again, the absolute
+ * count, which the sender takes as any credit word (up to what it sent). */
+static void test_lost_healed(void)
+{
+	const uint64_t ms = 1000000, quota = 24;
+	uint64_t tx_seq = 24, seen = 0, word = 0; /* the sender: 24 sent, none released yet */
+	uint64_t rx_free = 24, credit_sent = 0;   /* the receiver: all 24 consumed */
+	struct ng_watch w = {.since_ns = 1000 * ms, .last_ns = 1000 * ms};
+	uint64_t healed = 0;
+
+	/* The receiver writes its count (24 >= ring/4 due) ... and the write is lost. */
+	credit_sent = rx_free;
+	CHECK(!ng_rdma_credit_word(&seen, word, tx_seq) && tx_seq - seen >= quota, "sender not blocked");
+	/* Both wait; the receiver's wait hears nothing.  Not yet at 10 ms. */
+	w.last_ns = 1010 * ms;
+	CHECK(!ng_rdma_credit_heal_due(&w, &healed, 50 * ms), "healed at 10 ms");
+	/* At 50 ms: told again (the count, not a delta), and the sender takes it. */
+	w.last_ns = 1050 * ms;
+	if (ng_rdma_credit_heal_due(&w, &healed, 50 * ms))
+		word = rx_free;
+	CHECK(word == credit_sent && word == 24, "credits not told again: word %llu",
+	      (unsigned long long)word);
+	CHECK(ng_rdma_credit_word(&seen, word, tx_seq) && seen == 24 && tx_seq - seen < quota,
+	      "sender still blocked: seen %llu", (unsigned long long)seen);
+	/* The repeat of the same count changes nothing (a duplicate heal). */
+	CHECK(!ng_rdma_credit_word(&seen, word, tx_seq) && seen == 24, "a repeated count taken twice");
+}
+
 int main(void)
 {
 	test_heal();
+	test_lost_healed();
 	test_widen();
 	test_beyond_sent();
 	return check_exit();

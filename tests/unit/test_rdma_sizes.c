@@ -29,18 +29,24 @@ static void test_stage(void)
 
 static void test_pinned(void)
 {
-	/* The defaults (32 slots of 8 KiB): slots of 8,256 bytes, 64 B of
-	 * credits and a 36 KiB staging ring per peer. */
-	size_t per_peer = 32 * 8256 + 64 + 36 * KIB;
+	/* The defaults (32 slots of 8 KiB): a ring of 32 slots of 8,256 bytes
+	 * in whole pages (a registration per peer: 260 KiB), 64 B of control
+	 * words and a 36 KiB staging ring per peer. */
+	size_t ring = (32 * 8256 + 4095) / 4096 * 4096, per_peer = ring + 64 + 36 * KIB;
 	size_t p256 = ng_chan_pinned_bytes(256, 32, 8192), p1024 = ng_chan_pinned_bytes(1024, 32, 8192);
 
 	printf("pinned per rank, 32 x 8 KiB: 256 ranks %zu B (%.1f MiB), 1024 ranks %zu B (%.1f MiB)\n", p256,
 	       (double)p256 / MIB, p1024, (double)p1024 / MIB);
 	CHECK(p256 >= 256 * per_peer && p256 < 256 * per_peer + 2 * 4096, "256 ranks: %zu", p256);
 	CHECK(p1024 >= 1024 * per_peer && p1024 < 1024 * per_peer + 2 * 4096, "1024 ranks: %zu", p1024);
+	CHECK(ring == 260 * KIB, "ring per peer %zu", ring);
 	/* The numbers doc/rdma.md states. */
-	CHECK(p256 / MIB == 73, "256 ranks: %zu MiB", p256 / MIB);
-	CHECK(p1024 / MIB == 294, "1024 ranks: %zu MiB", p1024 / MIB);
+	CHECK(p256 / MIB == 74, "256 ranks: %zu MiB", p256 / MIB);
+	CHECK(p1024 / MIB == 296, "1024 ranks: %zu MiB", p1024 / MIB);
+	/* Per peer, so a rank that talks to 8 peers of 1,024 pins 8 peers' worth
+	 * of rings and staging (and every peer's 64 B of control words). */
+	CHECK(ng_chan_pinned_bytes(8, 32, 8192) + 1016 * 64 < 3 * MIB, "8 peers: %zu",
+	      ng_chan_pinned_bytes(8, 32, 8192));
 	/* Before: 128 staging slots of 16 KiB per peer (2 MiB) on top of the rings. */
 	CHECK(p1024 < (size_t)1024 * 2 * MIB / 4, "1024 ranks: %zu", p1024);
 }
