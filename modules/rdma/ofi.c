@@ -67,6 +67,17 @@
  * (tests/integration/ofi_order.sh shows it failing --verify under the
  * fault, and the default passing).
 
+ * Registrations.  libfabric's own registration cache (FI_MR_CACHE_MAX_COUNT,
+ * on by default for verbs and others) is turned off at open, before the
+ * first libfabric call, unless the user set that variable to something else
+ * (then the description says so).  Two reasons: a registration is what
+ * spipe's reg mode measures and what its rcache mode caches itself, so a
+ * cache below would report a lookup as a registration; and verbs;ofi_rxm
+ * with FI_ATOMIC refuses a second registration of memory the cache already
+ * holds ("MR map insert for atomic verification failed", -FI_ENOKEY: the
+ * rma pattern's windows inside allocated memory hit it).  A libfabric that
+ * an MPI library of the same process initialised earlier keeps its cache.
+ *
  * Keys and bounds: the shm provider ignores keys on its fast path, so every
  * access is checked against the descriptor (ng_rdma_bounds) before it is
  * posted, on every provider.
@@ -144,6 +155,7 @@ struct ofi {
 	struct ng_rdma_stage *stage; /* [size]: staging rings, allocated when first used */
 	struct ofi_mr *ctl;          /* [size] words: connection rounds, flush reads */
 	struct ng_rdma_rmr *rctl;    /* [size] */
+	char cache[12];              /* the user's FI_MR_CACHE_MAX_COUNT when not 0, else "" */
 	uint64_t next_key;
 	uint64_t wflags; /* of every write: FI_DELIVERY_COMPLETE in that mode */
 	size_t iov_limit;
@@ -599,7 +611,11 @@ static ng_status ofi_reg(struct ng_rdma *r, void *buf, size_t len, struct ng_rdm
 			rc = fi_mr_enable(m->mr);
 	}
 	if (rc) {
-		ng_error("%s: ofi: registering %zu bytes: %s", r->who, len, fi_strerror(-rc));
+		ng_error("%s: ofi: registering %zu bytes: %s%s", r->who, len, fi_strerror(-rc),
+		         rc == -FI_ENOKEY && *o->cache
+		             ? " (libfabric's registration cache gave a registration the provider already "
+		               "has a key for: FI_MR_CACHE_MAX_COUNT=0 turns the cache off)"
+		             : "");
 		if (m->mr)
 			fi_close(&m->mr->fid);
 		free(m);
@@ -886,6 +902,16 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 		snprintf(u, sizeof(u), "%zu", n < 2 ? (size_t)2 : n);
 		setenv("FI_UNIVERSE_SIZE", u, 0);
 	}
+	/* libfabric's registration cache off, unless the user set it (see the
+	 * top: Registrations). */
+	{
+		const char *cache = getenv("FI_MR_CACHE_MAX_COUNT");
+
+		if (cache && strcmp(cache, "0") != 0)
+			snprintf(o->cache, sizeof(o->cache), "%.8s", cache);
+		else
+			setenv("FI_MR_CACHE_MAX_COUNT", "0", 1);
+	}
 	/* The provider first; then the semantics the notices and flush need,
 	 * ordered before delivery-complete, each with (bound to loopback on
 	 * one host) automatic progress where it has it. */
@@ -1067,9 +1093,10 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 	               (autoprog && !shm ? NG_RDMA_CAP_PROGRESS : 0) |
 	               (ofi_pins(o->prov) ? NG_RDMA_CAP_PINS : 0);
 	o->base.max_write = ng_rdma_max_join(o->base.max_write, o->info->ep_attr->max_msg_size);
-	snprintf(o->base.desc, sizeof(o->base.desc), "ofi %s%s, %s progress, %s", o->prov,
+	snprintf(o->base.desc, sizeof(o->base.desc), "ofi %s%s, %s progress, %s%s%s", o->prov,
 	         ofi_loopback(o->info) ? " 127.0.0.1" : "", autoprog ? "auto" : "manual",
-	         ofi_sem_names[o->sem]);
+	         ofi_sem_names[o->sem], *o->cache ? ", MR cache " : "",
+	         o->cache);
 	*r_p = &o->base;
 	return NG_OK;
 

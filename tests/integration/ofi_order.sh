@@ -7,7 +7,8 @@
 # - a provider that grants neither ordering nor delivery completion (NGAUGE_OFI_FAULT=late-nodc) is refused
 #   with a message naming the provider and what it lacks;
 # - --rdma-eager 64K: ping-pong --verify at sizes around every ring limit (the eager size, the ring
-#   message's 24-byte header and trailer, the former 16 KiB staging).
+#   message's 24-byte header and trailer, the former 16 KiB staging);
+# - libfabric's registration cache off unless FI_MR_CACHE_MAX_COUNT says otherwise (the device line).
 . "$(dirname "$0")/lib.sh"
 
 "$NGAUGE" --list 2>/dev/null | grep -q "ofi" || { echo "SKIP: no ofi backend"; exit 77; }
@@ -48,6 +49,12 @@ for prov in shm 'tcp;ofi_rxm'; do
 		{ grep -q "provider $prov (with NGAUGE_OFI_FAULT) grants neither.*FI_ORDER_WAW.*FI_DELIVERY_COMPLETE.*could overtake" "$T/err" ||
 			fail "$prov: the refusal does not name the provider and what it lacks: $(cat "$T/err")"; } &&
 		pass "$prov: a provider without ordering or delivery completion is refused"
+	# libfabric's registration cache: off unless the user set it (then the device line says so).
+	run 0 "$NGAUGE" "$@" -p pingpong -s 8 -c 3 -w 1 -o "$T/c0.json" && ! grep -q "MR cache" "$T/c0.json" &&
+		FI_MR_CACHE_MAX_COUNT=7 run 0 "$NGAUGE" "$@" -p pingpong -s 8 -c 3 -w 1 -o "$T/c7.json" &&
+		grep -q '"device": "ofi [^"]*, MR cache 7' "$T/c7.json" &&
+		pass "$prov: libfabric's registration cache is off unless FI_MR_CACHE_MAX_COUNT says otherwise" ||
+		fail "$prov: the registration cache setting is not what the device line says"
 	# Eager 64K: around every ring limit.
 	run 0 "$NGAUGE" "$@" --rdma-eager 64K -p pingpong -c 10 -w 2 --verify \
 		-s 0,1,7,8,9,16359,16360,16361,16383,16384,16385,65511,65512,65513,65535,65536,65537,200000 &&
