@@ -1095,8 +1095,7 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 	o->base.max_write = ng_rdma_max_join(o->base.max_write, o->info->ep_attr->max_msg_size);
 	snprintf(o->base.desc, sizeof(o->base.desc), "ofi %s%s, %s progress, %s%s%s", o->prov,
 	         ofi_loopback(o->info) ? " 127.0.0.1" : "", autoprog ? "auto" : "manual",
-	         ofi_sem_names[o->sem], *o->cache ? ", MR cache " : "",
-	         o->cache);
+	         ofi_sem_names[o->sem], *o->cache ? ", MR cache " : "", o->cache);
 	*r_p = &o->base;
 	return NG_OK;
 
