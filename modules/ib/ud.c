@@ -31,6 +31,11 @@
  * Immediate: bit 31 credit datagram, bits 30-16 sender rank (so at most
  * 32768 ranks), bits 15-0 release count.
  *
+ * Signaling is selective (verbs.h, ng_ibv_qp_signal_due): a send that is
+ * not inline (its buffer is in use until it completes) is signaled, inline
+ * sends and credit datagrams only every quarter queue; the wr_id carries the
+ * request's number, so a completion completes every request before it.
+ *
  * Progress, completion, timeouts and cancellation work as in rc.c.
  */
 #include <arpa/inet.h>
@@ -43,17 +48,19 @@
 
 extern const struct ng_module ng_module_ibud;
 
-#define NG_UD_GRH     40u
-#define NG_UD_SPARE   2u                  /* slots per peer beyond R, for credit datagrams */
-#define NG_UD_WR_RANK 0xffffffffu         /* send wr_id: the peer's rank ... */
-#define NG_UD_WR_HEAL ((uint64_t)1 << 32) /* ... and a credit datagram told again */
-#define NG_UD_HEAL_NS 50000000u           /* credits told again after 50 ms of silence */
-#define NG_UD_DEPTH   1024u               /* send queue depth (the device's limit if lower) */
-#define NG_UD_INLINE  512u
-#define NG_UD_POLL    16
-#define NG_UD_NONE    SIZE_MAX
-#define NG_UD_MAXRANK 32768
-#define NG_UD_CREDIT  0x80000000u
+#define NG_UD_GRH      40u
+#define NG_UD_SPARE    2u                  /* slots per peer beyond R, for credit datagrams */
+#define NG_UD_WR_RANK  0xffffffffu         /* send wr_id: the peer's rank ... */
+#define NG_UD_WR_HEAL  ((uint64_t)1 << 32) /* ... a credit datagram told again ... */
+#define NG_UD_WR_SHIFT 33u                 /* ... and the low bits of its number */
+#define NG_UD_WR_BITS  31u
+#define NG_UD_HEAL_NS  50000000u /* credits told again after 50 ms of silence */
+#define NG_UD_DEPTH    1024u     /* send queue depth (the device's limit if lower) */
+#define NG_UD_INLINE   512u
+#define NG_UD_POLL     16
+#define NG_UD_NONE     SIZE_MAX
+#define NG_UD_MAXRANK  32768
+#define NG_UD_CREDIT   0x80000000u
 
 struct ng_ud_peer {
 	struct ibv_ah *ah;
@@ -193,12 +200,12 @@ static int ng_ud_post(struct ng_ud *u, struct ng_ud_peer *p, struct ng_ib_req *r
 	struct ibv_sge sge;
 	struct ibv_send_wr wr;
 	uint32_t imm = (uint32_t)u->base.rank << 16 | (uint32_t)(p->rx_free & 0xffffu);
+	bool sig;
 	int rc;
 
 	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = (uint64_t)p->rank | (u->healing ? NG_UD_WR_HEAL : 0);
+	wr.wr_id = (uint64_t)p->rank | (u->healing ? NG_UD_WR_HEAL : 0) | (u->q.posted + 1) << NG_UD_WR_SHIFT;
 	wr.opcode = IBV_WR_SEND_WITH_IMM;
-	wr.send_flags = IBV_SEND_SIGNALED;
 	wr.wr.ud.ah = p->ah;
 	wr.wr.ud.remote_qpn = p->qpn;
 	wr.wr.ud.remote_qkey = NG_IBV_QKEY;
@@ -212,11 +219,18 @@ static int ng_ud_post(struct ng_ud *u, struct ng_ud_peer *p, struct ng_ib_req *r
 	}
 	if (*inl_p)
 		wr.send_flags |= IBV_SEND_INLINE;
+	/* Signaled when the send waits for it (its buffer), else every
+	 * sig_every-th (selective signaling, as in rc.c). */
+	sig = ng_ibv_qp_signal_due(&u->q, !*inl_p);
+	if (sig)
+		wr.send_flags |= IBV_SEND_SIGNALED;
 	if (!r)
 		imm |= NG_UD_CREDIT;
 	wr.imm_data = htonl(imm);
 	rc = ng_ibv_post(&u->q, &wr, 1);
 	if (!rc) {
+		if (sig)
+			ng_ibv_qp_signaled(&u->q);
 		p->credit_sent = p->rx_free;
 		p->credit_due = false;
 	}
@@ -354,11 +368,13 @@ static void ng_ud_poll(struct ng_ud *u)
 	}
 	for (i = 0; i < n; i++) {
 		struct ng_ud_peer *p = &u->peers[wc[i].wr_id & NG_UD_WR_RANK];
+		uint64_t num = ng_ibv_qp_number(&u->q, wc[i].wr_id >> NG_UD_WR_SHIFT, NG_UD_WR_BITS);
 
 		/* A credit datagram told again (ng_ud_heal) is no sign of the peer. */
 		u->watch.events += !(wc[i].wr_id & NG_UD_WR_HEAL);
 
-		if (ng_ibv_qp_complete(&u->q, wc[i].status)) {
+		/* A completion completes every request before it. */
+		if (ng_ibv_qp_complete_to(&u->q, num, wc[i].status)) {
 			/* UD send errors are local: the QP is broken for every peer. */
 			ng_error("%s: a datagram to rank %d failed: %s (vendor error 0x%x)",
 			         u->base.mod->name, p->rank, ibv_wc_status_str(wc[i].status),
@@ -638,6 +654,7 @@ static ng_status ng_ud_setup(struct ng_ud *u, const struct ng_ib_conf *cf)
 		return NG_ERR_SYS;
 	}
 	st = ng_ibv_qp_create(&u->v, IBV_QPT_UD, u->scq, u->rcq, depth, (uint32_t)u->nslots, &inl, &u->q);
+	u->q.sig_every = depth / 4 ? depth / 4 : 1;
 	if (st)
 		return st;
 	u->max_inline = u->q.max_inline;
