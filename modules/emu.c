@@ -161,10 +161,18 @@ struct ng_emu {
 	uint64_t early_r;        /* receive spins likewise */
 	uint64_t late_t;         /* a spin ending later than this past its target was disturbed */
 	uint64_t debt_s, debt_r; /* what disturbed send / receive spins owe (ticks) */
-	struct ng_queue *rq;     /* [size] queued irecvs per peer */
-	bool poll;               /* the base is non-blocking: poll it */
-	uint64_t timeout_t;      /* give up polling after this long; 0: never */
-	struct ng_req breq;      /* the base's receive being polled */
+	/* How long the calls' spins really took past what they aimed at (ticks,
+	 * signed): at the calibration (each call kept, their median the
+	 * reference) and over the run (summed); report()'s "dev_*" (doc/emu.md). */
+	bool cal;
+	int64_t cal_s[NG_EMU_CAL], cal_r[NG_EMU_CAL];
+	size_t ncal_s, ncal_r;
+	int64_t dev_s, dev_r;
+	uint64_t ndev_s, ndev_r;
+	struct ng_queue *rq; /* [size] queued irecvs per peer */
+	bool poll;           /* the base is non-blocking: poll it */
+	uint64_t timeout_t;  /* give up polling after this long; 0: never */
+	struct ng_req breq;  /* the base's receive being polled */
 };
 
 static inline struct ng_emu *ng_emu_of(struct ng_comm *c)
@@ -212,7 +220,7 @@ static inline uint64_t ng_emu_wire(const struct ng_emu *e, size_t len)
  * delivery times and gaps never pay or owe.
  */
 static inline ng_status ng_emu_spin_until(const struct ng_emu *e, uint64_t t, uint64_t early,
-                                          uint64_t *debt_p, uint64_t cap)
+                                          uint64_t *debt_p, uint64_t cap, uint64_t *end_p)
 {
 	const volatile sig_atomic_t *cancel = e->base.cancel;
 	uint64_t now = ng_emu_now(e);
@@ -234,7 +242,30 @@ static inline ng_status ng_emu_spin_until(const struct ng_emu *e, uint64_t t, ui
 		if (*debt_p > cap)
 			*debt_p = cap;
 	}
+	if (end_p)
+		*end_p = now;
 	return NG_OK;
+}
+
+/* Accounts a call's spin from @t_in (the call's first timer read) to @end
+ * against the @aim it had (ticks): at the calibration kept one by one, over
+ * the run summed. */
+static inline void ng_emu_dev(struct ng_emu *e, bool send, uint64_t t_in, uint64_t end, uint64_t aim)
+{
+	int64_t d = (int64_t)(end - t_in) - (int64_t)aim;
+
+	if (__builtin_expect(e->cal, 0)) {
+		if (send && e->ncal_s < NG_EMU_CAL)
+			e->cal_s[e->ncal_s++] = d;
+		else if (!send && e->ncal_r < NG_EMU_CAL)
+			e->cal_r[e->ncal_r++] = d;
+	} else if (send) {
+		e->dev_s += d;
+		e->ndev_s++;
+	} else {
+		e->dev_r += d;
+		e->ndev_r++;
+	}
 }
 
 /* The median of @n tick counts (sorted in place: a few dozen values). */
@@ -273,7 +304,7 @@ static void ng_emu_calibrate(struct ng_emu *e)
 	for (size_t i = 0; i < NG_EMU_CAL; i++) {
 		uint64_t a = ng_emu_now(e), b;
 
-		ng_emu_spin_until(e, ng_emu_now(e) + wait, 0, NULL, 0);
+		ng_emu_spin_until(e, ng_emu_now(e) + wait, 0, NULL, 0, NULL);
 		b = ng_emu_now(e);
 		over[i] = b - a > wait ? b - a - wait : 0;
 	}
@@ -296,7 +327,7 @@ static ng_status ng_emu_send(struct ng_comm *c, int peer, const void *buf, size_
 	unsigned char *tail = (unsigned char *)(uintptr_t)buf + len;
 	unsigned char save[NG_EMU_TRAILER];
 	uint64_t os_t = e->os_t + (uint64_t)e->drift_acc;
-	uint64_t t_inj = ng_emu_now(e) + os_t;
+	uint64_t t_in = ng_emu_now(e), t_inj = t_in + os_t, end;
 	bool held = t_inj < e->next_inj; /* by the gap */
 	ng_status st;
 
@@ -312,7 +343,12 @@ static ng_status ng_emu_send(struct ng_comm *c, int peer, const void *buf, size_
 	if (st != NG_OK)
 		return st;
 	e->next_inj = t_inj + e->g_t + ng_emu_wire(e, len);
-	return ng_emu_spin_until(e, t_inj, e->early_s, held ? NULL : &e->debt_s, os_t);
+	if (held)
+		return ng_emu_spin_until(e, t_inj, e->early_s, NULL, os_t, NULL);
+	st = ng_emu_spin_until(e, t_inj, e->early_s, &e->debt_s, os_t, &end);
+	if (st == NG_OK)
+		ng_emu_dev(e, true, t_in, end, os_t - e->early_s);
+	return st;
 }
 
 /* XORs one byte of every corrupt_every-th received message. */
@@ -362,7 +398,7 @@ static ng_status ng_emu_recv_now(struct ng_emu *e, int peer, void *buf, size_t l
 {
 	unsigned char *tail = (unsigned char *)buf + len;
 	unsigned char save[NG_EMU_TRAILER];
-	uint64_t t_inj, start;
+	uint64_t t_inj, start, end;
 	bool waited = false; /* for the delivery */
 	ng_status st;
 
@@ -380,7 +416,9 @@ static ng_status ng_emu_recv_now(struct ng_emu *e, int peer, void *buf, size_t l
 	} else {
 		start = ng_emu_now(e);
 	}
-	st = ng_emu_spin_until(e, start + e->or_t, e->early_r, waited ? NULL : &e->debt_r, e->or_t);
+	st = ng_emu_spin_until(e, start + e->or_t, e->early_r, waited ? NULL : &e->debt_r, e->or_t, &end);
+	if (st == NG_OK && !waited && e->deadline)
+		ng_emu_dev(e, false, t_a, end, e->or_t - e->early_r);
 	if (e->corrupt_every)
 		ng_emu_corrupt(e, buf, len);
 	return st;
@@ -634,6 +672,7 @@ static ng_status ng_emu_path(struct ng_emu *e)
 	e->G_t = e->G2_t = e->drift_t = 0.0;
 	e->corrupt_every = 0;
 	e->early_s = e->early_r = 0;
+	e->cal = true;
 	for (int phase = 0; phase < 2 && st == NG_OK; phase++) {
 		bool sending = (phase == 0) == (rank < peer);
 		/* between calls: the sender as long as a call, the receiver 5x */
@@ -643,7 +682,7 @@ static ng_status ng_emu_path(struct ng_emu *e)
 			uint64_t a, b;
 
 			if (i)
-				ng_emu_spin_until(e, ng_emu_now(e) + pause, 0, NULL, 0);
+				ng_emu_spin_until(e, ng_emu_now(e) + pause, 0, NULL, 0, NULL);
 			a = ng_emu_now(e);
 			st = sending ? ng_send(c, peer, buf, 1) : ng_recv(c, peer, buf, 1);
 			b = ng_emu_now(e);
@@ -657,6 +696,7 @@ static ng_status ng_emu_path(struct ng_emu *e)
 		}
 	}
 	ng_free(c, buf);
+	e->cal = false;
 	e->os_t = os_t;
 	e->or_t = or_t;
 	e->g_t = g_t;
@@ -684,6 +724,26 @@ static ng_status ng_emu_path(struct ng_emu *e)
  * next ones, see ng_emu_spin_until): a figure over emu carries it as
  * "emu_overshoot".
  */
+/* How much longer than at the calibration the run's calls of one kind
+ * spun past their aim, on average (ns; 0 without calls or calibration). */
+static double ng_emu_run_dev(const struct ng_emu *e, int64_t sum, uint64_t n, const int64_t *cal, size_t ncal)
+{
+	int64_t v[NG_EMU_CAL];
+
+	if (!n || !ncal)
+		return 0.0;
+	memcpy(v, cal, ncal * sizeof(*v));
+	for (size_t i = 1; i < ncal; i++) {
+		int64_t tmp = v[i];
+		size_t k = i;
+
+		for (; k > 0 && v[k - 1] > tmp; k--)
+			v[k] = v[k - 1];
+		v[k] = tmp;
+	}
+	return ((double)sum / (double)n - (double)v[ncal / 2]) * e->clk.ns_per_tick;
+}
+
 static json_t *ng_emu_report(struct ng_comm *c)
 {
 	struct ng_emu *e = ng_emu_of(c);
@@ -710,11 +770,16 @@ static json_t *ng_emu_report(struct ng_comm *c)
 		if (late > mx)
 			mx = late;
 	}
-	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:i}", "overshoot_us", late_ns[NG_EMU_CAL / 2] * 1e-3,
-	                 "overshoot_max_us", mx * 1e-3, "early_us",
+	double dev_s = ng_emu_run_dev(e, e->dev_s, e->ndev_s, e->cal_s, e->ncal_s),
+	       dev_r = ng_emu_run_dev(e, e->dev_r, e->ndev_r, e->cal_r, e->ncal_r),
+	       over = fmax(late_ns[NG_EMU_CAL / 2], fmax(fabs(dev_s), fabs(dev_r)));
+
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:i, s:f, s:f}", "overshoot_us", over * 1e-3,
+	                 "overshoot_max_us", fmax(mx, over) * 1e-3, "early_us",
 	                 (double)e->early_t * e->clk.ns_per_tick * 1e-3, "early_send_us",
 	                 (double)e->early_s * e->clk.ns_per_tick * 1e-3, "early_recv_us",
-	                 (double)e->early_r * e->clk.ns_per_tick * 1e-3, "spins", NG_EMU_CAL);
+	                 (double)e->early_r * e->clk.ns_per_tick * 1e-3, "spins", NG_EMU_CAL, "dev_send_us",
+	                 dev_s * 1e-3, "dev_recv_us", dev_r * 1e-3);
 }
 
 static void ng_emu_close(struct ng_comm *c)
