@@ -165,7 +165,8 @@ struct ng_emu {
 	 * signed): at the calibration (each call kept, their median the
 	 * reference) and over the run (summed); report()'s "dev_*" (doc/emu.md). */
 	bool cal;
-	int64_t cal_s[NG_EMU_CAL], cal_r[NG_EMU_CAL];
+	uint64_t cal_s[NG_EMU_CAL], cal_r[NG_EMU_CAL]; /* the calibration's spins, from t_in */
+	uint64_t aim_s, aim_r;                         /* and what they aimed at */
 	size_t ncal_s, ncal_r;
 	int64_t dev_s, dev_r;
 	uint64_t ndev_s, ndev_r;
@@ -252,18 +253,19 @@ static inline ng_status ng_emu_spin_until(const struct ng_emu *e, uint64_t t, ui
  * the run summed. */
 static inline void ng_emu_dev(struct ng_emu *e, bool send, uint64_t t_in, uint64_t end, uint64_t aim)
 {
-	int64_t d = (int64_t)(end - t_in) - (int64_t)aim;
-
 	if (__builtin_expect(e->cal, 0)) {
-		if (send && e->ncal_s < NG_EMU_CAL)
-			e->cal_s[e->ncal_s++] = d;
-		else if (!send && e->ncal_r < NG_EMU_CAL)
-			e->cal_r[e->ncal_r++] = d;
+		if (send && e->ncal_s < NG_EMU_CAL) {
+			e->cal_s[e->ncal_s++] = end - t_in;
+			e->aim_s = aim;
+		} else if (!send && e->ncal_r < NG_EMU_CAL) {
+			e->cal_r[e->ncal_r++] = end - t_in;
+			e->aim_r = aim;
+		}
 	} else if (send) {
-		e->dev_s += d;
+		e->dev_s += (int64_t)(end - t_in) - (int64_t)aim;
 		e->ndev_s++;
 	} else {
-		e->dev_r += d;
+		e->dev_r += (int64_t)(end - t_in) - (int64_t)aim;
 		e->ndev_r++;
 	}
 }
@@ -726,22 +728,16 @@ static ng_status ng_emu_path(struct ng_emu *e)
  */
 /* How much longer than at the calibration the run's calls of one kind
  * spun past their aim, on average (ns; 0 without calls or calibration). */
-static double ng_emu_run_dev(const struct ng_emu *e, int64_t sum, uint64_t n, const int64_t *cal, size_t ncal)
+static double ng_emu_run_dev(const struct ng_emu *e, int64_t sum, uint64_t n, const uint64_t *cal,
+                             size_t ncal, uint64_t aim)
 {
-	int64_t v[NG_EMU_CAL];
+	uint64_t v[NG_EMU_CAL];
 
 	if (!n || !ncal)
 		return 0.0;
 	memcpy(v, cal, ncal * sizeof(*v));
-	for (size_t i = 1; i < ncal; i++) {
-		int64_t tmp = v[i];
-		size_t k = i;
-
-		for (; k > 0 && v[k - 1] > tmp; k--)
-			v[k] = v[k - 1];
-		v[k] = tmp;
-	}
-	return ((double)sum / (double)n - (double)v[ncal / 2]) * e->clk.ns_per_tick;
+	return ((double)sum / (double)n - ((double)ng_emu_median(v, ncal) - (double)aim)) *
+	       e->clk.ns_per_tick;
 }
 
 static json_t *ng_emu_report(struct ng_comm *c)
@@ -770,8 +766,8 @@ static json_t *ng_emu_report(struct ng_comm *c)
 		if (late > mx)
 			mx = late;
 	}
-	double dev_s = ng_emu_run_dev(e, e->dev_s, e->ndev_s, e->cal_s, e->ncal_s),
-	       dev_r = ng_emu_run_dev(e, e->dev_r, e->ndev_r, e->cal_r, e->ncal_r),
+	double dev_s = ng_emu_run_dev(e, e->dev_s, e->ndev_s, e->cal_s, e->ncal_s, e->aim_s),
+	       dev_r = ng_emu_run_dev(e, e->dev_r, e->ndev_r, e->cal_r, e->ncal_r, e->aim_r),
 	       over = fmax(late_ns[NG_EMU_CAL / 2], fmax(fabs(dev_s), fabs(dev_r)));
 
 	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:i, s:f, s:f}", "overshoot_us", over * 1e-3,
