@@ -8,10 +8,13 @@ FAILS=0
 fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
 pass() { echo "ok: $*"; }
 
-# run EXPECTED_STATUS CMD... : runs with a 120 s limit, keeps stdout/stderr in $T/out, $T/err
+. "$(dirname "${BASH_SOURCE[0]}")/../hang_report.sh"
+
+# run EXPECTED_STATUS CMD... : runs with a 120 s limit, keeps stdout/stderr in $T/out, $T/err; a command
+# still running then is reported with what it was doing (tests/hang_report.sh, on stderr) and stopped (124)
 run() {
 	local want=$1; shift
-	timeout -k 5 120 "$@" >"$T/out" 2>"$T/err"
+	run_limited 120 "$1" "$T/out" "$T/err" "$@" >&2
 	local rc=$?
 	if [ "$rc" != "$want" ]; then
 		fail "'$*' exited $rc, expected $want"; sed 's/^/  stderr: /' "$T/err" | tail -5 >&2

@@ -27,46 +27,15 @@ fail() {
 # usecs since START (an $EPOCHREALTIME), without forking
 usecs() { echo $((${EPOCHREALTIME/./} - ${1/./})); }
 
-# hang_report NAME PID: what a command that outlived its time was doing, on stdout: the stacks of PID and
-# of its children (gdb, when there), the device's queue pairs (rdma res: states and sequence numbers tell a
-# stalled transport from a protocol waiting for a message nobody sends), and the sizes its result file
-# holds so far.
-hang_report() {
-    local name=$1 pid=$2 c procs
-    procs="$pid $(pgrep -P "$pid" | tr '\n' ' ')"
-    echo "HANG: $name: still running after ${RUN_LIMIT:-115} s; what it was doing:"
-    for c in $procs; do
-        echo "  -- process $c: $(tr '\0' ' ' </proc/"$c"/cmdline 2>/dev/null | cut -c1-100)"
-        command -v gdb >/dev/null &&
-            timeout 60 gdb -q -batch -p "$c" -ex 'thread apply all bt 12' 2>&1 | grep '^#' | sed 's/^/     /'
-    done
-    command -v rdma >/dev/null && timeout 10 rdma -d res show qp 2>&1 | sed 's/^/  qp| /' | head -n 20
-    c=$W/$name.json
-    [ -s "$c" ] && echo "  result $c: $(grep -o '"complete": [a-z]*' "$c"), $(grep -c '"count":' "$c") row(s)"
-}
+. "$(dirname "${BASH_SOURCE[0]}")/../hang_report.sh"
 
 # run NAME WANT CMD...: runs CMD (RUN_LIMIT seconds at most, default 115: then hang_report and SIGTERM) with stdout/stderr in $W/NAME.out/.err; checks the
 # exit status is WANT ("nz": any non-zero).
 run() {
-    local name=$1 want=$2 rc start=$EPOCHREALTIME us pid i
+    local name=$1 want=$2 rc start=$EPOCHREALTIME us
     shift 2
-    "$@" >"$W/$name.out" 2>"$W/$name.err" &
-    pid=$!
-    for ((i = 0; i < ${RUN_LIMIT:-115} * 10; i++)); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-        hang_report "$name" "$pid"
-        kill -TERM "$pid" 2>/dev/null
-        sleep 5
-        kill -KILL "$pid" 2>/dev/null
-        wait "$pid"
-        rc=124
-    else
-        wait "$pid"
-        rc=$?
-    fi
+    NG_HANG_RESULT=$W/$name.json run_limited "${RUN_LIMIT:-115}" "$name" "$W/$name.out" "$W/$name.err" "$@"
+    rc=$?
     us=$(usecs "$start")
     if [ "$want" = nz ] && [ "$rc" != 0 ] || [ "$rc" = "$want" ]; then
         printf 'ok   %-34s exit %-3s %5d.%d s\n' "$name" "$rc" $((us / 1000000)) $((us % 1000000 / 100000))
