@@ -33,25 +33,31 @@ hang_report() {
 # run_limited LIMIT NAME OUT ERR CMD...: runs CMD with stdout into the file OUT and stderr into ERR, for at
 # most LIMIT seconds; past that, hang_report on stdout (NG_HANG_RESULT names a result file to look into),
 # SIGTERM, and SIGKILL to it and everything below it 5 s later. Returns CMD's status, 124 when it was stopped.
+# The watchdog waits in bash's own `read -t` on a FIFO that the end of CMD writes to: no process is started
+# and nothing wakes up while CMD runs (timing tests run under it).
 run_limited() {
-    local limit=$1 name=$2 out=$3 err=$4 pid i
+    local limit=$1 name=$2 out=$3 err=$4 pid wd rc fifo wfd
     shift 4
+    fifo=$(mktemp -u "${TMPDIR:-/tmp}/ngauge-wd.XXXXXX") && mkfifo "$fifo" || return 1
+    exec {wfd}<>"$fifo"
     "$@" >"$out" 2>"$err" &
     pid=$!
-    for ((i = 0; i < limit * 10; i++)); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    if kill -0 "$pid" 2>/dev/null; then
+    (
+        read -r -t "$limit" _ <&"$wfd" && exit 0
+        kill -0 "$pid" 2>/dev/null || exit 0
+        : >"$fifo.hang"
         RUN_LIMIT=$limit hang_report "$name" "$pid" "${NG_HANG_RESULT:-}"
         kill -TERM "$pid" 2>/dev/null
-        for ((i = 0; i < 50; i++)); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.1
-        done
+        read -r -t 5 _ <&"$wfd" && exit 0
         kill -KILL "$pid" $(ng_descendants "$pid") 2>/dev/null
-        wait "$pid"
-        return 124
-    fi
+    ) &
+    wd=$!
     wait "$pid"
+    rc=$?
+    echo end >&"$wfd"
+    wait "$wd"
+    exec {wfd}>&-
+    [ -e "$fifo.hang" ] && rc=124
+    rm -f "$fifo" "$fifo.hang"
+    return "$rc"
 }
