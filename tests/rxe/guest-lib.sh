@@ -29,8 +29,9 @@ usecs() { echo $((${EPOCHREALTIME/./} - ${1/./})); }
 
 . "$(dirname "${BASH_SOURCE[0]}")/../hang_report.sh"
 
-# run NAME WANT CMD...: runs CMD (RUN_LIMIT seconds at most, default 115: then hang_report and SIGTERM) with stdout/stderr in $W/NAME.out/.err; checks the
-# exit status is WANT ("nz": any non-zero).
+# run NAME WANT CMD...: runs CMD with stdout/stderr in $W/NAME.out/.err, RUN_LIMIT seconds at most (default
+# 115; then what it was doing, tests/hang_report.sh, and SIGTERM); checks the exit status is WANT ("nz": any
+# non-zero).
 run() {
     local name=$1 want=$2 rc start=$EPOCHREALTIME us
     shift 2

@@ -31,12 +31,16 @@ fails=0
 T0=$EPOCHREALTIME
 P='verbs;ofi_rxm'
 
-# step NAME CMD...: runs CMD (600 s at most); its output is shown when it fails.
+. "$src/tests/hang_report.sh"
+
+# step NAME CMD...: runs CMD (600 s at most: then what it was doing, tests/hang_report.sh); its output,
+# stdout then stderr, is shown when it fails.
 step() {
     local name=$1 rc start=$EPOCHREALTIME us
     shift
-    timeout -k 5 600 "$@" >"$W/$name.out" 2>&1
+    run_limited 600 "$name" "$W/$name.out" "$W/$name.err" "$@"
     rc=$?
+    cat "$W/$name.err" >>"$W/$name.out"
     us=$((${EPOCHREALTIME/./} - ${start/./}))
     if [ "$rc" = 0 ]; then
         printf 'ok   %-36s %5d.%d s\n' "$name" $((us / 1000000)) $((us % 1000000 / 100000))
