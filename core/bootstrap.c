@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bootstrap.h"
+#include "allow.h"
 #include "launch.h"
 
 ng_status ng_boot_bcast(struct ng_boot *b, int root, void *buf, size_t len)
@@ -79,4 +80,14 @@ bool ng_launched_by_mpi(void)
 			return true;
 	n = getenv("SLURM_NTASKS");
 	return getenv("SLURM_PROCID") && getenv("SLURM_STEP_ID") && n && atoi(n) > 1;
+}
+
+bool ng_boot_may_connect(const struct ng_boot *b, const char *addr, const char *what)
+{
+	if (!b->peer_addr[0] || strcmp(addr, b->peer_addr) == 0 || ng_allow_match(b->allow, addr))
+		return true;
+	ng_error("%s is at %s, not at the address the client connected from (%s), and no --allow admits "
+	         "it: refused to connect there",
+	         what, addr, b->peer_addr);
+	return false;
 }

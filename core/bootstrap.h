@@ -15,6 +15,7 @@
 #ifndef NG_BOOTSTRAP_H
 #define NG_BOOTSTRAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "status.h"
@@ -53,7 +54,25 @@ struct ng_boot {
 	int size;
 	char host[256]; /* this rank's host name (node membership) */
 	char addr[64];  /* numeric IP address peers can reach this rank at */
+	/*
+	 * Where the peers are not vouched for (the --server's child serving a
+	 * client): the numeric address the client's bootstrap connection came
+	 * from; "" in every other launch.  A module connects to an address a
+	 * peer published only when ng_boot_may_connect() agrees, so that a
+	 * client cannot point the server at a third host or at the server's own
+	 * loopback (doc/security.md).
+	 */
+	char peer_addr[64];
+	/* --allow's networks, which also admit a published address (a client
+	 * with several interfaces); NULL: none.  Borrowed from the server. */
+	const struct ng_allow *allow;
 };
+
+/* Whether this rank may connect to @addr (numeric), which a peer published:
+ * always where b->peer_addr is "", else only to the peer's own address or
+ * one b->allow admits.  On false it has said why in one line naming @what
+ * ("tcp listener of rank 0"). */
+bool ng_boot_may_connect(const struct ng_boot *b, const char *addr, const char *what);
 
 static inline ng_status ng_boot_barrier(struct ng_boot *b)
 {

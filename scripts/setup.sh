@@ -11,7 +11,8 @@ PKGS="meson ninja-build pkg-config gcc libc6-dev python3 libgsl-dev libjansson-d
       mpich libmpich-dev libibverbs-dev librdmacm-dev ibverbs-providers rdma-core ibverbs-utils perftest
       libfabric-dev iproute2 netpipe-tcp netpipe-mpich2 clang-format python3-jsonschema
       qemu-system-x86 linux-image-amd64 busybox-static cpio kmod
-      slurm-wlm slurmctld slurmd slurm-client munge libpmi2-0-dev libpmix-dev openmpi-bin libopenmpi-dev"
+      slurm-wlm slurmctld slurmd slurm-client munge libpmi2-0-dev libpmix-dev openmpi-bin libopenmpi-dev
+      libsodium-dev clang libclang-rt-14-dev gdb"
 # packaging/: building and checking the Debian package (packaging/build-deb.sh).
 PKGS="$PKGS debhelper devscripts lintian"
 missing=""
