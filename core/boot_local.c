@@ -5,7 +5,11 @@
  * Each rank has one AF_UNIX stream socket to the parent.  A collective is a
  * request {u32 len} + len bytes from every rank; the parent answers each rank
  * with {u32 status, u32 len} + the concatenation.  status 0 is success;
- * status 1 + R means rank R was lost before the collective completed.
+ * status 1 + R means rank R was lost before the collective completed.  The
+ * concatenation's length must fit in a u32 below UINT32_MAX (which the
+ * parent sends when the ranks' lengths differ): a rank refuses a larger
+ * exchange before sending it, and the parent drops a rank that announces
+ * more than its share (core/base/peer.h) as if it were lost.
  *
  * The parent is what schedulers, `timeout` and scripts signal: it blocks
  * SIGINT, SIGTERM and SIGHUP before forking, reads them from a signalfd in
@@ -31,18 +35,39 @@
 #include "cancel.h"
 #include "fdio.h"
 #include "launch.h"
+#include "peer.h"
 
 struct boot_local {
 	struct ng_boot base;
 	int fd;
 };
 
+/* The largest concatenation a collective may carry: the reply's length is a
+ * u32, and UINT32_MAX says that the ranks' lengths differ. */
+#define NG_LOCAL_MAX_TOTAL (UINT32_MAX - 1u)
+
+/* @len bytes from each of @np ranks in *@total_p; false when that is more
+ * than one collective carries (or does not fit in a size_t). */
+static bool local_total(size_t len, int np, size_t *total_p)
+{
+	return np > 0 && !__builtin_mul_overflow(len, (size_t)np, total_p) && *total_p <= NG_LOCAL_MAX_TOTAL;
+}
+
 static ng_status local_allgather(struct ng_boot *b, const void *mine, size_t len, void *all)
 {
 	struct boot_local *l = (struct boot_local *)b;
-	uint32_t hdr = (uint32_t)len, reply[2];
+	uint32_t hdr, reply[2];
+	size_t total;
 	int rc;
 
+	/* The same on every rank: all refuse, before anything is sent. */
+	if (!local_total(len, b->size, &total)) {
+		ng_error("bootstrap: an exchange of %zu bytes from each of %d ranks exceeds the local "
+		         "launcher's %u bytes",
+		         len, b->size, NG_LOCAL_MAX_TOTAL);
+		return NG_ERR_USAGE;
+	}
+	hdr = (uint32_t)len;
 	if (ng_fd_write_all(l->fd, &hdr, sizeof(hdr)) || ng_fd_write_all(l->fd, mine, len))
 		goto err_lost;
 	rc = ng_fd_read_all(l->fd, reply, sizeof(reply));
@@ -55,15 +80,20 @@ static ng_status local_allgather(struct ng_boot *b, const void *mine, size_t len
 		 * stopped for it. */
 		if (ng_cancel_requested())
 			return NG_ERR_CANCELLED;
-		ng_error("rank %u was lost (the launcher reports it gone)", reply[0] - 1);
+		if (reply[0] - 1 < (uint32_t)b->size)
+			ng_error("rank %u was lost (the launcher reports it gone)", reply[0] - 1);
+		else
+			ng_error("bootstrap: the launcher reports a rank lost (%u, not one of the %d ranks)",
+			         reply[0] - 1, b->size);
 		return NG_ERR_PEER_LOST;
 	}
-	if (reply[1] != len * (size_t)b->size) {
+	/* Exactly the concatenation asked for: what is read below fits @all. */
+	if (reply[1] != total) {
 		ng_error("bootstrap: ranks disagree on the size of an exchange (%u vs %zu bytes)", reply[1],
-		         len * (size_t)b->size);
+		         total);
 		return NG_ERR_PROTO;
 	}
-	if (ng_fd_read_all(l->fd, all, reply[1]))
+	if (ng_fd_read_all(l->fd, all, total))
 		goto err_lost;
 	return NG_OK;
 err_lost:
@@ -116,20 +146,29 @@ static double mono_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* Reads what is available from child @c; returns -1 on EOF/error. */
-static int hub_read(struct child *c)
+/*
+ * Reads what is available from child @c, rank @r of @np; returns -1 on
+ * EOF/error, and after reporting a contribution longer than a rank's share
+ * of NG_LOCAL_MAX_TOTAL (the caller drops the rank as lost).
+ */
+static int hub_read(struct child *c, int r, int np)
 {
 	if (!c->hdr_done) {
 		ssize_t n = read(c->fd, (char *)&c->want + c->have, sizeof(c->want) - c->have);
+		size_t want;
+
 		if (n <= 0)
 			return (n < 0 && errno == EINTR) ? 0 : -1;
 		c->have += (uint32_t)n;
 		if (c->have < sizeof(c->want))
 			return 0;
+		if (ng_peer_len("bootstrap exchange length", r, c->want, 0, NG_LOCAL_MAX_TOTAL / (uint32_t)np,
+		                &want))
+			return -1;
 		c->hdr_done = 1;
 		c->have = 0;
 		free(c->buf);
-		c->buf = malloc(c->want + 1u);
+		c->buf = malloc(want + 1);
 		if (!c->buf)
 			return -1;
 		if (c->want == 0)
@@ -147,11 +186,16 @@ static int hub_read(struct child *c)
 
 static void hub_reply_all(struct child *ch, int np)
 {
-	size_t len = ch[0].want;
-	size_t total = len * (size_t)np;
-	char *all = malloc(total + 1);
-	uint32_t hdr[2] = {0, (uint32_t)total};
+	size_t len = ch[0].want, total = 0;
+	char *all = NULL;
+	uint32_t hdr[2] = {0, UINT32_MAX};
 
+	/* Every contribution is at most NG_LOCAL_MAX_TOTAL / np (hub_read), so
+	 * the check cannot fail; it keeps the arithmetic checked where it is. */
+	if (local_total(len, np, &total)) {
+		hdr[1] = (uint32_t)total;
+		all = malloc(total + 1);
+	}
 	for (int r = 0; r < np; r++)
 		if (ch[r].want != len)
 			hdr[1] = UINT32_MAX; /* mismatch: ranks report it */
@@ -268,7 +312,7 @@ static _Noreturn void hub_run(struct child *ch, int np, double grace_s, const si
 			for (int r = 0; r < np; r++) {
 				if (ch[r].fd < 0 || !(pfd[r].revents & (POLLIN | POLLHUP | POLLERR)))
 					continue;
-				if (hub_read(&ch[r]) < 0) {
+				if (hub_read(&ch[r], r, np) < 0) {
 					close(ch[r].fd);
 					ch[r].fd = -1;
 					if (hub_open && !ch[r].exited) {

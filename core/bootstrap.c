@@ -3,17 +3,41 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bootstrap.h"
 #include "allow.h"
+#include "bootstrap.h"
 #include "launch.h"
+
+/* Bytes of @n items of @size bytes from each of @b's ranks (+ 1, so that
+ * malloc never sees 0) in *@bytes_p; false when that does not fit in a
+ * size_t, reported. */
+static bool ng_boot_bytes(const struct ng_boot *b, size_t n, size_t size, const char *what, size_t *bytes_p)
+{
+	size_t per;
+
+	if (b->size > 0 && !__builtin_mul_overflow(n, size, &per) &&
+	    !__builtin_mul_overflow(per, (size_t)b->size, bytes_p) &&
+	    !__builtin_add_overflow(*bytes_p, 1, bytes_p))
+		return true;
+	ng_error("bootstrap: a %s of %zu x %zu bytes over %d ranks does not fit in memory", what, n, size,
+	         b->size);
+	return false;
+}
 
 ng_status ng_boot_bcast(struct ng_boot *b, int root, void *buf, size_t len)
 {
-	unsigned char *all = malloc(len * (size_t)b->size + 1);
+	unsigned char *all;
 	ng_status st;
+	size_t bytes;
 
+	if (root < 0 || root >= b->size) {
+		ng_error("bootstrap: broadcast from rank %d of %d", root, b->size);
+		return NG_ERR_INTERNAL;
+	}
+	if (!ng_boot_bytes(b, len, 1, "broadcast", &bytes))
+		return NG_ERR_NOMEM;
+	all = malloc(bytes);
 	if (!all) {
-		ng_error("out of memory for a bootstrap exchange of %zu bytes", len * (size_t)b->size);
+		ng_error("out of memory for a bootstrap exchange of %zu bytes", bytes - 1);
 		return NG_ERR_NOMEM;
 	}
 	st = ng_boot_allgather(b, buf, len, all);
@@ -25,9 +49,13 @@ ng_status ng_boot_bcast(struct ng_boot *b, int root, void *buf, size_t len)
 
 static ng_status reduce(struct ng_boot *b, double *vals, size_t n, int max)
 {
-	double *all = malloc(n * (size_t)b->size * sizeof(*all) + 1);
+	double *all;
 	ng_status st;
+	size_t bytes;
 
+	if (!ng_boot_bytes(b, n, sizeof(*all), "reduction", &bytes))
+		return NG_ERR_NOMEM;
+	all = malloc(bytes);
 	if (!all) {
 		ng_error("out of memory for a bootstrap reduction of %zu values", n);
 		return NG_ERR_NOMEM;

@@ -7,8 +7,10 @@
 #include "clocksync.h"
 
 #include "analysis/clockfit.h"
+#include "peer.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -96,6 +98,29 @@ static ng_status ng_sync_phase(struct ng_comm *c, struct ng_boot *b, const struc
 			ng_sync_sleep_us(gap_us);
 	}
 	return st;
+}
+
+/*
+ * The gathered models index each other (a rank's parent) and go into the
+ * result as integers (the points kept): a rank whose parent is not its
+ * parent in the tree, or whose count of points is not one, is dropped
+ * (core/base/peer.h) before anything uses them.
+ */
+static ng_status ng_sync_gathered(const struct ng_clock *clk)
+{
+	for (int i = 1; i < clk->size; i++) {
+		const struct ng_clock_rank *e = &clk->ranks[i];
+
+		if (e->parent != ng_sync_parent(i))
+			return ng_peer_bad("clock model", i, "its parent is not its parent in the tree");
+		if (!(e->points_used >= 0 && e->points_used <= NG_SYNC_POINTS)) {
+			char why[64];
+
+			snprintf(why, sizeof(why), "its count of fit points is not 0 .. %d", NG_SYNC_POINTS);
+			return ng_peer_bad("clock model", i, why);
+		}
+	}
+	return NG_OK;
 }
 
 /*
@@ -235,6 +260,8 @@ ng_status ng_clock_sync(struct ng_clock *clk, enum ng_sync_mode mode, struct ng_
 	if (st == NG_OK)
 		st = ng_boot_allgather(b, &me, sizeof(me), clk->ranks);
 	if (st == NG_OK)
+		st = ng_sync_gathered(clk);
+	if (st == NG_OK)
 		ng_sync_compose(clk);
 	clk->sync_s = ng_timer_us(t, ng_timer_now(t) - start) * 1e-6;
 	if (st == NG_OK)
@@ -281,6 +308,12 @@ ng_status ng_clock_check(struct ng_clock *clk, struct ng_comm *c, struct ng_boot
 	}
 	if (st == NG_OK)
 		st = ng_boot_allgather(b, &me, sizeof(me), clk->ranks);
+	if (st == NG_OK) {
+		st = ng_sync_gathered(clk);
+		/* the model now holds what the rank sent: not to be used */
+		if (st != NG_OK)
+			clk->fitted = false;
+	}
 	/* the offset measured against rank 0 is the sum of those along the path,
 	 * so are the errors and the bounds */
 	for (int i = 1; st == NG_OK && i < clk->size; i++) {

@@ -17,10 +17,18 @@
  *      answers with its own hello, which the connecting side checks in turn.
  *      The listener is non-blocking and served with poll(): a connection with
  *      a wrong magic, version, token or rank, or one that has not sent its
- *      hello within 2 s, is closed with one warning and accepting goes on, so
- *      stray connections and random bytes cannot disturb the run.  The whole
+ *      hello within 2 s, is closed with one warning (the first 16 by name,
+ *      then counted) and accepting goes on, so stray connections and random
+ *      bytes cannot disturb the run.  Unidentified connections have 16 slots
+ *      beyond the expected ranks'; the listener is served even when all are
+ *      taken, and a newcomer then takes the oldest one's slot (closing it),
+ *      so that strays cannot keep a rank waiting in the backlog.  The whole
  *      setup is bounded by env->timeout_s (60 s when that is 0).  The
  *      listener is closed once every peer is connected.
+ *      Before connecting anywhere, a rank checks every address it is to
+ *      connect to with ng_boot_may_connect() (under --server: the client's
+ *      own, or one --allow admits) and fails the open with NG_ERR_PROTO when
+ *      one is refused: no connection is attempted.
  *
  * Data path: one blocking socket per peer with TCP_NODELAY and SO_KEEPALIVE
  * (--tcp-sndbuf / --tcp-rcvbuf set SO_SNDBUF / SO_RCVBUF when given).  No

@@ -30,16 +30,17 @@
 #include "options.h"
 #include "status.h"
 
-#define NG_TCP_MAGIC      "NGAUGTCP" /* 8 bytes on the wire, no NUL */
-#define NG_TCP_VERSION    1u
-#define NG_TCP_HELLO_LEN  24u  /* magic 8, version 4, rank 4, token 8 */
-#define NG_TCP_HELLO_MS   2000 /* an accepted connection must identify itself within this */
-#define NG_TCP_SETUP_S    60.0 /* setup deadline when env->timeout_s is 0 */
-#define NG_TCP_STRAYS     16   /* unidentified connections served at once beyond the expected ones */
-#define NG_TCP_KEEPIDLE_S 10   /* keep-alive: first probe after 10 s idle, */
-#define NG_TCP_KEEPINTV_S 5    /* then every 5 s, */
-#define NG_TCP_KEEPCNT    3    /* lost after 3 unanswered probes */
-#define NG_TCP_POLL_SPIN  1    /* the word index of --tcp-poll spin */
+#define NG_TCP_MAGIC     "NGAUGTCP" /* 8 bytes on the wire, no NUL */
+#define NG_TCP_VERSION   1u
+#define NG_TCP_HELLO_LEN 24u  /* magic 8, version 4, rank 4, token 8 */
+#define NG_TCP_HELLO_MS  2000 /* an accepted connection must identify itself within this */
+#define NG_TCP_SETUP_S   60.0 /* setup deadline when env->timeout_s is 0 */
+#define NG_TCP_STRAYS    16   /* unidentified connections served at once beyond the expected ones, */
+                              /* and strays warned about by name (then counted) */
+#define NG_TCP_KEEPIDLE_S 10  /* keep-alive: first probe after 10 s idle, */
+#define NG_TCP_KEEPINTV_S 5   /* then every 5 s, */
+#define NG_TCP_KEEPCNT    3   /* lost after 3 unanswered probes */
+#define NG_TCP_POLL_SPIN  1   /* the word index of --tcp-poll spin */
 
 /* What open() needs from the options. */
 struct ng_tcp_conf {
@@ -63,6 +64,7 @@ struct ng_tcp_cand {
 	int fd; /* -1: free slot */
 	size_t got;
 	int64_t deadline_ms;
+	uint64_t serial; /* order of acceptance: the oldest makes room first */
 	unsigned char hello[NG_TCP_HELLO_LEN];
 	char from[INET_ADDRSTRLEN + 8];
 };
@@ -405,9 +407,19 @@ err_close_socket:
 	return st;
 }
 
-static void ng_tcp_cand_drop(struct ng_tcp_cand *k, const char *why)
+/* The connections that connect while a rank accepts its peers'. */
+struct ng_tcp_accepting {
+	struct ng_tcp_cand *cand; /* [ncand] */
+	size_t ncand;
+	size_t nconn;    /* peers identified so far */
+	uint64_t serial; /* connections accepted so far */
+	size_t dropped;  /* strays closed so far; the first NG_TCP_STRAYS are named */
+};
+
+static void ng_tcp_cand_drop(struct ng_tcp_accepting *ac, struct ng_tcp_cand *k, const char *why)
 {
-	ng_warn("tcp: ignoring connection from %s: %s", k->from, why);
+	if (ac->dropped++ < NG_TCP_STRAYS)
+		ng_warn("tcp: ignoring connection from %s: %s", k->from, why);
 	close(k->fd);
 	k->fd = -1;
 }
@@ -416,7 +428,8 @@ static void ng_tcp_cand_drop(struct ng_tcp_cand *k, const char *why)
  * Reads from an unidentified connection.  Returns NG_OK (dropped it, or
  * waiting for more, or installed it as a peer) or a fatal error.
  */
-static ng_status ng_tcp_cand_read(struct ng_tcp *t, struct ng_tcp_cand *k, uint64_t token, size_t *nconn_p)
+static ng_status ng_tcp_cand_read(struct ng_tcp *t, struct ng_tcp_accepting *ac, struct ng_tcp_cand *k,
+                                  uint64_t token)
 {
 	const char *why;
 	uint32_t rank;
@@ -427,28 +440,29 @@ static ng_status ng_tcp_cand_read(struct ng_tcp *t, struct ng_tcp_cand *k, uint6
 	if (n < 0) {
 		if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
 			return NG_OK;
-		ng_tcp_cand_drop(k, strerror(errno));
+		ng_tcp_cand_drop(ac, k, strerror(errno));
 		return NG_OK;
 	}
 	if (n == 0) {
-		ng_tcp_cand_drop(k, "closed before the handshake");
+		ng_tcp_cand_drop(ac, k, "closed before the handshake");
 		return NG_OK;
 	}
 	k->got += (size_t)n;
 	if (memcmp(k->hello, NG_TCP_MAGIC, k->got < 8 ? k->got : 8)) {
-		ng_tcp_cand_drop(k, "not an ngauge tcp connection");
+		ng_tcp_cand_drop(ac, k, "not an ngauge tcp connection");
 		return NG_OK;
 	}
 	if (k->got < sizeof(k->hello))
 		return NG_OK;
 
+	/* The rank indexes t->peers: a higher rank of this run, not yet here. */
 	why = ng_tcp_hello_check(k->hello, token, &rank);
 	if (!why && (rank <= (uint32_t)t->base.rank || rank >= (uint32_t)t->base.size))
 		why = "unexpected rank";
 	if (!why && t->peers[rank].fd >= 0)
 		why = "rank already connected";
 	if (why) {
-		ng_tcp_cand_drop(k, why);
+		ng_tcp_cand_drop(ac, k, why);
 		return NG_OK;
 	}
 	ng_tcp_hello_pack(k->hello, t->base.rank, token);
@@ -462,7 +476,74 @@ static ng_status ng_tcp_cand_read(struct ng_tcp *t, struct ng_tcp_cand *k, uint6
 	if (st)
 		return st;
 	k->fd = -1; /* owned by the peer now */
-	(*nconn_p)++;
+	ac->nconn++;
+	return NG_OK;
+}
+
+/*
+ * The slot for the next connection: a free one, else that of the oldest
+ * connection accepted before @pass (this pass's own connections have not
+ * been polled yet), which is then closed once a connection takes its place.
+ * NULL when every slot holds a connection of this pass.
+ */
+static struct ng_tcp_cand *ng_tcp_cand_slot(struct ng_tcp_accepting *ac, uint64_t pass)
+{
+	struct ng_tcp_cand *old = NULL;
+
+	for (size_t i = 0; i < ac->ncand; i++) {
+		struct ng_tcp_cand *k = &ac->cand[i];
+
+		if (k->fd < 0)
+			return k;
+		if (k->serial < pass && (!old || k->serial < old->serial))
+			old = k;
+	}
+	return old;
+}
+
+/*
+ * Accepts what waits on @lfd, reading each connection's hello at once (a
+ * rank sends it with its connection).  A stray cannot hold a slot that a
+ * rank needs: when all are taken, the oldest unidentified connection makes
+ * room (it had a poll to identify itself), so strays that connect early and
+ * stay silent, or connect faster than the deadline drops them, delay a rank
+ * by a pass at most instead of leaving it in the backlog.
+ */
+static ng_status ng_tcp_accept_pass(struct ng_tcp *t, struct ng_tcp_accepting *ac, int lfd, uint64_t token,
+                                    size_t nexp)
+{
+	uint64_t pass = ac->serial;
+	ng_status st;
+
+	while (ac->nconn < nexp) {
+		struct ng_tcp_cand *k = ng_tcp_cand_slot(ac, pass);
+		struct sockaddr_in sin;
+		socklen_t slen = sizeof(sin);
+		int fd;
+
+		if (!k)
+			break; /* the rest waits for the next pass */
+		fd = accept4(lfd, (struct sockaddr *)&sin, &slen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+				break;
+			if (errno == ECONNABORTED || errno == EPROTO || errno == ENETDOWN ||
+			    errno == EHOSTUNREACH || errno == ENETUNREACH || errno == ENONET)
+				continue;
+			ng_error("tcp: accept: %s", strerror(errno));
+			return NG_ERR_SYS;
+		}
+		if (k->fd >= 0)
+			ng_tcp_cand_drop(ac, k, "no handshake before newer connections needed its slot");
+		k->fd = fd;
+		k->got = 0;
+		k->serial = ac->serial++;
+		k->deadline_ms = ng_tcp_now_ms() + NG_TCP_HELLO_MS;
+		ng_tcp_sockname(&sin, k->from, sizeof(k->from));
+		st = ng_tcp_cand_read(t, ac, k, token);
+		if (st)
+			return st;
+	}
 	return NG_OK;
 }
 
@@ -484,9 +565,8 @@ static void __attribute__((cold)) ng_tcp_accept_timeout(const struct ng_tcp *t)
  * that connects is dropped. */
 static ng_status ng_tcp_accept_all(struct ng_tcp *t, int lfd, uint64_t token, int64_t deadline_ms)
 {
-	size_t nexp = (size_t)(t->base.size - 1 - t->base.rank), nconn = 0;
-	size_t ncand = nexp + NG_TCP_STRAYS, i, nfree, npfd;
-	struct ng_tcp_cand *cand;
+	size_t nexp = (size_t)(t->base.size - 1 - t->base.rank), i, npfd;
+	struct ng_tcp_accepting ac = {.ncand = nexp + NG_TCP_STRAYS};
 	struct pollfd *pfd;
 	ng_status st = NG_OK;
 	int64_t now, next;
@@ -494,38 +574,36 @@ static ng_status ng_tcp_accept_all(struct ng_tcp *t, int lfd, uint64_t token, in
 
 	if (!nexp)
 		return NG_OK;
-	cand = calloc(ncand, sizeof(*cand));
-	pfd = calloc(ncand + 1, sizeof(*pfd));
-	if (!cand || !pfd) {
+	ac.cand = calloc(ac.ncand, sizeof(*ac.cand));
+	pfd = calloc(ac.ncand + 1, sizeof(*pfd));
+	if (!ac.cand || !pfd) {
 		ng_error("tcp: out of memory");
 		st = NG_ERR_NOMEM;
 		goto out_free;
 	}
-	for (i = 0; i < ncand; i++)
-		cand[i].fd = -1;
+	for (i = 0; i < ac.ncand; i++)
+		ac.cand[i].fd = -1;
 
-	while (nconn < nexp) {
+	while (ac.nconn < nexp) {
 		now = ng_tcp_now_ms();
 		next = deadline_ms;
-		nfree = 0;
-		for (i = 0; i < ncand; i++) {
-			if (cand[i].fd >= 0 && cand[i].deadline_ms <= now)
-				ng_tcp_cand_drop(&cand[i], "no handshake within 2 s");
-			if (cand[i].fd < 0)
-				nfree++;
-			else if (cand[i].deadline_ms < next)
-				next = cand[i].deadline_ms;
+		for (i = 0; i < ac.ncand; i++) {
+			if (ac.cand[i].fd >= 0 && ac.cand[i].deadline_ms <= now)
+				ng_tcp_cand_drop(&ac, &ac.cand[i], "no handshake within 2 s");
+			if (ac.cand[i].fd >= 0 && ac.cand[i].deadline_ms < next)
+				next = ac.cand[i].deadline_ms;
 		}
 		if (now >= deadline_ms) {
 			ng_tcp_accept_timeout(t);
 			st = NG_ERR_TIMEOUT;
 			goto out_close;
 		}
-		/* With every slot taken, new connections wait in the backlog. */
+		/* The listener is always served: a new connection takes a free
+		 * slot or the oldest stray's (ng_tcp_accept_pass). */
 		npfd = 0;
-		pfd[npfd++] = (struct pollfd){.fd = nfree ? lfd : -1, .events = POLLIN};
-		for (i = 0; i < ncand; i++)
-			pfd[npfd++] = (struct pollfd){.fd = cand[i].fd, .events = POLLIN};
+		pfd[npfd++] = (struct pollfd){.fd = lfd, .events = POLLIN};
+		for (i = 0; i < ac.ncand; i++)
+			pfd[npfd++] = (struct pollfd){.fd = ac.cand[i].fd, .events = POLLIN};
 		rc = poll(pfd, npfd, ng_tcp_ms_left(next));
 		if (rc < 0) {
 			if (errno != EINTR) {
@@ -539,48 +617,32 @@ static ng_status ng_tcp_accept_all(struct ng_tcp *t, int lfd, uint64_t token, in
 			}
 			continue;
 		}
-		for (i = 0; i < ncand && nconn < nexp; i++) {
-			if (cand[i].fd < 0 || !pfd[i + 1].revents)
+		/* Hellos that arrived first, then the newcomers. */
+		for (i = 0; i < ac.ncand && ac.nconn < nexp; i++) {
+			if (ac.cand[i].fd < 0 || !pfd[i + 1].revents)
 				continue;
-			st = ng_tcp_cand_read(t, &cand[i], token, &nconn);
+			st = ng_tcp_cand_read(t, &ac, &ac.cand[i], token);
 			if (st)
 				goto out_close;
 		}
-		if (!pfd[0].revents)
-			continue;
-		for (i = 0; i < ncand; i++) {
-			struct sockaddr_in sin;
-			socklen_t slen = sizeof(sin);
-			int fd;
-
-			if (cand[i].fd >= 0)
-				continue;
-			fd = accept4(lfd, (struct sockaddr *)&sin, &slen, SOCK_NONBLOCK | SOCK_CLOEXEC);
-			if (fd < 0) {
-				if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-					break;
-				if (errno == ECONNABORTED || errno == EPROTO || errno == ENETDOWN ||
-				    errno == EHOSTUNREACH || errno == ENETUNREACH || errno == ENONET)
-					continue;
-				ng_error("tcp: accept: %s", strerror(errno));
-				st = NG_ERR_SYS;
+		if (pfd[0].revents && ac.nconn < nexp) {
+			st = ng_tcp_accept_pass(t, &ac, lfd, token, nexp);
+			if (st)
 				goto out_close;
-			}
-			cand[i].fd = fd;
-			cand[i].got = 0;
-			cand[i].deadline_ms = ng_tcp_now_ms() + NG_TCP_HELLO_MS;
-			ng_tcp_sockname(&sin, cand[i].from, sizeof(cand[i].from));
 		}
 	}
 
 out_close:
-	for (i = 0; i < ncand; i++) {
-		if (cand[i].fd >= 0)
-			close(cand[i].fd);
+	for (i = 0; i < ac.ncand; i++) {
+		if (ac.cand[i].fd >= 0)
+			close(ac.cand[i].fd);
 	}
+	if (ac.dropped > NG_TCP_STRAYS)
+		ng_warn("tcp: ignored %zu more connections that were not ranks of this run",
+		        ac.dropped - NG_TCP_STRAYS);
 out_free:
 	free(pfd);
-	free(cand);
+	free(ac.cand);
 	return st;
 }
 
@@ -706,6 +768,21 @@ ng_status ng_tcp_open(const struct ng_module *m, const struct ng_module_env *env
 		}
 	}
 
+	/* Every address this rank will connect to is one it may connect to
+	 * before any connection is made (bootstrap.h: under --server, the
+	 * client's own). */
+	for (i = 0; i < (size_t)b->rank; i++) {
+		struct in_addr in = {.s_addr = addrs[i].ip};
+		char ip[INET_ADDRSTRLEN], what[48];
+
+		if (!inet_ntop(AF_INET, &in, ip, sizeof(ip)))
+			snprintf(ip, sizeof(ip), "?");
+		snprintf(what, sizeof(what), "the tcp listener of rank %zu", i);
+		if (!ng_boot_may_connect(b, ip, what)) {
+			st = NG_ERR_PROTO;
+			goto err_close_listener;
+		}
+	}
 	deadline_ms = ng_tcp_now_ms() + (int64_t)(setup_s * 1e3);
 	for (i = 0; i < (size_t)b->rank; i++) {
 		st = ng_tcp_connect(t, &cf, (int)i, &addrs[i], token, deadline_ms);

@@ -2,10 +2,11 @@
 /*
  * Unit test of the "tcp" module without the driver.
  *
- * Built from this file and the tcp module's sources (modules/tcp.c,
- * modules/tcp_setup.c) only, not libngauge: it provides the few core
- * functions the module calls (ng_error, ng_warn, ng_args_*,
- * ng_boot_bcast) and a fake bootstrap.  Each scenario forks its ranks; the
+ * Built from this file, the tcp module's sources (modules/tcp.c,
+ * modules/tcp_setup.c) and the core's bootstrap helpers (core/bootstrap.c
+ * for ng_boot_bcast and ng_boot_may_connect, core/allow.c) only, not
+ * libngauge: it provides the few core functions they call (ng_error,
+ * ng_warn, ng_args_*) and a fake bootstrap.  Each scenario forks its ranks; the
  * test process itself is their hub: every rank has a socketpair to it, and an
  * allgather is "send my bytes, get everyone's".  The hub can act between the
  * parts of a collective, which the stray-connection scenario uses to connect
@@ -23,9 +24,26 @@
  *   n1           ranks 1 and 2 each isend 16 x 256 KiB to rank 0, which
  *                waits on rank 2's receives first (wait must progress rank 1)
  *   mesh         4 ranks, every pair exchanges both ways
- *   stray        garbage, a silent connection, a wrong token and a half hello
+ *   stray        garbage, a silent connection, a wrong token, a half hello
+ *                and hellos with the run's token but a rank that is not a
+ *                higher rank of the run (its own, the size, 2^31, 2^32 - 1)
  *                at each listener during connection setup: setup succeeds
  *                without waiting for the stray's deadline, strays are closed
+ *   flood        48 silent connections at each listener before the ranks
+ *                connect (more than the 16 + expected slots): setup still
+ *                takes less than the strays' 2 s deadline, strays are closed
+ *   refused      rank 1's bootstrap peer is 127.0.0.2 (as in a --server's
+ *                child) and rank 0's published listener is the hub's, at
+ *                127.0.0.1: rank 1's open fails with NG_ERR_PROTO, its error
+ *                names "the tcp listener of rank 0", and the hub's listener
+ *                has no connection waiting
+ *   redirected   the same listener and no peer address (every other launch):
+ *                rank 1 connects and the hub's listener answers its hello
+ *                (checked: rank 1, the run's token) with a hostile one: a
+ *                rank of 2^32 - 1 with the right token, then 200 random
+ *                bytes: NG_ERR_PROTO, an error naming the rank, no crash
+ *   allowed      peer address 127.0.0.1 (the listener's own), then
+ *                127.0.0.2 with --allow 127.0.0.0/8: the mesh connects
  *   death        a peer killed (SIGKILL) during a blocking recv, a wait, and
  *                a stream of sends: NG_ERR_PEER_LOST each time
  *   timeout      a silent peer with timeout_s = 0.3: NG_ERR_TIMEOUT from a
@@ -56,6 +74,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "allow.h"
 #include "bootstrap.h"
 #include "module.h"
 #include "options.h"
@@ -83,29 +102,31 @@ const char *ng_status_name(ng_status s)
 	return (unsigned)s < NG_STATUS_COUNT ? status_names[s] : "?";
 }
 
-static void vlog(const char *kind, const char *fmt, va_list ap)
+static void vlog(const char *kind, const char *fmt, va_list ap, char *line, size_t len)
 {
-	char line[512];
-
-	vsnprintf(line, sizeof(line), fmt, ap);
+	vsnprintf(line, len, fmt, ap);
 	fprintf(stderr, "test_tcp_unit[%d]: %s%s\n", (int)getpid(), kind, line);
 }
+
+/* This process's last error line, for the scenarios that check what was said. */
+static char last_error[512];
 
 void ng_error(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vlog("error: ", fmt, ap);
+	vlog("error: ", fmt, ap, last_error, sizeof(last_error));
 	va_end(ap);
 }
 
 void ng_warn(const char *fmt, ...)
 {
+	char line[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vlog("warning: ", fmt, ap);
+	vlog("warning: ", fmt, ap, line, sizeof(line));
 	va_end(ap);
 }
 
@@ -218,24 +239,20 @@ static const struct ng_boot_ops fake_ops = {
     .fini = fake_fini,
 };
 
-ng_status ng_boot_bcast(struct ng_boot *b, int root, void *buf, size_t len)
-{
-	unsigned char all[MAXRANKS * 64];
-	ng_status st;
-
-	if (len > 64)
-		return NG_ERR_INTERNAL;
-	st = ng_boot_allgather(b, buf, len, all);
-	if (!st)
-		memcpy(buf, all + (size_t)root * len, len);
-	return st;
-}
-
 /* ---- scenario plumbing ------------------------------------------------- */
 
+/* What the hub keeps between the collectives of a scenario. */
+struct hub_ctx {
+	int fds[256]; /* stray connections */
+	int n;
+	uint64_t token; /* the run's, from collective 0 */
+	int lfd;        /* the hub's own listener, -1 for none */
+	pid_t helper;   /* the process that serves it, -1 for none */
+};
+
 /* Called by the hub with every collective's gathered bytes before it
- * releases them; @idx counts collectives from 0. */
-typedef void (*hub_hook)(void *ctx, int idx, size_t len, const unsigned char *all, int size);
+ * releases them (it may change them); @idx counts collectives from 0. */
+typedef void (*hub_hook)(struct hub_ctx *h, int idx, size_t len, unsigned char *all, int size);
 
 struct scenario {
 	const char *name;
@@ -243,6 +260,8 @@ struct scenario {
 	int (*rank_main)(struct ng_boot *b);
 	hub_hook hook;
 	int killed_rank; /* rank expected to die of SIGKILL, -1 for none */
+	/* Checks of the hub once the ranks are gone: 0 when good. */
+	int (*hub_check)(struct hub_ctx *h);
 };
 
 static volatile sig_atomic_t cancel_flag;
@@ -595,11 +614,6 @@ static int t_mesh(struct ng_boot *b)
 
 /* Stray connections: the hub connects to every listener as soon as the
  * addresses are gathered (collective 1: 0 is the token broadcast). */
-struct stray_ctx {
-	int fds[64];
-	int n;
-};
-
 static int stray_connect(const unsigned char *rec)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET};
@@ -614,37 +628,83 @@ static int stray_connect(const unsigned char *rec)
 	return fd;
 }
 
-static void stray_hook(void *ctx, int idx, size_t len, const unsigned char *all, int size)
+static void put32(unsigned char *p, uint32_t v)
 {
-	struct stray_ctx *s = ctx;
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (24 - 8 * i));
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* A hello as the module sends it (modules/tcp.h): magic, version 1, rank, token. */
+static void hello_pack(unsigned char *h, uint32_t rank, uint64_t token)
+{
+	memcpy(h, "NGAUGTCP", 8);
+	put32(h + 8, 1);
+	put32(h + 12, rank);
+	put32(h + 16, (uint32_t)(token >> 32));
+	put32(h + 20, (uint32_t)token);
+}
+
+/* The run's token: rank 0's part of the broadcast (collective 0). */
+static void keep_token(struct hub_ctx *h, int idx, size_t len, const unsigned char *all)
+{
+	if (idx == 0 && len == sizeof(h->token))
+		memcpy(&h->token, all, sizeof(h->token));
+}
+
+static void stray_hook(struct hub_ctx *h, int idx, size_t len, unsigned char *all, int size)
+{
 	unsigned char junk[200], hello[24];
 
+	keep_token(h, idx, len, all);
 	if (idx != 1 || len != 8)
 		return;
 	for (int r = 0; r < size; r++) {
 		const unsigned char *rec = all + (size_t)r * len;
+		/* the run's token, and a rank that no connection to rank r may claim */
+		const uint32_t bad_ranks[] = {(uint32_t)r, (uint32_t)size, 0x80000000u, 0xffffffffu};
 		int fd;
 
 		/* random bytes */
 		fill(junk, sizeof(junk), (uint64_t)r);
 		fd = stray_connect(rec);
 		(void)!write(fd, junk, sizeof(junk));
-		s->fds[s->n++] = fd;
+		h->fds[h->n++] = fd;
 		/* silent */
-		s->fds[s->n++] = stray_connect(rec);
+		h->fds[h->n++] = stray_connect(rec);
 		/* magic and version right, token wrong, claiming a valid rank */
-		memcpy(hello, "NGAUGTCP", 8);
-		memset(hello + 8, 0, 16);
-		hello[11] = 1;
-		hello[15] = (unsigned char)(size - 1);
+		hello_pack(hello, (uint32_t)(size - 1), 0);
 		fd = stray_connect(rec);
 		(void)!write(fd, hello, sizeof(hello));
-		s->fds[s->n++] = fd;
+		h->fds[h->n++] = fd;
 		/* half a hello, then nothing */
 		fd = stray_connect(rec);
 		(void)!write(fd, hello, 10);
-		s->fds[s->n++] = fd;
+		h->fds[h->n++] = fd;
+		for (size_t k = 0; k < sizeof(bad_ranks) / sizeof(bad_ranks[0]); k++) {
+			hello_pack(hello, bad_ranks[k], h->token);
+			fd = stray_connect(rec);
+			(void)!write(fd, hello, sizeof(hello));
+			h->fds[h->n++] = fd;
+		}
 	}
+}
+
+/* More silent connections than a listener has slots (16 + the expected
+ * ranks), all in its backlog before any rank connects. */
+#define FLOOD_N 48
+
+static void flood_hook(struct hub_ctx *h, int idx, size_t len, unsigned char *all, int size)
+{
+	if (idx != 1 || len != 8)
+		return;
+	for (int r = 0; r < size; r++)
+		for (int k = 0; k < FLOOD_N; k++)
+			h->fds[h->n++] = stray_connect(all + (size_t)r * len);
 }
 
 static int t_stray(struct ng_boot *b)
@@ -673,25 +733,233 @@ static int t_stray(struct ng_boot *b)
 	return 0;
 }
 
-/* The hub-side check of the stray scenario: every stray was closed. */
-static int stray_closed(struct stray_ctx *s)
+/* The hub-side check of the stray scenarios: every stray was closed. */
+static int stray_closed(struct hub_ctx *h)
 {
 	int bad = 0;
 
-	for (int i = 0; i < s->n; i++) {
-		struct pollfd pfd = {.fd = s->fds[i], .events = POLLIN};
+	for (int i = 0; i < h->n; i++) {
+		struct pollfd pfd = {.fd = h->fds[i], .events = POLLIN};
 		char x[256];
 		ssize_t n = 1;
 
 		while (n > 0 && poll(&pfd, 1, 3000) == 1)
-			n = read(s->fds[i], x, sizeof(x));
+			n = read(h->fds[i], x, sizeof(x));
 		if (n > 0) {
 			fprintf(stderr, "test_tcp_unit: stray connection %d not closed\n", i);
 			bad = 1;
 		}
-		close(s->fds[i]);
+		close(h->fds[i]);
 	}
 	return bad;
+}
+
+/* ---- where a rank connects to (ng_boot_may_connect) --------------------- */
+
+/* A listener of the hub's on 127.0.0.1, an ephemeral port. */
+static int hub_listen(struct sockaddr_in *sin_p)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t slen = sizeof(sin);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sin, sizeof(sin)) || listen(fd, 16) ||
+	    getsockname(fd, (struct sockaddr *)&sin, &slen)) {
+		perror("test_tcp_unit: hub listener");
+		exit(1);
+	}
+	*sin_p = sin;
+	return fd;
+}
+
+/* Rank 0's published listener replaced with the hub's (collective 1). */
+static void redirect(struct hub_ctx *h, int idx, size_t len, unsigned char *all)
+{
+	struct sockaddr_in sin;
+
+	keep_token(h, idx, len, all);
+	if (idx != 1 || len != 8)
+		return;
+	h->lfd = hub_listen(&sin);
+	memcpy(all, &sin.sin_addr.s_addr, 4);
+	memcpy(all + 4, &sin.sin_port, 2);
+}
+
+static void refused_hook(struct hub_ctx *h, int idx, size_t len, unsigned char *all, int size)
+{
+	(void)size;
+	redirect(h, idx, len, all);
+}
+
+/* Rank 1 was refused before connecting: nothing waits at the hub's listener. */
+static int refused_check(struct hub_ctx *h)
+{
+	struct pollfd pfd = {.fd = h->lfd, .events = POLLIN};
+	int n;
+
+	if (h->lfd < 0) {
+		fprintf(stderr, "test_tcp_unit: the hub never published its listener\n");
+		return 1;
+	}
+	n = poll(&pfd, 1, 200);
+	close(h->lfd);
+	if (n != 0) {
+		fprintf(stderr, "test_tcp_unit: a connection reached the refused listener\n");
+		return 1;
+	}
+	return 0;
+}
+
+static int t_refused(struct ng_boot *b)
+{
+	struct ng_comm *c = NULL;
+
+	if (b->rank == 1) {
+		/* As in a --server's child whose client connected from 127.0.0.2. */
+		snprintf(b->peer_addr, sizeof(b->peer_addr), "127.0.0.2");
+		last_error[0] = '\0';
+		CHECK_ST(open_tcp(b, &default_args, 1.0, &c), NG_ERR_PROTO);
+		CHECK(strstr(last_error, "the tcp listener of rank 0") && strstr(last_error, "127.0.0.1") &&
+		          strstr(last_error, "127.0.0.2"),
+		      "error \"%s\"", last_error);
+		CHECK(c == NULL, "no instance");
+	} else {
+		/* Nobody connects to rank 0's own listener either. */
+		CHECK_ST(open_tcp(b, &default_args, 0.5, &c), NG_ERR_TIMEOUT);
+		CHECK(strstr(last_error, "timed out waiting for ranks 1 to connect"), "error \"%s\"",
+		      last_error);
+	}
+	return 0;
+}
+
+/*
+ * The hub's listener, served in a process of its own: checks the hello of
+ * the first connection (rank 1, the first open's token) and answers with a
+ * hello of rank 2^32 - 1 and that token; checks the second's (rank 1: the
+ * token is the second open's, drawn after this process was forked) and
+ * answers with 200 random bytes.  Exits 0 when both came with good hellos.
+ */
+static _Noreturn void redirect_serve(int lfd, uint64_t token)
+{
+	for (int k = 0; k < 2; k++) {
+		struct pollfd pfd = {.fd = lfd, .events = POLLIN};
+		unsigned char hello[24], junk[200];
+		int fd;
+
+		if (poll(&pfd, 1, 5000) != 1 || (fd = accept(lfd, NULL, NULL)) < 0)
+			_exit(3);
+		if (xread(fd, hello, sizeof(hello)) || memcmp(hello, "NGAUGTCP", 8) ||
+		    get32(hello + 12) != 1 ||
+		    (k == 0 && ((uint64_t)get32(hello + 16) << 32 | get32(hello + 20)) != token))
+			_exit(4);
+		if (k == 0) {
+			hello_pack(hello, 0xffffffffu, token);
+			(void)xwrite(fd, hello, sizeof(hello));
+		} else {
+			fill(junk, sizeof(junk), 99);
+			(void)xwrite(fd, junk, sizeof(junk));
+		}
+		/* until rank 1 hangs up */
+		while (read(fd, junk, sizeof(junk)) > 0)
+			;
+		close(fd);
+	}
+	_exit(0);
+}
+
+/* Both of rank 1's opens go to the hub's listener (collectives 1 and 3; 0
+ * and 2 are their tokens). */
+static void redirected_hook(struct hub_ctx *h, int idx, size_t len, unsigned char *all, int size)
+{
+	(void)size;
+	if (idx == 3 && len == 8 && h->lfd >= 0) {
+		struct sockaddr_in sin;
+		socklen_t slen = sizeof(sin);
+
+		if (getsockname(h->lfd, (struct sockaddr *)&sin, &slen) == 0) {
+			memcpy(all, &sin.sin_addr.s_addr, 4);
+			memcpy(all + 4, &sin.sin_port, 2);
+		}
+		return;
+	}
+	redirect(h, idx, len, all);
+	if (idx == 1 && h->lfd >= 0) {
+		h->helper = fork();
+		if (h->helper == 0)
+			redirect_serve(h->lfd, h->token);
+	}
+}
+
+static int redirected_check(struct hub_ctx *h)
+{
+	int ws = 0;
+
+	if (h->helper < 0) {
+		fprintf(stderr, "test_tcp_unit: the hub never served its listener\n");
+		return 1;
+	}
+	close(h->lfd);
+	waitpid(h->helper, &ws, 0);
+	if (!WIFEXITED(ws) || WEXITSTATUS(ws)) {
+		fprintf(stderr, "test_tcp_unit: the hub's listener saw no good hello from rank 1 (%d)\n",
+		        WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
+		return 1;
+	}
+	return 0;
+}
+
+static int t_redirected(struct ng_boot *b)
+{
+	struct ng_comm *c = NULL;
+
+	if (b->rank == 1) {
+		last_error[0] = '\0';
+		CHECK_ST(open_tcp(b, &default_args, 1.0, &c), NG_ERR_PROTO);
+		CHECK(strstr(last_error, "bad handshake") && strstr(last_error, "expected rank 0") &&
+		          strstr(last_error, "wrong rank"),
+		      "error \"%s\"", last_error);
+		last_error[0] = '\0';
+		CHECK_ST(open_tcp(b, &default_args, 1.0, &c), NG_ERR_PROTO);
+		CHECK(strstr(last_error, "bad handshake") &&
+		          strstr(last_error, "not an ngauge tcp connection"),
+		      "error \"%s\"", last_error);
+		CHECK(c == NULL, "no instance");
+	} else {
+		CHECK_ST(open_tcp(b, &default_args, 0.5, &c), NG_ERR_TIMEOUT);
+		CHECK_ST(open_tcp(b, &default_args, 0.5, &c), NG_ERR_TIMEOUT);
+	}
+	return 0;
+}
+
+static int t_allowed(struct ng_boot *b)
+{
+	struct ng_comm *c;
+	struct ng_allow allow;
+	unsigned char buf[8];
+	char err[128];
+
+	for (int k = 0; k < 2; k++) {
+		if (b->rank == 1 && k == 0) /* the listener's own address */
+			snprintf(b->peer_addr, sizeof(b->peer_addr), "127.0.0.1");
+		if (b->rank == 1 && k == 1) { /* another one, and --allow admits the listener's */
+			CHECK(ng_allow_parse("10.0.0.0/8,127.0.0.0/8", &allow, err, sizeof(err)) == 0, "%s",
+			      err);
+			snprintf(b->peer_addr, sizeof(b->peer_addr), "127.0.0.2");
+			b->allow = &allow;
+		}
+		CHECK_ST(open_tcp(b, &default_args, 0, &c), NG_OK);
+		fill(buf, sizeof(buf), (uint64_t)k);
+		if (b->rank == 0) {
+			CHECK_ST(ng_send(c, 1, buf, sizeof(buf)), NG_OK);
+		} else {
+			memset(buf, 0, sizeof(buf));
+			CHECK_ST(ng_recv(c, 0, buf, sizeof(buf)), NG_OK);
+			CHECK(check(buf, sizeof(buf), (uint64_t)k) == sizeof(buf), "message %d", k);
+		}
+		ng_module_tcp.close(c);
+	}
+	b->allow = NULL;
+	return 0;
 }
 
 static int t_death_recv(struct ng_boot *b)
@@ -864,7 +1132,7 @@ static int t_memory(struct ng_boot *b)
 
 static int run(const struct scenario *sc)
 {
-	struct stray_ctx strays = {.n = 0};
+	struct hub_ctx h = {.n = 0, .lfd = -1, .helper = -1};
 	int fds[MAXRANKS], size = sc->size, bad = 0, idx = 0, r;
 	pid_t pids[MAXRANKS];
 	unsigned char *all = NULL;
@@ -919,7 +1187,7 @@ static int run(const struct scenario *sc)
 			}
 		}
 		if (sc->hook)
-			sc->hook(&strays, idx, len, all, size);
+			sc->hook(&h, idx, len, all, size);
 		idx++;
 		for (r = 0; r < size; r++)
 			(void)xwrite(fds[r], all, (size_t)len * (size_t)size);
@@ -944,7 +1212,7 @@ done:
 			bad = 1;
 		}
 	}
-	if (strays.n && stray_closed(&strays))
+	if (sc->hub_check && sc->hub_check(&h))
 		bad = 1;
 	return bad;
 }
@@ -963,19 +1231,23 @@ static bool loopback_ok(void)
 int main(int argc, char **argv)
 {
 	static const struct scenario scenarios[] = {
-	    {"blocking", 2, t_blocking, NULL, -1},
-	    {"nonblocking", 2, t_nonblocking, NULL, -1},
-	    {"many", 2, t_many, NULL, -1},
-	    {"order", 2, t_order, NULL, -1},
-	    {"n1", 3, t_n1, NULL, -1},
-	    {"mesh", 4, t_mesh, NULL, -1},
-	    {"stray", 3, t_stray, stray_hook, -1},
-	    {"death-recv", 2, t_death_recv, NULL, 1},
-	    {"death-wait", 2, t_death_wait, NULL, 1},
-	    {"death-send", 2, t_death_send, NULL, 1},
-	    {"timeout", 2, t_timeout, NULL, -1},
-	    {"cancel", 2, t_cancel, NULL, -1},
-	    {"memory", 2, t_memory, NULL, -1},
+	    {"blocking", 2, t_blocking, NULL, -1, NULL},
+	    {"nonblocking", 2, t_nonblocking, NULL, -1, NULL},
+	    {"many", 2, t_many, NULL, -1, NULL},
+	    {"order", 2, t_order, NULL, -1, NULL},
+	    {"n1", 3, t_n1, NULL, -1, NULL},
+	    {"mesh", 4, t_mesh, NULL, -1, NULL},
+	    {"stray", 3, t_stray, stray_hook, -1, stray_closed},
+	    {"flood", 3, t_stray, flood_hook, -1, stray_closed},
+	    {"refused", 2, t_refused, refused_hook, -1, refused_check},
+	    {"redirected", 2, t_redirected, redirected_hook, -1, redirected_check},
+	    {"allowed", 2, t_allowed, NULL, -1, NULL},
+	    {"death-recv", 2, t_death_recv, NULL, 1, NULL},
+	    {"death-wait", 2, t_death_wait, NULL, 1, NULL},
+	    {"death-send", 2, t_death_send, NULL, 1, NULL},
+	    {"timeout", 2, t_timeout, NULL, -1, NULL},
+	    {"cancel", 2, t_cancel, NULL, -1, NULL},
+	    {"memory", 2, t_memory, NULL, -1, NULL},
 	};
 	static const char *const modes[] = {"sleep", "spin"};
 	size_t i, n = sizeof(scenarios) / sizeof(scenarios[0]), k = 0;
