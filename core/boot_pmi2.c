@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "launch.h"
+#include "peer.h"
 #include "plugin.h"
 
 /* Bytes per value: two hex digits each, and the terminating NUL. */
@@ -52,6 +53,7 @@ static ng_status pmi2_allgather(struct ng_boot *b, const void *mine, size_t len,
 	size_t chunks = (len + CHUNK - 1) / CHUNK;
 	char key[PMI2_MAX_KEYLEN], val[PMI2_MAX_VALLEN];
 	unsigned long seq = ++p->seq;
+	size_t got;
 	int rc, vlen;
 
 	for (size_t c = 0; c < chunks; c++) {
@@ -83,11 +85,11 @@ static ng_status pmi2_allgather(struct ng_boot *b, const void *mine, size_t len,
 			rc = PMI2_KVS_Get(NULL, r, key, val, sizeof(val), &vlen);
 			if (rc != PMI2_SUCCESS)
 				return pmi2_fail("PMI2_KVS_Get", rc);
-			if (vlen < 0 || (size_t)vlen != 2 * n) {
-				ng_error("pmi2 bootstrap: rank %d sent %d hex digits for %zu bytes", r, vlen,
-				         n);
+			/* Exactly the hex digits of this chunk: the loop below
+			 * reads 2 n characters of val. */
+			if (ng_peer_slen("PMI-2 value length", r, vlen, (int64_t)(2 * n), (int64_t)(2 * n),
+			                 &got))
 				return NG_ERR_PROTO;
-			}
 			for (size_t i = 0; i < n; i++) {
 				const char *hi = strchr(hex, val[2 * i]), *lo = strchr(hex, val[2 * i + 1]);
 

@@ -6,6 +6,7 @@
  * byte object under a key never reused: "ng.<exchange>"), fences with data
  * collection, and gets every rank's.
  */
+#include <limits.h>
 #include <pmix.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "launch.h"
+#include "peer.h"
 #include "plugin.h"
 
 struct boot_pmix {
@@ -45,6 +47,7 @@ static ng_status pmix_allgather(struct ng_boot *b, const void *mine, size_t len,
 	bool yes = true;
 	pmix_proc_t peer;
 	pmix_status_t rc;
+	size_t n;
 
 	snprintf(key, sizeof(key), "ng.%lu", ++p->seq);
 	PMIX_VALUE_CONSTRUCT(&v);
@@ -72,9 +75,12 @@ static ng_status pmix_allgather(struct ng_boot *b, const void *mine, size_t len,
 		rc = PMIx_Get(&peer, key, NULL, 0, &got);
 		if (rc != PMIX_SUCCESS)
 			return pmix_fail("PMIx_Get", rc);
-		if (got->type != PMIX_BYTE_OBJECT || got->data.bo.size != len) {
-			ng_error("pmix bootstrap: rank %d sent %zu bytes where %zu were expected", r,
-			         got->type == PMIX_BYTE_OBJECT ? got->data.bo.size : (size_t)0, len);
+		/* Exactly @len bytes: what is copied below fits @all. */
+		if (got->type != PMIX_BYTE_OBJECT) {
+			PMIX_VALUE_RELEASE(got);
+			return ng_peer_bad("PMIx value", r, "not a byte object");
+		}
+		if (ng_peer_len("PMIx value size", r, got->data.bo.size, len, len, &n)) {
 			PMIX_VALUE_RELEASE(got);
 			return NG_ERR_PROTO;
 		}
@@ -135,6 +141,15 @@ ng_status ng_boot_pmix(struct ng_boot **b_p)
 		         rc != PMIX_SUCCESS ? PMIx_Error_string(rc) : "not a number");
 		if (rc == PMIX_SUCCESS)
 			PMIX_VALUE_RELEASE(size);
+		PMIx_Finalize(NULL, 0);
+		free(p);
+		return NG_ERR_SYS;
+	}
+	/* From the launcher: a rank of this many, each an int. */
+	if (size->data.uint32 < 1 || size->data.uint32 > INT_MAX || p->me.rank >= size->data.uint32) {
+		ng_error("pmix bootstrap: rank %u of a job of %u", (unsigned)p->me.rank,
+		         (unsigned)size->data.uint32);
+		PMIX_VALUE_RELEASE(size);
 		PMIx_Finalize(NULL, 0);
 		free(p);
 		return NG_ERR_SYS;

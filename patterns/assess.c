@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "peer.h"
 #include "results.h"
 
 #define NG_AS_MIN_REPS 8    /* probe rounds and first batch (CI needs >= 6) */
@@ -256,6 +257,18 @@ static ng_status ng_as_decide(struct ng_as *as, bool probe, size_t done, uint64_
 		return st;
 	cl = all + (size_t)(as->client ? as->me : as->peer) * NG_AS_C_N;
 	sv = all + (size_t)(as->client ? as->peer : as->me) * NG_AS_C_N;
+	/* The next batch sizes every rank's arrays: at most what the client
+	 * may still take (as it computes it above), or it is dropped. */
+	if (cl[NG_AS_C_GO] > 0.0) {
+		size_t lim = as->floor > NG_AS_MAX_REPS ? as->floor : NG_AS_MAX_REPS;
+
+		if (as->fixed > lim) /* the probe's batch: --count rounds */
+			lim = as->fixed;
+
+		if (!(cl[NG_AS_C_BATCH] >= 1.0 && done <= lim && cl[NG_AS_C_BATCH] <= (double)(lim - done)))
+			return ng_peer_bad("batch of rounds", as->client ? as->me : as->peer,
+			                   "more rounds than the size has left, or none");
+	}
 	memcpy(ctl, cl, sizeof(mine));
 	*met_p = fmax(cl[NG_AS_C_HW], sv[NG_AS_C_HW]) <= as->ci_rel * cl[NG_AS_C_SCALE];
 	if (probe || as->fixed)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "payload.h"
+#include "peer.h"
 /* ng_stats_json(): the one writer of STATS objects, shared with the rows. */
 
 /* ---- seeded choices ---------------------------------------------------- */
@@ -317,6 +318,22 @@ static double *ng_stats_stage(const struct ng_stats *sts, size_t n, size_t extra
 	return buf;
 }
 
+/*
+ * Whether the @n packed statistics at @in, which rank @peer sent, unpack
+ * into a struct ng_stats (a count, flags and a number of percentiles that
+ * index pct[]); otherwise reported, and NG_ERR_PROTO (core/base/peer.h).
+ */
+static ng_status ng_stats_packed_check(const double *in, size_t n, int peer)
+{
+	for (size_t i = 0; i < n; i++, in += NG_STATS_PACKED) {
+		if (!(in[0] >= 0 && in[0] <= 9007199254740992.0) || !(in[10] >= 0 && in[10] <= 3) ||
+		    !(in[11] >= 0 && in[11] <= NG_STATS_PCT_MAX))
+			return ng_peer_bad("statistics", peer,
+			                   "a count, flag or number of percentiles out of range");
+	}
+	return NG_OK;
+}
+
 ng_status ng_stats_gather(struct ng_boot *b, const struct ng_stats *mine, size_t k, struct ng_stats *all)
 {
 	size_t nranks = (size_t)b->size, per = k * NG_STATS_PACKED;
@@ -328,6 +345,8 @@ ng_status ng_stats_gather(struct ng_boot *b, const struct ng_stats *mine, size_t
 	if (!buf)
 		return NG_ERR_NOMEM;
 	st = ng_boot_allgather(b, buf, per * sizeof(*buf), buf + per);
+	for (size_t r = 0; st == NG_OK && r < nranks; r++)
+		st = ng_stats_packed_check(buf + per + r * per, k, (int)r);
 	if (st == NG_OK)
 		ng_stats_unpack_n(buf + per, nranks * k, all);
 	free(buf);
@@ -343,6 +362,8 @@ ng_status ng_stats_bcast(struct ng_boot *b, int root, struct ng_stats *sts, size
 	if (!buf)
 		return NG_ERR_NOMEM;
 	st = ng_boot_bcast(b, root, buf, n * NG_STATS_PACKED * sizeof(*buf));
+	if (st == NG_OK)
+		st = ng_stats_packed_check(buf, n, root);
 	if (st == NG_OK)
 		ng_stats_unpack_n(buf, n, sts);
 	free(buf);

@@ -54,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "peer.h"
 #include "sampler.h"
 
 /* bw's counts: up to 8 KiB, 100 windows after 10; above, 20 after 2. */
@@ -613,11 +614,22 @@ static ng_status ng_mx_block(struct ng_mx *m)
 static ng_status ng_mx_ids(struct ng_mx *m)
 {
 	struct ng_mx_id mine = {0};
+	ng_status st;
 
 	snprintf(mine.host, sizeof(mine.host), "%.63s", m->run->boot->host);
 	snprintf(mine.addr, sizeof(mine.addr), "%.63s", m->run->boot->addr);
 	snprintf(mine.device, sizeof(mine.device), "%.95s", m->run->comm->device);
-	return ng_boot_allgather(m->run->boot, &mine, sizeof(mine), m->ids);
+	st = ng_boot_allgather(m->run->boot, &mine, sizeof(mine), m->ids);
+	/* Strings of the result: each must end in its field (core/base/peer.h). */
+	for (int i = 0; st == NG_OK && i < m->n; i++) {
+		struct ng_mx_id *id = &m->ids[i];
+
+		if (!ng_peer_str(id->host, sizeof(id->host)) || !ng_peer_str(id->addr, sizeof(id->addr)) ||
+		    !ng_peer_str(id->device, sizeof(id->device)))
+			st =
+			    ng_peer_bad("host, address or device name", i, "not terminated within its field");
+	}
+	return st;
 }
 
 /* Reads the options (refused alike on every rank: nothing has been sent). */

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "peer.h"
+
 #define NG_HOST_LEN sizeof(((struct ng_boot *)0)->host)
 
 void ng_nodes_free(struct ng_nodes *n)
@@ -48,6 +50,17 @@ static int ng_nodes_assign(struct ng_nodes *n, const char *hosts, int per_node)
 	return nnodes;
 }
 
+/* The gathered names are compared with strcmp and printed: each must end
+ * in its field (core/base/peer.h). */
+static ng_status ng_nodes_hosts_check(char *hosts, int nranks)
+{
+	for (int r = 0; r < nranks; r++) {
+		if (!ng_peer_str(hosts + (size_t)r * NG_HOST_LEN, NG_HOST_LEN))
+			return ng_peer_bad("host name", r, "not terminated within its field");
+	}
+	return NG_OK;
+}
+
 ng_status ng_nodes_build(const struct ng_run *run, long long per_node, struct ng_nodes *n)
 {
 	struct ng_boot *b = run->boot;
@@ -82,6 +95,9 @@ ng_status ng_nodes_build(const struct ng_run *run, long long per_node, struct ng
 		if (st != NG_OK)
 			goto err_free;
 	}
+	st = ng_nodes_hosts_check(hosts, nranks);
+	if (st != NG_OK)
+		goto err_free;
 
 	n->nranks = nranks;
 	n->per_node = (int)per_node;

@@ -17,17 +17,20 @@
  * with the detours' lengths pooled over the ranks.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compute.h"
+#include "peer.h"
 #include "sampler.h"
 
-#define NG_NZ_BINS    96 /* four per octave: 24 octaves above the threshold */
-#define NG_NZ_PER_OCT 4
-#define NG_NZ_TOP     32     /* longest detours kept per rank */
-#define NG_NZ_QUANTUM 1000.0 /* fwq/ftq quantum, microseconds */
-#define NG_NZ_SLOTS   1024   /* the trace: the measured time cut into this many slots */
+#define NG_NZ_BINS      96 /* four per octave: 24 octaves above the threshold */
+#define NG_NZ_PER_OCT   4
+#define NG_NZ_TOP       32                 /* longest detours kept per rank */
+#define NG_NZ_QUANTUM   1000.0             /* fwq/ftq quantum, microseconds */
+#define NG_NZ_SLOTS     1024               /* the trace: the measured time cut into this many slots */
+#define NG_NZ_COUNT_MAX 9007199254740992.0 /* 2^53: a count a double holds exactly, a json_int_t too */
 
 struct ng_nz_detour {
 	double t_us;   /* start, since the common start */
@@ -281,6 +284,24 @@ static ng_status ng_nz_report(struct ng_run *run, const char *method, double tim
 	return ng_row_commit(run->results, row);
 }
 
+/* Counts that another rank sent index top[] (ntop) and become integers of
+ * the result (detours, bins): whole numbers in range, or the rank is
+ * dropped (core/base/peer.h). */
+static ng_status ng_nz_gathered(const struct ng_nz_sum *all, int np)
+{
+	for (int r = 0; r < np; r++) {
+		const struct ng_nz_sum *s = &all[r];
+		bool ok = s->ntop >= 0 && s->ntop <= NG_NZ_TOP && s->ntop == floor(s->ntop) &&
+		          s->detours >= 0 && s->detours <= NG_NZ_COUNT_MAX;
+
+		for (size_t b = 0; ok && b < NG_NZ_BINS; b++)
+			ok = s->bins[b] >= 0 && s->bins[b] <= NG_NZ_COUNT_MAX;
+		if (!ok)
+			return ng_peer_bad("noise summary", r, "a count out of range");
+	}
+	return NG_OK;
+}
+
 static ng_status ng_nz_run(const struct ng_pattern *p, struct ng_run *run)
 {
 	const char *method = ng_args_str(run->args, "noise-method");
@@ -314,6 +335,8 @@ static ng_status ng_nz_run(const struct ng_pattern *p, struct ng_run *run)
 			ng_nz_selfish(run->timer, time_s, ovh, &mine);
 		st = ng_boot_allgather(run->boot, &mine, sizeof mine, all);
 	}
+	if (st == NG_OK)
+		st = ng_nz_gathered(all, run->boot->size);
 	if (st == NG_OK && ng_results_active(run->results))
 		st = ng_nz_report(run, method, time_s, all);
 	free(all);

@@ -354,6 +354,12 @@ bool ng_sampler_extend(struct ng_sampler *s, uint64_t it)
 	/* full: make room for what follows (not when stopping: nothing does) */
 	if (j > 0 && j == (uint64_t)s->cap * s->stride)
 		ng_sampler_compact(s);
+	/* Rank 0's batch, 1 .. 2^24 as it sends it; clamped so that the
+	 * conversion is defined and the batch bounded whatever arrived. */
+	if (!(s->ask[ASK_BATCH] >= 1))
+		s->ask[ASK_BATCH] = 1;
+	if (s->ask[ASK_BATCH] > 1 << 24)
+		s->ask[ASK_BATCH] = 1 << 24;
 	s->end = it + (uint64_t)s->ask[ASK_BATCH];
 	/* --ci-target: a batch ends at the floor, where the first check is */
 	if (s->ci && j < s->floor && s->end > s->skip + s->floor)
