@@ -3,12 +3,14 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cancel.h"
@@ -30,7 +32,8 @@ static bool in_build_tree(void)
 
 const char *ng_plugin_dir(char *buf, size_t len)
 {
-	const char *env = getenv("NGAUGE_PLUGIN_DIR");
+	/* not in a set-user-ID or set-group-ID program (secure_getenv) */
+	const char *env = secure_getenv("NGAUGE_PLUGIN_DIR");
 
 	if (env && *env)
 		snprintf(buf, len, "%s", env);
@@ -78,15 +81,49 @@ static void *load(const char *path)
 	return h;
 }
 
+/*
+ * Whether @path (@what: "plugin directory", "plugin") may be trusted as
+ * OpenSSH's StrictModes trusts a file: owned by root or by the user running
+ * ngauge, and writable by nobody else (no group or other write bit).  Says
+ * why not in one line unless @quiet.
+ */
+static bool trusted(const char *path, const char *what, const char *who, bool quiet)
+{
+	struct stat st;
+	const char *why = NULL;
+
+	if (stat(path, &st) != 0) {
+		if (!quiet)
+			ng_error("%s: refusing %s %s: %s", who, what, path, strerror(errno));
+		return false;
+	}
+	if (st.st_uid != 0 && st.st_uid != getuid() && st.st_uid != geteuid())
+		why = "owned by another user than root or you";
+	else if (st.st_mode & S_IWOTH)
+		why = "writable by every user";
+	else if (st.st_mode & S_IWGRP)
+		why = "writable by its group";
+	if (why && !quiet)
+		ng_error("%s: refusing %s %s: %s (uid %u, mode %04o; it must belong to root or you and be "
+		         "writable by its owner only)",
+		         who, what, path, why, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+	return !why;
+}
+
 /* The loaded plugin @name (its ng_plugin_NAME), or NULL (reported unless
  * @quiet). */
 static const struct ng_plugin *plugin_get(const char *name, const char *who, bool quiet)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 64], sym[64];
+	char dir[PATH_MAX], path[PATH_MAX + 64], sym[64], real[PATH_MAX], *slash;
 	const struct ng_plugin *pl;
 	void *h;
 
 	ng_plugin_dir(dir, sizeof(dir));
+	if (dir[0] != '/') {
+		if (!quiet)
+			ng_error("%s: refusing NGAUGE_PLUGIN_DIR '%s': not an absolute path", who, dir);
+		return NULL;
+	}
 	snprintf(path, sizeof(path), "%s/ngauge-%s.so", dir, name);
 	snprintf(sym, sizeof(sym), "ng_plugin_%s", name);
 	if (access(path, F_OK) != 0) {
@@ -97,7 +134,26 @@ static const struct ng_plugin *plugin_get(const char *name, const char *who, boo
 			    who, name, dir);
 		return NULL;
 	}
-	h = load(path);
+	/* A library's constructors run in dlopen(), before any check of its
+	 * ABI: the directory, and the file it resolves to and that file's
+	 * directory, must be beyond the reach of other users first.  The file
+	 * is then loaded by that resolved name, whose directory nobody else
+	 * can change. */
+	if (!trusted(dir, "plugin directory", who, quiet))
+		return NULL;
+	if (!realpath(path, real)) {
+		if (!quiet)
+			ng_error("%s: cannot load %s: %s", who, path, strerror(errno));
+		return NULL;
+	}
+	slash = strrchr(real, '/');
+	*slash = '\0';
+	if (!trusted(real[0] ? real : "/", "plugin directory", who, quiet))
+		return NULL;
+	*slash = '/';
+	if (!trusted(real, "plugin", who, quiet))
+		return NULL;
+	h = load(real);
 	if (!h) {
 		if (!quiet)
 			ng_error("%s: cannot load %s: %s", who, path, dlerror());

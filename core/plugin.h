@@ -20,9 +20,17 @@
  * "rdma:verbs", "launch:mpi").  It uses the executable's symbols (core/, the
  * RDMA layer, ...): the executable exports them.
  *
- * The directory: $NGAUGE_PLUGIN_DIR when set; else the build directory when
- * the running program is one of the build tree (ngauge or a test program
- * there); else the installed <libdir>/ngauge.
+ * The directory: $NGAUGE_PLUGIN_DIR when set (read with secure_getenv(): not
+ * in a set-user-ID program; an absolute path, else refused); else the build
+ * directory when the running program is one of the build tree (ngauge or a
+ * test program there); else the installed <libdir>/ngauge.
+ *
+ * Before a library is loaded (its constructors run in dlopen(), before any
+ * check of its ABI), the directory, the library and the directory of the
+ * file it resolves to must be owned by root or by the user running ngauge
+ * and writable by their owner only (as OpenSSH's StrictModes): anything
+ * else is refused in one line naming the file and the reason, as a missing
+ * plugin is.  The library is loaded by its resolved name.
  *
  * Loading blocks SIGINT, SIGTERM and SIGHUP, and puts back the dispositions
  * of those, SIGALRM and SIGPIPE that a library's constructor changed, before
@@ -89,8 +97,11 @@ const char *ng_plugin_dir(char *buf, size_t len);
  * The entry @entry of plugin @plugin ("mpi"), loading the plugin when it is
  * not loaded yet.  @who names what needs it in messages ("module mpi").  On
  * failure reports one line unless @quiet and returns NG_ERR_USAGE: the file is
- * missing ("module mpi needs ngauge-mpi.so, not found in DIR ..."), cannot be
- * loaded (the loader's reason), or is not a plugin of this ngauge (ABI).
+ * missing ("module mpi needs ngauge-mpi.so, not found in DIR ..."), is refused
+ * (a relative NGAUGE_PLUGIN_DIR; a directory or file that another user owns
+ * or may write: "module mpi: refusing plugin directory DIR: writable by its
+ * group ..."), cannot be loaded (the loader's reason), or is not a plugin of
+ * this ngauge (ABI).
  * *@ptr_p is NULL then.
  */
 ng_status ng_plugin_entry(const char *plugin, const char *entry, const char *who, bool quiet,

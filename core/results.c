@@ -1,20 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The result sink: JSON document, CSV, table on stdout, progress line.
- * Every commit rewrites the output file atomically (PATH.tmp + rename).
+ * Every commit rewrites the output file atomically (a temporary beside it,
+ * renamed: safefile.h).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "pattern.h"
 #include "results_priv.h"
+#include "safefile.h"
 
 #define MAX_COLS 16
 
@@ -64,23 +64,23 @@ enum ng_results_format ng_results_format_of(const char *path)
 
 int ng_results_probe(const char *path, char *err, size_t errlen)
 {
-	char tmp[4096];
-	int fd;
+	struct ng_safefile sf;
+	size_t at;
 
+	if (!ng_safefile_name_ok(path, &at)) {
+		snprintf(err, errlen, "output file name has a control character (byte 0x%02x at offset %zu)",
+		         (unsigned char)path[at], at);
+		return -1;
+	}
 	if (ng_results_format_of(path) == NG_FMT_NONE) {
 		snprintf(err, errlen, "output file '%s' must end in .json or .csv", path);
 		return -1;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0 && errno == EEXIST)
-		fd = open(tmp, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	if (fd < 0) {
+	if (ng_safefile_open(&sf, path) != 0) {
 		snprintf(err, errlen, "cannot write output file '%s': %s", path, strerror(errno));
 		return -1;
 	}
-	close(fd);
-	unlink(tmp);
+	ng_safefile_close(&sf); /* not committed: removed */
 	return 0;
 }
 
@@ -409,28 +409,34 @@ static int write_csv(struct ng_results *r, FILE *f)
 
 static ng_status checkpoint(struct ng_results *r)
 {
-	char tmp[4096];
+	struct ng_safefile sf;
 	FILE *f;
 	int rc;
 
 	if (!r->path || r->fmt == NG_FMT_NONE)
 		return NG_OK;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", r->path);
-	f = fopen(tmp, "w");
-	if (!f)
+	if (ng_safefile_open(&sf, r->path) != 0)
 		goto err;
+	f = ng_safefile_stream(&sf);
+	if (!f)
+		goto err_close;
+	errno = 0;
 	if (r->fmt == NG_FMT_JSON)
 		rc = json_dumpf(r->doc, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) ||
 		     fputc('\n', f) == EOF;
 	else
 		rc = write_csv(r, f);
-	if (fclose(f) || rc)
-		goto err_unlink;
-	if (rename(tmp, r->path))
-		goto err_unlink;
+	if (rc) {
+		if (!errno)
+			errno = EIO;
+		goto err_close;
+	}
+	if (ng_safefile_commit(&sf) != 0)
+		goto err_close;
+	ng_safefile_close(&sf);
 	return NG_OK;
-err_unlink:
-	unlink(tmp);
+err_close:
+	ng_safefile_close(&sf); /* removes the temporary; keeps errno */
 err:
 	ng_error("cannot write results to '%s': %s", r->path, strerror(errno));
 	return NG_ERR_IO;

@@ -14,8 +14,10 @@ enum ng_results_format { NG_FMT_NONE, NG_FMT_JSON, NG_FMT_CSV };
  * anything else. */
 enum ng_results_format ng_results_format_of(const char *path);
 
-/* Checks that @path can be written (creates and removes PATH.tmp).  Returns
- * -1 and writes the reason to @err when it cannot. */
+/* Checks that @path can be written: a name without control characters,
+ * ending in .json or .csv, in a directory where a temporary can be created
+ * (safefile.h: created and removed; the final name is not touched).
+ * Returns -1 and writes the reason (one line) to @err when it cannot. */
 int ng_results_probe(const char *path, char *err, size_t errlen);
 
 /* A sink for the reporting rank.  @doc is the document's head (schema,

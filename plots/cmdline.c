@@ -199,6 +199,8 @@ int ng_plot_main(int argc, char **argv)
 	}
 	if (!out)
 		out = out_default = ng_plot_xasprintf("%.*s.pdf", ng_plot_stem_len(paths[0]), paths[0]);
+	if (!ng_plot_name_ok("plot", cl.out ? "-o" : "the figure", out))
+		goto out_free_args;
 	if (!ng_term_of(out)) {
 		ng_error("plot: %s: unknown figure type (the name must end in .pdf, .svg, .png or .tex)",
 		         out);
@@ -294,6 +296,8 @@ int ng_report_main(int argc, char **argv)
 		}
 		out = out_default;
 	}
+	if (!ng_plot_name_ok("report", cl.out ? "-o" : "the page", out))
+		goto out_free_args;
 
 	status = 1;
 	/* a PDF is the page printed by Chromium; without it, nothing is written */

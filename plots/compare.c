@@ -22,6 +22,7 @@
 #include "html.h"
 #include "plot.h"
 #include "render.h"
+#include "safefile.h"
 
 enum { EXIT_SAME = 0, EXIT_USAGE = 2, EXIT_SLOWER = 3 };
 
@@ -276,6 +277,8 @@ static void flatten(struct ng_flat *fl, const char *path, const json_t *v)
 	const json_t *x;
 	size_t i;
 
+	if (!v)
+		return; /* a block the file has not: the other file's leaves say "(absent)" */
 	if (json_is_object(v)) {
 		json_object_foreach((json_t *)v, k, x)
 		{
@@ -707,18 +710,22 @@ static void usage(FILE *f)
 static int write_json(const struct ng_cmp *c, const char *out)
 {
 	json_t *doc = to_json(c);
-	char *tmp = ng_plot_xasprintf("%s.tmp", out);
-	int rc = json_dump_file(doc, tmp, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
+	struct ng_safefile sf;
+	int rc = -1;
 
-	json_decref(doc);
-	if (rc != 0 || rename(tmp, out) != 0) {
-		ng_error("compare: %s: cannot write: %s", out, strerror(errno));
-		remove(tmp);
-		free(tmp);
-		return -1;
+	if (ng_safefile_open(&sf, out) == 0 && ng_safefile_stream(&sf)) {
+		errno = 0;
+		rc = json_dumpf(doc, sf.f, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
+		if (rc != 0 && !errno)
+			errno = EIO;
+		if (rc == 0)
+			rc = ng_safefile_commit(&sf);
 	}
-	free(tmp);
-	return 0;
+	if (rc != 0)
+		ng_error("compare: %s: cannot write: %s", out, strerror(errno));
+	json_decref(doc);
+	ng_safefile_close(&sf); /* removes the temporary unless committed; keeps errno */
+	return rc != 0 ? -1 : 0;
 }
 
 int ng_compare_main(int argc, char **argv)
@@ -777,6 +784,9 @@ int ng_compare_main(int argc, char **argv)
 		usage(stderr);
 		goto out_args;
 	}
+	if ((out && !ng_plot_name_ok("compare", "-o", out)) ||
+	    (fig && !ng_plot_name_ok("compare", "--plot", fig)))
+		goto out_args;
 	if (fig && !ng_term_of(fig)) {
 		ng_error("compare: --plot %s: unknown extension (.pdf, .svg, .png or .tex)", fig);
 		goto out_args;

@@ -147,8 +147,8 @@ static void ng_fig_ebb(struct ng_fig *g)
 		ng_gp_next(g);
 		if (i == 0) /* counts from 0: the linear panel's offsets would put the axis below it */
 			fputs("[][0:*] ", g->plot);
-		fprintf(g->plot, "'%s' index 0 using 1:($2/2):3:4:(0):2 with boxxyerror lc rgb '%s'",
-		        g->dat[i], color);
+		ng_gp_quote(g->plot, ng_plot_basename(g->dat[i]));
+		fprintf(g->plot, " index 0 using 1:($2/2):3:4:(0):2 with boxxyerror lc rgb '%s'", color);
 		title = isfinite(e) ? ng_plot_xasprintf("ebb %.4g MB/s", e) : NULL;
 		ng_gp_legend(g, i, title, NULL);
 		free(title);

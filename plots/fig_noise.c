@@ -128,8 +128,9 @@ static void ng_noise_series(struct ng_fig *g, int block, const char *how)
 
 			ng_gp_range(g, i, (int)(2 * r) + block, 2, 1);
 			ng_gp_next(g);
-			fprintf(g->plot, "'%s' index %zu %s lc rgb '%s'", g->dat[i], 2 * r + (size_t)block,
-			        how, ng_gp_color(style));
+			ng_gp_quote(g->plot, ng_plot_basename(g->dat[i]));
+			fprintf(g->plot, " index %zu %s lc rgb '%s'", 2 * r + (size_t)block, how,
+			        ng_gp_color(style));
 			if (title)
 				ng_gp_legend(g, i, title, NULL);
 			else

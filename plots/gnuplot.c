@@ -229,14 +229,22 @@ void ng_gp_note(struct ng_fig *g, const char *fmt, ...)
 void ng_gp_range(struct ng_fig *g, size_t i, int index, int col, int n)
 {
 	bool logy = !ng_fig_linear(g), xlin = ng_fig_linear(g) || g->xlinear;
-	FILE *f = fopen(g->dat[i], "r");
+	FILE *f = NULL;
 	char *line = NULL, *tok, *save;
 	int table = 0, blanks = 0, k;
 	double x, y, v, lo, hi;
 	size_t cap = 0;
+	int fd = g->datf && g->datf[i].path ? dup(g->datf[i].fd) : -1;
 
-	if (!f)
+	/* the file just written (flushed, its stream done with), through its
+	 * descriptor: read from the start, left at its end */
+	if (fd >= 0 && lseek(fd, 0, SEEK_SET) == 0)
+		f = fdopen(fd, "r");
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return; /* not drawn: the panel is left out if nothing else is */
+	}
 	while (getline(&line, &cap, f) >= 0) {
 		if (line[0] == '\n') {
 			if (++blanks == 2)
@@ -278,6 +286,7 @@ void ng_gp_range(struct ng_fig *g, size_t i, int index, int col, int n)
 	}
 	free(line);
 	fclose(f);
+	lseek(g->datf[i].fd, 0, SEEK_END);
 }
 
 /* @m times 10 to the @e, as near as a double gets (0.3, not 3 x 0.1). */
@@ -631,12 +640,23 @@ void ng_gp_plain_series(struct ng_fig *g, size_t i, int index, int col, bool lin
  * Writing one figure
  */
 
-static ng_status ng_close_checked(FILE *f, const char *path)
+/* Flushes @sf's stream and checks it for a write error (reported). */
+static ng_status ng_flush_checked(struct ng_safefile *sf)
 {
-	bool bad = ferror(f);
+	errno = 0;
+	if (fflush(sf->f) == EOF || ferror(sf->f)) {
+		ng_error("cannot write %s: %s", sf->path, errno ? strerror(errno) : "write error");
+		return NG_ERR_IO;
+	}
+	return NG_OK;
+}
 
-	if (fclose(f) != 0 || bad) {
-		ng_error("cannot write %s: %s", path, errno ? strerror(errno) : "write error");
+/* Creates @sf for @path (its stream in sf->f), reported. */
+static ng_status ng_fig_create(struct ng_safefile *sf, const char *path)
+{
+	if (ng_safefile_open(sf, path) != 0 || !ng_safefile_stream(sf)) {
+		ng_error("cannot create %s: %s", path, strerror(errno));
+		ng_safefile_close(sf);
 		return NG_ERR_IO;
 	}
 	return NG_OK;
@@ -645,12 +665,11 @@ static ng_status ng_close_checked(FILE *f, const char *path)
 static ng_status ng_fig_write_data(struct ng_fig *g, size_t i)
 {
 	const struct ng_plot_file *pf = g->files[i];
-	FILE *f = fopen(g->dat[i], "w");
+	ng_status rc = ng_fig_create(&g->datf[i], g->dat[i]);
+	FILE *f = g->datf[i].f;
 
-	if (!f) {
-		ng_error("cannot create %s: %s", g->dat[i], strerror(errno));
-		return NG_ERR_IO;
-	}
+	if (rc)
+		return rc;
 	fputs("# ngauge plot data from ", f);
 	ng_gp_chars(f, pf->path, false);
 	fputs("\n# module ", f);
@@ -664,8 +683,7 @@ static ng_status ng_fig_write_data(struct ng_fig *g, size_t i)
 		g->desc->parts.data(f, pf, g->sub);
 	else
 		g->desc->data(f, pf);
-	errno = 0;
-	return ng_close_checked(f, g->dat[i]);
+	return ng_flush_checked(&g->datf[i]);
 }
 
 /* The smallest positive and the largest size of the group's rows (of its
@@ -754,6 +772,23 @@ static void ng_fig_xaxis(struct ng_fig *g)
 	fclose(f);
 }
 
+/* @s as one word for a POSIX shell: single-quoted, each ' as '\'' (and a
+ * control character, which no name ngauge writes has, as '?', so that the
+ * comment it sits in stays one line). */
+static void ng_sh_quote(FILE *f, const char *s)
+{
+	fputc('\'', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(c < 0x20 || c == 0x7f ? '?' : c, f);
+	}
+	fputc('\'', f);
+}
+
 static void ng_fig_preamble(struct ng_fig *g, FILE *f)
 {
 	double height = NG_PANEL_H + g->keyrows * NG_KEY_ROW_H;
@@ -772,9 +807,10 @@ static void ng_fig_preamble(struct ng_fig *g, FILE *f)
 		ng_gp_chars(f, g->files[i]->path, false);
 		fputc('\n', f);
 	}
+	/* a command line for a shell: the name single-quoted */
 	fputs("# Redo the figure with: cd THIS_DIRECTORY && gnuplot ", f);
-	ng_gp_chars(f, ng_plot_basename(g->stem), false);
-	fputs(".gp\n\n", f);
+	ng_sh_quote(f, ng_plot_basename(g->script.path));
+	fputs("\n\n", f);
 	fputs("set encoding utf8\n", f);
 	fprintf(f, "set terminal %s size %g%s,%g%s\n", g->term->setting,
 	        NG_PANEL_W * g->npanels * g->term->per_inch, g->term->unit, height * g->term->per_inch,
@@ -834,6 +870,7 @@ ng_status ng_fig_write(struct ng_fig *g, char **notes_p)
 	g->drawn = false;
 	g->fdraw = ng_plot_xcalloc(g->n, sizeof(*g->fdraw));
 	g->pdraw = ng_plot_xcalloc(g->n, sizeof(*g->pdraw));
+	g->datf = ng_plot_xcalloc(g->n, sizeof(*g->datf));
 	for (i = 0; i < g->n; i++) {
 		rc = ng_fig_write_data(g, i);
 		if (rc)
@@ -858,20 +895,17 @@ ng_status ng_fig_write(struct ng_fig *g, char **notes_p)
 	if (!g->npanels) {
 		/* nothing to draw: no figure, no script, no data left behind */
 		for (i = 0; i < g->n; i++)
-			unlink(g->dat[i]);
+			ng_safefile_close(&g->datf[i]);
 		goto out_free_body;
 	}
-	f = fopen(path, "w");
-	if (!f) {
-		ng_error("cannot create %s: %s", path, strerror(errno));
-		rc = NG_ERR_IO;
+	rc = ng_fig_create(&g->script, path);
+	if (rc)
 		goto out_free_body;
-	}
+	f = g->script.f;
 	ng_fig_preamble(g, f);
 	fwrite(g->body_buf, 1, g->body_len, f);
 	fputs("unset multiplot\n", f);
-	errno = 0;
-	rc = ng_close_checked(f, path);
+	rc = ng_flush_checked(&g->script);
 	g->drawn = rc == NG_OK;
 out_free_body:
 	free(g->body_buf);
@@ -885,4 +919,27 @@ out_free_path:
 	g->name = NULL;
 	free(path);
 	return rc;
+}
+
+ng_status ng_fig_commit(struct ng_fig *g)
+{
+	struct ng_safefile *sf;
+
+	for (size_t i = 0; i <= g->n; i++) {
+		sf = i < g->n ? &g->datf[i] : &g->script;
+		if (sf->path && sf->tmp && ng_safefile_commit(sf) != 0) {
+			ng_error("cannot write %s: %s", sf->path, strerror(errno));
+			return NG_ERR_IO;
+		}
+	}
+	return NG_OK;
+}
+
+void ng_fig_close(struct ng_fig *g)
+{
+	for (size_t i = 0; g->datf && i < g->n; i++)
+		ng_safefile_close(&g->datf[i]);
+	free(g->datf);
+	g->datf = NULL;
+	ng_safefile_close(&g->script);
 }

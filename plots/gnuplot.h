@@ -23,6 +23,7 @@
 #include <stdio.h>
 
 #include "load.h"
+#include "safefile.h"
 
 struct ng_figure; /* figure.h */
 
@@ -62,6 +63,10 @@ struct ng_fig {
 	unsigned panels; /* NG_PANEL_* to draw */
 	char *stem;      /* output path without extension */
 	char **dat;      /* data file path per file */
+	/* The files written (safefile.h): not in place until ng_fig_commit();
+	 * ng_fig_close() removes what was not committed. */
+	struct ng_safefile *datf;  /* per file: its data */
+	struct ng_safefile script; /* stem + ".gp" */
 	/* The legend text of each file's series: what tells them apart (its
 	 * --label, else the module, design, scheduling, mode ... that differ
 	 * between the files; legend.h), "" when nothing does.  And what they
@@ -169,13 +174,24 @@ void ng_gp_plain_series(struct ng_fig *g, size_t i, int index, int col, bool lin
  * Writes figure @g's data files (g->dat, one per file: a header naming the
  * source, then the family's tables) and its script (g->stem + ".gp": the
  * preamble, with the size axis and the title, then the panels kept), and
- * sets g->drawn when a panel was kept.  What was left out (panels, points)
- * is described in *notes_p (malloc'ed, "; "-separated; NULL: nothing);
- * g->fdraw counts each file's points drawn (allocated here, freed by the
- * caller).
+ * sets g->drawn when a panel was kept.  The files are temporaries beside
+ * their names (g->datf, g->script; safefile.h) until ng_fig_commit().  What
+ * was left out (panels, points) is described in *notes_p (malloc'ed, "; "-
+ * separated; NULL: nothing); g->fdraw counts each file's points drawn
+ * (allocated here, freed by the caller).
  * Returns NG_OK or NG_ERR_IO (reported); a figure with no panel to draw
- * is no error (g->drawn false: no script is written).
+ * is no error (g->drawn false: no script is written, no data kept).
  */
 ng_status ng_fig_write(struct ng_fig *g, char **notes_p);
+
+/* Puts a drawn figure's data files and script in place (renamed over their
+ * names).  The script stays open: g->script.fd is the very file written,
+ * whatever its name becomes.  Returns NG_OK or NG_ERR_IO (reported; what
+ * was not committed is removed by ng_fig_close()). */
+ng_status ng_fig_commit(struct ng_fig *g);
+
+/* Closes the figure's files, removing those not committed, and frees
+ * g->datf.  Safe on a figure never written. */
+void ng_fig_close(struct ng_fig *g);
 
 #endif

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "load.h"
+#include "safefile.h"
 
 /* ------------------------------------------------------------------------
  * Small helpers
@@ -51,6 +52,17 @@ const char *ng_plot_basename(const char *path)
 	const char *s = strrchr(path, '/');
 
 	return s ? s + 1 : path;
+}
+
+bool ng_plot_name_ok(const char *cmd, const char *what, const char *path)
+{
+	size_t at;
+
+	if (ng_safefile_name_ok(path, &at))
+		return true;
+	ng_error("%s: %s: the file name has a control character (byte 0x%02x at offset %zu)", cmd, what,
+	         (unsigned char)path[at], at);
+	return false;
 }
 
 void ng_plot_fmt_exact(char *buf, size_t len, double v)

@@ -95,5 +95,10 @@ char *ng_plot_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2
 void *ng_plot_xcalloc(size_t n, size_t size);
 /* The part of @path after its last '/' (borrowed from @path). */
 const char *ng_plot_basename(const char *path);
+/* Whether output name @path is free of control characters (bytes below
+ * 0x20, 0x7f: safefile.h); when not, says so in one line, "CMD: WHAT: the
+ * file name has a control character (byte 0x0a at offset 5)", naming the
+ * option @what ("-o"), and the caller exits with status 2. */
+bool ng_plot_name_ok(const char *cmd, const char *what, const char *path);
 
 #endif

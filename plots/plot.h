@@ -32,8 +32,15 @@
  *   several tables separates them by two blank lines (gnuplot "index").
  *   Numbers are copied from the JSON exactly (shortest text that reads back
  *   to the same double); JSON null is written as NaN.  The script refers to
- *   its data by name relative to its own directory and is run there, so
- *   "cd DIR && gnuplot F.gp" redoes the figure after hand edits.
+ *   its data by name relative to its own directory, so "cd DIR && gnuplot
+ *   'F.gp'" (its "Redo" comment, the name quoted for a shell) redoes the
+ *   figure after hand edits.  Every file is a temporary beside its name,
+ *   renamed into place (core/base/safefile.h): a link planted at a name is
+ *   replaced, never written through.  gnuplot reads the script just written
+ *   (/proc/self/fd/N, not its name) in a private directory beside the
+ *   figure, its loadpath "..", writes the figure there, and the figure is
+ *   renamed into place.  An output name with a control character (a byte
+ *   below 0x20, 0x7f) is refused: one line, exit status 2.
  *
  *   Figures (x: message size in bytes, log2 axis with tics 1, 16, 1K, 64K, 1M;
  *   y: log10 axis with its unit, from the data alone, widened to the nearest
@@ -153,8 +160,8 @@
  *   written, without figures, and a warning says so.  What a figure leaves
  *   out is said in the page; a file of which no figure can be drawn is said
  *   in the page and in one line, "report: FILE: not drawn: WHY", and the page
- *   is written with the others (exit status 1).  The file is written to
- *   OUT.tmp and renamed.  OUT.pdf: the page printed by headless Chromium
+ *   is written with the others (exit status 1).  The file is written to a
+ *   temporary beside OUT and renamed (core/base/safefile.h).  OUT.pdf: the page printed by headless Chromium
  *   ($NGAUGE_CHROMIUM when set, else chromium, chromium-browser or
  *   google-chrome from PATH; Debian package chromium); without it one line
  *   says so, exit status 1, nothing written.

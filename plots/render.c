@@ -4,6 +4,7 @@
  * finding and running gnuplot, splitting a pattern drawn in parts, and
  * ng_plot_render() (groups, names, data and scripts, figures).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -124,19 +125,32 @@ char *ng_plot_find_gnuplot(void)
 	return path ? path : ng_plot_which("gnuplot");
 }
 
-/* Runs "gnuplot SCRIPT" in directory @dir; shows gnuplot's messages only
- * when it fails. */
-static ng_status ng_gnuplot_run(const char *cmd, const char *gnuplot, const char *dir, const char *script)
+/* The descriptor the script has in gnuplot: it reads /proc/self/fd/3. */
+#define NG_GNUPLOT_SCRIPT_FD 3
+
+/*
+ * Runs gnuplot on the script open as @script_fd (named @script in messages)
+ * in the private directory @work, beside the figure's directory: gnuplot
+ * reads the very file ngauge wrote (/proc/self/fd/N, never its name), finds
+ * the data files by their names in the parent directory (its loadpath) and
+ * writes its output (the script's "set output", a bare name) into @work,
+ * where no one else can have planted anything.  Shows gnuplot's messages
+ * only when it fails.
+ */
+static ng_status ng_gnuplot_run(const char *cmd, const char *gnuplot, const char *work, int script_fd,
+                                const char *script)
 {
 	char *log = ng_plot_xcalloc(NG_GNUPLOT_LOG_MAX + 1, 1);
-	char arg0[] = "gnuplot";
-	char *args[] = {arg0, (char *)ng_plot_basename(script), NULL};
+	char arg0[] = "gnuplot", arg1[] = "-e", arg2[] = "set loadpath '..'";
+	char arg3[32];
+	char *args[] = {arg0, arg1, arg2, arg3, NULL};
 	size_t used = 0;
 	ng_status rc = NG_ERR_SYS;
 	int pipefd[2], status, devnull;
 	ssize_t got;
 	pid_t pid;
 
+	snprintf(arg3, sizeof(arg3), "/proc/self/fd/%d", NG_GNUPLOT_SCRIPT_FD);
 	if (pipe2(pipefd, O_CLOEXEC) != 0) {
 		ng_error("%s: cannot run gnuplot: pipe: %s", cmd, strerror(errno));
 		goto out_free_log;
@@ -149,13 +163,22 @@ static ng_status ng_gnuplot_run(const char *cmd, const char *gnuplot, const char
 		goto out_close_pipe;
 	}
 	if (pid == 0) {
+		/* above the standard descriptors first: none of the dup2()s below
+		 * may close it */
+		int sfd = fcntl(script_fd, F_DUPFD_CLOEXEC, 10);
+
 		devnull = open("/dev/null", O_RDONLY);
 		if (devnull >= 0)
 			dup2(devnull, STDIN_FILENO);
 		dup2(pipefd[1], STDOUT_FILENO);
 		dup2(pipefd[1], STDERR_FILENO);
-		if (chdir(dir) != 0) {
-			dprintf(STDERR_FILENO, "cannot enter %s: %s\n", dir, strerror(errno));
+		/* the script at a known number, inherited (dup2 clears FD_CLOEXEC) */
+		if (sfd < 0 || dup2(sfd, NG_GNUPLOT_SCRIPT_FD) < 0) {
+			dprintf(STDERR_FILENO, "cannot pass the script: %s\n", strerror(errno));
+			_exit(126);
+		}
+		if (chdir(work) != 0) {
+			dprintf(STDERR_FILENO, "cannot enter %s: %s\n", work, strerror(errno));
 			_exit(126);
 		}
 		execv(gnuplot, args);
@@ -190,13 +213,14 @@ static ng_status ng_gnuplot_run(const char *cmd, const char *gnuplot, const char
 		rc = NG_OK;
 		goto out_close_pipe;
 	}
-	/* one line: gnuplot's first complaint ("F.gp" line N: WHAT) */
+	/* one line: gnuplot's first complaint ("/proc/self/fd/3" line N: WHAT),
+	 * from "line N" on (the script is named before it) */
 	{
-		char *line = strstr(log, ".gp\" line ");
+		char *line = strstr(log, "\" line ");
 		char *end;
 
-		while (line && line > log && line[-1] != '\n')
-			line--;
+		if (line)
+			line += 2;
 		if (!line)
 			for (line = log; *line == '\n' || *line == ' '; line++)
 				;
@@ -216,6 +240,44 @@ out_close_pipe:
 out_free_log:
 	free(log);
 	return rc;
+}
+
+/* Moves what gnuplot wrote for figure @g in @work into place: the figure
+ * (the stem's name with the terminal's extension) and, for cairolatex
+ * (.tex), its graphics (.pdf).  rename() replaces whatever is at the final
+ * name (a link is replaced, not followed).  Reported. */
+static ng_status ng_gnuplot_move(const char *cmd, const struct ng_fig *g, const char *work)
+{
+	const char *exts[2] = {g->term->ext, g->term->tex ? ".pdf" : NULL};
+	ng_status rc = NG_OK;
+
+	for (size_t k = 0; k < 2 && exts[k] && rc == NG_OK; k++) {
+		char *from = ng_plot_xasprintf("%s/%s%s", work, ng_plot_basename(g->stem), exts[k]);
+		char *to = ng_plot_xasprintf("%s%s", g->stem, exts[k]);
+
+		if (rename(from, to) != 0) {
+			ng_error("%s: cannot put gnuplot's %s in place: %s", cmd, to, strerror(errno));
+			rc = NG_ERR_IO;
+		}
+		free(from);
+		free(to);
+	}
+	return rc;
+}
+
+/* Removes gnuplot's private directory @work and what is left in it. */
+static void ng_gnuplot_work_remove(const char *work)
+{
+	DIR *d = opendir(work);
+	struct dirent *e;
+
+	if (d) {
+		while ((e = readdir(d)))
+			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+				unlinkat(dirfd(d), e->d_name, 0);
+		closedir(d);
+	}
+	rmdir(work);
 }
 
 /* ------------------------------------------------------------------------
@@ -401,7 +463,7 @@ ng_status ng_plot_render(const struct ng_plot_file *files, size_t n, const struc
 	size_t *group = ng_plot_xcalloc(n, sizeof(*group)); /* figure of each file */
 	struct ng_render rd = {0};
 	size_t ngroups = 0, i, j;
-	char *stem, *dir, *slash;
+	char *stem, *dir, *slash, *work = NULL;
 	ng_status rc = NG_OK, told;
 
 	if (!term) {
@@ -520,31 +582,36 @@ ng_status ng_plot_render(const struct ng_plot_file *files, size_t n, const struc
 		;
 	if (i < n && !req->keep_going) {
 		rc = ng_render_tell(&rd, files, n, req);
-		for (i = 0; i < rd.nfigs; i++) {
-			char *script = ng_plot_xasprintf("%s.gp", rd.figs[i].stem);
-
-			unlink(script);
-			free(script);
-			for (j = 0; j < rd.figs[i].n; j++)
-				unlink(rd.figs[i].dat[j]);
-		}
-		goto out_free_figs;
+		goto out_free_figs; /* the temporaries removed, nothing put in place */
 	}
 
-	/* figures */
+	/* the scripts and data in place, then the figures: gnuplot writes into
+	 * a directory of ours beside them, from which they are moved */
 	for (i = 0; i < rd.nfigs; i++) {
-		char *script = ng_plot_xasprintf("%s.gp", rd.figs[i].stem);
-
-		if (!rd.figs[i].drawn) {
-			free(script);
-			continue;
-		}
-		rc = req->gnuplot ? ng_gnuplot_run(req->cmd, req->gnuplot, dir, script) : NG_OK;
-		free(script);
+		rc = rd.figs[i].drawn ? ng_fig_commit(&rd.figs[i]) : NG_OK;
 		if (rc)
 			goto out_free_figs;
-		if (!req->gnuplot)
+	}
+	if (req->gnuplot) {
+		work = ng_plot_xasprintf("%s/.ngauge-gnuplot-XXXXXX", dir);
+		if (!mkdtemp(work)) {
+			ng_error("%s: cannot create a directory for gnuplot %s: %s", req->cmd, work,
+			         strerror(errno));
+			free(work);
+			work = NULL;
+			rc = NG_ERR_IO;
+			goto out_free_figs;
+		}
+	}
+	for (i = 0; i < rd.nfigs; i++) {
+		if (!rd.figs[i].drawn || !req->gnuplot)
 			continue;
+		rc = ng_gnuplot_run(req->cmd, req->gnuplot, work, rd.figs[i].script.fd,
+		                    rd.figs[i].script.path);
+		if (rc == NG_OK)
+			rc = ng_gnuplot_move(req->cmd, &rd.figs[i], work);
+		if (rc)
+			goto out_free_figs;
 		if (!req->quiet)
 			printf("%s%s\n", rd.figs[i].stem, term->ext);
 		if (req->made) {
@@ -558,7 +625,11 @@ ng_status ng_plot_render(const struct ng_plot_file *files, size_t n, const struc
 	rc = rc ? rc : told;
 
 out_free_figs:
+	if (work)
+		ng_gnuplot_work_remove(work);
+	free(work);
 	for (i = 0; i < rd.nfigs; i++) {
+		ng_fig_close(&rd.figs[i]);
 		for (j = 0; rd.figs[i].dat && j < rd.figs[i].n; j++)
 			free(rd.figs[i].dat[j]);
 		free(rd.figs[i].dat);

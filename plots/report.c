@@ -27,6 +27,7 @@
 #include "registry.h"
 #include "render.h"
 #include "report.h"
+#include "safefile.h"
 
 /* Top-level keys shown in their own sections; the figure families' report
  * blocks are too (figure.h), and any other key is listed under "Other
@@ -531,12 +532,48 @@ static ng_status ng_report_write(struct ng_report *r, const struct ng_plot_file 
  * The page
  */
 
+/* Copies the file @from (Chromium's PDF in the private directory) to @out
+ * through a temporary beside it (safefile.h).  Reported. */
+static ng_status ng_report_copy(const char *from, const char *out)
+{
+	struct ng_safefile sf;
+	char buf[65536];
+	size_t got;
+	FILE *in = fopen(from, "rb");
+	ng_status rc = NG_ERR_IO;
+
+	if (!in) {
+		ng_error("report: cannot read %s: %s", from, strerror(errno));
+		return NG_ERR_IO;
+	}
+	if (ng_safefile_open(&sf, out) != 0 || !ng_safefile_stream(&sf)) {
+		ng_error("report: cannot create %s: %s", out, strerror(errno));
+		goto out_close;
+	}
+	while ((got = fread(buf, 1, sizeof(buf), in)) > 0)
+		fwrite(buf, 1, got, sf.f);
+	if (ferror(in)) {
+		ng_error("report: cannot read %s: %s", from, strerror(errno));
+		goto out_close;
+	}
+	if (ng_safefile_commit(&sf) != 0) {
+		ng_error("report: cannot write %s: %s", out, strerror(errno));
+		goto out_close;
+	}
+	rc = NG_OK;
+out_close:
+	ng_safefile_close(&sf); /* removes the temporary unless committed */
+	fclose(in);
+	return rc;
+}
+
 ng_status ng_report_render(const struct ng_plot_file *files, size_t n, const char *out, const char *gnuplot,
                            const char *chromium)
 {
 	struct ng_report r = {.gnuplot = gnuplot};
+	struct ng_safefile sf;
 	const char *tmproot;
-	char *out_tmp = NULL, *page = NULL;
+	char *page = NULL, *pdf = NULL;
 	ng_status rc = NG_OK;
 
 	if (gnuplot || chromium) {
@@ -551,33 +588,32 @@ ng_status ng_report_render(const struct ng_plot_file *files, size_t n, const cha
 			return NG_ERR_IO;
 		}
 	}
-	out_tmp = ng_plot_xasprintf("%s.tmp", out);
-	/* the page itself, or the page Chromium prints to OUT.tmp */
-	page = chromium ? ng_plot_xasprintf("%s/report.html", r.tmpdir) : ng_plot_xasprintf("%s", out_tmp);
-	r.f = fopen(page, "w");
-	if (!r.f) {
+	/* the page itself (a temporary beside OUT, renamed when complete), or
+	 * the page Chromium prints, in the private directory */
+	page = chromium ? ng_plot_xasprintf("%s/report.html", r.tmpdir) : ng_plot_xasprintf("%s", out);
+	if (ng_safefile_open(&sf, page) != 0 || !(r.f = ng_safefile_stream(&sf))) {
 		ng_error("report: cannot create %s: %s", page, strerror(errno));
+		ng_safefile_close(&sf);
 		rc = NG_ERR_IO;
 		goto out_remove_tmpdir;
 	}
 	rc = ng_report_write(&r, files, n);
-	if (ferror(r.f) && rc == NG_OK) {
+	if (rc == NG_OK && ng_safefile_commit(&sf) != 0) {
 		ng_error("report: cannot write %s: %s", page, strerror(errno));
 		rc = NG_ERR_IO;
 	}
-	if (fclose(r.f) != 0 && rc == NG_OK) {
-		ng_error("report: cannot write %s: %s", page, strerror(errno));
-		rc = NG_ERR_IO;
-	}
-	if (rc == NG_OK && chromium)
-		rc = ng_pdf_print(chromium, page, out_tmp, r.tmpdir);
-	if (rc == NG_OK && rename(out_tmp, out) != 0) {
-		ng_error("report: cannot rename %s to %s: %s", out_tmp, out, strerror(errno));
-		rc = NG_ERR_IO;
-	}
-	if (rc != NG_OK) {
-		unlink(out_tmp);
+	ng_safefile_close(&sf); /* removed unless committed */
+	r.f = NULL;
+	if (rc != NG_OK)
 		goto out_remove_tmpdir;
+	if (chromium) {
+		/* Chromium writes into the private directory only */
+		pdf = ng_plot_xasprintf("%s/report.pdf", r.tmpdir);
+		rc = ng_pdf_print(chromium, page, pdf, r.tmpdir);
+		if (rc == NG_OK)
+			rc = ng_report_copy(pdf, out);
+		if (rc != NG_OK)
+			goto out_remove_tmpdir;
 	}
 	printf("%s\n", out);
 	if (r.left_out)
@@ -588,6 +624,6 @@ out_remove_tmpdir:
 		ng_report_rmtmp(r.tmpdir);
 	free(r.tmpdir);
 	free(page);
-	free(out_tmp);
+	free(pdf);
 	return rc;
 }
