@@ -175,6 +175,15 @@ size_t ng_stats_parse_percentiles(const char *list, double *q, char *why, size_t
 			snprintf(why, len, "'%s' is not a percentage above 0 and below 100", buf);
 			return 0;
 		}
+		/* its key (ng_stats_pct_key) names it alone: 50.00000001 would be
+		 * a second p50, 99.99999999 a p100 */
+		char key[40];
+		ng_stats_pct_key(p / 100.0, key, sizeof(key));
+		if (strtod(key + 1, NULL) != p) {
+			snprintf(why, len, "'%s' has more than 7 significant digits (its key would be %s)",
+			         buf, key);
+			return 0;
+		}
 		if (k == NG_STATS_PCT_MAX) {
 			snprintf(why, len, "more than %d percentiles", NG_STATS_PCT_MAX);
 			return 0;

@@ -10,10 +10,15 @@
 #include "options.h"
 
 #define NG_SIZES_MAX 100000
+/* Multiplications of the :x ranges of one specification: a factor so close
+ * to 1 that its products round to the same size again and again would
+ * otherwise take years (1-1G:x1.0000000000000002) to give few sizes. */
+#define NG_SIZES_STEPS_MAX 10000000
 
 struct size_list {
 	size_t *v;
 	size_t n, cap;
+	size_t steps; /* multiplications so far (NG_SIZES_STEPS_MAX) */
 };
 
 static int push(struct size_list *l, size_t s)
@@ -81,6 +86,8 @@ static int parse_item(char *tok, struct size_list *l, char *err, size_t errlen)
 		size_t last = (size_t)-1;
 		while (x <= (double)hi) {
 			size_t s = (size_t)llround(x);
+			if (++l->steps > NG_SIZES_STEPS_MAX)
+				goto slow_step;
 			if (s != last && s <= hi && push(l, s))
 				return -2;
 			last = s;
@@ -104,6 +111,12 @@ static int parse_item(char *tok, struct size_list *l, char *err, size_t errlen)
 			return -2;
 		return 0;
 	}
+slow_step:
+	snprintf(err, errlen,
+	         "factor ':%s' in size range '%s' is too close to 1: more than %d multiplications in the "
+	         "specification (use :+STEP)",
+	         step ? step : "x2", tok, NG_SIZES_STEPS_MAX);
+	return -1;
 bad_step:
 	snprintf(err, errlen, "bad step ':%s' in size range '%s' (use :xFACTOR with FACTOR > 1 or :+STEP)",
 	         step, tok);
