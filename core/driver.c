@@ -46,13 +46,14 @@
 #include "env.h"
 #include "launch.h"
 #include "manifest.h"
+#include "pair.h"
 #include "plugin.h"
 #include "readers.h"
 #include "registry.h"
 #include "results_priv.h"
 #include "sizes.h"
 
-enum { EXIT_USAGE = 2 };
+enum { EXIT_USAGE = NG_EXIT_USAGE };
 
 /* ---- command line ---- */
 
@@ -430,111 +431,7 @@ struct launched {
 	char mpi_version[256]; /* under mpi, the MPI library; else "" */
 };
 
-/*
- * --server/--client: the server runs what the client asks for.  The client
- * sends its arguments (without --client HOST) over the bootstrap; the server
- * parses them followed by its own, so that what the server sets for itself
- * (--tcp-bind, --ib-dev, ...) wins.  Both then run with the same plan.
- */
-static int serve(int argc, char **argv, struct ng_boot *boot);
-static int main_with(int argc, char **argv, struct ng_boot *preboot);
-
-/* The server's command line, for each client it serves. */
-struct serve_args {
-	int argc;
-	char **argv;
-};
-
-static int serve_client(struct ng_boot *boot, void *arg)
-{
-	const struct serve_args *sa = arg;
-	return serve(sa->argc, sa->argv, boot);
-}
-
-static int pair_up(struct ng_args *a, int argc, char **argv)
-{
-	struct ng_boot *boot;
-	bool server = ng_args_flag(a, "server");
-	ng_status st;
-
-	if (server && ng_args_given(a, "client")) {
-		ng_error("--server and --client exclude each other");
-		return EXIT_USAGE;
-	}
-	if (server) {
-		struct serve_args sa = {argc, argv};
-		return ng_server_run(ng_args_str(a, "bind"), (int)ng_args_int(a, "port"),
-		                     ng_args_flag(a, "once"), serve_client, &sa);
-	}
-	st = ng_boot_tcp_client(ng_args_str(a, "client"), (int)ng_args_int(a, "port"),
-	                        ng_args_given(a, "timeout") ? ng_args_double(a, "timeout") : 60, &boot);
-	if (st)
-		return status_exit(st);
-
-	/* Client: send the arguments, then run with them. */
-	size_t len = 0;
-	for (int i = 1; i < argc; i++)
-		len += strlen(argv[i]) + 1;
-	char *blob = calloc(len + 1, 1);
-	uint64_t n = len;
-	if (!blob) {
-		boot->ops->fini(boot);
-		return 1;
-	}
-	for (int i = 1, off = 0; i < argc; i++) {
-		memcpy(blob + off, argv[i], strlen(argv[i]) + 1);
-		off += (int)strlen(argv[i]) + 1;
-	}
-	st = ng_boot_bcast(boot, 0, &n, sizeof(n));
-	if (st == NG_OK)
-		st = ng_boot_bcast(boot, 0, blob, len);
-	free(blob);
-	if (st) {
-		boot->ops->fini(boot);
-		return status_exit(st);
-	}
-	return main_with(argc, argv, boot);
-}
-
-static int serve(int argc, char **argv, struct ng_boot *boot)
-{
-	uint64_t n = 0;
-	ng_status st = ng_boot_bcast(boot, 0, &n, sizeof(n));
-	char *blob = NULL, **nargv = NULL;
-	int nargc = 1, code = 1;
-
-	if (st || n > (1u << 20))
-		goto out;
-	blob = calloc(n + 1, 1);
-	nargv = calloc(n + (size_t)argc + 2, sizeof(*nargv));
-	if (!blob || !nargv)
-		goto out;
-	if (ng_boot_bcast(boot, 0, blob, n))
-		goto out;
-	nargv[0] = argv[0];
-	for (size_t off = 0; off < n; off += strlen(blob + off) + 1) {
-		if (strcmp(blob + off, "--client") == 0) {
-			off += strlen(blob + off) + 1; /* and its value */
-			continue;
-		}
-		if (strncmp(blob + off, "--client=", 9) == 0)
-			continue;
-		nargv[nargc++] = blob + off;
-	}
-	for (int i = 1; i < argc; i++)
-		nargv[nargc++] = argv[i];
-	nargv[nargc] = NULL;
-	code = main_with(nargc, nargv, boot);
-	boot = NULL;
-out:
-	if (boot) {
-		ng_error("--server: the client went away before sending its options");
-		boot->ops->fini(boot);
-	}
-	free(blob);
-	free(nargv);
-	return code;
-}
+static int main_with(int argc, char **argv, struct ng_boot *preboot, const struct ng_server_limits *lim);
 
 /* How to start a step's tasks so that they find each other (one line, below). */
 #define SLURM_FIX "run 'srun --mpi=pmi2 ...' (or --mpi=pmix), or mpiexec inside the allocation"
@@ -667,7 +564,7 @@ static int launch(const struct plan *p, struct ng_args *a, int *argc_p, char ***
 	if (ng_args_flag(a, "server") || ng_args_given(a, "client")) {
 		if (check_ranks(p, 2, -1, "--server/--client"))
 			return EXIT_USAGE;
-		return pair_up(a, *argc_p, *argv_p);
+		return ng_pair_up(a, *argc_p, *argv_p, main_with);
 	}
 	if (!(p->mod->caps & NG_CAP_MPI) && ng_slurm_step_tasks() > 1 && !ng_launched_by_mpiexec()) {
 		int code = launch_slurm(p, a, l);
@@ -977,17 +874,20 @@ out_boot:
 
 int ng_driver_main(int argc, char **argv)
 {
-	return main_with(argc, argv, NULL);
+	return main_with(argc, argv, NULL, NULL);
 }
 
-static int main_with(int argc, char **argv, struct ng_boot *preboot)
+static int main_with(int argc, char **argv, struct ng_boot *preboot, const struct ng_server_limits *lim)
 {
 	struct ng_args a = {0};
 	struct plan p = {0};
 	char err[512], names[512];
 	struct launched l;
+	char verdict[512] = ""; /* the server's child: why the client is refused */
 	int code = EXIT_USAGE;
 
+	if (lim)
+		ng_log_keep_first(verdict, sizeof(verdict));
 	if (declare_all(&a)) {
 		ng_error("out of memory");
 		return 1;
@@ -1186,11 +1086,37 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot)
 	 * missing plugin is found here, before anything runs. */
 	if (ng_module_impl(p.mod, &p.mod))
 		goto out;
+	/* The server's child: the run within the server's limits (its
+	 * --timeout bounds the client's), then the answer to the client. */
+	if (lim) {
+		double run_s = p.time_s > 0      ? p.time_s * (double)p.nsizes
+		               : p.ci_target > 0 ? p.max_time_s * (double)p.nsizes
+		                                 : 0.0;
+
+		p.timeout = p.timeout < lim->timeout_s ? p.timeout : lim->timeout_s;
+		if (ng_pair_check(lim, p.nsizes ? p.sizes[p.nsizes - 1] : 0, p.count, p.warmup, run_s,
+		                  verdict, sizeof(verdict))) {
+			ng_error("--server: refused the client at %s: %s", preboot->peer_addr, verdict);
+			goto out;
+		}
+		ng_log_keep_first(NULL, 0);
+		if (ng_boot_tcp_verdict(preboot, 0, NULL)) {
+			code = 1;
+			goto out_boot;
+		}
+	}
 	code = launch(&p, &a, &argc, &argv, preboot, &l);
 	preboot = NULL; /* launch() took it */
 	if (l.boot)
 		code = run(&p, &a, argc, argv, &l);
 out:
+	/* A client refused: it hears why in the first line said here. */
+	if (preboot && lim) {
+		ng_log_keep_first(NULL, 0);
+		(void)ng_boot_tcp_verdict(preboot, code ? code : EXIT_USAGE,
+		                          verdict[0] ? verdict : "nothing to run");
+	}
+out_boot:
 	if (preboot)
 		preboot->ops->fini(preboot);
 	free(p.sizes);

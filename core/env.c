@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "env.h"
+#include "peer.h"
 
 static void cpu_model(char *buf, size_t len)
 {
@@ -76,6 +77,9 @@ ng_status ng_env_oversub(struct ng_boot *boot, bool spins, struct ng_oversub *o_
 		return NG_ERR_NOMEM;
 	}
 	st = ng_boot_allgather(boot, &mine, sizeof(mine), all);
+	for (size_t i = 0; st == NG_OK && i < n; i++)
+		if (!ng_peer_str(all[i].host, sizeof(all[i].host)))
+			st = ng_peer_bad("host name", (int)i, "not terminated within 64 bytes");
 	for (size_t i = 0; st == NG_OK && i < n; i++) {
 		cpu_set_t cpus;
 		int ranks = 0, cores;

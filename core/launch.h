@@ -28,20 +28,44 @@
 ng_status ng_boot_local(int np, double grace_s, struct ng_boot **b_p);
 
 /*
- * Two hosts without MPI.  The server listens on @bind:@port
- * (ng_boot_tcp_listen), takes a connection whose handshake (magic, version)
- * is an ngauge client's (ng_boot_tcp_accept: the connection, or -1 after
- * turning away a stray one, warned), and either welcomes it, becoming rank 1
- * (ng_boot_tcp_welcome), or tells it that it is busy and closes it
- * (ng_boot_tcp_busy).  The client connects to @host:@port, retrying for
- * @timeout_s, and becomes rank 0 (it measures and reports); a busy server
- * makes it fail with one line saying so.
+ * Two hosts without MPI (core/boot_tcp.c has the protocol).  The server
+ * listens on @bind:@port (ng_boot_tcp_listen: a non-blocking socket) and
+ * reads each connection's handshake without blocking, many at once
+ * (core/server.c): ng_boot_tcp_hs_new() for an accepted @fd from numeric
+ * address @peer, then ng_boot_tcp_hs_step() whenever it is readable: 0 wants
+ * more, 1 done (hello, the --auth proof when @auth is on, the arguments), -1
+ * failed with the reason in @why (the peer has been told where it should
+ * be).  A done handshake is then told the server is busy
+ * (ng_boot_tcp_hs_busy), refused (ng_boot_tcp_hs_refuse), or welcomed in
+ * the child that serves it (ng_boot_tcp_hs_welcome: rank 1, every read and
+ * write with a deadline of @timeout_s, peer_addr and @allow set; *args_p and
+ * *len_p the client's NUL-separated arguments).  The child answers with
+ * ng_boot_tcp_verdict(): 0 before it runs, or the exit status and the one
+ * line that says why it will not.  ng_boot_tcp_hs_free() closes a handshake
+ * that was not welcomed.
+ *
+ * The client connects to @host:@port, retrying for @timeout_s, proves @auth
+ * (NULL or off: no key), sends @args (@len bytes), and waits for the
+ * verdict: then it is rank 0 (it measures and reports).  A busy server, a
+ * refusal or a failed proof fails it with one line saying so (NG_ERR_USAGE
+ * for a refusal of the run or a key mismatch).
  */
+struct ng_auth;
+struct ng_allow;
+struct ng_boot_tcp_hs;
 ng_status ng_boot_tcp_listen(const char *bind, int port, int *lfd_p);
-int ng_boot_tcp_accept(int lfd);
-ng_status ng_boot_tcp_welcome(int fd, struct ng_boot **b_p);
-void ng_boot_tcp_busy(int fd);
-ng_status ng_boot_tcp_client(const char *host, int port, double timeout_s, struct ng_boot **b_p);
+struct ng_boot_tcp_hs *ng_boot_tcp_hs_new(int fd, const char *peer, const struct ng_auth *auth);
+int ng_boot_tcp_hs_step(struct ng_boot_tcp_hs *h, char *why, size_t whylen);
+int ng_boot_tcp_hs_fd(const struct ng_boot_tcp_hs *h);
+const char *ng_boot_tcp_hs_peer(const struct ng_boot_tcp_hs *h);
+void ng_boot_tcp_hs_busy(struct ng_boot_tcp_hs *h);
+void ng_boot_tcp_hs_refuse(struct ng_boot_tcp_hs *h, const char *text);
+void ng_boot_tcp_hs_free(struct ng_boot_tcp_hs *h);
+ng_status ng_boot_tcp_hs_welcome(struct ng_boot_tcp_hs *h, double timeout_s, const struct ng_allow *allow,
+                                 struct ng_boot **b_p, const char **args_p, size_t *len_p);
+ng_status ng_boot_tcp_verdict(struct ng_boot *b, int code, const char *text);
+ng_status ng_boot_tcp_client(const char *host, int port, double timeout_s, const struct ng_auth *auth,
+                             const char *args, size_t len, struct ng_boot **b_p);
 
 /* True when the environment says we were started by mpiexec/srun
  * (PMI_RANK, PMI_SIZE, PMIX_RANK, OMPI_COMM_WORLD_SIZE, SLURM_PROCID with
@@ -54,15 +78,29 @@ int ng_launcher_rank(void);
 /*
  * --server: listens on @bind:@port and serves ngauge clients one after
  * another, each in a process of its own (forked) that runs
- * @serve(boot, @arg) as rank 1 and exits with what it returns.  A client that
- * arrives while another is served is told the server is busy.  @once: only
- * the first client; returns its exit status.  Otherwise serves until
- * SIGINT, SIGTERM or SIGHUP, which it passes on to the client being served,
- * and returns 128 + the signal's number once that client has ended.
- * Returns 1 or 2 (reported) when it cannot listen.
+ * @serve(boot, args, len, @arg) as rank 1 and exits with what it returns.
+ * Handshakes are read many at once, each within @timeout_s of its accept;
+ * a connection from outside @allow is closed at once.  A client whose
+ * handshake completes while another is served is told the server is busy.
+ * A client's run still going after @max_time_s is stopped (SIGTERM, then
+ * SIGKILL 5 s later).  @once: only the first client; returns its exit
+ * status.  Otherwise serves until SIGINT, SIGTERM or SIGHUP, which it
+ * passes on to the client being served, and returns 128 + the signal's
+ * number once that client has ended.  Returns 1 or 2 (reported) when it
+ * cannot listen.
  */
-int ng_server_run(const char *bind, int port, bool once, int (*serve)(struct ng_boot *b, void *arg),
-                  void *arg);
+struct ng_server_conf {
+	const char *bind; /* NULL: every interface */
+	int port;
+	bool once;
+	double timeout_s;             /* a handshake's deadline; the child's bootstrap reads and writes */
+	double max_time_s;            /* --server-max-time */
+	const struct ng_auth *auth;   /* NULL: no key asked */
+	const struct ng_allow *allow; /* NULL: every address */
+	int (*serve)(struct ng_boot *b, const char *args, size_t len, void *arg);
+	void *arg;
+};
+int ng_server_run(const struct ng_server_conf *c);
 
 /*
  * Slurm.  ng_slurm_step_tasks(): the number of tasks of the job step this

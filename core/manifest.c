@@ -19,6 +19,11 @@
 #include <unistd.h>
 
 #include "manifest.h"
+#include "peer.h"
+
+/* The longest host description (JSON text) a rank may send: a host with
+ * many devices writes a few KiB. */
+#define NG_MANIFEST_HOST_MAX (64 * 1024)
 
 const char *ng_manifest_root(void)
 {
@@ -618,6 +623,16 @@ ng_status ng_manifest_gather(struct ng_boot *boot, const struct ng_manifest_in *
 	st = ng_boot_allgather(boot, &mine, sizeof(mine), all);
 	if (st)
 		goto out;
+	/* A peer's strings end inside their fields before they are compared
+	 * or written (core/base/peer.h). */
+	for (size_t j = 0; j < n; j++) {
+		if (!ng_peer_str(all[j].host, sizeof(all[j].host))) {
+			st = ng_peer_bad("host name", (int)j, "not terminated within 64 bytes");
+			goto out;
+		}
+		(void)ng_peer_str(all[j].governor, sizeof(all[j].governor));
+		(void)ng_peer_str(all[j].siblings, sizeof(all[j].siblings));
+	}
 	mine.first = 1;
 	for (int j = 0; j < boot->rank; j++)
 		mine.first &= strcmp(all[j].host, mine.host) != 0;
@@ -638,8 +653,16 @@ ng_status ng_manifest_gather(struct ng_boot *boot, const struct ng_manifest_in *
 	st = ng_boot_allgather(boot, &len, sizeof(len), lens);
 	if (st)
 		goto out;
-	for (size_t j = 0; j < n; j++)
-		maxlen = (size_t)lens[j] > maxlen ? (size_t)lens[j] : maxlen;
+	/* Each host text's length bounded before it sizes the exchange: a
+	 * peer's -1 or 2^63 would wrap maxlen + 1. */
+	for (size_t j = 0; j < n; j++) {
+		size_t l;
+
+		st = ng_peer_slen("host text length", (int)j, lens[j], 0, NG_MANIFEST_HOST_MAX, &l);
+		if (st)
+			goto out;
+		maxlen = l > maxlen ? l : maxlen;
+	}
 	{
 		char *pad = calloc(1, maxlen + 1);
 
@@ -666,7 +689,9 @@ ng_status ng_manifest_gather(struct ng_boot *boot, const struct ng_manifest_in *
 	for (size_t j = 0; j < n; j++) {
 		json_array_append_new(m_p->ranks, rank_json((int)j, &all[j]));
 		if (lens[j] > 0) {
-			json_t *h = json_loads(texts + j * (maxlen + 1), 0, NULL);
+			/* the text ends at its length (each padded block has a NUL after maxlen bytes) */
+			json_t *h = json_loadb(texts + j * (maxlen + 1),
+			                       strnlen(texts + j * (maxlen + 1), maxlen), 0, NULL);
 
 			json_array_append_new(m_p->hosts, h ? h : json_pack("{s:s}", "host", all[j].host));
 		}

@@ -185,6 +185,14 @@ static void ng_fig_ebb(struct ng_fig *g)
 	fputs("unset object\nunset logscale x\n", g->gp);
 }
 
+/* A pair's rank from a result file (untrusted): -1 unless a whole number in range. */
+static long long rank_of(const json_t *pair, const char *key)
+{
+	double x = ng_plot_num(pair, key);
+
+	return x >= 0 && x < 1e15 && x == (double)(long long)x ? (long long)x : -1;
+}
+
 /* The report: the settings, then per round its sum and its slowest and
  * fastest pair. */
 static void ng_report_ebb(FILE *f, const json_t *b)
@@ -224,10 +232,8 @@ static void ng_report_ebb(FILE *f, const json_t *b)
 		if (!lo)
 			continue;
 		json_t *o = ng_ebb_xnew(json_object());
-		char *a = ng_plot_xasprintf("%lld -> %lld", (long long)ng_plot_num(lo, "client"),
-		                            (long long)ng_plot_num(lo, "server"));
-		char *c = ng_plot_xasprintf("%lld -> %lld", (long long)ng_plot_num(hi, "client"),
-		                            (long long)ng_plot_num(hi, "server"));
+		char *a = ng_plot_xasprintf("%lld -> %lld", rank_of(lo, "client"), rank_of(lo, "server"));
+		char *c = ng_plot_xasprintf("%lld -> %lld", rank_of(hi, "client"), rank_of(hi, "server"));
 
 		json_object_set(o, "round", json_object_get(r, "round"));
 		json_object_set(o, "sum_MBps", json_object_get(r, "sum_MBps"));

@@ -84,3 +84,39 @@ int ng_fd_read_all_timeout(int fd, void *buf, size_t len, int timeout_ms)
 	}
 	return 0;
 }
+
+int ng_fd_write_all_timeout(int fd, const void *buf, size_t len, int timeout_ms)
+{
+	const char *p = buf;
+	long long deadline = now_ms() + timeout_ms;
+
+	while (len) {
+		long long left = deadline - now_ms();
+		struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+		int r;
+
+		if (left <= 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		r = poll(&pfd, 1, (int)left);
+		if (r < 0) {
+			if (errno == EINTR && !ng_cancel_requested())
+				continue;
+			return -1;
+		}
+		if (r == 0)
+			continue;
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && errno == ENOTSOCK)
+			n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}

@@ -12,5 +12,8 @@ int ng_fd_read_all(int fd, void *buf, size_t len);
 /* Like read_all, but gives up after @timeout_ms without data (returns -1,
  * errno ETIMEDOUT). */
 int ng_fd_read_all_timeout(int fd, void *buf, size_t len, int timeout_ms);
+/* Like write_all, but gives up when the whole of @buf has not gone out
+ * within @timeout_ms (a peer that stopped reading): -1, errno ETIMEDOUT. */
+int ng_fd_write_all_timeout(int fd, const void *buf, size_t len, int timeout_ms);
 
 #endif

@@ -10,6 +10,7 @@
 #define NG_STATUS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #define NG_STATUS_MAP(X)                                                                                     \
 	X(OK, "success")                                                                                     \
@@ -45,6 +46,10 @@ const char *ng_status_msg(ng_status s);
  */
 void ng_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ng_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* While @buf is set: the first error said is also kept in @buf (@len bytes),
+ * without the prefix (the --server's child tells its client why it refuses
+ * a run).  NULL stops keeping. */
+void ng_log_keep_first(char *buf, size_t len);
 /* Sets the rank shown in the prefix (-1: none). Called by the driver. */
 void ng_log_set_rank(int rank);
 /* Until the next ng_log_set_rank(): say nothing (ranks of an MPI launch other
