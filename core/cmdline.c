@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "args.h"
 #include "cmdline.h"
 #include "driver.h"
 #include "registry.h"
@@ -299,4 +300,80 @@ void ng_cmdline_names(char *buf, size_t len, int modules)
 			strncat(buf, ng_patterns[i]->name, len - strlen(buf) - 1);
 		}
 	}
+}
+
+int ng_cmdline_declare(struct ng_args *a)
+{
+	if (ng_args_declare(a, ng_driver_options, ""))
+		return -1;
+	for (size_t i = 0; ng_modules[i]; i++)
+		if (ng_module_declare(a, ng_modules[i]))
+			return -1;
+	for (size_t i = 0; ng_patterns[i]; i++)
+		if (ng_args_declare(a, ng_patterns[i]->options, ng_patterns[i]->name))
+			return -1;
+	return 0;
+}
+
+int ng_cmdline_parse(struct ng_args *a, int argc, char **argv)
+{
+	char err[512];
+
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *name = NULL, *val = NULL;
+		char namebuf[128];
+		struct ng_arg_ent *e;
+
+		if (arg[0] == '-' && arg[1] == '-' && arg[2]) {
+			const char *eq = strchr(arg + 2, '=');
+			if (eq) {
+				size_t n = (size_t)(eq - (arg + 2));
+				if (n >= sizeof(namebuf))
+					n = sizeof(namebuf) - 1;
+				memcpy(namebuf, arg + 2, n);
+				namebuf[n] = '\0';
+				name = namebuf;
+				val = eq + 1;
+			} else {
+				name = arg + 2;
+			}
+		} else if (arg[0] == '-' && arg[1] && arg[1] != '-') {
+			for (size_t k = 0; k < ng_cmdline_nshort; k++)
+				if (ng_cmdline_short[k].c == arg[1])
+					name = ng_cmdline_short[k].name;
+			if (!name) {
+				ng_error("unknown option '%s' (see ngauge --help)", arg);
+				return -1;
+			}
+			if (arg[2])
+				val = arg + 2;
+		} else {
+			ng_error("unexpected argument '%s' (options start with - or --; see ngauge --help)",
+			         arg);
+			return -1;
+		}
+		e = ng_args_find(a, name);
+		if (!e) {
+			ng_error("unknown option '--%s' (see ngauge --help and ngauge --list)", name);
+			return -1;
+		}
+		if (e->opt->type == NG_OPT_FLAG) {
+			if (val) {
+				ng_error("option '--%s' takes no value", name);
+				return -1;
+			}
+			val = "1";
+		} else if (!val) {
+			if (i + 1 >= argc) {
+				ng_error("option '--%s' needs a value (%s)", name, ng_option_metavar(e->opt));
+				return -1;
+			}
+			val = argv[++i];
+		}
+		if (ng_args_set(a, e, val, err, sizeof(err))) {
+			ng_error("%s", err);
+			return -1;
+		}
+	}
+	return 0;
 }

@@ -16,6 +16,17 @@
 extern const struct ng_short_option ng_cmdline_short[];
 extern const size_t ng_cmdline_nshort;
 
+struct ng_args;
+
+/* Declares every option: the driver's, then every registered module's and
+ * pattern's (core/args.h).  Returns -1 on out-of-memory. */
+int ng_cmdline_declare(struct ng_args *a);
+/* Parses @argc/@argv (argv[0] is the program) into @a, declared with
+ * ng_cmdline_declare(): options in any order, --name value, --name=value,
+ * -x value, -xvalue; every value checked against its option's type and range.
+ * On the first problem says it in one line (ng_error) and returns -1. */
+int ng_cmdline_parse(struct ng_args *a, int argc, char **argv);
+
 /* --help and --list on stdout. */
 void ng_cmdline_help(void);
 void ng_cmdline_list(void);

@@ -65,82 +65,6 @@ const struct ng_option *ng_driver_find_option(const char *name)
 	return ng_option_find(name);
 }
 
-static int declare_all(struct ng_args *a)
-{
-	if (ng_args_declare(a, ng_driver_options, ""))
-		return -1;
-	for (size_t i = 0; ng_modules[i]; i++)
-		if (ng_module_declare(a, ng_modules[i]))
-			return -1;
-	for (size_t i = 0; ng_patterns[i]; i++)
-		if (ng_args_declare(a, ng_patterns[i]->options, ng_patterns[i]->name))
-			return -1;
-	return 0;
-}
-
-static int parse_cmdline(struct ng_args *a, int argc, char **argv)
-{
-	char err[512];
-
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i], *name = NULL, *val = NULL;
-		char namebuf[128];
-		struct ng_arg_ent *e;
-
-		if (arg[0] == '-' && arg[1] == '-' && arg[2]) {
-			const char *eq = strchr(arg + 2, '=');
-			if (eq) {
-				size_t n = (size_t)(eq - (arg + 2));
-				if (n >= sizeof(namebuf))
-					n = sizeof(namebuf) - 1;
-				memcpy(namebuf, arg + 2, n);
-				namebuf[n] = '\0';
-				name = namebuf;
-				val = eq + 1;
-			} else {
-				name = arg + 2;
-			}
-		} else if (arg[0] == '-' && arg[1] && arg[1] != '-') {
-			for (size_t k = 0; k < ng_cmdline_nshort; k++)
-				if (ng_cmdline_short[k].c == arg[1])
-					name = ng_cmdline_short[k].name;
-			if (!name) {
-				ng_error("unknown option '%s' (see ngauge --help)", arg);
-				return -1;
-			}
-			if (arg[2])
-				val = arg + 2;
-		} else {
-			ng_error("unexpected argument '%s' (options start with - or --; see ngauge --help)",
-			         arg);
-			return -1;
-		}
-		e = ng_args_find(a, name);
-		if (!e) {
-			ng_error("unknown option '--%s' (see ngauge --help and ngauge --list)", name);
-			return -1;
-		}
-		if (e->opt->type == NG_OPT_FLAG) {
-			if (val) {
-				ng_error("option '--%s' takes no value", name);
-				return -1;
-			}
-			val = "1";
-		} else if (!val) {
-			if (i + 1 >= argc) {
-				ng_error("option '--%s' needs a value (%s)", name, ng_option_metavar(e->opt));
-				return -1;
-			}
-			val = argv[++i];
-		}
-		if (ng_args_set(a, e, val, err, sizeof(err))) {
-			ng_error("%s", err);
-			return -1;
-		}
-	}
-	return 0;
-}
-
 static void command_line(int argc, char **argv, char *buf, size_t len)
 {
 	buf[0] = '\0';
@@ -888,7 +812,7 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot, const struc
 
 	if (lim)
 		ng_log_keep_first(verdict, sizeof(verdict));
-	if (declare_all(&a)) {
+	if (ng_cmdline_declare(&a)) {
 		ng_error("out of memory");
 		return 1;
 	}
@@ -896,7 +820,7 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot, const struc
 	 * what is wrong with it (the bootstrap sets the prefix afterwards). */
 	if (ng_launched_by_mpi() && ng_launcher_rank() > 0)
 		ng_log_set_rank(NG_LOG_QUIET);
-	if (parse_cmdline(&a, argc, argv))
+	if (ng_cmdline_parse(&a, argc, argv))
 		goto out;
 	if (ng_args_flag(&a, "help")) {
 		ng_cmdline_help();

@@ -52,25 +52,34 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int ng_fd_read_all_timeout(int fd, void *buf, size_t len, int timeout_ms)
+/* Waits until @fd is ready for @events or @timeout_ms pass: 1 ready, -1 on
+ * an error or the timeout (errno ETIMEDOUT). */
+static int wait_ready(int fd, short events, long long deadline)
 {
-	char *p = buf;
-	long long deadline = now_ms() + timeout_ms;
-	while (len) {
+	for (;;) {
 		long long left = deadline - now_ms();
-		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		struct pollfd pfd = {.fd = fd, .events = events};
+		int r;
+
 		if (left <= 0) {
 			errno = ETIMEDOUT;
 			return -1;
 		}
-		int r = poll(&pfd, 1, (int)left);
-		if (r < 0) {
-			if (errno == EINTR && !ng_cancel_requested())
-				continue;
+		r = poll(&pfd, 1, (int)left);
+		if (r > 0)
+			return 1;
+		if (r < 0 && (errno != EINTR || ng_cancel_requested()))
 			return -1;
-		}
-		if (r == 0)
-			continue;
+	}
+}
+
+int ng_fd_read_all_timeout(int fd, void *buf, size_t len, int timeout_ms)
+{
+	char *p = buf;
+
+	while (len) {
+		if (wait_ready(fd, POLLIN, now_ms() + timeout_ms) < 0)
+			return -1;
 		ssize_t n = read(fd, p, len);
 		if (n == 0)
 			return 1;
@@ -88,25 +97,10 @@ int ng_fd_read_all_timeout(int fd, void *buf, size_t len, int timeout_ms)
 int ng_fd_write_all_timeout(int fd, const void *buf, size_t len, int timeout_ms)
 {
 	const char *p = buf;
-	long long deadline = now_ms() + timeout_ms;
 
 	while (len) {
-		long long left = deadline - now_ms();
-		struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-		int r;
-
-		if (left <= 0) {
-			errno = ETIMEDOUT;
+		if (wait_ready(fd, POLLOUT, now_ms() + timeout_ms) < 0)
 			return -1;
-		}
-		r = poll(&pfd, 1, (int)left);
-		if (r < 0) {
-			if (errno == EINTR && !ng_cancel_requested())
-				continue;
-			return -1;
-		}
-		if (r == 0)
-			continue;
 		ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0 && errno == ENOTSOCK)
 			n = write(fd, p, len);

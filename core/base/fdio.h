@@ -9,11 +9,11 @@
  * EINTR is retried unless *cancel is set (then -1 with errno EINTR). */
 int ng_fd_write_all(int fd, const void *buf, size_t len);
 int ng_fd_read_all(int fd, void *buf, size_t len);
-/* Like read_all, but gives up after @timeout_ms without data (returns -1,
- * errno ETIMEDOUT). */
+/* Like read_all, but gives up when @timeout_ms pass without data (returns
+ * -1, errno ETIMEDOUT): the peer is silent, not slow. */
 int ng_fd_read_all_timeout(int fd, void *buf, size_t len, int timeout_ms);
-/* Like write_all, but gives up when the whole of @buf has not gone out
- * within @timeout_ms (a peer that stopped reading): -1, errno ETIMEDOUT. */
+/* Like write_all, but gives up when @timeout_ms pass without any of @buf
+ * going out (a peer that stopped reading): -1, errno ETIMEDOUT. */
 int ng_fd_write_all_timeout(int fd, const void *buf, size_t len, int timeout_ms);
 
 #endif

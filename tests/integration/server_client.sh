@@ -6,6 +6,13 @@
 # kept; an idle server ends on INT and TERM.
 . "$(dirname "$0")/lib.sh"
 
+# 'auth': the same with a shared key on both sides (--auth, doc/security.md).
+AUTH=()
+if [ "${1:-}" = auth ]; then
+	head -c 32 /dev/urandom >"$T/key" && chmod 600 "$T/key"
+	AUTH=(--auth "$T/key")
+fi
+
 # ends_within PID SECONDS: waits for PID (a child of this shell); fails the check when it takes longer.
 # Sets rc to its exit status.
 ends_within() {
@@ -25,11 +32,11 @@ for row in r["results"]: assert stats_ok(row["latency_us"])
 }
 
 port=$((20000 + RANDOM % 20000))
-timeout 60 "$NGAUGE" --server --once --port $port -x tcp -p pingpong >"$T/sout" 2>"$T/serr" &
+timeout 60 "$NGAUGE" --server "${AUTH[@]}" --once --port $port -x tcp -p pingpong >"$T/sout" 2>"$T/serr" &
 srv=$!
 # The client retries until the server listens; a stray connection first.
 (head -c 100 /dev/urandom >/dev/tcp/127.0.0.1/$port) 2>/dev/null
-if run 0 "$NGAUGE" --client 127.0.0.1 --port $port -x tcp -p pingpong -s 1,4K,1M -c 200 --verify -o "$T/sc.json"; then
+if run 0 "$NGAUGE" --client 127.0.0.1 "${AUTH[@]}" --port $port -x tcp -p pingpong -s 1,4K,1M -c 200 --verify -o "$T/sc.json"; then
 	pycheck "$T/sc.json" "client reports: tcp bootstrap, 3 rows, verified" '
 assert r["complete"] and r["launch"] == "tcp" and r["ranks"] == 2
 assert [row["size"] for row in r["results"]] == [1, 4096, 1048576]
@@ -39,15 +46,15 @@ fi
 wait $srv && pass "--once server exits 0 after its client" || fail "server exit status $?: $(cat "$T/serr")"
 
 # A client with nobody listening gives up with a clear message.
-run 1 "$NGAUGE" --client 127.0.0.1 --port 1 --timeout 1 -x tcp -p pingpong -s 1 &&
+run 1 "$NGAUGE" --client 127.0.0.1 "${AUTH[@]}" --port 1 --timeout 1 -x tcp -p pingpong -s 1 &&
 	grep -q "cannot connect to 127.0.0.1:1" "$T/err" && pass "no server: clear error" || fail "no server: $(cat "$T/err")"
 
 # A persistent server: two clients in turn, then a third while a long run of the second kind goes on.
 port=$((port + 1))
-timeout 120 "$NGAUGE" --server --port $port >"$T/pout" 2>"$T/perr" &
+timeout 120 "$NGAUGE" --server "${AUTH[@]}" --port $port >"$T/pout" 2>"$T/perr" &
 srv=$!
 for c in 1 2; do
-	run 0 "$NGAUGE" --client 127.0.0.1 --port $port -x tcp -p pingpong -s 1,64K -c 100 --verify -o "$T/p$c.json" &&
+	run 0 "$NGAUGE" --client 127.0.0.1 "${AUTH[@]}" --port $port -x tcp -p pingpong -s 1,64K -c 100 --verify -o "$T/p$c.json" &&
 		pycheck "$T/p$c.json" "persistent server: client $c served" '
 assert r["complete"] and r["launch"] == "tcp" and [x["size"] for x in r["results"]] == [1, 65536]
 '
@@ -57,7 +64,7 @@ long=(-x tcp -p pingpong -s 1-4M -c 20000 -w 10)
 # kept, the server serves on. The first one also meets a client arriving during its run, told it is busy.
 for stop in INT:130 TERM:143; do
 	sig=${stop%:*} code=${stop#*:}
-	"$NGAUGE" --client 127.0.0.1 --port $port "${long[@]}" -o "$T/long-$sig.json" >/dev/null 2>"$T/long.err" &
+	"$NGAUGE" --client 127.0.0.1 "${AUTH[@]}" --port $port "${long[@]}" -o "$T/long-$sig.json" >/dev/null 2>"$T/long.err" &
 	cl=$!
 	if ! wait_rows "$T/long-$sig.json"; then
 		fail "the long client measured nothing: $(cat "$T/long.err")"; kill -9 $cl 2>/dev/null
@@ -65,7 +72,7 @@ for stop in INT:130 TERM:143; do
 	fi
 	if [ "$sig" = INT ]; then
 		start=$EPOCHREALTIME
-		run 1 "$NGAUGE" --client 127.0.0.1 --port $port -x tcp -p pingpong -s 1 -c 10 &&
+		run 1 "$NGAUGE" --client 127.0.0.1 "${AUTH[@]}" --port $port -x tcp -p pingpong -s 1 -c 10 &&
 			[ "$(grep -c . "$T/err")" = 1 ] && grep -q "is busy with another client" "$T/err" &&
 			python3 -c "import sys; sys.exit(0 if $EPOCHREALTIME - $start < 5 else 1)" &&
 			pass "a client arriving during a run is told 'busy' (one line, exit 1, within 5 s)" ||
@@ -77,9 +84,9 @@ for stop in INT:130 TERM:143; do
 	partial "$T/long-$sig.json" "SIG$sig to the client"
 done
 # SIGTERM to the server while it serves: it passes it on and exits 143; the client keeps its sizes.
-run 0 "$NGAUGE" --client 127.0.0.1 --port $port -x tcp -p pingpong -s 1 -c 10 &&
+run 0 "$NGAUGE" --client 127.0.0.1 "${AUTH[@]}" --port $port -x tcp -p pingpong -s 1 -c 10 &&
 	pass "the server serves on after an interrupted client" || fail "served after an interrupted client"
-"$NGAUGE" --client 127.0.0.1 --port $port "${long[@]}" -o "$T/long2.json" >/dev/null 2>"$T/long2.err" &
+"$NGAUGE" --client 127.0.0.1 "${AUTH[@]}" --port $port "${long[@]}" -o "$T/long2.json" >/dev/null 2>"$T/long2.err" &
 cl=$!
 if wait_rows "$T/long2.json"; then
 	kill -TERM $srv
@@ -98,7 +105,7 @@ fi
 # An idle server ends cleanly on SIGTERM and on SIGINT.
 for sig in TERM:143 INT:130; do
 	port=$((port + 1))
-	"$NGAUGE" --server --port $port >/dev/null 2>"$T/ierr" &
+	"$NGAUGE" --server "${AUTH[@]}" --port $port >/dev/null 2>"$T/ierr" &
 	srv=$!
 	for _ in $(seq 100); do grep -q "listening" "$T/ierr" && break; sleep 0.05; done
 	kill -"${sig%:*}" $srv

@@ -29,73 +29,6 @@
 
 #define NG_FUZZ_MAXARGS 64
 
-static int ng_fuzz_declare(struct ng_args *a)
-{
-	size_t i;
-
-	if (ng_args_declare(a, ng_driver_options, ""))
-		return -1;
-	for (i = 0; ng_modules[i]; i++)
-		if (ng_module_declare(a, ng_modules[i]))
-			return -1;
-	for (i = 0; ng_patterns[i]; i++)
-		if (ng_args_declare(a, ng_patterns[i]->options, ng_patterns[i]->name))
-			return -1;
-	return 0;
-}
-
-/* The driver's parse_cmdline (core/driver.c), messages left out. */
-static int ng_fuzz_parse(struct ng_args *a, int argc, char **argv)
-{
-	char err[512];
-
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i], *name = NULL, *val = NULL;
-		char namebuf[128];
-		struct ng_arg_ent *e;
-
-		if (arg[0] == '-' && arg[1] == '-' && arg[2]) {
-			const char *eq = strchr(arg + 2, '=');
-			if (eq) {
-				size_t n = (size_t)(eq - (arg + 2));
-				if (n >= sizeof(namebuf))
-					n = sizeof(namebuf) - 1;
-				memcpy(namebuf, arg + 2, n);
-				namebuf[n] = '\0';
-				name = namebuf;
-				val = eq + 1;
-			} else {
-				name = arg + 2;
-			}
-		} else if (arg[0] == '-' && arg[1] && arg[1] != '-') {
-			for (size_t k = 0; k < ng_cmdline_nshort; k++)
-				if (ng_cmdline_short[k].c == arg[1])
-					name = ng_cmdline_short[k].name;
-			if (!name)
-				return -1;
-			if (arg[2])
-				val = arg + 2;
-		} else {
-			return -1;
-		}
-		e = ng_args_find(a, name);
-		if (!e)
-			return -1;
-		if (e->opt->type == NG_OPT_FLAG) {
-			if (val)
-				return -1;
-			val = "1";
-		} else if (!val) {
-			if (i + 1 >= argc)
-				return -1;
-			val = argv[++i];
-		}
-		if (ng_args_set(a, e, val, err, sizeof(err)))
-			return -1;
-	}
-	return 0;
-}
-
 /* The size specification, as the driver reads it, and its text. */
 static void ng_fuzz_sizes(const char *spec, size_t max)
 {
@@ -194,9 +127,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		line = nl ? nl + 1 : NULL;
 	}
 	argv[argc] = NULL;
-	if (ng_fuzz_declare(&a))
+	ng_log_set_rank(NG_LOG_QUIET); /* the parser's one line per refusal: not here */
+	if (ng_cmdline_declare(&a))
 		abort();
-	if (ng_fuzz_parse(&a, argc, argv))
+	if (ng_cmdline_parse(&a, argc, argv))
 		goto out;
 
 	m = ng_module_find(ng_args_str(&a, "module"));
