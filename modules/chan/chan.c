@@ -90,6 +90,7 @@
 #include "modules/chan/chan.h"
 #include "modules/rdma/rdma.h"
 #include "options.h"
+#include "peer.h"
 #include "queue.h"
 
 #define CH_HDR     16u
@@ -1030,7 +1031,7 @@ ng_status ng_chan_new(struct ng_rdma *r, struct ng_boot *b, size_t ring, size_t 
 {
 	struct ng_chan *t = calloc(1, sizeof(*t));
 	struct ch_addr mine, *all = NULL;
-	size_t n = (size_t)b->size;
+	size_t n = (size_t)b->size, maxw;
 	ng_status st;
 
 	*ch_p = NULL;
@@ -1077,6 +1078,13 @@ ng_status ng_chan_new(struct ng_rdma *r, struct ng_boot *b, size_t ring, size_t 
 				         t->who, i, (unsigned long long)all[i].R,
 				         (unsigned long long)all[i].S, t->R, t->S);
 			st = NG_ERR_USAGE;
+			goto err;
+		}
+		/* A peer's largest write cuts rendezvous payloads (ng_chan_piece:
+		 * 0, unlimited, or at least 16 bytes, peer.h). */
+		if (all[i].maxw &&
+		    ng_peer_len("largest RDMA write", (int)i, all[i].maxw, 16, SIZE_MAX, &maxw) != NG_OK) {
+			st = NG_ERR_PROTO;
 			goto err;
 		}
 		ng_queue_init(&p->rq);

@@ -45,6 +45,7 @@
 
 #include "modules/ib/ib.h"
 #include "modules/rdma/rdma.h"
+#include "peer.h"
 
 extern const struct ng_module ng_module_ibud;
 
@@ -732,9 +733,16 @@ static ng_status ng_ud_open(const struct ng_module *m, const struct ng_module_en
 	mtu = u->v.pattr.active_mtu;
 	for (size_t i = 0; i < size; i++) {
 		if (all[i].status) {
-			st = (ng_status)all[i].status;
+			/* A peer's status: one of ng_status (peer.h). */
+			size_t v;
+
+			st = ng_peer_slen("ibud status", (int)i, all[i].status, 1, NG_STATUS_COUNT - 1, &v)
+			         ? NG_ERR_PROTO
+			         : (ng_status)v;
 			goto err_free;
 		}
+		if (i != (size_t)b->rank && (st = ng_ibv_ep_take(b, &all[i].ep, (int)i)) != NG_OK)
+			goto err_free;
 		if (all[i].ring != mine.ring) {
 			if (b->rank == 0)
 				ng_error("%s: rank %zu runs with another --ib-ring", m->name, i);
@@ -762,7 +770,12 @@ static ng_status ng_ud_open(const struct ng_module *m, const struct ng_module_en
 		goto err_free;
 	for (size_t i = 0; i < size; i++) {
 		if (oks[i]) {
-			st = lst ? lst : (ng_status)oks[i];
+			size_t v;
+
+			st = lst ? lst
+			     : ng_peer_slen("ibud status", (int)i, oks[i], 1, NG_STATUS_COUNT - 1, &v)
+			         ? NG_ERR_PROTO
+			         : (ng_status)v;
 			goto err_free;
 		}
 	}

@@ -103,7 +103,9 @@
 #include <sys/uio.h>
 
 #include "module.h"
+#include "modules/rdma/ofi_name.h"
 #include "modules/rdma/rdma.h"
+#include "peer.h"
 
 #define OFI_DEPTH   128u /* operations in flight per peer */
 #define OFI_NAMELEN 256u
@@ -731,10 +733,11 @@ static bool ofi_useless(const char *prov)
 }
 
 /* The fi_info of provider @prov (NULL: the first useful one) with or
- * without automatic progress, asking for the semantics @sem (ordered:
+ * without automatic progress, not shm unless @shm_ok when none is named,
+ * asking for the semantics @sem (ordered:
  * FI_ORDER_WAW | FI_ORDER_RAW; delivery-complete: FI_DELIVERY_COMPLETE;
  * assumed: nothing) (a copy), or NULL with *@why_p. */
-static struct fi_info *ofi_pick(const char *prov, bool one_host, bool autoprog, enum ofi_sem sem,
+static struct fi_info *ofi_pick(const char *prov, bool one_host, bool shm_ok, bool autoprog, enum ofi_sem sem,
                                 const char **why_p)
 {
 	struct fi_info *hints = fi_allocinfo(), *list = NULL, *pick = NULL;
@@ -776,7 +779,7 @@ static struct fi_info *ofi_pick(const char *prov, bool one_host, bool autoprog, 
 	for (struct fi_info *i = list; i && !pick; i = i->next) {
 		const char *p = i->fabric_attr->prov_name;
 
-		if (!prov && (ofi_useless(p) || (!one_host && strcmp(p, "shm") == 0)))
+		if (!prov && (ofi_useless(p) || (!shm_ok && strcmp(p, "shm") == 0)))
 			continue;
 		/* What was asked must have been granted. */
 		if (sem == OFI_SEM_ORDERED && ((i->tx_attr->msg_order & OFI_ORDER) != OFI_ORDER ||
@@ -841,6 +844,17 @@ static ng_status ofi_round(struct ofi *o, uint64_t round)
 	return st;
 }
 
+/* A peer's status from the exchange: one of ng_status, else NG_ERR_PROTO
+ * (reported). */
+static ng_status ofi_peer_status(size_t peer, int64_t status)
+{
+	size_t v;
+
+	if (ng_peer_slen("ofi status", (int)peer, status, 0, NG_STATUS_COUNT - 1, &v) != NG_OK)
+		return NG_ERR_PROTO;
+	return (ng_status)v;
+}
+
 static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma_conf *cf,
                           struct ng_boot *boot, struct ng_rdma **r_p)
 {
@@ -852,7 +866,7 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 		char host[64];
 		unsigned char name[OFI_NAMELEN];
 	} mine, *all = NULL;
-	size_t n = (size_t)boot->size, len = OFI_NAMELEN;
+	size_t n = (size_t)boot->size, len = OFI_NAMELEN, nlen;
 	const char *why = NULL, *call = "";
 	char whybuf[160];
 	struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_NONE};
@@ -860,7 +874,7 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 	struct ng_rdma_rmr rc_mine, *rc_all = NULL;
 	const char *prov = cf->provider && *cf->provider ? cf->provider : NULL;
 	const char *fault = getenv("NGAUGE_OFI_FAULT"), *force = getenv("NGAUGE_OFI_SEM");
-	bool one_host = true, autoprog = false, lacks = false, nodc, shm;
+	bool one_host = true, autoprog = false, lacks = false, nodc, shm, shm_ok;
 	ng_status st = NG_OK;
 	int rc = 0;
 
@@ -889,8 +903,15 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 	/* Which hosts: one, or several (then no shm, no loopback binding). */
 	if (ng_boot_allgather(boot, &mine, sizeof(mine), all) != NG_OK)
 		goto err_lost;
-	for (size_t i = 0; i < n; i++)
+	/* The peers' host names are strings for strcmp (a peer's field may lack
+	 * its NUL: then only compared, truncated, and so another host). */
+	for (size_t i = 0; i < n; i++) {
+		(void)ng_peer_str(all[i].host, sizeof(all[i].host));
 		one_host = one_host && strcmp(all[i].host, all[0].host) == 0;
+	}
+	/* The shm provider is never picked by itself for a --server's client:
+	 * it reaches a peer by its process id (see ofi_name.h). */
+	shm_ok = one_host && !boot->peer_addr[0];
 
 	/* libfabric sizes per-peer resources by its universe size (256 unless
 	 * told): verbs;ofi_rxm's completion queue of (tx + rx) x 256 entries is
@@ -915,7 +936,7 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 	/* The provider first; then the semantics the notices and flush need,
 	 * ordered before delivery-complete, each with (bound to loopback on
 	 * one host) automatic progress where it has it. */
-	o->info = ofi_pick(prov, one_host, false, OFI_SEM_ASSUME, &why);
+	o->info = ofi_pick(prov, one_host, shm_ok, false, OFI_SEM_ASSUME, &why);
 	if (o->info) {
 		enum ofi_sem try[2] = {OFI_SEM_ORDERED, OFI_SEM_DELIVERY};
 		size_t ntry = 2;
@@ -940,7 +961,7 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 				if ((o->fault && try[k] == OFI_SEM_ORDERED) ||
 				    (nodc && try[k] == OFI_SEM_DELIVERY))
 					break;
-				o->info = ofi_pick(o->prov, one_host, ap, try[k], &why);
+				o->info = ofi_pick(o->prov, one_host, shm_ok, ap, try[k], &why);
 				autoprog = ap;
 				o->sem = try[k];
 			}
@@ -1046,8 +1067,16 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 	if (ng_boot_allgather(boot, &mine, sizeof(mine), all) != NG_OK)
 		goto err_lost;
 	for (size_t i = 0; i < n && st == NG_OK; i++) {
+		/* What a peer sent: its status indexes the status names, its
+		 * provider is a string for strcmp and the message, its name's
+		 * length is at most the field (peer.h). */
 		if (all[i].status != NG_OK) {
-			st = (ng_status)all[i].status;
+			st = ofi_peer_status(i, all[i].status);
+		} else if (!ng_peer_str(all[i].prov, sizeof(all[i].prov))) {
+			st = ng_peer_bad("ofi provider name", (int)i, "not terminated");
+		} else if (ng_peer_len("ofi endpoint address length", (int)i, all[i].len, 1, OFI_NAMELEN,
+		                       &nlen) != NG_OK) {
+			st = NG_ERR_PROTO;
 		} else if (strcmp(all[i].prov, all[0].prov) != 0) {
 			if (boot->rank == 0 && !cf->quiet)
 				ng_error("%s: ofi: rank %zu chose provider %s, rank 0 %s", cf->who, i,
@@ -1055,6 +1084,12 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 			st = NG_ERR_NODEV;
 		}
 	}
+	/* Every peer's name is one this rank may send to before any is
+	 * inserted (the first operation connects: none is posted unless all
+	 * ranks agree below). */
+	for (size_t i = 0; i < n && st == NG_OK; i++)
+		if (i != (size_t)boot->rank)
+			st = ng_ofi_name_check(boot, o->info->addr_format, i, all[i].name, all[i].len);
 	for (size_t i = 0; i < n && st == NG_OK; i++)
 		if (fi_av_insert(o->av, all[i].name, 1, &o->addr[i], 0, NULL) != 1) {
 			if (!cf->quiet)
@@ -1068,7 +1103,10 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 		goto err_lost;
 	for (size_t i = 0; i < n; i++) {
 		if (rc_all[i].aux != NG_OK && st == NG_OK)
-			st = (ng_status)rc_all[i].aux;
+			st = ng_peer_len("ofi status", (int)i, rc_all[i].aux, 0, NG_STATUS_COUNT - 1,
+			                 &nlen) == NG_OK
+			         ? (ng_status)nlen
+			         : NG_ERR_PROTO;
 		if (o->rctl) {
 			o->rctl[i] = rc_all[i];
 			o->rctl[i].aux = 0;

@@ -46,6 +46,7 @@
 
 #include "module.h"
 #include "modules/rdma/rdma.h"
+#include "peer.h"
 
 #define SHM_NSEG  1024u
 #define SHM_NREG  16384u
@@ -692,13 +693,24 @@ static ng_status shm_connect(struct shm *s, int i, const struct shm_addr *a, boo
 	return NG_OK;
 }
 
+/* A peer's status from the exchange: one of ng_status, else NG_ERR_PROTO
+ * (reported). */
+static ng_status shm_peer_status(int peer, int32_t status)
+{
+	size_t v;
+
+	if (ng_peer_slen("shm status", peer, status, 0, NG_STATUS_COUNT - 1, &v) != NG_OK)
+		return NG_ERR_PROTO;
+	return (ng_status)v;
+}
+
 static ng_status shm_be_open(const struct ng_rdma_backend *be, const struct ng_rdma_conf *cf,
                              struct ng_boot *boot, struct ng_rdma **r_p)
 {
 	struct shm *s = calloc(1, sizeof(*s));
 	struct shm_addr mine = {0}, *all = NULL;
 	const char *why = NULL;
-	bool cma = true;
+	bool cma = true, untrusted;
 	ng_status st = NG_OK;
 
 	*r_p = NULL;
@@ -715,6 +727,15 @@ static ng_status shm_be_open(const struct ng_rdma_backend *be, const struct ng_r
 		return st;
 	}
 	s->page = (size_t)sysconf(_SC_PAGESIZE);
+	/* A peer is reached by the process id it publishes (pidfd_getfd,
+	 * /proc/PID/fd, process_vm_readv/writev): a peer that publishes another
+	 * process's id would have this rank take that process's descriptors or
+	 * memory.  Under --server (boot->peer_addr set) the peer is a client
+	 * nobody vouched for: refused before anything is published or taken,
+	 * and the refusal still goes through the exchange below so that the
+	 * client learns it (and "auto" moves on to the next backend on both
+	 * sides). */
+	untrusted = boot->peer_addr[0] != 0;
 	s->base.caps = NG_RDMA_CAP_READ | NG_RDMA_CAP_ATOMIC | NG_RDMA_CAP_PROGRESS | NG_RDMA_CAP_KEYS |
 	               NG_RDMA_CAP_BLOCKS;
 	s->base.stage_max = SIZE_MAX;
@@ -724,6 +745,10 @@ static ng_status shm_be_open(const struct ng_rdma_backend *be, const struct ng_r
 	if (!s->peers || !s->free_reg || !all) {
 		why = "out of memory";
 		st = NG_ERR_NOMEM;
+	} else if (untrusted) {
+		why = "the shm backend reaches its peers by process id, which a --server cannot trust: not "
+		      "with a --server client";
+		st = NG_ERR_USAGE;
 	} else {
 		for (int i = 0; i < boot->size; i++)
 			s->peers[i].pidfd = -1;
@@ -739,13 +764,13 @@ static ng_status shm_be_open(const struct ng_rdma_backend *be, const struct ng_r
 			s->ctl->magic = SHM_MAGIC;
 		}
 	}
-	mine.pid = getpid();
+	mine.pid = untrusted ? 0 : getpid();
 	mine.ctl_fd = s->ctl_fd;
 	mine.status = st;
 	mine.probe = s->ctl ? (uint64_t)(uintptr_t)&s->ctl->magic : 0;
 	snprintf(mine.host, sizeof(mine.host), "%s", boot->host);
 	if (st != NG_OK && !cf->quiet)
-		ng_error("%s: shm backend: %s", cf->who, why);
+		ng_error("%s: %s%s", cf->who, untrusted ? "" : "shm backend: ", why);
 	if (!all) {
 		shm_be_close(&s->base);
 		return NG_ERR_NOMEM;
@@ -756,8 +781,12 @@ static ng_status shm_be_open(const struct ng_rdma_backend *be, const struct ng_r
 		return NG_ERR_PEER_LOST;
 	}
 	for (int i = 0; i < boot->size; i++) {
+		/* Peers' fields: the status an index into the status names, the
+		 * host a string for strcmp and the message (peer.h). */
 		if (all[i].status != NG_OK && st == NG_OK)
-			st = (ng_status)all[i].status;
+			st = shm_peer_status(i, all[i].status);
+		if (!ng_peer_str(all[i].host, sizeof(all[i].host)) && st == NG_OK)
+			st = ng_peer_bad("shm host name", i, "not terminated");
 		if (st == NG_OK && strcmp(all[i].host, all[0].host) != 0) {
 			if (boot->rank == 0 && !cf->quiet)
 				ng_error("%s: the shm backend needs all ranks on one host (rank %d is on %s, "
@@ -795,7 +824,7 @@ static ng_status shm_be_open(const struct ng_rdma_backend *be, const struct ng_r
 		}
 		for (int i = 0; i < boot->size; i++) {
 			if (all[i].status != NG_OK && st == NG_OK)
-				st = (ng_status)all[i].status;
+				st = shm_peer_status(i, all[i].status);
 			cma = cma && all[i].probe;
 		}
 	}

@@ -191,7 +191,10 @@ static ng_status rma_apply(struct rma *m, int from, const unsigned char *msg, si
 		if (sizeof(h) + h.len > n ||
 		    ((h.type == M_PUT || h.type == M_ACC) && (h.off > w->len || h.len > w->len - h.off)) ||
 		    (h.type == M_GETREQ && (h.off > w->len || h.arg > w->len - h.off)) ||
-		    (h.type == M_GETREP && (h.id >= m->pend_next || !m->pend[h.id % RMA_NPEND]))) {
+		    /* An answer fills its get's piece exactly: one more compare in
+		     * this test, which every message takes already. */
+		    (h.type == M_GETREP && (h.id >= m->pend_next || !m->pend[h.id % RMA_NPEND] ||
+		                            h.len != m->pend_len[h.id % RMA_NPEND]))) {
 			ng_error("%s: a malformed request from rank %d", rma_who(m), from);
 			return NG_ERR_PROTO;
 		}
@@ -413,8 +416,11 @@ bool ng_rma_mod_get_expect(struct rma *m, void *origin, size_t len, uint64_t *id
 	for (size_t i = 0; i < pieces; i++)
 		if (m->pend[(m->pend_next + i) % RMA_NPEND])
 			return false;
-	for (size_t i = 0; i < pieces; i++)
+	for (size_t i = 0; i < pieces; i++) {
 		m->pend[(m->pend_next + i) % RMA_NPEND] = (unsigned char *)origin + i * max;
+		m->pend_len[(m->pend_next + i) % RMA_NPEND] =
+		    (uint32_t)(len - i * max < max ? len - i * max : max);
+	}
 	*id_p = m->pend_next;
 	m->pend_next += pieces;
 	m->npend_out += pieces;
@@ -790,6 +796,7 @@ static void rma_close(struct ng_comm *c)
 	free(m->selfbox);
 	free(m->inreq);
 	free(m->pend);
+	free(m->pend_len);
 	free(m->replies);
 	free(m->reply_to);
 	free(m);
@@ -844,12 +851,14 @@ static ng_status rma_open(const struct ng_module *mod, const struct ng_module_en
 	}
 	m->S = cf.eager;
 	m->pend = calloc(RMA_NPEND, sizeof(*m->pend));
+	m->pend_len = calloc(RMA_NPEND, sizeof(*m->pend_len));
 	m->replies = calloc(RMA_NPEND, sizeof(*m->replies));
 	m->reply_to = calloc(RMA_NPEND, sizeof(*m->reply_to));
 	m->inreq = calloc(n, sizeof(*m->inreq));
 	m->scratch = malloc(m->S);
 	m->selfbox = malloc(m->S);
-	if (!m->selfbox || !m->pend || !m->replies || !m->reply_to || !m->inreq || !m->scratch) {
+	if (!m->selfbox || !m->pend || !m->pend_len || !m->replies || !m->reply_to || !m->inreq ||
+	    !m->scratch) {
 		ng_error("%s: out of memory", mod->name);
 		st = NG_ERR_NOMEM;
 		goto err;

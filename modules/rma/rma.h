@@ -196,6 +196,8 @@ struct rma {
 	struct rma_reg cache[RMA_NCACHE];
 	uint64_t cache_clock;
 	unsigned char **pend; /* [RMA_NPEND] destinations of gets in flight (sendrecv) */
+	uint32_t *pend_len;   /* [RMA_NPEND] bytes each answer must carry: an answer (a
+	                       * peer's message) of another length is refused */
 	size_t npend_out;
 	uint64_t pend_next;
 	struct ng_boot *boot; /* windows are created and freed collectively */

@@ -17,6 +17,7 @@
 #include "modules/rdma/rdma.h"
 #include "modules/spipe/spipe.h"
 #include "modules/spipe/spipe_model.h"
+#include "peer.h"
 #include "results.h"
 
 /* ---- the model: start-up measurements ----------------------------------- */
@@ -306,6 +307,14 @@ ng_status ng_spipe_measure(struct spipe *sp, struct ng_boot *b)
 	st = ng_boot_bcast(b, 0, &sp->model, sizeof(sp->model));
 	if (st == NG_OK)
 		st = ng_boot_bcast(b, 0, &sp->samples, sizeof(sp->samples));
+	/* Rank 0's model: its table length indexes the B_copy table (peer.h);
+	 * its numbers only size chunks, which the plan clamps to the buffers
+	 * (spipe_model.c: a number that is not finite and positive is a
+	 * sub-block). */
+	if (st == NG_OK && b->rank != 0 &&
+	    ng_peer_len("spipe B_copy table length", 0, sp->model.ncopy, 0, NG_SPIPE_NCOPY,
+	                &sp->model.ncopy) != NG_OK)
+		st = NG_ERR_PROTO;
 	return st;
 }
 

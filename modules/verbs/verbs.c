@@ -3,6 +3,7 @@
  * The verbs core (see verbs.h): device/port/GID selection, registered
  * memory, queue-pair setup and the poll-loop watchdog.
  */
+#include <arpa/inet.h>
 #include <assert.h>
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 
 #include "modules/verbs/verbs.h"
 #include "modules/verbs/verbs_check.h"
+#include "peer.h"
 
 #define NG_IBV_ERRLEN    248 /* one selection error line, exchanged between ranks */
 #define NG_IBV_TIMEOUT   14  /* RC local ack timeout: 4.096 us * 2^14 = 67 ms */
@@ -333,6 +335,17 @@ err_close_device:
 	return st;
 }
 
+/* A peer's status from an exchange: one of ng_status, else NG_ERR_PROTO
+ * (reported). */
+static ng_status ng_ibv_peer_status(int peer, int32_t status)
+{
+	size_t v;
+
+	if (ng_peer_slen("verbs status", peer, status, 0, NG_STATUS_COUNT - 1, &v) != NG_OK)
+		return NG_ERR_PROTO;
+	return (ng_status)v;
+}
+
 /* One rank's outcome of the selection, exchanged so that every rank fails
  * together and identical messages are printed once. */
 struct ng_ibv_verdict {
@@ -366,7 +379,7 @@ ng_status ng_ibv_open(struct ng_ibv *v, const struct ng_ibv_conf *cf, struct ng_
 		if (!all[i].status)
 			continue;
 		if (worst == NG_OK)
-			worst = (ng_status)all[i].status;
+			worst = ng_ibv_peer_status(i, all[i].status);
 		if (i != boot->rank)
 			continue;
 		worst = (ng_status)mine.status;
@@ -463,6 +476,31 @@ ng_status ng_ibv_eps_check(const struct ng_ibv *v, int rank, size_t size, const 
 		}
 	}
 	return NG_OK;
+}
+
+ng_status ng_ibv_ep_take(const struct ng_boot *b, const struct ng_ibv_ep *ep, int peer)
+{
+	static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	char ip[INET_ADDRSTRLEN], what[48];
+	struct in_addr in;
+	size_t mtu;
+
+	if (ng_peer_len("verbs path MTU", peer, ep->mtu, IBV_MTU_256, IBV_MTU_4096, &mtu) != NG_OK)
+		return NG_ERR_PROTO;
+	/* InfiniBand (LID, or a GID of the subnet): no IP meaning, an
+	 * InfiniBand fabric is a trusted network. */
+	if (!b->peer_addr[0] || ep->link_layer != IBV_LINK_LAYER_ETHERNET)
+		return NG_OK;
+	if (memcmp(ep->gid, v4mapped, sizeof(v4mapped)) != 0)
+		return ng_peer_bad(
+		    "RoCE GID", peer,
+		    "an IPv6 address, which a --server cannot check against the client's address "
+		    "or --allow: refused to connect there");
+	memcpy(&in.s_addr, ep->gid + 12, 4);
+	if (!inet_ntop(AF_INET, &in, ip, sizeof(ip)))
+		snprintf(ip, sizeof(ip), "?");
+	snprintf(what, sizeof(what), "the RoCE port of rank %d", peer);
+	return ng_boot_may_connect(b, ip, what) ? NG_OK : NG_ERR_PROTO;
 }
 
 /* ---- memory ----------------------------------------------------------- */
@@ -802,7 +840,9 @@ ng_status ng_ibv_mesh_connect(struct ng_ibv *v, struct ng_boot *b, struct ng_ibv
 	for (size_t i = 0; !st && i < size; i++) {
 		const struct ng_ibv_wire *w = (const struct ng_ibv_wire *)(const void *)(all + i * stride);
 
-		st = (ng_status)w->status;
+		st = w->status ? ng_ibv_peer_status((int)i, w->status) : NG_OK;
+		if (!st && i != (size_t)b->rank)
+			st = ng_ibv_ep_take(b, &w->ep, (int)i);
 		if ((enum ibv_mtu)w->ep.mtu < mtu)
 			mtu = (enum ibv_mtu)w->ep.mtu;
 	}
@@ -828,7 +868,7 @@ ng_status ng_ibv_mesh_connect(struct ng_ibv *v, struct ng_boot *b, struct ng_ibv
 	st = ng_boot_allgather(b, &ok, sizeof(ok), oks);
 	for (size_t i = 0; !st && i < size; i++)
 		if (oks[i])
-			st = local ? local : (ng_status)oks[i];
+			st = local ? local : ng_ibv_peer_status((int)i, oks[i]);
 	if (!st)
 		*mtu_p = mtu;
 

@@ -185,6 +185,18 @@ void ng_ibv_ep_get(const struct ng_ibv *v, struct ng_ibv_ep *ep);
 ng_status ng_ibv_eps_check(const struct ng_ibv *v, int rank, size_t size, const struct ng_ibv_ep *eps,
                            size_t stride);
 
+/*
+ * Takes rank @peer's address @ep from an exchange: NG_OK when its MTU is
+ * one of enum ibv_mtu and this rank may reach it; else NG_ERR_PROTO,
+ * reported in one line.  Under --server (@b->peer_addr set: bootstrap.h) a
+ * RoCE GID that is an IPv4-mapped address (::ffff:a.b.c.d) is reached only
+ * where ng_boot_may_connect() admits a.b.c.d, and a RoCE GID of another
+ * IPv6 address not at all (neither the client's address nor --allow can
+ * name it); an InfiniBand LID or GID, which carries no IP address and
+ * reaches only the InfiniBand fabric (a trusted network), always.
+ */
+ng_status ng_ibv_ep_take(const struct ng_boot *b, const struct ng_ibv_ep *ep, int peer);
+
 static inline size_t ng_ibv_mtu_bytes(enum ibv_mtu m)
 {
 	return (size_t)128 << (unsigned)m;
