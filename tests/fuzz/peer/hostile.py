@@ -7,20 +7,25 @@ by a client and by a server that mean harm.
    through a relay (both directions, split into the protocol's messages:
    core/boot_tcp.c has the protocol).
 2. Hostile client: the named cases of doc/security.md (the manifest's host
-   text length at -1, 0, 2^31, 2^63; a silent peer; a trickling peer; an
-   argument list too long; a published listener at the server's own
-   loopback), then MUTATIONS mutations of the recorded client side
-   (truncations, bit flips, frame lengths and aligned 4- and 8-byte fields at
-   0, -1, 2^31, 2^63, len +- 1).  The hostile client connects from 127.0.0.2,
-   so that every address it publishes for 127.0.0.1 is one the server must
-   refuse: a trap listener on 127.0.0.1 at the recorded client's tcp ports
-   counts connections, which must stay 0.  After each case the server must
-   welcome a real client (its handshake answered with the verdict 0 by a
-   child that parsed the run) within 3 s; every CHECK_EVERY cases a whole run
-   of the real ngauge client must pass.
-3. Hostile server: the named cases and SERVER_MUTATIONS mutations of the
-   recorded server side, each against a real `ngauge --client`, which must
-   end within its --timeout plus 5 s with exit 1 or 2, never by a signal.
+   text length at -1, 0, 2^31, 2^63 in a live session; one and 40 silent
+   peers; a peer idle after its handshake; a trickling peer; argument lists
+   too long; the server's own options; the limits; the recorded session
+   replayed from another address, whose published listener the server must
+   refuse), then MUTATIONS mutations of the client's side (truncations, bit
+   flips, frame lengths and aligned 4- and 8-byte fields at 0, -1, 2^31,
+   2^63, len +- 1): LIVE of them in live sessions of a real client through a
+   relay that changes one message (deep into the run), the rest replayed
+   from 127.0.0.2, so that every address they publish for 127.0.0.1 is one
+   the server must refuse: a trap listener on 127.0.0.1 at the recorded
+   client's tcp port counts connections, which must stay 0.  After each
+   case the server must welcome a real client (its handshake answered with
+   the verdict 0 by a child that parsed the run) within 3 s; every
+   CHECK_EVERY cases a whole run of the real ngauge client must pass.
+3. Hostile server: the named cases (the host text length, live; a server
+   that closes, truncates, announces a 4 GiB verdict or refusal, or goes
+   silent) and SERVER_MUTATIONS mutations of the server's side in live
+   sessions, each against a real `ngauge --client`, which must end within
+   its --timeout plus 10 s with exit 0, 1 or 2, never by a signal.
 Throughout, no sanitizer report may appear in any ngauge's output.  Prints
 what it ran: cases, mutations, seconds.
 
@@ -45,7 +50,8 @@ CHECK_EVERY = 250
 SEED = int(os.environ.get("NGAUGE_FUZZ_SEED", "20261206"))
 SANITIZER = re.compile(r"AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error:|"
                        r"free\(\): |double free|stack smashing|Segmentation|core dumped")
-CLIENT_ARGS = ["-x", "tcp", "-p", "pingpong", "-s", "1,64", "-c", "10", "-w", "2"]
+# --timer clock: a session without the TSC's calibration (100 ms a rank), so that a case costs what the protocol does
+CLIENT_ARGS = ["-x", "tcp", "-p", "pingpong", "-s", "1,64", "-c", "10", "-w", "2", "--timer", "clock"]
 HOSTILE_SRC = "127.0.0.2"
 BIG = [0, 0xFFFFFFFFFFFFFFFF, 1 << 31, 1 << 63, 0xFFFFFFFF, 1 << 32]
 
@@ -537,7 +543,7 @@ def run_client_side(client_msgs, traps):
     for data, desc in [(hello() + struct.pack(">I", 1 << 30), "an argument list of 1 GiB"),
                        (hello() + struct.pack(">I", 0xFFFFFFFF), "an argument list of 2^32 - 1 bytes"),
                        (hello() + args_msg(["--server-max-size", "1T", *CLIENT_ARGS]), "the server's own option"),
-                       (hello() + args_msg(CLIENT_ARGS[:-4] + ["-c", "100000000"]), "-c 10^8"),
+                       (hello() + args_msg(["-x", "tcp", "-p", "pingpong", "-s", "1,64", "-c", "100000000"]), "-c 10^8"),
                        (hello() + args_msg(["-x", "tcp", "-p", "pingpong", "-s", "2G"]), "-s 2G"),
                        (hello() + args_msg(["-x", "tcp", "-p", "pingpong", "--time", "86400"]), "--time 86400"),
                        (hello(1), "a client with a key the server does not ask for"),
