@@ -29,7 +29,9 @@ def param(v, lo, hi):
 # the pattern with their defaults (doc/schema/ngauge-result-1.schema.json names them all).
 RUN_PARAMS = {"sizes": "1-1M", "count": 1000, "warmup": 100, "output": "fixture.json", "np": 2, "timer": None,
               "verify": False, "raw": False, "percentiles": "50,90,99,99.9,99.99", "histogram": False, "seed": 1,
-              "server": False, "once": False, "client": None, "port": 5217, "bind": None, "pin": None, "timeout": 8.0,
+              "server": False, "once": False, "client": None, "port": 5217, "bind": None, "auth": None, "allow": None,
+              "server-max-time": 3600.0, "server-max-size": 1073741824, "server-max-count": 10000000, "pin": None,
+              "timeout": 8.0,
               "sync": "auto", "sync-check": False}
 RDMA_PARAMS = {"rdma-backend": "auto", "ofi-provider": None, "rdma-ring": 32, "rdma-eager": 8192, "rdma-poll": "spin"}
 MODULE_PARAMS = {

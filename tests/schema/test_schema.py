@@ -51,7 +51,8 @@ KNOWN_FLOAT_COUNTS = set()
 
 # Options added after result files were written (the run's, and pingpong's one-way): the schema allows them without requiring them
 # (older files lack them); every file ngauge writes now has them (the files part checks the fresh ones).
-ADDED_LATER = {"quiet-warnings", "time", "interval", "sync", "sync-check", "ci-target", "max-time", "one-way"}
+ADDED_LATER = {"quiet-warnings", "time", "interval", "sync", "sync-check", "ci-target", "max-time", "one-way",
+               "auth", "allow", "server-max-time", "server-max-size", "server-max-count"}
 
 FAILS = []
 
