@@ -17,7 +17,8 @@
 # (vCPUs, default 2), NGAUGE_RXE_MEM (default 2G), NGAUGE_RXE_9P_CACHE (cache mode of the shared root
 # in the guest, default loose), NGAUGE_RXE_CACHE (initramfs cache directory), NGAUGE_RXE_KVER (kernel
 # version), NGAUGE_RXE_QEMU (QEMU binary), NGAUGE_RXE_APPEND (more kernel arguments),
-# NGAUGE_RXE_KEEP=1 (keep the run directory and console log), NGAUGE_RXE_ICOUNT (QEMU's -icount
+# NGAUGE_RXE_KEEP=1 (keep the run directory and console log), NGAUGE_RXE_BOOT_LIMIT (seconds the kernel has
+# to start /init before the guest is booted once more, default 120), NGAUGE_RXE_ICOUNT (QEMU's -icount
 # argument, e.g. "shift=2,sleep=off": the guest's clock counts executed instructions, 2^shift ns each, and
 # jumps to the next timer's deadline whenever the guest idles, so a timer (netem's) fires at its deadline
 # exactly on the guest's clock, whatever the host's load; single-threaded emulation, one vCPU advised).
@@ -117,16 +118,37 @@ if [ -n "${NGAUGE_RXE_ICOUNT:-}" ]; then
     icount=(-icount "$NGAUGE_RXE_ICOUNT")
 fi
 
+# The emulated kernel has been seen to stall in its own boot (TCG, two vCPUs: once in CI, at "clocksource:
+# Switched to clocksource hpet", for the whole timeout). Its boot is not what is tested: a guest that has not
+# started /init within boot_limit seconds is said so, with its console's last line, and booted once more.
+boot_limit=${NGAUGE_RXE_BOOT_LIMIT:-120}
 start=$(date +%s.%N)
-timeout -k 10 "$timeout" "$qemu" \
-    -accel "$accel" "${icount[@]}" -cpu max -smp "$smp" -m "${NGAUGE_RXE_MEM:-2G}" \
-    -nographic -no-reboot -net none \
-    -kernel "$kernel" -initrd "$initrd" \
-    -append "console=ttyS0 panic=-1 mitigations=off ngauge.9pcache=$ninep_cache ngauge.rundir=$rundir ${NGAUGE_RXE_APPEND:-}" \
-    -virtfs "local,path=/,mount_tag=host,security_model=$model,id=host,multidevs=remap" \
-    -virtfs "local,path=$rundir,mount_tag=run,security_model=$model,id=run" \
-    </dev/null >"$rundir/console.log" 2>&1 &
-qpid=$!
+for attempt in 1 2; do
+    left=$((timeout - ${SECONDS:-0}))
+    [ "$left" -gt 10 ] || left=10
+    timeout -k 10 "$left" "$qemu" \
+        -accel "$accel" "${icount[@]}" -cpu max -smp "$smp" -m "${NGAUGE_RXE_MEM:-2G}" \
+        -nographic -no-reboot -net none \
+        -kernel "$kernel" -initrd "$initrd" \
+        -append "console=ttyS0 panic=-1 mitigations=off ngauge.9pcache=$ninep_cache ngauge.rundir=$rundir ${NGAUGE_RXE_APPEND:-}" \
+        -virtfs "local,path=/,mount_tag=host,security_model=$model,id=host,multidevs=remap" \
+        -virtfs "local,path=$rundir,mount_tag=run,security_model=$model,id=run" \
+        </dev/null >"$rundir/console.log" 2>&1 &
+    qpid=$!
+    [ "$attempt" = 2 ] && break
+    # Until /init starts (the kernel says "Run /init"), or QEMU ends, or the limit.
+    booted=0
+    for _ in $(seq $((boot_limit * 4))); do
+        if grep -q "Run /init as init process" "$rundir/console.log" 2>/dev/null; then booted=1; break; fi
+        kill -0 "$qpid" 2>/dev/null || { booted=1; break; }
+        sleep 0.25
+    done
+    [ "$booted" = 1 ] && break
+    echo "vm-run.sh: the guest did not start /init within ${boot_limit}s (its console's last line:" \
+        "$(tail -n 1 "$rundir/console.log" | tr -d '\r')); booting it again" >&2
+    kill "$qpid" 2>/dev/null
+    wait "$qpid" 2>/dev/null
+done
 
 # Relay SCRIPT's output as the guest writes it; tail reads to the end once QEMU has gone.
 tail -n +1 -f --pid="$qpid" "$rundir/stdout" &
