@@ -82,30 +82,9 @@ def u64(b, o):
 
 # ---- the protocol's messages ----
 
-def split_client(stream):
-    """hello, arglen+args, frames (u64 len + bytes) of the client's side."""
-    msgs = [stream[:48]]
-    n = u32(stream, 48)
-    msgs.append(stream[48:52 + n])
-    o = 52 + n
-    while o + 8 <= len(stream):
-        ln = u64(stream, o)
-        msgs.append(stream[o:o + 8 + ln])
-        o += 8 + ln
-    return msgs
-
-
-def split_server(stream):
-    """answer, verdict, frames of the server's side."""
-    msgs = [stream[:48]]
-    n = u32(stream, 60)
-    msgs.append(stream[48:64 + n])
-    o = 64 + n
-    while o + 8 <= len(stream):
-        ln = u64(stream, o)
-        msgs.append(stream[o:o + 8 + ln])
-        o += 8 + ln
-    return msgs
+def split(stream, c2s):
+    """A recorded direction cut into the protocol's messages (the live relay's Splitter, fed at once)."""
+    return [m for _, m in Splitter(c2s).feed(stream)]
 
 
 def hello(flags=0):
@@ -246,7 +225,7 @@ def record():
         raise SystemExit("recording: the real client failed: " + err)
     if SANITIZER.search(err + srv.text()):
         fail("sanitizer report in the recorded session")
-    return split_client(up), split_server(down)
+    return split(up, True), split(down, False)
 
 
 def tcp_ports(msgs):
