@@ -21,7 +21,9 @@
 #include "config.h"
 
 #include <limits.h>
+#include <math.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,13 +95,55 @@ static ng_status ng_boot_mpi_allgather(struct ng_boot *b, const void *mine, size
 	return rc == MPI_SUCCESS ? NG_OK : ng_boot_mpi_fail("MPI_Allgather", rc);
 }
 
+/*
+ * MPI_Finalize bounded by b->fini_limit_s.  MPICH 4.0 over UCX 1.13's tcp
+ * transport can hang in it: one rank's endpoint close waits for an answer
+ * from a peer that has already closed its own and sits in the PMI barrier
+ * (under mpiexec with -x tcp on a loaded node, about one run in five).  The
+ * results are written by then, so past the limit the process ends with the
+ * run's status, saying why, instead of holding the job until its wall time.
+ * A signal handler reaches only a file-scope object: the status is one.
+ */
+static volatile sig_atomic_t fini_exit_code;
+
+static void fini_expired(int sig)
+{
+	static const char msg[] = "ngauge: warning: MPI_Finalize did not return within --timeout after the "
+	                          "results were written (the MPI library's teardown hangs); ending the "
+	                          "process\n";
+
+	(void)sig;
+	if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) {
+		/* nothing left to say it on */
+	}
+	_exit(fini_exit_code);
+}
+
+static void ng_boot_mpi_finalize(const struct ng_boot *b)
+{
+	struct sigaction sa = {.sa_handler = fini_expired}, old;
+	unsigned limit = b->fini_limit_s > 0 ? (unsigned)ceil(b->fini_limit_s) : 0;
+
+	if (limit == 0) {
+		MPI_Finalize();
+		return;
+	}
+	fini_exit_code = b->exit_code;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, &old);
+	alarm(limit);
+	MPI_Finalize();
+	alarm(0);
+	sigaction(SIGALRM, &old, NULL);
+}
+
 static void ng_boot_mpi_fini(struct ng_boot *b)
 {
 	struct ng_boot_mpi *m = ng_boot_mpi_of(b);
 
 	MPI_Comm_free(&m->comm);
 	if (m->owns_init)
-		MPI_Finalize();
+		ng_boot_mpi_finalize(b);
 	free(m);
 }
 

@@ -66,6 +66,15 @@ struct ng_boot {
 	/* --allow's networks, which also admit a published address (a client
 	 * with several interfaces); NULL: none.  Borrowed from the server. */
 	const struct ng_allow *allow;
+	/*
+	 * Set by the driver before fini(), once every result is written: the
+	 * status the process ends with, and how long fini() may take (0: no
+	 * bound).  A bootstrap whose teardown is a library's own (MPI_Finalize)
+	 * and can hang in it ends the process with exit_code, saying so, when
+	 * fini_limit_s has passed: nothing measured is lost by then.
+	 */
+	int exit_code;
+	double fini_limit_s;
 };
 
 /* Whether this rank may connect to @addr (numeric), which a peer published:

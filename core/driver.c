@@ -792,6 +792,8 @@ out_boot:
 		fflush(stdout);
 		boot->ops->abort(boot, code);
 	}
+	boot->exit_code = code;
+	boot->fini_limit_s = p->timeout;
 	boot->ops->fini(boot);
 	return code;
 }

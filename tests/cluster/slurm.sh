@@ -243,17 +243,31 @@ export UCX_TLS=self,tcp
 for x in mpi tcp; do
 	rm -f where.0 where.1
 	mpiexec -iface eth0 -n 2 -ppn 1 sh -c 'echo "\$PMI_RANK \$(hostname)" >"where.\$PMI_RANK" && exec "\$@"' sh \
-		"$NGAUGE" -x \$x -p pingpong --verify -s 1,4K -c $count -o "$T/hydra-\$x.json" || exit
+		"$NGAUGE" -x \$x -p pingpong --verify -s 1,4K -c $count -o "$T/hydra-\$x.json" >"$T/hydra-\$x.log" 2>&1
+	echo \$? >"$T/hydra-\$x.rc"
 	cat where.0 where.1 >"$T/hydra-\$x.where"
 done
 EOF
 	if run 0 sbatch --parsable --chdir="$T" "$T/hydra.job"; then
 		job=$(cut -d';' -f1 "$T/out")
-		for _ in $(seq 600); do job_ended "$job" && break; sleep 0.1; done
+		# Up to 2 minutes: each MPI_Finalize may take its --timeout of 8 s (doc/cluster.md).
+		for _ in $(seq 1200); do job_ended "$job" && break; sleep 0.1; done
 		grep -q "JobState=COMPLETED" "$T/job" && grep -q "ExitCode=0:0" "$T/job" &&
 			pass "sbatch job $job (mpiexec inside the allocation) completed" ||
-			fail "sbatch job $job: $(grep -E 'JobState|ExitCode' "$T/job"); $(tail -5 "$T"/hydra-*.out)"
+			fail "sbatch job $job: $(grep -E 'JobState|ExitCode' "$T/job"); $(tail -5 "$T"/hydra-*.log)"
 		for x in mpi tcp; do
+			# MPICH 4.0 over UCX 1.13's tcp transport can hang in MPI_Finalize after the results are
+			# written (doc/cluster.md); ngauge ends it after --timeout, saying so, and Hydra may then
+			# report an error for the rank that left its PMI barrier.  That is the library's, not a
+			# failed run: the result below is checked in full either way.
+			rc=$(cat "$T/hydra-$x.rc" 2>/dev/null)
+			if [ "$rc" = 0 ]; then
+				pass "mpiexec in the allocation, $x: exit 0"
+			elif grep -q "MPI_Finalize did not return within --timeout" "$T/hydra-$x.log"; then
+				pass "mpiexec in the allocation, $x: MPI_Finalize hung in the MPI library, ended after --timeout (exit $rc)"
+			else
+				fail "mpiexec in the allocation, $x: exit ${rc:-none}: $(tail -5 "$T/hydra-$x.log")"
+			fi
 			[ "$(cat "$T/hydra-$x.where" 2>/dev/null)" = "$(printf '0 n1\n1 n2')" ] &&
 				pass "mpiexec in the allocation, $x: rank 0 on n1, rank 1 on n2" ||
 				fail "mpiexec in the allocation, $x: placement $(cat "$T/hydra-$x.where" 2>/dev/null)"
