@@ -56,13 +56,14 @@
 #include "core/clocksync.h"
 #include "gclock.h"
 #include "sampler.h"
+#include "session.h"
 
 /* --one-way: the sampler's streams of the readings (stream 0: half round
  * trips) */
 #define NG_PP_T0 1 /* client: before its send; server: between receive and send */
 #define NG_PP_T1 2 /* client: after its receive */
 
-/* Everything one run needs; lives on run()'s stack. */
+/* Everything one run needs: the session's state block (session.h). */
 struct ng_pp {
 	struct ng_run *run;
 	int me;
@@ -394,52 +395,55 @@ static void ng_pp_teardown(struct ng_pp *pp)
 	ng_gclock_free(&pp->gc);
 }
 
-static ng_status ng_pp_run(const struct ng_pattern *p, struct ng_run *run)
+/* The session's steps (session.h). */
+static ng_status ng_pp_session_setup(struct ng_session *s, void *state)
 {
-	struct ng_pp pp = {
-	    .run = run,
-	    .me = run->boot->rank,
-	    .nranks = run->boot->size,
-	};
+	struct ng_pp *pp = state;
 	ng_status st;
 
-	(void)p;
-	st = ng_sizes_check(run);
-	if (st != NG_OK)
-		return st;
-	pp.oneway = ng_args_flag(run->args, "one-way");
-	if (pp.oneway) {
-		st = ng_pp_oneway_setup(&pp);
+	pp->run = s->run;
+	pp->me = s->me;
+	pp->nranks = s->nranks;
+	pp->oneway = ng_args_flag(s->run->args, "one-way");
+	if (pp->oneway) {
+		st = ng_pp_oneway_setup(pp);
 		if (st != NG_OK)
 			return st;
 	}
-	st = ng_pp_setup(&pp);
-	if (st != NG_OK)
-		goto out_teardown;
+	return ng_pp_setup(pp);
+}
 
-	for (size_t i = 0; i < run->nsizes; i++) {
-		size_t size = run->sizes[i];
+static ng_status ng_pp_measure(struct ng_session *s, void *state, size_t size)
+{
+	struct ng_pp *pp = state;
 
-		st = ng_sizes_sync(run);
-		if (st != NG_OK)
-			break;
-		ng_sampler_start(&pp.smp, run->warmup, run->count);
-		if (pp.client)
-			st = ng_pp_client(&pp, size);
-		else
-			st = ng_pp_server(&pp, size);
-		if (st != NG_OK)
-			break;
-		st = ng_pp_report(&pp, size);
-		if (st != NG_OK)
-			break;
-		if (pp.me == 0)
-			ng_progress(run, i + 1, run->nsizes, size);
-	}
+	ng_sampler_start(&pp->smp, s->run->warmup, s->run->count);
+	return pp->client ? ng_pp_client(pp, size) : ng_pp_server(pp, size);
+}
 
-out_teardown:
-	ng_pp_teardown(&pp);
-	return st;
+static ng_status ng_pp_session_report(struct ng_session *s, void *state, size_t size)
+{
+	(void)s;
+	return ng_pp_report(state, size);
+}
+
+static void ng_pp_session_teardown(struct ng_session *s, void *state)
+{
+	(void)s;
+	ng_pp_teardown(state);
+}
+
+static const struct ng_session_ops ng_pp_session = {
+    .state = sizeof(struct ng_pp),
+    .setup = ng_pp_session_setup,
+    .measure = ng_pp_measure,
+    .report = ng_pp_session_report,
+    .teardown = ng_pp_session_teardown,
+};
+
+static ng_status ng_pp_run(const struct ng_pattern *p, struct ng_run *run)
+{
+	return ng_session_run(p, run, &ng_pp_session);
 }
 
 static const struct ng_option ng_pp_options[] = {

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The measurement session (session.h): the loop over variants and sizes
+ * around a pattern's steps.
+ */
+#include <stdlib.h>
+
+#include "session.h"
+
+/* Sets up what every measurement needs: the pattern's state, its own
+ * setup, the windows, its ready step.  On error the caller tears down. */
+static ng_status session_setup(struct ng_session *s, const struct ng_session_ops *ops, void *state)
+{
+	bool windows =
+	    (ops->flags & NG_SESSION_WINDOWS) || ((ops->flags & NG_SESSION_WINDOWS_MANY) && s->nranks > 2);
+	ng_status st;
+
+	st = ops->setup(s, state);
+	if (st == NG_OK && windows)
+		st = ng_gclock_setup(&s->gc, s->run, NG_GCLOCK_WINDOWS);
+	if (st == NG_OK && ops->ready)
+		st = ops->ready(s, state);
+	return st;
+}
+
+/* One measurement of the current variant at @size, and its row. */
+static ng_status session_measure(struct ng_session *s, const struct ng_session_ops *ops, void *state,
+                                 size_t size)
+{
+	ng_status st = NG_OK;
+
+	if (ops->begin)
+		st = ops->begin(s, state, size);
+	if (st == NG_OK)
+		st = ng_sizes_sync(s->run);
+	if (st == NG_OK && s->gc.windows)
+		st = ng_gclock_begin(&s->gc);
+	if (st == NG_OK)
+		st = ops->measure(s, state, size);
+	if (st == NG_OK)
+		st = ops->report(s, state, size);
+	return st;
+}
+
+/* Every variant at every size, in order; the first error ends it. */
+static ng_status session_loop(struct ng_session *s, const struct ng_session_ops *ops, void *state)
+{
+	struct ng_run *run = s->run;
+	size_t total = s->variants * run->nsizes;
+	ng_status st = NG_OK;
+
+	/* the progress line counts every variant's sizes from the start */
+	if (s->variants > 1)
+		ng_progress(run, 0, total, run->sizes[0]);
+	for (s->variant = 0; s->variant < s->variants; s->variant++) {
+		for (s->index = 0; s->index < run->nsizes; s->index++) {
+			size_t size = run->sizes[s->index];
+
+			st = session_measure(s, ops, state, size);
+			if (st != NG_OK)
+				return st;
+			s->done++;
+			if (s->me == 0)
+				ng_progress(run, s->done, total, size);
+		}
+	}
+	return st;
+}
+
+ng_status ng_session_run(const struct ng_pattern *p, struct ng_run *run, const struct ng_session_ops *ops)
+{
+	struct ng_session s = {
+	    .run = run,
+	    .pattern = p,
+	    .me = run->boot->rank,
+	    .nranks = run->boot->size,
+	    .variants = 1,
+	};
+	void *state;
+	ng_status st;
+
+	st = ng_sizes_check(run);
+	if (st != NG_OK)
+		return st;
+	state = calloc(1, ops->state ? ops->state : 1);
+	if (!state) {
+		ng_error("%s: out of memory for its state", p->name);
+		return NG_ERR_NOMEM;
+	}
+	st = session_setup(&s, ops, state);
+	if (st == NG_OK) {
+		st = session_loop(&s, ops, state);
+		if (ops->finish)
+			ops->finish(&s, state, st == NG_OK);
+	}
+	ops->teardown(&s, state);
+	ng_gclock_free(&s.gc);
+	free(state);
+	return st;
+}

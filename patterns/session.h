@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The measurement session: the run of a measuring pattern, written once.
+ *
+ * A pattern says what to measure; the session runs it over every size.  The
+ * pattern fills a `static const struct ng_session_ops` (its state's size,
+ * whether its ranks start each measurement together, and the steps below)
+ * and its run() is one line:
+ *
+ *   static ng_status ng_pp_run(const struct ng_pattern *p, struct ng_run *run)
+ *   {
+ *       return ng_session_run(p, run, &ng_pp_session);
+ *   }
+ *
+ * ng_session_run then does, on every rank alike:
+ *
+ *   check the sizes against the module (ng_sizes_check)        NG_ERR_USAGE
+ *   state = zeroed ops->state bytes
+ *   ops->setup(s, state)              buffers, samplers, pairs; may set
+ *                                     s->variants (alltoall's algorithms,
+ *                                     mpbibw's pair counts)
+ *   with NG_SESSION_WINDOWS: the global clock's windows (gclock.h)
+ *   ops->ready(s, state)              optional: what needs the windows
+ *   announce variants x sizes on the progress line (variants > 1)
+ *   for each variant, for each size (s->variant, s->index):
+ *       ops->begin(s, state, size)    optional: per-measurement resets
+ *       every rank here, or all stop on a cancel (ng_sizes_sync)
+ *       with windows: the ranks start together (ng_gclock_begin)
+ *       ops->measure(s, state, size)  the loops; the sampler inside
+ *       ops->report(s, state, size)   gather, row, commit
+ *       the progress line (rank 0)
+ *   ops->finish(s, state, all)        optional: after the loop (also after
+ *                                     an error in it; not after a failed setup)
+ *   ops->teardown(s, state)           also after a failed setup
+ *
+ * The first error ends the loop; rows committed before it are kept (the
+ * result says "complete": false).  A step's error is reported by the step.
+ *
+ * The run policy (count, --time, --ci-target and --max-time, warm-up,
+ * --verify, --raw, percentiles, histogram, progress within a size,
+ * cancellation) is the sampler's (sampler.h) and this loop's: a pattern
+ * never loops over sizes or variants itself.  Whether a pattern measures by
+ * --time or takes --ci-target is what it declares in struct ng_pattern
+ * (by_time, adaptive); core/ reads it there.
+ *
+ * Ownership: the session owns the state block and frees it after teardown;
+ * whatever setup allocates inside it, teardown frees (safe after a partial
+ * setup: the block starts zeroed).  Nothing here runs inside a timed region.
+ */
+#ifndef NG_PATTERNS_SESSION_H
+#define NG_PATTERNS_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "gclock.h"
+
+struct ng_session;
+
+/* What a pattern's session starts each measurement with (ops->flags). */
+enum {
+	/* the ranks start each measurement together in a window of the global
+	 * clock (gclock.h, NG_GCLOCK_WINDOWS) */
+	NG_SESSION_WINDOWS = 1u << 0,
+	/* the same, only with more than two ranks (two ranks start together by
+	 * their first message) */
+	NG_SESSION_WINDOWS_MANY = 1u << 1,
+};
+
+struct ng_session_ops {
+	size_t state;   /* bytes of the pattern's state (zeroed), at least 1 */
+	unsigned flags; /* NG_SESSION_* */
+	ng_status (*setup)(struct ng_session *s, void *state);
+	ng_status (*ready)(struct ng_session *s, void *state);              /* optional */
+	ng_status (*begin)(struct ng_session *s, void *state, size_t size); /* optional */
+	ng_status (*measure)(struct ng_session *s, void *state, size_t size);
+	ng_status (*report)(struct ng_session *s, void *state, size_t size);
+	/* optional; @all: every variant and size was measured and reported */
+	void (*finish)(struct ng_session *s, void *state, bool all);
+	void (*teardown)(struct ng_session *s, void *state);
+};
+
+struct ng_session {
+	struct ng_run *run;
+	const struct ng_pattern *pattern;
+	int me;          /* this rank */
+	int nranks;      /* ranks of the run */
+	size_t variants; /* outer loops over the sizes (setup may raise it); 1 */
+	size_t variant;  /* the current one, from 0 */
+	size_t index;    /* the current size's index in run->sizes */
+	size_t done;     /* measurements reported so far */
+	/* With NG_SESSION_WINDOWS (and NG_SESSION_WINDOWS_MANY beyond two
+	 * ranks): the windows; a step may set gc.idle for a rank that sits out
+	 * a measurement (gclock.h). */
+	struct ng_gclock gc;
+};
+
+/* Runs @p with @ops on every rank (collective).  NG_OK or the first
+ * error, already reported. */
+ng_status ng_session_run(const struct ng_pattern *p, struct ng_run *run, const struct ng_session_ops *ops);
+
+#endif
