@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The one list of modules and patterns.  One line each. */
+/* The one list of modules, one line each, and the patterns' (patterns/meson.build). */
 #include "config.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "patterns/ng_patterns.h"
 #include "registry.h"
 
 extern const struct ng_module ng_module_tcp;
@@ -22,21 +23,10 @@ extern const struct ng_module ng_module_ibuc;
 extern const struct ng_module ng_module_ibud;
 #endif
 
-extern const struct ng_pattern ng_pattern_pingpong;
-extern const struct ng_pattern ng_pattern_1n;
-extern const struct ng_pattern ng_pattern_n1;
-extern const struct ng_pattern ng_pattern_loggp;
-extern const struct ng_pattern ng_pattern_plogp;
-extern const struct ng_pattern ng_pattern_alltoall;
-extern const struct ng_pattern ng_pattern_mpbibw;
-extern const struct ng_pattern ng_pattern_bw;
-extern const struct ng_pattern ng_pattern_bibw;
-extern const struct ng_pattern ng_pattern_rma;
-extern const struct ng_pattern ng_pattern_overlap;
-extern const struct ng_pattern ng_pattern_skew;
-extern const struct ng_pattern ng_pattern_noise;
-extern const struct ng_pattern ng_pattern_ebb;
-extern const struct ng_pattern ng_pattern_matrix;
+/* The patterns: the list patterns/meson.build generates (NG_PATTERNS). */
+#define NG_PATTERN(name) extern const struct ng_pattern ng_pattern_##name;
+NG_PATTERNS
+#undef NG_PATTERN
 
 const struct ng_module *const ng_modules[] = {
     &ng_module_tcp,
@@ -70,10 +60,10 @@ const struct ng_missing ng_missing_modules[] = {
 };
 
 const struct ng_pattern *const ng_patterns[] = {
-    &ng_pattern_pingpong, &ng_pattern_1n,       &ng_pattern_n1,      &ng_pattern_loggp,
-    &ng_pattern_plogp,    &ng_pattern_alltoall, &ng_pattern_mpbibw,  &ng_pattern_bw,
-    &ng_pattern_bibw,     &ng_pattern_rma,      &ng_pattern_overlap, &ng_pattern_skew,
-    &ng_pattern_noise,    &ng_pattern_ebb,      &ng_pattern_matrix,  NULL,
+#define NG_PATTERN(name) &ng_pattern_##name,
+    NG_PATTERNS
+#undef NG_PATTERN
+        NULL,
 };
 
 const struct ng_module *ng_module_find(const char *name)
