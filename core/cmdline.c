@@ -12,7 +12,7 @@
 
 #include "args.h"
 #include "cmdline.h"
-#include "driver.h"
+#include "readers.h"
 #include "registry.h"
 
 const struct ng_option ng_driver_options[] = {
@@ -184,6 +184,14 @@ const struct ng_option ng_driver_options[] = {
      .metavar = "SHELL"},
     {.name = NULL},
 };
+
+const struct ng_option *ng_driver_find_option(const char *name)
+{
+	for (const struct ng_option *o = ng_driver_options; o->name; o++)
+		if (strcmp(o->name, name) == 0)
+			return o;
+	return ng_option_find(name);
+}
 
 const struct ng_short_option ng_cmdline_short[] = {
     {'x', "module"}, {'p', "pattern"}, {'l', "list"}, {'s', "sizes"},   {'c', "count"},

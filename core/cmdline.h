@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The driver's command line as data and text: its own option table
- * (ng_driver_options, driver.h), the short options, --help and --list.
- * Used by the driver (driver.c) and the man page and completions (docgen.h).
+ * (ng_driver_options), the short options, --help and --list.  Used by the
+ * driver (core/driver*.c), the man page and completions (docgen.h) and the
+ * report (the options a run's parameters name).
  */
 #ifndef NG_CMDLINE_H
 #define NG_CMDLINE_H
@@ -11,6 +12,13 @@
 
 #include "docgen.h"
 #include "options.h"
+
+/* The driver's own options (--count, --port, ...), NULL-name terminated. */
+extern const struct ng_option ng_driver_options[];
+
+/* The declaration of option @name: the driver's own (--count, --port, ...),
+ * else a module's or pattern's (readers.h); NULL when unknown. */
+const struct ng_option *ng_driver_find_option(const char *name);
 
 /* -x, -p, ... and the long option each stands for. */
 extern const struct ng_short_option ng_cmdline_short[];

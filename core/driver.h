@@ -3,18 +3,14 @@
 #ifndef NG_DRIVER_H
 #define NG_DRIVER_H
 
+/* The driver's option table and its lookup (ng_driver_options,
+ * ng_driver_find_option) are the command line's: cmdline.h. */
+#include "cmdline.h"
 #include "options.h"
 
 /* The run (every command line that is no other subcommand: main.c); returns
  * the process exit status (0 ok, 1 failed run, 2 usage error, 128 + signal
  * when interrupted: 130 SIGINT, 143 SIGTERM, 129 SIGHUP). */
 int ng_driver_main(int argc, char **argv);
-
-/* The driver's own options (--count, --port, ...), NULL-name terminated. */
-extern const struct ng_option ng_driver_options[];
-
-/* The declaration of option @name: the driver's own (--count, --port, ...),
- * else a module's or pattern's (readers.h); NULL when unknown. */
-const struct ng_option *ng_driver_find_option(const char *name);
 
 #endif
