@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Driver side of core/options.h: the set of declared options and the values
- * given on the command line.
+ * given on the command line (core/args.c).  A value is checked against its
+ * option with ng_opt_check (core/options.h) before it is stored.
  */
 #ifndef NG_ARGS_H
 #define NG_ARGS_H
@@ -32,8 +33,6 @@ struct ng_arg_ent *ng_args_find(const struct ng_args *a, const char *name);
 /* Validates @value against the option's type and stores it.  On a bad value
  * writes a one-line reason to @err and returns -1. */
 int ng_args_set(struct ng_args *a, struct ng_arg_ent *e, const char *value, char *err, size_t errlen);
-/* Checks @value against @opt's type without storing it. */
-int ng_opt_check(const struct ng_option *opt, const char *value, char *err, size_t errlen);
 /* Effective values of the options of @owner as a JSON object (new reference). */
 json_t *ng_args_json(const struct ng_args *a, const char *owner);
 /* Adds the effective values of the options of @table to @obj, in table order. */

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Collectives derived from allgather, for small control data. */
+/* Collectives derived from allgather, for small control data; what the
+ * launcher's environment says; whom a rank may connect to. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "allow.h"
 #include "bootstrap.h"
-#include "launch.h"
 
 /* Bytes of @n items of @size bytes from each of @b's ranks (+ 1, so that
  * malloc never sees 0) in *@bytes_p; false when that does not fit in a

@@ -101,4 +101,17 @@ ng_status ng_boot_bcast(struct ng_boot *b, int root, void *buf, size_t len);
 ng_status ng_boot_sum(struct ng_boot *b, double *vals, size_t n);
 ng_status ng_boot_max(struct ng_boot *b, double *vals, size_t n);
 
+/*
+ * Before any bootstrap exists, what the launcher's environment says: the
+ * driver picks the bootstrap by it (core/launch.h has the constructors).
+ */
+
+/* True when the environment says we were started by mpiexec/srun
+ * (PMI_RANK, PMI_SIZE, PMIX_RANK, OMPI_COMM_WORLD_SIZE, SLURM_PROCID with
+ * SLURM_NTASKS > 1). */
+bool ng_launched_by_mpi(void);
+/* The rank the launcher gave this process (PMI_RANK, PMIX_RANK,
+ * OMPI_COMM_WORLD_RANK, SLURM_PROCID), -1 when none says. */
+int ng_launcher_rank(void);
+
 #endif

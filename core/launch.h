@@ -67,14 +67,6 @@ ng_status ng_boot_tcp_verdict(struct ng_boot *b, int code, const char *text);
 ng_status ng_boot_tcp_client(const char *host, int port, double timeout_s, const struct ng_auth *auth,
                              const char *args, size_t len, struct ng_boot **b_p);
 
-/* True when the environment says we were started by mpiexec/srun
- * (PMI_RANK, PMI_SIZE, PMIX_RANK, OMPI_COMM_WORLD_SIZE, SLURM_PROCID with
- * SLURM_NTASKS > 1). */
-bool ng_launched_by_mpi(void);
-/* The rank the launcher gave this process (PMI_RANK, PMIX_RANK,
- * OMPI_COMM_WORLD_RANK, SLURM_PROCID), -1 when none says. */
-int ng_launcher_rank(void);
-
 /*
  * --server: listens on @bind:@port and serves ngauge clients one after
  * another, each in a process of its own (forked) that runs

@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The validity warnings (manifest.h): what in the gathered manifest makes
- * the times of the run doubtful.  One warning per kind, naming every rank,
- * CPU or host concerned; the kinds are listed in doc/result-format.md.
- * And the pieces manifest.c builds on (CPU lists, adding a warning): this
- * file calls nothing of manifest.c.
+ * The validity warnings (manifest_warn.h): what in the gathered manifest
+ * makes the times of the run doubtful.  One warning per kind, naming every
+ * rank, CPU or host concerned; the kinds are listed in
+ * doc/result-format.md.  And the pieces manifest.c builds on (CPU lists,
+ * adding a warning): this file calls nothing of manifest.c, and includes
+ * nothing of it.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "manifest.h"
+#include "manifest_warn.h"
 
 int ng_manifest_cpulist(const char *list, bool *set, int n)
 {

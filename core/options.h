@@ -64,7 +64,8 @@ struct ng_option {
 struct ng_args;
 
 /*
- * Typed getters.  Return the value given on the command line, else the
+ * Typed getters (core/args.c, beside the driver's side of the values:
+ * core/args.h).  Return the value given on the command line, else the
  * option's declared default, else 0/NULL/false.  @name must be declared in
  * some registered table (asserted).
  */
@@ -95,5 +96,11 @@ int ng_parse_int(const char *s, long long *out_p);
 const char *ng_option_metavar(const struct ng_option *o);
 /* The range of integer or byte-count option @o (its own or the type's). */
 void ng_opt_range(const struct ng_option *o, long long *min_p, long long *max_p);
+/* Checks @value against @opt's type, choices and range.  Returns 0, or -1
+ * with a one-line reason in @err. */
+int ng_opt_check(const struct ng_option *opt, const char *value, char *err, size_t errlen);
+/* The index of @value among the choices of choice option @o ("send|write":
+ * send 0, write 1), -1 when it is none of them. */
+int ng_option_choice(const struct ng_option *o, const char *value);
 
 #endif

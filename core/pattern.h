@@ -95,15 +95,23 @@ struct ng_pattern {
 /* Progress line on stderr (rank 0, only when stderr is a terminal):
  * "pingpong: 12/21 sizes, 64 KiB, ETA 3 s".  @done 0 announces @total
  * before the first measurement (no ETA yet), for patterns whose total is
- * not the number of sizes (alltoall: algorithms x sizes). */
-void ng_progress(const struct ng_run *run, size_t done, size_t total, size_t size);
+ * not the number of sizes (alltoall: algorithms x sizes).  The line is the
+ * result sink's (core/results.h). */
+static inline void ng_progress(const struct ng_run *run, size_t done, size_t total, size_t size)
+{
+	ng_results_progress(run->results, done, total, size);
+}
 
 /* Within a long measurement (a run by --time or --ci-target), rank 0,
  * only when stderr is a terminal: redraws the progress line with the
  * current size's progress, @el_s of @limit_s seconds (@bound: at most, the
  * measurement may stop sooner) and @iters repetitions, and the time left.
  * Between batches of a measurement only, never in a timed region. */
-void ng_progress_size(const struct ng_run *run, double el_s, double limit_s, bool bound, uint64_t iters);
+static inline void ng_progress_size(const struct ng_run *run, double el_s, double limit_s, bool bound,
+                                    uint64_t iters)
+{
+	ng_results_progress_size(run->results, run->nsizes, el_s, limit_s, bound, iters);
+}
 
 /* True once SIGINT/SIGTERM arrived; check between measurements. */
 static inline bool ng_cancelled(const struct ng_run *run)

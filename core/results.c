@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pattern.h"
+#include "queue.h" /* ng_container_of */
 #include "results_priv.h"
 #include "safefile.h"
 
@@ -40,7 +40,7 @@ struct ng_results {
 	} col[48];
 	size_t ncol;
 	double progress_t0;
-	size_t progress_done, progress_total; /* of the last ng_progress */
+	size_t progress_done, progress_total; /* of the last ng_results_progress */
 	struct ng_row row;                    /* the one row under construction */
 	void (*row_hook)(void *ctx, size_t size, struct ng_row *row);
 	void *row_hook_ctx;
@@ -709,9 +709,8 @@ static void human_size(size_t s, char *buf, size_t len)
 		snprintf(buf, len, "%zu B", s);
 }
 
-void ng_progress(const struct ng_run *run, size_t done, size_t total, size_t size)
+void ng_results_progress(struct ng_results *r, size_t done, size_t total, size_t size)
 {
-	struct ng_results *r = run->results;
 	char sz[32];
 
 	if (!r || !isatty(STDERR_FILENO) || total == 0)
@@ -732,15 +731,15 @@ void ng_progress(const struct ng_run *run, size_t done, size_t total, size_t siz
 	fflush(stderr);
 }
 
-void ng_progress_size(const struct ng_run *run, double el_s, double limit_s, bool bound, uint64_t iters)
+void ng_results_progress_size(struct ng_results *r, size_t nsizes, double el_s, double limit_s, bool bound,
+                              uint64_t iters)
 {
-	struct ng_results *r = run->results;
 	size_t done, total;
 	double left;
 
 	if (!r || !isatty(STDERR_FILENO))
 		return;
-	total = r->progress_total ? r->progress_total : run->nsizes;
+	total = r->progress_total ? r->progress_total : nsizes;
 	done = r->progress_total ? r->progress_done : 0;
 	if (done >= total)
 		done = total - 1;

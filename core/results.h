@@ -19,6 +19,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../analysis/stats.h"
 #include "status.h"
@@ -83,5 +84,22 @@ json_t *ng_stats_json(const struct ng_stats *st);
 
 /* True on the rank that holds the results (rank 0). */
 bool ng_results_active(const struct ng_results *r);
+
+/*
+ * The progress line on stderr, drawn only by the rank that holds the
+ * results and only when stderr is a terminal; no-ops otherwise (NULL @r
+ * included).  Patterns draw it through ng_progress and ng_progress_size
+ * (core/pattern.h), where the contract is.
+ *
+ * ng_results_progress: @done of @total measurements, the last of @size
+ * bytes ("pingpong: 12/21 sizes, 64 KiB, ETA 3 s"); @done 0 announces
+ * @total, @done == @total clears the line.
+ * ng_results_progress_size: within one measurement, @el_s of @limit_s
+ * seconds (@bound: at most) and @iters repetitions; @nsizes is the total
+ * when no ng_results_progress has announced one.
+ */
+void ng_results_progress(struct ng_results *r, size_t done, size_t total, size_t size);
+void ng_results_progress_size(struct ng_results *r, size_t nsizes, double el_s, double limit_s, bool bound,
+                              uint64_t iters);
 
 #endif

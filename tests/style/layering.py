@@ -9,10 +9,16 @@ excepted) and fails on
      functions defined in each other, directly or not;
   3. a pattern including a transport: a module's header or a network
      library's (MPI, verbs, RDMA CM, libfabric);
-  4. a lower floor including a higher one (FLOORS below);
-  5. a file over MAX_LINES lines;
-  6. a source file that no floor claims, and an exception below that no
-     longer applies (so that the lists only ever shrink).
+  4. a lower floor including a higher one, or calling a function defined
+     on a higher one (FLOORS below); inside core/ and patterns/ the same
+     between their sub-floors (SUBFLOORS), and between two files of a
+     sub-floor whose files stand apart (APART: one pattern never uses
+     another);
+  5. a file over MAX_LINES lines, or over LONG_LINES lines unless KNOWN_LONG
+     lists it;
+  6. a source file that no floor (or, in a floor cut into sub-floors, no
+     sub-floor) claims, and an exception below that no longer applies (so
+     that the lists only ever shrink).
 
 Usage: layering.py [SRC]   (SRC defaults to $NGAUGE_SRC).  Exit 0 when the tree
 is clean, 1 with one line per finding otherwise, 2 on a usage error.
@@ -37,7 +43,10 @@ import os
 import re
 import sys
 
+# No file (tests excepted) is longer than LONG_LINES, but those of
+# KNOWN_LONG, and none at all longer than MAX_LINES.
 MAX_LINES = 1200
+LONG_LINES = 1000
 
 # Meson's include directories (meson.build: include_directories(...)).
 INCLUDE_DIRS = [".", "core", "core/base"]
@@ -45,13 +54,11 @@ INCLUDE_DIRS = [".", "core", "core/base"]
 # Folders that are not the program's sources.
 SKIP_DIRS = {"tests", "subprojects"}
 
-# The floors, from the bottom, of the target layout: a file includes only its
-# own floor or lower ones.  Each entry: (floor, its name, path globs).  The
-# first entry whose glob matches a file's path decides its floor, so a file of
-# today's tree that already belongs to a floor of the target layout (the verbs
-# core in modules/ib/, the channel, rma and spipe in modules/rdma/) is named
-# before the folder it sits in.  Globs of folders that do not exist yet cost
-# nothing.
+# The floors, from the bottom: a file includes only its own floor or lower
+# ones, and calls only functions defined there.  Each entry: (floor, its name,
+# path globs).  The first entry whose glob matches a file's path decides its
+# floor, so a file is named before the folder it sits in (modules/watch.[ch]
+# before modules/*).
 FLOORS = [
     (0, "core/base", ["core/base/*"]),
     (1, "timers, analysis", ["timers/*", "analysis/*"]),
@@ -59,11 +66,9 @@ FLOORS = [
     # The poll-loop watchdog every busy-polling module floor uses, the verbs
     # core first: below all of them.
     (3, "modules/watch", ["modules/watch.[ch]"]),
-    (4, "modules/verbs", ["modules/verbs/*", "modules/ib/verbs.[ch]"]),
-    (6, "modules/chan", ["modules/chan/*", "modules/rdma/chan.[ch]"]),
-    (7, "modules", ["modules/rma/*", "modules/rdma/rma.[ch]", "modules/rdma/rma_*.[ch]",
-                    "modules/spipe/*", "modules/rdma/spipe*.[ch]"]),
+    (4, "modules/verbs", ["modules/verbs/*"]),
     (5, "modules/rdma", ["modules/rdma/*"]),
+    (6, "modules/chan", ["modules/chan/*"]),
     (7, "modules", ["modules/*"]),
     (8, "patterns", ["patterns/*"]),
     (9, "plots", ["plots/*"]),
@@ -72,15 +77,71 @@ FLOORS = [
     (10, "main", ["main.c", "bench/*"]),
 ]
 
+# The sub-floors of a floor, from the bottom, by the floor's name: inside the
+# floor the same rule again (a file includes only its own sub-floor or lower
+# ones, and calls only functions defined there).  Each entry: (sub-floor, its
+# name, path globs); the first glob that matches decides, and a file of the
+# floor that no sub-floor claims is a finding: a new file of core/ is placed
+# here by whoever adds it.  A source and its header stand on one sub-floor
+# (a finding otherwise).
+SUBFLOORS = {
+    "core": [
+        # What a value may be: options (the getters options.h declares are
+        # args.c's, a sub-floor up), sizes, --allow's networks, --auth's key.
+        (0, "core: values", ["core/options.[ch]", "core/sizes.[ch]", "core/allow.[ch]", "core/auth.[ch]"]),
+        # A run's parts, each one object that knows no module or pattern:
+        # the values given (args), the ranks (the bootstrap's collectives),
+        # the result sink (which draws the progress line), the manifest's
+        # data and its warnings (manifest.c, which gathers, is a service).
+        (1, "core: a run's parts", ["core/args.[ch]", "core/bootstrap.[ch]", "core/results.[ch]",
+                                    "core/results_priv.h", "core/manifest_warn.[ch]"]),
+        # The interfaces modules and patterns are written against (pattern.h
+        # calls down into the sink for its progress line).
+        (2, "core: interfaces", ["core/module.[ch]", "core/caps.c", "core/pattern.h"]),
+        # What a run gathers and looks up on top of them: the env block, the
+        # manifest, the global clock, plugins, the registry and who reads
+        # which option.
+        (3, "core: services", ["core/env.[ch]", "core/manifest.[ch]", "core/clocksync.[ch]", "core/plugin.[ch]",
+                               "core/registry.[ch]", "core/readers.[ch]"]),
+        # How a process becomes a rank: the launches' constructors
+        # (launch.h), the bootstraps behind them, the --server loop.
+        (4, "core: launches", ["core/launch.h", "core/boot_*.c", "core/server.c"]),
+        # The driver: its command line, --man and the completions,
+        # --server/--client pairing, the run.
+        (5, "core: driver", ["core/pair.[ch]", "core/docgen.[ch]", "core/cmdline.[ch]", "core/driver*.[ch]"]),
+    ],
+    "patterns": [
+        # Helpers with no measurement of their own: roles, buffers, payloads
+        # and statistics of figures, the calibrated computation, node
+        # membership, the rma pattern's --verify contents.
+        (0, "patterns: helpers", ["patterns/common.[ch]", "patterns/compute.[ch]", "patterns/nodes.[ch]",
+                                  "patterns/rma_check.[ch]"]),
+        # The measuring skeleton: samples (sampler), the global clock's
+        # windows (gclock).
+        (1, "patterns: measuring", ["patterns/sampler.[ch]", "patterns/gclock.[ch]"]),
+        # The engines a pattern runs on: the measurement session, the
+        # parameter assessments (loggp, plogp), the progress engine
+        # (overlap, skew), the rma epochs, the alltoall algorithms.
+        (2, "patterns: engines", ["patterns/session.[ch]", "patterns/assess.[ch]", "patterns/progress.[ch]",
+                                  "patterns/rma_epochs.[ch]", "patterns/alltoall_algos.[ch]"]),
+        # The patterns, one file each (a new file of patterns/ is one).
+        (3, "patterns: the patterns", ["patterns/*"]),
+    ],
+}
+# Sub-floors whose files stand apart: a file includes or calls nothing of
+# another file of its sub-floor (its own header, x.h of x.c, excepted).  What
+# two patterns share is an engine's.
+APART = {"patterns: the patterns"}
+
 # Floors that may not see a transport (item 3).
 NO_TRANSPORT = {"patterns"}
 # A network library's header, or a module's.
 TRANSPORT = re.compile(r"^((mpi|mpio)\.h$|infiniband/|rdma/|rdma_|fabric|ofi|(\.\./)*modules/)")
 
-# Files still over MAX_LINES while their splits are under way; each line goes
-# when its split is merged (the test fails on a line whose file has become
-# short enough, or is gone).
-KNOWN_LONG = set()
+# Files over LONG_LINES (and at most MAX_LINES) while their splits are
+# under way; each line goes when its split is merged (the test fails on a
+# line whose file has become short enough, or is gone).  No file joins it.
+KNOWN_LONG = {"modules/chan/chan.c", "modules/rdma/ofi.c"}
 
 # Circles between files of one module family that its layout change removes,
 # each entry (kind, {files}): kind "include" or "call", the files as the
@@ -98,11 +159,42 @@ INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"]+)[>"]', re.M)
 TOKEN_RE = re.compile(r"[A-Za-z_]\w*|->|[(){};,.=\[\]]|\S")
 
 
-def floor_of(path):
-    for floor, name, globs in FLOORS:
+def claim(path, table):
+    """(number, name) of the first entry of @table whose glob matches @path."""
+    for number, name, globs in table:
         for g in globs:
             if fnmatch.fnmatchcase(path, g):
-                return floor, name
+                return number, name
+    return None
+
+
+def floor_of(path):
+    return claim(path, FLOORS)
+
+
+def place_of(path):
+    """Where @path stands: (floor, sub-floor, floor's name, sub-floor's
+    name), the sub-floor 0 and its name the floor's in a floor not cut into
+    sub-floors; a string saying what does not claim it otherwise."""
+    fl = floor_of(path)
+    if fl is None:
+        return "no floor claims this file (add its folder to FLOORS in tests/style/layering.py)"
+    if fl[1] not in SUBFLOORS:
+        return fl[0], 0, fl[1], fl[1]
+    sub = claim(path, SUBFLOORS[fl[1]])
+    if sub is None:
+        return f"no sub-floor of {fl[1]} claims this file (add it to SUBFLOORS in tests/style/layering.py)"
+    return fl[0], sub[0], fl[1], sub[1]
+
+
+def above(f, here, g, there):
+    """What is wrong with @f (standing at @here) using @g (at @there), or None."""
+    if there[0] > here[0]:
+        return f"a higher floor ({there[2]} above {here[2]})"
+    if there[0] == here[0] and there[1] > here[1]:
+        return f"a higher sub-floor ({there[3]} above {here[3]})"
+    if there[:2] == here[:2] and here[3] in APART and f[:-2] != g[:-2]:
+        return f"another file of {here[3]}, which use none of each other"
     return None
 
 
@@ -294,22 +386,26 @@ def main(argv):
         with open(os.path.join(src, f), encoding="utf-8", errors="replace") as fh:
             texts[f] = fh.read()
 
-    # Floors, sizes.
+    # Floors and sub-floors, sizes.
     floors = {}
     for f in files:
-        fl = floor_of(f)
-        if fl is None:
-            bad.append(f"{f}: no floor claims this file (add its folder to FLOORS in tests/style/layering.py)")
+        pl = place_of(f)
+        if isinstance(pl, str):
+            bad.append(f"{f}: {pl}")
         else:
-            floors[f] = fl
+            floors[f] = pl
+    for f in files:
+        h = f[:-2] + ".h"
+        if f.endswith(".c") and h in floors and f in floors and floors[f][:2] != floors[h][:2]:
+            bad.append(f"{f}: stands on {floors[f][3]}, its header {h} on {floors[h][3]}: one place for both")
     for f in files:
         n = texts[f].count("\n")
-        if n > MAX_LINES and f not in KNOWN_LONG:
-            bad.append(f"{f}: {n} lines, more than {MAX_LINES}")
+        if n > MAX_LINES or (n > LONG_LINES and f not in KNOWN_LONG):
+            bad.append(f"{f}: {n} lines, more than {MAX_LINES if f in KNOWN_LONG else LONG_LINES}")
     for f in sorted(KNOWN_LONG):
         if f not in fileset:
             bad.append(f"{f}: listed in KNOWN_LONG but gone: remove it from the list")
-        elif texts[f].count("\n") <= MAX_LINES:
+        elif texts[f].count("\n") <= LONG_LINES:
             bad.append(f"{f}: listed in KNOWN_LONG but {texts[f].count(chr(10))} lines now: remove it from the list")
 
     # Includes: transports in patterns, floors, the graph.
@@ -321,7 +417,7 @@ def main(argv):
             line = text.count("\n", 0, m.start()) + 1
             target = resolve(src, fileset, f, kind, name)
             here = floors.get(f)
-            if here and here[1] in NO_TRANSPORT and (
+            if here and here[2] in NO_TRANSPORT and (
                     TRANSPORT.match(name) or (target and target.startswith("modules/"))):
                 bad.append(f"{f}:{line}: a pattern includes a transport's header ({kind}{name})")
             if target is None or target == f:
@@ -330,8 +426,9 @@ def main(argv):
                 continue
             inc[f].add(target)
             there = floors.get(target)
-            if here and there and there[0] > here[0]:
-                bad.append(f"{f}:{line}: includes {target}, a higher floor ({there[1]} above {here[1]})")
+            wrong = here and there and above(f, here, target, there)
+            if wrong:
+                bad.append(f"{f}:{line}: includes {target}, {wrong}")
 
     # Calls.
     scans = {f: scan_functions(texts[f]) for f in files}
@@ -348,11 +445,22 @@ def main(argv):
 
     units = sorted({unit(f) for f in files})
     calls = {u: set() for u in units}
-    for f, (defined, _, refs) in scans.items():
+    for f, (defined, _, refs) in sorted(scans.items()):
+        used = {}
         for name in refs - defined:
             for g in owners.get(name, ()):
                 if unit(g) != unit(f):
                     calls[unit(f)].add(unit(g))
+                if g != f:
+                    used.setdefault(g, set()).add(name)
+        # Floors: a file calls down or level, never up.
+        for g, names in sorted(used.items()):
+            here, there = floors.get(f), floors.get(g)
+            wrong = here and there and above(f, here, g, there)
+            if wrong:
+                names = sorted(names)
+                shown = ", ".join(names[:3]) + (f" (and {len(names) - 3} more)" if len(names) > 3 else "")
+                bad.append(f"{f}: calls {shown} of {g}, {wrong}")
 
     known = [(kind, frozenset(fs)) for kind, fs in KNOWN_CIRCLES]
     seen_known = set()
@@ -377,8 +485,8 @@ def main(argv):
         return 1
     nedges = sum(len(v) for v in inc.values()), sum(len(v) for v in calls.values())
     print(f"ok: {len(files)} files, {nedges[0]} include and {nedges[1]} call edges between them, no circle; "
-          f"floors kept; patterns include no transport; no file over {MAX_LINES} lines "
-          f"({len(KNOWN_LONG)} still being split)")
+          f"floors and the sub-floors of {', '.join(sorted(SUBFLOORS))} kept; patterns include no transport; "
+          f"no file over {LONG_LINES} lines but {len(KNOWN_LONG)} still being split (none over {MAX_LINES})")
     return 0
 
 
