@@ -113,21 +113,23 @@ for x in r['results']:
         assert x['burst'] == 16 and x['bandwidth_MBps']['median'] > 0, x
 "
 fi
-# Several origins' span (local launch): with rank 1's global clock read 100 ms ahead (a test-only skew that the
-# fitted model of --sync force undoes), the aggregate rate of two origins stays within a factor of 3 of a run
+# Several origins' span (local launch): with rank 1's global clock read 1 s ahead (a test-only skew that the
+# fitted model of --sync force undoes), the aggregate rate of two origins stays within a factor of 10 of a run
 # under --sync off, where the ranks' times count from rank 0's reading at set-up.  A conversion that applied the
-# skew without the model's correction would stretch the span by 100 ms, 20 times a quiet run's whole span here.
+# skew without the model's correction would stretch the span by 1 s: over 14 times a whole run's span here
+# (70 ms over ofi's tcp provider, 0.3 ms over shm), which no load of this machine stretches that far (a run
+# beside a loaded host took 4 times as long as the reference: too close to the factor of 3 a 100 ms skew left).
 if [ "$launch" = local ]; then
 	mo=(-p rma --rma-test multi-origin --rma-sync fence -s 8 -c 100 -w 5)
 	if ngauge_np 3 "$@" "${mo[@]}" --sync off -o "$T/m0.json" &&
-		NGAUGE_TEST_CLOCK_SKEW=1:100000:0 ngauge_np 3 "$@" "${mo[@]}" --sync force -o "$T/m1.json"; then
+		NGAUGE_TEST_CLOCK_SKEW=1:1000000:0 ngauge_np 3 "$@" "${mo[@]}" --sync force -o "$T/m1.json"; then
 		pycheck "$T/m1.json" "$what: two origins' aggregate rate through the fitted model of a skewed clock" "
 ref = json.load(open('$T/m0.json'))
 agg = lambda f: [x['aggregate_epochs_per_s'] for x in f['results'] if x['origins'] == 2][0]
 a, b = agg(ref), agg(r)
 print('aggregate epochs/s, --sync off %.0f, skewed clock through the model %.0f' % (a, b))
 assert r['clock']['model'] == 'fitted', r['clock']
-assert b > 0 and a / 3 <= b <= a * 3, (a, b)
+assert b > 0 and a / 10 <= b <= a * 10, (a, b)
 "
 	fi
 fi
