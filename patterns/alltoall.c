@@ -63,6 +63,7 @@
 #include "alltoall_algos.h"
 #include "core/registry.h"
 #include "payload.h"
+#include "session.h"
 
 /* The algorithms' names, as --a2a-algo takes them. */
 static const char *const ng_a2a_names[NG_A2A_NALGOS] = {
@@ -302,7 +303,6 @@ static void ng_a2a_teardown(struct ng_a2a *a)
 	free(a->rd_fromd);
 	free(a->reqs);
 	ng_sampler_free(&a->smp);
-	ng_gclock_free(&a->gc);
 	free(a->medians);
 	ng_nodes_free(&a->nodes);
 }
@@ -387,8 +387,9 @@ static ng_status ng_a2a_measure(struct ng_a2a *a, int algo, size_t s)
 	return NG_OK;
 }
 
-/* Gathers one measurement to the reporter and commits its row. */
-static ng_status ng_a2a_report(struct ng_a2a *a, int algo, size_t isize, size_t s)
+/* Gathers one measurement to the reporter and commits its row; @gc: the
+ * session's windows. */
+static ng_status ng_a2a_report(struct ng_a2a *a, struct ng_gclock *gc, int algo, size_t isize, size_t s)
 {
 	struct ng_run *run = a->run;
 	struct ng_sampler *smp = &a->smp;
@@ -398,7 +399,7 @@ static ng_status ng_a2a_report(struct ng_a2a *a, int algo, size_t isize, size_t 
 	struct ng_row *row;
 	ng_status st;
 
-	st = ng_gclock_end(&a->gc);
+	st = ng_gclock_end(gc);
 	if (st == NG_OK)
 		st = ng_sampler_gather(smp);
 	if (st != NG_OK)
@@ -417,7 +418,7 @@ static ng_status ng_a2a_report(struct ng_a2a *a, int algo, size_t isize, size_t 
 	ng_sampler_row_bw(smp, row, "algbw_MBps", iter, count, (double)s * (double)(a->P - 1), NULL);
 	a->medians[(size_t)algo * run->nsizes + isize] = t.median;
 	ng_row_int(row, "verified", (long long)a->checked);
-	ng_gclock_row(&a->gc, row);
+	ng_gclock_row(gc, row);
 	ng_sampler_row_raw(smp, row, "time_us", iter, count);
 	return ng_row_commit(run->results, row);
 }
@@ -506,78 +507,92 @@ static void ng_a2a_summary(const struct ng_a2a *a, size_t nsizes_done)
 	fflush(stdout);
 }
 
-static ng_status ng_a2a_run(const struct ng_pattern *p, struct ng_run *run)
+/* ---- the session's steps (session.h) ------------------------------------ */
+
+/* The algorithms are the session's variants, each over every size; every
+ * measurement starts in a window (NG_SESSION_WINDOWS).  Setup: the node
+ * table, the selection, this rank's part, then the agreement and the shared
+ * part. */
+static ng_status ng_a2a_session_setup(struct ng_session *s, void *state)
 {
-	struct ng_a2a a = {
-	    .run = run,
-	    .c = run->comm,
-	    .me = run->boot->rank,
-	    .P = run->boot->size,
-	    .nb = (run->comm->caps & NG_CAP_NONBLOCK) != 0,
-	};
-	size_t done = 0, nsizes_done = run->nsizes;
+	struct ng_a2a *a = state;
+	struct ng_run *run = s->run;
 	ng_status st;
 
-	(void)p;
-	a.nb_steps = a.nb && !ng_args_flag(run->args, "a2a-blocking");
-	a.smax = ng_sizes_max(run);
-	st = ng_sizes_check(run);
+	a->run = run;
+	a->c = run->comm;
+	a->me = s->me;
+	a->P = s->nranks;
+	a->nb = (run->comm->caps & NG_CAP_NONBLOCK) != 0;
+	a->nb_steps = a->nb && !ng_args_flag(run->args, "a2a-blocking");
+	a->smax = ng_sizes_max(run);
+	st = ng_nodes_build(run, ng_args_int(run->args, "ranks-per-node"), &a->nodes);
 	if (st != NG_OK)
 		return st;
-	st = ng_nodes_build(run, ng_args_int(run->args, "ranks-per-node"), &a.nodes);
-	if (st != NG_OK)
-		return st;
-	a.node = a.nodes.node_of[a.me];
-	a.local = a.nodes.local_of[a.me];
-	a.ln = ng_nodes_size(&a.nodes, a.node);
+	a->node = a->nodes.node_of[a->me];
+	a->local = a->nodes.local_of[a->me];
+	a->ln = ng_nodes_size(&a->nodes, a->node);
 
-	st = ng_a2a_select(&a);
+	st = ng_a2a_select(a);
 	if (st != NG_OK)
-		goto out_teardown;
-	st = ng_a2a_setup(&a);
+		return st;
+	s->variants = a->nalgos;
+	st = ng_a2a_setup(a);
 	/* Local failures differ between ranks: agree before the collective
 	 * part, so that no rank waits in it for one that gave up. */
-	if (ng_a2a_agree(&a, st != NG_OK) != NG_OK && st == NG_OK)
+	if (ng_a2a_agree(a, st != NG_OK) != NG_OK && st == NG_OK)
 		st = NG_ERR_SYS;
 	if (st == NG_OK)
-		st = ng_a2a_setup_shared(&a);
-	if (st == NG_OK)
-		st = ng_gclock_setup(&a.gc, run, NG_GCLOCK_WINDOWS);
-	if (st != NG_OK)
-		goto out_teardown;
-	st = ng_a2a_block(&a);
-	if (st != NG_OK)
-		goto out_teardown;
-
-	/* the progress line counts every algorithm's sizes from the start */
-	ng_progress(run, 0, a.nalgos * run->nsizes, run->sizes[0]);
-	for (size_t i = 0; i < a.nalgos && st == NG_OK; i++) {
-		int algo = a.order[i];
-
-		for (size_t k = 0; k < run->nsizes; k++) {
-			size_t s = run->sizes[k];
-
-			st = ng_sizes_sync(run);
-			/* with a common clock the ranks start together (gclock.h) */
-			if (st == NG_OK && a.gc.windows)
-				st = ng_gclock_begin(&a.gc);
-			if (st == NG_OK)
-				st = ng_a2a_measure(&a, algo, s);
-			if (st == NG_OK)
-				st = ng_a2a_report(&a, algo, k, s);
-			if (st != NG_OK) {
-				nsizes_done = 0;
-				break;
-			}
-			if (a.me == 0)
-				ng_progress(run, ++done, a.nalgos * run->nsizes, s);
-		}
-	}
-	ng_a2a_summary(&a, nsizes_done);
-
-out_teardown:
-	ng_a2a_teardown(&a);
+		st = ng_a2a_setup_shared(a);
 	return st;
+}
+
+static ng_status ng_a2a_session_ready(struct ng_session *s, void *state)
+{
+	(void)s;
+	return ng_a2a_block(state);
+}
+
+static ng_status ng_a2a_session_measure(struct ng_session *s, void *state, size_t size)
+{
+	struct ng_a2a *a = state;
+
+	return ng_a2a_measure(a, a->order[s->variant], size);
+}
+
+static ng_status ng_a2a_session_report(struct ng_session *s, void *state, size_t size)
+{
+	struct ng_a2a *a = state;
+
+	return ng_a2a_report(a, &s->gc, a->order[s->variant], s->index, size);
+}
+
+/* The summary, after the rows; after an error only the skipped algorithms. */
+static void ng_a2a_finish(struct ng_session *s, void *state, bool all)
+{
+	ng_a2a_summary(state, all ? s->run->nsizes : 0);
+}
+
+static void ng_a2a_session_teardown(struct ng_session *s, void *state)
+{
+	(void)s;
+	ng_a2a_teardown(state);
+}
+
+static const struct ng_session_ops ng_a2a_session = {
+    .state = sizeof(struct ng_a2a),
+    .flags = NG_SESSION_WINDOWS | NG_SESSION_ANNOUNCE,
+    .setup = ng_a2a_session_setup,
+    .ready = ng_a2a_session_ready,
+    .measure = ng_a2a_session_measure,
+    .report = ng_a2a_session_report,
+    .finish = ng_a2a_finish,
+    .teardown = ng_a2a_session_teardown,
+};
+
+static ng_status ng_a2a_run(const struct ng_pattern *p, struct ng_run *run)
+{
+	return ng_session_run(p, run, &ng_a2a_session);
 }
 
 static const struct ng_option ng_a2a_options[] = {

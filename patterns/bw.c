@@ -50,6 +50,7 @@
 
 #include "gclock.h"
 #include "sampler.h"
+#include "session.h"
 
 /* osu_bw's counts: up to 8 KiB, 100 windows after 10; above, 20 after 2. */
 #define NG_BW_LARGE        8192
@@ -65,7 +66,7 @@
 /* After the samples, what each rank contributes to the gathering. */
 enum { NG_BW_MSGS, NG_BW_BYTES, NG_BW_CHECKED, NG_BW_TAIL };
 
-/* Everything one run needs; lives on the run function's stack. */
+/* Everything one run needs: the session's state block (session.h). */
 struct ng_bw {
 	struct ng_run *run;
 	const char *name; /* "bw" or "bibw" */
@@ -86,9 +87,10 @@ struct ng_bw {
 	int *clients;        /* [npairs] the client of every pair, whose samples pool */
 	/* one stream, the client's window times (us); the tail: the counters */
 	struct ng_sampler smp;
-	struct ng_gclock gc; /* more than 2 ranks: each size's window start (patterns/gclock.h) */
-	double msgs, bytes;  /* data messages and bytes this rank received (size) */
-	double checked;      /* messages it verified (size) */
+	/* the session's: more than 2 ranks, each size's window start (patterns/gclock.h) */
+	struct ng_gclock *gc;
+	double msgs, bytes; /* data messages and bytes this rank received (size) */
+	double checked;     /* messages it verified (size) */
 };
 
 /* Timed windows and untimed ones before them at @size. */
@@ -251,7 +253,7 @@ static ng_status ng_bw_report(struct ng_bw *b, size_t size)
 	tail[NG_BW_MSGS] = b->msgs;
 	tail[NG_BW_BYTES] = b->bytes;
 	tail[NG_BW_CHECKED] = b->checked;
-	st = ng_gclock_end(&b->gc);
+	st = ng_gclock_end(b->gc);
 	if (st == NG_OK)
 		st = ng_sampler_gather(smp);
 	if (st != NG_OK || !ng_results_active(run->results))
@@ -285,7 +287,7 @@ static ng_status ng_bw_report(struct ng_bw *b, size_t size)
 		ng_row_number(row, "aggregate_bandwidth_MBps", agg_bw);
 		ng_row_number(row, "aggregate_messages_per_s", agg_rate);
 	}
-	ng_gclock_row(&b->gc, row);
+	ng_gclock_row(b->gc, row);
 	ng_sampler_row_raw(smp, row, "time_us", pool, n);
 	return ng_row_commit(run->results, row);
 }
@@ -377,54 +379,63 @@ static void ng_bw_teardown(struct ng_bw *b)
 {
 	ng_bufs_free(b->run->comm, &b->bufs);
 	ng_sampler_free(&b->smp);
-	ng_gclock_free(&b->gc);
 	free(b->clients);
 	free(b->reqs);
 	free(b->pairs);
 }
 
+/* The session's steps (session.h): with more than two ranks the pairs start
+ * each size together (NG_SESSION_WINDOWS_MANY, gclock.h). */
+static ng_status ng_bw_session_setup(struct ng_session *s, void *state)
+{
+	struct ng_bw *b = state;
+
+	b->run = s->run;
+	b->name = s->pattern->name;
+	b->bidir = strcmp(s->pattern->name, "bibw") == 0;
+	b->me = s->me;
+	b->nranks = s->nranks;
+	b->gc = &s->gc;
+	return ng_bw_setup(b);
+}
+
+static ng_status ng_bw_session_ready(struct ng_session *s, void *state)
+{
+	(void)s;
+	return ng_bw_block(state);
+}
+
+static ng_status ng_bw_session_measure(struct ng_session *s, void *state, size_t size)
+{
+	(void)s;
+	return ng_bw_measure(state, size);
+}
+
+static ng_status ng_bw_session_report(struct ng_session *s, void *state, size_t size)
+{
+	(void)s;
+	return ng_bw_report(state, size);
+}
+
+static void ng_bw_session_teardown(struct ng_session *s, void *state)
+{
+	(void)s;
+	ng_bw_teardown(state);
+}
+
+static const struct ng_session_ops ng_bw_session = {
+    .state = sizeof(struct ng_bw),
+    .flags = NG_SESSION_WINDOWS_MANY,
+    .setup = ng_bw_session_setup,
+    .ready = ng_bw_session_ready,
+    .measure = ng_bw_session_measure,
+    .report = ng_bw_session_report,
+    .teardown = ng_bw_session_teardown,
+};
+
 static ng_status ng_bw_run(const struct ng_pattern *p, struct ng_run *run)
 {
-	struct ng_bw b = {
-	    .run = run,
-	    .name = p->name,
-	    .bidir = strcmp(p->name, "bibw") == 0,
-	    .me = run->boot->rank,
-	    .nranks = run->boot->size,
-	};
-	ng_status st;
-
-	st = ng_sizes_check(run);
-	if (st != NG_OK)
-		return st;
-	st = ng_bw_setup(&b);
-	if (st == NG_OK && b.nranks > 2)
-		st = ng_gclock_setup(&b.gc, run, NG_GCLOCK_WINDOWS);
-	if (st == NG_OK)
-		st = ng_bw_block(&b);
-	if (st != NG_OK)
-		goto out_teardown;
-
-	for (size_t i = 0; i < run->nsizes; i++) {
-		size_t size = run->sizes[i];
-
-		st = ng_sizes_sync(run);
-		/* with a common clock the pairs start together (gclock.h) */
-		if (st == NG_OK && b.gc.windows)
-			st = ng_gclock_begin(&b.gc);
-		if (st == NG_OK)
-			st = ng_bw_measure(&b, size);
-		if (st == NG_OK)
-			st = ng_bw_report(&b, size);
-		if (st != NG_OK)
-			break;
-		if (b.me == 0)
-			ng_progress(run, i + 1, run->nsizes, size);
-	}
-
-out_teardown:
-	ng_bw_teardown(&b);
-	return st;
+	return ng_session_run(p, run, &ng_bw_session);
 }
 
 /* Declared by bw, read by bibw too (an option name is declared once). */

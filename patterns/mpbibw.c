@@ -35,7 +35,9 @@
 #include "nodes.h"
 #include "payload.h"
 #include "sampler.h"
+#include "session.h"
 
+/* Everything one run needs: the session's state block (session.h). */
 struct ng_mpb {
 	struct ng_run *run;
 	struct ng_comm *c;
@@ -50,7 +52,7 @@ struct ng_mpb {
 	struct ng_bufs bufs;
 	struct ng_req *reqs;   /* [2 * window] */
 	struct ng_sampler smp; /* one stream, the window times; the tail: the verify flag */
-	struct ng_gclock gc;   /* each measurement's window start (patterns/gclock.h) */
+	struct ng_gclock *gc;  /* the session's: each measurement's window start (patterns/gclock.h) */
 	double *medians;       /* [kmax * nsizes] bandwidth, for the summary (reporter) */
 	size_t checked;
 };
@@ -148,7 +150,6 @@ static void ng_mpb_teardown(struct ng_mpb *m)
 	free(m->side[1]);
 	free(m->reqs);
 	ng_sampler_free(&m->smp);
-	ng_gclock_free(&m->gc);
 	free(m->medians);
 }
 
@@ -226,7 +227,7 @@ static ng_status ng_mpb_report(struct ng_mpb *m, int k, size_t isize, size_t s)
 	struct ng_row *row;
 	ng_status st;
 
-	st = ng_gclock_end(&m->gc);
+	st = ng_gclock_end(m->gc);
 	if (st == NG_OK)
 		st = ng_sampler_gather(smp);
 	if (st != NG_OK)
@@ -246,7 +247,7 @@ static ng_status ng_mpb_report(struct ng_mpb *m, int k, size_t isize, size_t s)
 	ng_row_int(row, "pairs", k);
 	/* Rank 0 is in pair 0, active at every k. */
 	ng_row_int(row, "verified", (long long)m->checked);
-	ng_gclock_row(&m->gc, row);
+	ng_gclock_row(m->gc, row);
 	ng_sampler_row_raw(smp, row, "time_us", iter, count);
 	return ng_row_commit(run->results, row);
 }
@@ -305,56 +306,80 @@ static void ng_mpb_summary(const struct ng_mpb *m)
 	fflush(stdout);
 }
 
-static ng_status ng_mpb_run(const struct ng_pattern *p, struct ng_run *run)
+/* The session's steps (session.h): the pair counts k = 1..kmax are its
+ * variants, each over every size; every measurement starts in a window
+ * (NG_SESSION_WINDOWS) that the ranks outside the k pairs sit out. */
+static ng_status ng_mpb_session_setup(struct ng_session *s, void *state)
 {
-	struct ng_mpb m = {
-	    .run = run,
-	    .c = run->comm,
-	    .me = run->boot->rank,
-	    .P = run->boot->size,
-	};
-	size_t done = 0;
+	struct ng_mpb *m = state;
 	ng_status st;
 
-	(void)p;
-	st = ng_sizes_check(run);
-	if (st != NG_OK)
-		return st;
-	st = ng_mpb_setup(&m);
+	m->run = s->run;
+	m->c = s->run->comm;
+	m->me = s->me;
+	m->P = s->nranks;
+	m->gc = &s->gc;
+	st = ng_mpb_setup(m);
 	if (st == NG_OK)
-		st = ng_gclock_setup(&m.gc, run, NG_GCLOCK_WINDOWS);
-	if (st == NG_OK)
-		st = ng_mpb_block(&m);
-	if (st != NG_OK)
-		goto out_teardown;
-
-	/* the progress line counts every pair count's sizes from the start */
-	ng_progress(run, 0, (size_t)m.kmax * run->nsizes, run->sizes[0]);
-	for (int k = 1; k <= m.kmax && st == NG_OK; k++) {
-		for (size_t i = 0; i < run->nsizes; i++) {
-			size_t s = run->sizes[i];
-
-			st = ng_sizes_sync(run);
-			/* with a common clock the k pairs start together (gclock.h) */
-			m.gc.idle = m.pair < 0 || m.pair >= k;
-			if (st == NG_OK && m.gc.windows)
-				st = ng_gclock_begin(&m.gc);
-			if (st == NG_OK)
-				st = ng_mpb_measure(&m, k, s);
-			if (st == NG_OK)
-				st = ng_mpb_report(&m, k, i, s);
-			if (st != NG_OK)
-				break;
-			if (m.me == 0)
-				ng_progress(run, ++done, (size_t)m.kmax * run->nsizes, s);
-		}
-	}
-	if (st == NG_OK)
-		ng_mpb_summary(&m);
-
-out_teardown:
-	ng_mpb_teardown(&m);
+		s->variants = (size_t)m->kmax;
 	return st;
+}
+
+static ng_status ng_mpb_session_ready(struct ng_session *s, void *state)
+{
+	(void)s;
+	return ng_mpb_block(state);
+}
+
+static ng_status ng_mpb_begin(struct ng_session *s, void *state, size_t size)
+{
+	struct ng_mpb *m = state;
+	int k = (int)s->variant + 1;
+
+	(void)size;
+	/* with a common clock the k pairs start together (gclock.h) */
+	s->gc.idle = m->pair < 0 || m->pair >= k;
+	return NG_OK;
+}
+
+static ng_status ng_mpb_session_measure(struct ng_session *s, void *state, size_t size)
+{
+	return ng_mpb_measure(state, (int)s->variant + 1, size);
+}
+
+static ng_status ng_mpb_session_report(struct ng_session *s, void *state, size_t size)
+{
+	return ng_mpb_report(state, (int)s->variant + 1, s->index, size);
+}
+
+static void ng_mpb_finish(struct ng_session *s, void *state, bool all)
+{
+	(void)s;
+	if (all)
+		ng_mpb_summary(state);
+}
+
+static void ng_mpb_session_teardown(struct ng_session *s, void *state)
+{
+	(void)s;
+	ng_mpb_teardown(state);
+}
+
+static const struct ng_session_ops ng_mpb_session = {
+    .state = sizeof(struct ng_mpb),
+    .flags = NG_SESSION_WINDOWS | NG_SESSION_ANNOUNCE,
+    .setup = ng_mpb_session_setup,
+    .ready = ng_mpb_session_ready,
+    .begin = ng_mpb_begin,
+    .measure = ng_mpb_session_measure,
+    .report = ng_mpb_session_report,
+    .finish = ng_mpb_finish,
+    .teardown = ng_mpb_session_teardown,
+};
+
+static ng_status ng_mpb_run(const struct ng_pattern *p, struct ng_run *run)
+{
+	return ng_session_run(p, run, &ng_mpb_session);
 }
 
 static const struct ng_option ng_mpb_options[] = {

@@ -50,7 +50,7 @@ static ng_status session_loop(struct ng_session *s, const struct ng_session_ops 
 	ng_status st = NG_OK;
 
 	/* the progress line counts every variant's sizes from the start */
-	if (s->variants > 1)
+	if (s->variants > 1 || (ops->flags & NG_SESSION_ANNOUNCE))
 		ng_progress(run, 0, total, run->sizes[0]);
 	for (s->variant = 0; s->variant < s->variants; s->variant++) {
 		for (s->index = 0; s->index < run->nsizes; s->index++) {

@@ -21,7 +21,8 @@
  *                                     mpbibw's pair counts)
  *   with NG_SESSION_WINDOWS: the global clock's windows (gclock.h)
  *   ops->ready(s, state)              optional: what needs the windows
- *   announce variants x sizes on the progress line (variants > 1)
+ *   announce variants x sizes on the progress line (variants > 1, or
+ *   NG_SESSION_ANNOUNCE)
  *   for each variant, for each size (s->variant, s->index):
  *       ops->begin(s, state, size)    optional: per-measurement resets
  *       every rank here, or all stop on a cancel (ng_sizes_sync)
@@ -65,6 +66,10 @@ enum {
 	/* the same, only with more than two ranks (two ranks start together by
 	 * their first message) */
 	NG_SESSION_WINDOWS_MANY = 1u << 1,
+	/* announce the total on the progress line before the first measurement
+	 * even with one variant (alltoall, mpbibw: their total is variants x
+	 * sizes whatever the count of variants) */
+	NG_SESSION_ANNOUNCE = 1u << 2,
 };
 
 struct ng_session_ops {
