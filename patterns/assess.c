@@ -280,11 +280,15 @@ static ng_status ng_as_decide(struct ng_as *as, bool probe, size_t done, uint64_
 
 /* ---- one size ------------------------------------------------------------- */
 
-static ng_status ng_as_size(struct ng_as *as, size_t idx, size_t size)
+/* The session's measure: the probe, then batches until the decision stops
+ * them (ng_as_decide). */
+ng_status ng_as_measure(struct ng_session *s, void *state, size_t size)
 {
 	static const enum ng_as_kind probe_kinds[] = {NG_AS_SINGLE, NG_AS_TRAIN};
 	static const enum ng_as_kind all_kinds[] = {NG_AS_SINGLE, NG_AS_TRAIN, NG_AS_OS, NG_AS_OR};
+	struct ng_as *as = state;
 	struct ng_run *run = as->run;
+	size_t idx = s->index;
 	uint64_t t_size0 = ng_timer_now(as->tm), t_b0;
 	double ctl[NG_AS_C_N] = {0}, size_budget = 0.0, per_round;
 	size_t done = 0, probe_reps = as->fixed && as->fixed < NG_AS_MIN_REPS ? as->fixed : NG_AS_MIN_REPS;
@@ -336,14 +340,24 @@ static ng_status ng_as_size(struct ng_as *as, size_t idx, size_t size)
 		ng_sampler_stopped(&as->smp, done, why,
 		                   ng_timer_us(as->tm, ng_timer_now(as->tm) - t_size0) / 1e6);
 	}
+	as->delay_us = ctl[NG_AS_C_DELAY];
+	return NG_OK;
+}
 
-	/* The server's o_r samples to the reporting rank. */
+/* The session's report: the server's o_r samples to the reporting rank,
+ * which reports the size. */
+ng_status ng_as_report(struct ng_session *s, void *state, size_t size)
+{
+	struct ng_as *as = state;
+	ng_status st;
+
+	(void)s;
 	st = ng_sampler_share(&as->smp, NG_AS_OR, as->client ? as->peer : as->me);
 	if (st != NG_OK)
 		return st;
-	if (!ng_results_active(run->results))
+	if (!ng_results_active(as->run->results))
 		return NG_OK;
-	return as->ops->report(as, size, ctl[NG_AS_C_DELAY]);
+	return as->ops->report(as, size, as->delay_us);
 }
 
 /* ---- setup --------------------------------------------------------------- */
@@ -355,7 +369,8 @@ static const char *ng_as_opt(const struct ng_as *as, const char *what, char *buf
 	return buf;
 }
 
-static ng_status ng_as_setup(struct ng_as *as)
+/* Settings, samples, buffers; the pattern's own state (ops->setup). */
+static ng_status ng_as_alloc(struct ng_as *as)
 {
 	struct ng_run *run = as->run;
 	const struct ng_args *a = run->args;
@@ -436,49 +451,44 @@ err_nomem:
 	return NG_ERR_NOMEM;
 }
 
-static void ng_as_teardown(struct ng_as *as)
+ng_status ng_as_setup(struct ng_session *s, struct ng_as *as, const struct ng_as_ops *ops)
 {
+	ng_status st;
+
+	as->ops = ops;
+	as->run = s->run;
+	as->c = s->run->comm;
+	as->tm = s->run->timer;
+	as->me = s->me;
+	st = ng_as_alloc(as);
+	if (st != NG_OK)
+		return st;
+	/* the budget counts from here */
+	as->t_run0 = ng_timer_now(as->tm);
+	return NG_OK;
+}
+
+ng_status ng_as_conclude(struct ng_session *s, void *state)
+{
+	struct ng_as *as = state;
+
+	(void)s;
+	if (!ng_results_active(as->run->results))
+		return NG_OK;
+	return as->ops->finish(as);
+}
+
+void ng_as_teardown(struct ng_session *s, void *state)
+{
+	struct ng_as *as = state;
+
+	(void)s;
 	if (as->ops->teardown)
 		as->ops->teardown(as);
 	ng_bufs_free(as->run->comm, &as->bufs);
 	json_decref(as->sizes);
 	free(as->reqs);
 	ng_sampler_free(&as->smp);
-}
-
-ng_status ng_as_run(struct ng_as *as, const struct ng_as_ops *ops, struct ng_run *run)
-{
-	ng_status st;
-
-	as->ops = ops;
-	as->run = run;
-	as->c = run->comm;
-	as->tm = run->timer;
-	as->me = run->boot->rank;
-	st = ng_sizes_check(run);
-	if (st != NG_OK)
-		return st;
-	st = ng_as_setup(as);
-	if (st != NG_OK)
-		goto out_teardown;
-	as->t_run0 = ng_timer_now(as->tm);
-
-	for (size_t i = 0; i < run->nsizes; i++) {
-		st = ng_sizes_sync(run);
-		if (st != NG_OK)
-			break;
-		st = ng_as_size(as, i, run->sizes[i]);
-		if (st != NG_OK)
-			break;
-		if (as->me == 0)
-			ng_progress(run, i + 1, run->nsizes, run->sizes[i]);
-	}
-	if (st == NG_OK && ng_results_active(run->results))
-		st = ops->finish(as);
-
-out_teardown:
-	ng_as_teardown(as);
-	return st;
 }
 
 /* ---- reporting ----------------------------------------------------------- */

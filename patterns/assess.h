@@ -29,7 +29,8 @@
  * every round but its OR receives, batches of interleaved rounds, the probe
  * and the adaptive sampling until the 95% CI half-widths are at most
  * NAME-ci times the scale, or 1000 rounds, or the size's share of the
- * budget is spent, and the loop over the sizes.  The run's --ci-target and
+ * budget is spent, and the steps of the measurement session (session.h)
+ * that runs them over the sizes.  The run's --ci-target and
  * --max-time (patterns/sampler.h, adaptive stopping) map onto this
  * machinery: --ci-target REL replaces NAME-ci, -c becomes the floor of
  * rounds, and --max-time SEC bounds the size's share of the budget; the
@@ -39,7 +40,22 @@
  * A pattern embeds struct ng_as as its first member and gives an
  * ng_as_ops: its timed OS round (client) and OR receives (server), which
  * measure differently, its figures for the sampling decision and its report.
- * The ops are called between rounds, never inside a timed region.
+ * The ops are called between rounds, never inside a timed region.  Its
+ * session's state is its state, its setup step calls ng_as_setup with its
+ * ops, and the other steps are the ones below:
+ *
+ *   static ng_status ng_lg_setup_step(struct ng_session *s, void *state)
+ *   {
+ *       return ng_as_setup(s, state, &ng_lg_ops);
+ *   }
+ *   static const struct ng_session_ops ng_lg_session = {
+ *       .state = sizeof(struct ng_lg),
+ *       .setup = ng_lg_setup_step,
+ *       .measure = ng_as_measure,
+ *       .report = ng_as_report,
+ *       .conclude = ng_as_conclude,
+ *       .teardown = ng_as_teardown,
+ *   };
  *
  * The samples live in a sampler (patterns/sampler.h), one stream per kind of
  * round (enum ng_as_kind) and the pattern's own after them; its statistics
@@ -59,6 +75,7 @@
 
 #include "analysis/loggp.h"
 #include "sampler.h"
+#include "session.h"
 
 /* What an assessment asks of the driver (initializers of struct ng_pattern):
  * one client and one server, reliable two-sided messages. */
@@ -137,6 +154,7 @@ struct ng_as {
 	struct ng_req *reqs; /* [n] */
 	unsigned bank;       /* receive bank of the next round (0/1) */
 	uint64_t round;      /* rounds so far: the --verify iteration */
+	double delay_us;     /* the delay d the current size used */
 	/* samples of the current size (us), a stream per kind: SINGLE and TRAIN
 	 * round times, the OS and OR samples (the client holds zeros for the
 	 * server's OR samples until the size ends, then the server's) */
@@ -146,12 +164,30 @@ struct ng_as {
 	uint64_t t_run0; /* start of the run (ticks) */
 };
 
+/* ---- the session's steps (session.h) --------------------------------------- */
+
 /*
- * The whole run of an assessment (struct ng_pattern's run): @as, the first
- * member of the pattern's zero-initialised state, is set up with @ops, every
- * size measured and reported, then everything freed.
+ * Setup: @as, the first member of the pattern's state (the session's zeroed
+ * block), is set up with @ops: the settings (NG_ERR_USAGE said by rank 0),
+ * the samples, the buffers, ops->setup; the budget counts from its end.
+ * Errors reported; ng_as_teardown frees what it allocated.
  */
-ng_status ng_as_run(struct ng_as *as, const struct ng_as_ops *ops, struct ng_run *run);
+ng_status ng_as_setup(struct ng_session *s, struct ng_as *as, const struct ng_as_ops *ops);
+
+/* Measure: one size, the probe and the batches of rounds until the client's
+ * decision stops them (budget, CI target, rounds). */
+ng_status ng_as_measure(struct ng_session *s, void *state, size_t size);
+
+/* Report: the server's o_r samples to the client, then ops->report on the
+ * reporting rank (collective: both ranks call it). */
+ng_status ng_as_report(struct ng_session *s, void *state, size_t size);
+
+/* Conclude, after every size: ops->finish on the reporting rank. */
+ng_status ng_as_conclude(struct ng_session *s, void *state);
+
+/* Teardown: ops->teardown, then what ng_as_setup allocated; safe after a
+ * partial setup. */
+void ng_as_teardown(struct ng_session *s, void *state);
 
 /* Busy-waits @ticks; returns the ticks that really passed. */
 static inline uint64_t ng_as_spin(const struct ng_timer *tm, uint64_t ticks)

@@ -49,7 +49,7 @@
  * parameters (impossible or not estimable) are printed as "n/a" with the
  * reason below the table and written as {"value": null, "flag": ...}.
  *
- * The rounds, batches, sampling decisions and the loop over the sizes are
+ * The rounds, batches, sampling decisions and the session's steps are
  * shared with plogp (assess.h); here are the RND and ROR measurements, the
  * figures and the report.
  */
@@ -487,12 +487,26 @@ static const struct ng_as_ops ng_lg_ops = {
     .finish = ng_lg_finish,
 };
 
+/* The session's steps (session.h): the assessment's (assess.h). */
+static ng_status ng_lg_setup_step(struct ng_session *s, void *state)
+{
+	struct ng_lg *lg = state;
+
+	return ng_as_setup(s, &lg->as, &ng_lg_ops);
+}
+
+static const struct ng_session_ops ng_lg_session = {
+    .state = sizeof(struct ng_lg),
+    .setup = ng_lg_setup_step,
+    .measure = ng_as_measure,
+    .report = ng_as_report,
+    .conclude = ng_as_conclude,
+    .teardown = ng_as_teardown,
+};
+
 static ng_status ng_lg_run(const struct ng_pattern *p, struct ng_run *run)
 {
-	struct ng_lg lg = {0};
-
-	(void)p;
-	return ng_as_run(&lg.as, &ng_lg_ops, run);
+	return ng_session_run(p, run, &ng_lg_session);
 }
 
 /* clang-format off */

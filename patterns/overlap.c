@@ -159,25 +159,45 @@ static const struct ng_pg_ops ng_ov_ops = {
     .finish = ng_ov_finish,
 };
 
-static ng_status ng_ov_run(const struct ng_pattern *p, struct ng_run *run)
+/* The session's steps (session.h): the engine's (progress.h). */
+static ng_status ng_ov_setup(struct ng_session *s, void *state)
 {
-	struct ng_ov ov = {0};
-	const char *side = ng_args_str(run->args, "overlap-side");
+	struct ng_ov *ov = state;
+	const char *side = ng_args_str(s->run->args, "overlap-side");
 	bool sender = strcmp(side, "receiver") != 0, receiver = strcmp(side, "sender") != 0;
-	ng_status st;
 
-	(void)p;
-	ov.pg.place[NG_PG_ACTIVE] = sender ? NG_PG_AFTER_POST : NG_PG_NONE;
-	ov.pg.place[NG_PG_PASSIVE] = receiver ? NG_PG_AFTER_POST : NG_PG_NONE;
-	ov.pg.ref_roles = (sender ? 1u << NG_PG_ACTIVE : 0u) | (receiver ? 1u << NG_PG_PASSIVE : 0u);
-	ov.sizes = json_array();
-	if (!ov.sizes) {
+	ov->pg.place[NG_PG_ACTIVE] = sender ? NG_PG_AFTER_POST : NG_PG_NONE;
+	ov->pg.place[NG_PG_PASSIVE] = receiver ? NG_PG_AFTER_POST : NG_PG_NONE;
+	ov->pg.ref_roles = (sender ? 1u << NG_PG_ACTIVE : 0u) | (receiver ? 1u << NG_PG_PASSIVE : 0u);
+	ov->sizes = json_array();
+	if (!ov->sizes) {
 		ng_error("overlap: out of memory");
 		return NG_ERR_NOMEM;
 	}
-	st = ng_pg_run(&ov.pg, &ng_ov_ops, run);
-	json_decref(ov.sizes);
-	return st;
+	return ng_pg_setup(s, &ov->pg, &ng_ov_ops);
+}
+
+static void ng_ov_teardown(struct ng_session *s, void *state)
+{
+	struct ng_ov *ov = state;
+
+	ng_pg_teardown(s, &ov->pg);
+	json_decref(ov->sizes);
+}
+
+static const struct ng_session_ops ng_ov_session = {
+    .state = sizeof(struct ng_ov),
+    .flags = NG_SESSION_OWN_CHECK,
+    .setup = ng_ov_setup,
+    .measure = ng_pg_measure,
+    .report = ng_pg_report,
+    .conclude = ng_pg_conclude,
+    .teardown = ng_ov_teardown,
+};
+
+static ng_status ng_ov_run(const struct ng_pattern *p, struct ng_run *run)
+{
+	return ng_session_run(p, run, &ng_ov_session);
 }
 
 /* clang-format off */

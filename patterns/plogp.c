@@ -40,7 +40,7 @@
  * overshoot); the table prints it.  Negative or non-finite values are flagged, never reported
  * (analysis/loggp.h, ng_param_set).
  *
- * The rounds, batches, sampling decisions and the loop over the sizes are
+ * The rounds, batches, sampling decisions and the session's steps are
  * shared with loggp (assess.h); here are the OS and OR measurements, the
  * figures and the report.
  */
@@ -296,12 +296,26 @@ static const struct ng_as_ops ng_pl_ops = {
     .finish = ng_pl_finish,
 };
 
+/* The session's steps (session.h): the assessment's (assess.h). */
+static ng_status ng_pl_setup_step(struct ng_session *s, void *state)
+{
+	struct ng_pl *pl = state;
+
+	return ng_as_setup(s, &pl->as, &ng_pl_ops);
+}
+
+static const struct ng_session_ops ng_pl_session = {
+    .state = sizeof(struct ng_pl),
+    .setup = ng_pl_setup_step,
+    .measure = ng_as_measure,
+    .report = ng_as_report,
+    .conclude = ng_as_conclude,
+    .teardown = ng_as_teardown,
+};
+
 static ng_status ng_pl_run(const struct ng_pattern *p, struct ng_run *run)
 {
-	struct ng_pl pl = {0};
-
-	(void)p;
-	return ng_as_run(&pl.as, &ng_pl_ops, run);
+	return ng_session_run(p, run, &ng_pl_session);
 }
 
 /* clang-format off */

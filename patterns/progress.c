@@ -110,7 +110,7 @@ static ng_status ng_pg_settings(struct ng_pg *pg)
 }
 
 /* Buffers (or the window), requests, calibration. */
-static ng_status ng_pg_setup(struct ng_pg *pg)
+static ng_status ng_pg_alloc(struct ng_pg *pg)
 {
 	struct ng_run *run = pg->run;
 	struct ng_comm *c = pg->c;
@@ -181,14 +181,16 @@ static ng_status ng_pg_setup(struct ng_pg *pg)
 	return ng_samples_gather(run->boot, mine, 3, &pg->cal[0][0]);
 }
 
-/* Frees what ng_pg_setup allocated.  The window is freed collectively only
- * after a run every rank finished (@st NG_OK); after an error a peer may be
- * gone, and closing the instance frees it. */
-static void ng_pg_teardown(struct ng_pg *pg, ng_status st)
+void ng_pg_teardown(struct ng_session *s, void *state)
 {
+	struct ng_pg *pg = state;
 	struct ng_comm *c = pg->c;
 
-	if (pg->win && st == NG_OK)
+	/* The window is freed collectively only after a run every rank
+	 * finished; after an error a peer may be gone, and closing the
+	 * instance frees it. */
+	(void)s;
+	if (pg->win && pg->ended)
 		ng_rma(c)->win_free(c, pg->win);
 	ng_free(c, pg->src);
 	ng_free(c, pg->ctl);
@@ -405,13 +407,15 @@ static ng_status ng_pg_lengths(struct ng_pg *pg, size_t size)
 	return NG_OK;
 }
 
-static ng_status ng_pg_size(struct ng_pg *pg, size_t size)
+ng_status ng_pg_measure(struct ng_session *s, void *state, size_t size)
 {
+	struct ng_pg *pg = state;
 	struct ng_run *run = pg->run;
 	struct ng_sampler *smp = &pg->smp;
 	size_t npts;
 	ng_status st;
 
+	(void)s;
 	st = ng_pg_lengths(pg, size);
 	if (st == NG_OK)
 		st = ng_sampler_reserve(smp, 2 * pg->npts);
@@ -429,14 +433,20 @@ static ng_status ng_pg_size(struct ng_pg *pg, size_t size)
 			ng_sampler_add(smp, npts + k, r, x);
 		}
 	}
-	if (st != NG_OK)
-		return st;
+	return st;
+}
 
+ng_status ng_pg_report(struct ng_session *s, void *state, size_t size)
+{
+	struct ng_pg *pg = state;
+	ng_status st;
+
+	(void)s;
 	/* Both ranks' streams (ng_pg_t, ng_pg_x). */
-	st = ng_sampler_gather(smp);
+	st = ng_sampler_gather(&pg->smp);
 	if (st != NG_OK)
 		return st;
-	if (!ng_results_active(run->results))
+	if (!ng_results_active(pg->run->results))
 		return NG_OK;
 	return pg->ops->report(pg, size);
 }
@@ -474,38 +484,38 @@ json_t *ng_pg_compute_json(const struct ng_pg *pg)
 	                 "windows", NG_COMPUTE_WINDOWS, "window_us", NG_COMPUTE_WINDOW_US, "ranks", ranks);
 }
 
-ng_status ng_pg_run(struct ng_pg *pg, const struct ng_pg_ops *ops, struct ng_run *run)
+ng_status ng_pg_setup(struct ng_session *s, struct ng_pg *pg, const struct ng_pg_ops *ops)
 {
-	double mine[3];
 	ng_status st;
 
 	pg->ops = ops;
-	pg->run = run;
-	pg->c = run->comm;
-	pg->tm = run->timer;
-	pg->role = run->boot->rank == 0 ? NG_PG_ACTIVE : NG_PG_PASSIVE;
-	pg->peer = 1 - run->boot->rank;
+	pg->run = s->run;
+	pg->c = s->run->comm;
+	pg->tm = s->run->timer;
+	pg->role = s->me == 0 ? NG_PG_ACTIVE : NG_PG_PASSIVE;
+	pg->peer = 1 - s->me;
 
 	st = ng_pg_settings(pg);
 	if (st != NG_OK)
 		return st;
-	st = ng_pg_setup(pg);
-	for (size_t i = 0; i < run->nsizes && st == NG_OK; i++) {
-		st = ng_sizes_sync(run);
-		if (st == NG_OK)
-			st = ng_pg_size(pg, run->sizes[i]);
-		if (st == NG_OK && run->boot->rank == 0)
-			ng_progress(run, i + 1, run->nsizes, run->sizes[i]);
-	}
-	if (st == NG_OK) {
-		ng_compute_recheck(&pg->cp, pg->tm);
-		mine[0] = pg->cp.iters_per_us;
-		mine[1] = pg->cp.iters_per_us_end;
-		mine[2] = pg->cp.spread;
-		st = ng_samples_gather(run->boot, mine, 3, &pg->cal[0][0]);
-	}
-	if (st == NG_OK && ng_results_active(run->results) && ops->finish)
-		st = ops->finish(pg);
-	ng_pg_teardown(pg, st);
+	return ng_pg_alloc(pg);
+}
+
+ng_status ng_pg_conclude(struct ng_session *s, void *state)
+{
+	struct ng_pg *pg = state;
+	struct ng_run *run = pg->run;
+	double mine[3];
+	ng_status st;
+
+	(void)s;
+	ng_compute_recheck(&pg->cp, pg->tm);
+	mine[0] = pg->cp.iters_per_us;
+	mine[1] = pg->cp.iters_per_us_end;
+	mine[2] = pg->cp.spread;
+	st = ng_samples_gather(run->boot, mine, 3, &pg->cal[0][0]);
+	if (st == NG_OK && ng_results_active(run->results) && pg->ops->finish)
+		st = pg->ops->finish(pg);
+	pg->ended = st == NG_OK;
 	return st;
 }

@@ -61,12 +61,13 @@
 
 #include "compute.h"
 #include "sampler.h"
+#include "session.h"
 
 #define NG_PG_PROBE 32 /* timed iterations of the probe */
 
 /* What the patterns ask of the driver: two ranks, reliable delivery; the
  * rest (non-blocking or one-sided operations) depends on NAME-rma and is
- * checked by ng_pg_run. */
+ * checked by ng_pg_setup. */
 #define NG_PG_PATTERN_NEEDS .needs = NG_CAP_RELIABLE, .min_ranks = 2, .max_ranks = 2, .even_ranks = true
 
 enum ng_pg_role { NG_PG_ACTIVE = 0, NG_PG_PASSIVE = 1 };
@@ -85,10 +86,10 @@ struct ng_pg_ops {
 };
 
 struct ng_pg {
-	/* set by the pattern before ng_pg_run */
+	/* set by the pattern before ng_pg_setup */
 	enum ng_pg_place place[2]; /* per role */
 	unsigned ref_roles;        /* 1u << role: whose T(0) the unit "t" means */
-	/* set by ng_pg_run */
+	/* set by ng_pg_setup */
 	const struct ng_pg_ops *ops;
 	struct ng_run *run;
 	struct ng_comm *c;
@@ -119,6 +120,7 @@ struct ng_pg {
 	/* streams 0..npts-1: iteration times of each length, npts..2 npts-1:
 	 * its computations (us); both ranks' after the size */
 	struct ng_sampler smp;
+	bool ended; /* the run ended well on this rank (ng_pg_conclude) */
 };
 
 /* The samples of @role (= its rank) after the size: its iteration times and
@@ -138,9 +140,49 @@ static inline const double *ng_pg_x(const struct ng_pg *pg, int role)
  */
 unsigned ng_pg_lacking(unsigned caps, bool rma);
 
-/* The whole run (struct ng_pattern's run): @pg's place and ref_roles set by
- * the pattern; checks, buffers, calibration, every size, recheck. */
-ng_status ng_pg_run(struct ng_pg *pg, const struct ng_pg_ops *ops, struct ng_run *run);
+/* ---- the session's steps (session.h) --------------------------------------- */
+
+/*
+ * A pattern's state embeds struct ng_pg first; its session has the flag
+ * NG_SESSION_OWN_CHECK (the capabilities and the options are refused
+ * before the sizes, every rank agreeing, and every usage error ends in a
+ * barrier, so that the one report is out before any rank leaves); its setup
+ * step sets place and ref_roles and calls ng_pg_setup with its ops, the
+ * other steps are these (or call them):
+ *
+ *   static const struct ng_session_ops ng_ov_session = {
+ *       .state = sizeof(struct ng_ov),
+ *       .flags = NG_SESSION_OWN_CHECK,
+ *       .setup = ng_ov_setup,            -> ng_pg_setup(s, &ov->pg, &ng_ov_ops)
+ *       .measure = ng_pg_measure,
+ *       .report = ng_pg_report,
+ *       .conclude = ng_pg_conclude,
+ *       .teardown = ng_ov_teardown,      -> ng_pg_teardown(s, &ov->pg)
+ *   };
+ */
+
+/* Setup: the options and capabilities (NG_ERR_USAGE, said once), the
+ * sizes (ng_sizes_check), buffers or the window, requests, the ranks'
+ * calibrations (collective). */
+ng_status ng_pg_setup(struct ng_session *s, struct ng_pg *pg, const struct ng_pg_ops *ops);
+
+/* Measure: one size, the warm-up, the probe and its lengths, then the
+ * rounds (the sampler's iterations). */
+ng_status ng_pg_measure(struct ng_session *s, void *state, size_t size);
+
+/* Report: both ranks' samples on every rank, then ops->report on the
+ * reporting rank. */
+ng_status ng_pg_report(struct ng_session *s, void *state, size_t size);
+
+/* Conclude, after every size: the recheck of the calibration (collective),
+ * then ops->finish on the reporting rank. */
+ng_status ng_pg_conclude(struct ng_session *s, void *state);
+
+/* Teardown: frees what ng_pg_setup allocated, the window collectively only
+ * after a run every rank finished (pg->ended: after an error a peer may be
+ * gone, and closing the instance frees it).  Safe on a zeroed or partially
+ * set up state. */
+void ng_pg_teardown(struct ng_session *s, void *state);
 
 /* The "compute" object of a block: the kernel and each rank's calibration
  * (and its recheck once done).  A new reference, NULL on out-of-memory. */

@@ -79,7 +79,7 @@ ng_status ng_session_run(const struct ng_pattern *p, struct ng_run *run, const s
 	void *state;
 	ng_status st;
 
-	st = ng_sizes_check(run);
+	st = ops->flags & NG_SESSION_OWN_CHECK ? NG_OK : ng_sizes_check(run);
 	if (st != NG_OK)
 		return st;
 	state = calloc(1, ops->state ? ops->state : 1);
@@ -90,8 +90,12 @@ ng_status ng_session_run(const struct ng_pattern *p, struct ng_run *run, const s
 	st = session_setup(&s, ops, state);
 	if (st == NG_OK) {
 		st = session_loop(&s, ops, state);
+		bool all = st == NG_OK;
+
+		if (all && ops->conclude)
+			st = ops->conclude(&s, state);
 		if (ops->finish)
-			ops->finish(&s, state, st == NG_OK);
+			ops->finish(&s, state, all);
 	}
 	ops->teardown(&s, state);
 	ng_gclock_free(&s.gc);

@@ -15,6 +15,7 @@
  * ng_session_run then does, on every rank alike:
  *
  *   check the sizes against the module (ng_sizes_check)        NG_ERR_USAGE
+ *   (not with NG_SESSION_OWN_CHECK: setup checks what it measures)
  *   state = zeroed ops->state bytes
  *   ops->setup(s, state)              buffers, samplers, pairs; may set
  *                                     s->variants (alltoall's algorithms,
@@ -30,6 +31,9 @@
  *       ops->measure(s, state, size)  the loops; the sampler inside
  *       ops->report(s, state, size)   gather, row, commit
  *       the progress line (rank 0)
+ *   ops->conclude(s, state)           optional: after a complete loop only
+ *                                     (loggp's parameters, overlap's
+ *                                     recheck); its error is the run's
  *   ops->finish(s, state, all)        optional: after the loop (also after
  *                                     an error in it; not after a failed setup)
  *   ops->teardown(s, state)           also after a failed setup
@@ -70,6 +74,11 @@ enum {
 	 * even with one variant (alltoall, mpbibw: their total is variants x
 	 * sizes whatever the count of variants) */
 	NG_SESSION_ANNOUNCE = 1u << 2,
+	/* the session does not check the sizes (ng_sizes_check): setup checks
+	 * what it measures where its own refusals put it (overlap and skew
+	 * after the capabilities every rank agrees on first; ebb its
+	 * --ebb-size, the one size its rounds measure) */
+	NG_SESSION_OWN_CHECK = 1u << 4,
 };
 
 struct ng_session_ops {
@@ -80,6 +89,10 @@ struct ng_session_ops {
 	ng_status (*begin)(struct ng_session *s, void *state, size_t size); /* optional */
 	ng_status (*measure)(struct ng_session *s, void *state, size_t size);
 	ng_status (*report)(struct ng_session *s, void *state, size_t size);
+	/* optional: after every variant and size was measured and reported
+	 * (never after an error), before finish: a summary the run's status
+	 * depends on (a collective, a block); its error is the run's */
+	ng_status (*conclude)(struct ng_session *s, void *state);
 	/* optional; @all: every variant and size was measured and reported */
 	void (*finish)(struct ng_session *s, void *state, bool all);
 	void (*teardown)(struct ng_session *s, void *state);

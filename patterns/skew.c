@@ -125,27 +125,47 @@ static const struct ng_pg_ops ng_sk_ops = {
     .finish = ng_sk_finish,
 };
 
-static ng_status ng_sk_run(const struct ng_pattern *p, struct ng_run *run)
+/* The session's steps (session.h): the engine's (progress.h). */
+static ng_status ng_sk_setup(struct ng_session *s, void *state)
 {
-	struct ng_sk sk = {0};
-	ng_status st;
+	struct ng_sk *sk = state;
 
-	(void)p;
 	/* The target takes part after its computation: two-sided, its
 	 * receives are posted after it; one-sided, its exposure epoch is open
 	 * during it (post, compute, wait). */
-	sk.pg.place[NG_PG_ACTIVE] = NG_PG_NONE;
-	sk.pg.place[NG_PG_PASSIVE] =
-	    ng_args_flag(run->args, "skew-rma") ? NG_PG_AFTER_POST : NG_PG_BEFORE_POST;
-	sk.pg.ref_roles = 1u << NG_PG_ACTIVE;
-	sk.sizes = json_array();
-	if (!sk.sizes) {
+	sk->pg.place[NG_PG_ACTIVE] = NG_PG_NONE;
+	sk->pg.place[NG_PG_PASSIVE] =
+	    ng_args_flag(s->run->args, "skew-rma") ? NG_PG_AFTER_POST : NG_PG_BEFORE_POST;
+	sk->pg.ref_roles = 1u << NG_PG_ACTIVE;
+	sk->sizes = json_array();
+	if (!sk->sizes) {
 		ng_error("skew: out of memory");
 		return NG_ERR_NOMEM;
 	}
-	st = ng_pg_run(&sk.pg, &ng_sk_ops, run);
-	json_decref(sk.sizes);
-	return st;
+	return ng_pg_setup(s, &sk->pg, &ng_sk_ops);
+}
+
+static void ng_sk_teardown(struct ng_session *s, void *state)
+{
+	struct ng_sk *sk = state;
+
+	ng_pg_teardown(s, &sk->pg);
+	json_decref(sk->sizes);
+}
+
+static const struct ng_session_ops ng_sk_session = {
+    .state = sizeof(struct ng_sk),
+    .flags = NG_SESSION_OWN_CHECK,
+    .setup = ng_sk_setup,
+    .measure = ng_pg_measure,
+    .report = ng_pg_report,
+    .conclude = ng_pg_conclude,
+    .teardown = ng_sk_teardown,
+};
+
+static ng_status ng_sk_run(const struct ng_pattern *p, struct ng_run *run)
+{
+	return ng_session_run(p, run, &ng_sk_session);
 }
 
 /* clang-format off */
