@@ -390,7 +390,8 @@ int main(int argc, char **argv)
 	struct ng_rdma_conf cf = {.who = "rdma-test",
 	                          .provider = argc > 3 && *argv[3] ? argv[3] : NULL,
 	                          .gid_index = -1,
-	                          .timeout_s = 20,
+	                          /* an emulated guest on a loaded host went 20 s without a word */
+	                          .timeout_s = 60,
 	                          .max_write = argc > 4 ? (size_t)strtoull(argv[4], NULL, 0) : 0};
 	struct ctx c = {0};
 	ng_status st;
