@@ -95,14 +95,20 @@ def body(tmp):
           "o_s 10 vs 11: every size slower: %s" % [(r["size"], r["verdict"]) for r in rows])
     # the truth per size: b's latency is a's plus the 1 us more of o_s, so the ratio is 1 + 1 / a's median
     # (1.1 only where the transport adds nothing to emu's 10 us: under the sanitizer a 4 KiB message adds
-    # about 6 us, and the ratio is 1.06). The interval is the ratio's sampling interval; the two runs' emu
-    # overshoots (tens of ns, measured anew in each run) move the true ratio of their medians by up to about
-    # 0.5%, which no sampling interval covers (seen: [1.10025, 1.10445])
+    # about 6 us, and the ratio is 1.06). The interval is the sampling interval of one pair of runs: what moves
+    # between the two runs (the emu overshoots, measured anew in each run; the host's load while one size ran)
+    # is outside it. On this shared host that drift moved single sizes by up to 1.5% (the sanitizer build at
+    # load 8: intervals [1.096, 1.106] and [1.109, 1.119] around a truth of 1.1003), so each interval must come
+    # within 2% of the truth, and the sizes' median ratio within 1%: a wrong ratio (1.0, 1.2, a swapped A/B)
+    # fails both by far
     med_a = {x["size"]: x["latency_us"]["median"] for x in json.load(open(a))["results"]}
     truth = {r["size"]: 1.0 + 1.0 / med_a[r["size"]] for r in rows}
-    check(all(r["ci95"][0] <= truth[r["size"]] * 1.005 and truth[r["size"]] / 1.005 <= r["ci95"][1] for r in rows),
-          "o_s 10 vs 11: every interval holds the true ratio 1 + 1 us / a's median (+-0.5%%, the runs' emu "
-          "overshoots): %s" % [(r["size"], round(truth[r["size"]], 4), r["ci95"]) for r in rows])
+    check(all(r["ci95"][0] <= truth[r["size"]] * 1.02 and truth[r["size"]] / 1.02 <= r["ci95"][1] for r in rows),
+          "o_s 10 vs 11: every interval within 2%% of the true ratio 1 + 1 us / a's median: %s"
+          % [(r["size"], round(truth[r["size"]], 4), r["ci95"]) for r in rows])
+    rel = sorted(r["ratio"] / truth[r["size"]] for r in rows)
+    check(abs(rel[len(rel) // 2] - 1.0) <= 0.01,
+          "o_s 10 vs 11: the sizes' median of ratio / true ratio within 1%% of 1: %.4f" % rel[len(rel) // 2])
     check(all(r["method"] == "bootstrap" and r["p_value"] < 1e-6 for r in rows), "bootstrap, rank test p < 1e-6")
     check(c["metric"] == "latency_us" and c["slower"] is True and c["threshold_pct"] == 5, "the JSON's head")
     lines = p.stdout.splitlines()
