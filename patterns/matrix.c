@@ -56,6 +56,7 @@
 
 #include "peer.h"
 #include "sampler.h"
+#include "session.h"
 
 /* bw's counts: up to 8 KiB, 100 windows after 10; above, 20 after 2. */
 #define NG_MX_LARGE        8192
@@ -79,7 +80,7 @@ struct ng_mx_id {
 	char device[96];
 };
 
-/* Everything one run needs; lives on the run function's stack. */
+/* Everything one run needs: the session's state block (session.h). */
 struct ng_mx {
 	struct ng_run *run;
 	int me;
@@ -742,40 +743,71 @@ static void ng_mx_teardown(struct ng_mx *m)
 	free(m->sched);
 }
 
-static ng_status ng_mx_run(const struct ng_pattern *p, struct ng_run *run)
+/* The session's steps (session.h).  Each size: the rounds, then the
+ * gather, the row and the block. */
+static ng_status ng_mx_session_setup(struct ng_session *s, void *state)
 {
-	struct ng_mx m = {.run = run, .me = run->boot->rank, .n = run->boot->size};
+	struct ng_mx *m = state;
+
+	m->run = s->run;
+	m->me = s->me;
+	m->n = s->nranks;
+	return ng_mx_setup(m);
+}
+
+static ng_status ng_mx_begin(struct ng_session *s, void *state, size_t size)
+{
+	struct ng_mx *m = state;
+
+	(void)s;
+	(void)size;
+	m->checked = 0.0;
+	return NG_OK;
+}
+
+static ng_status ng_mx_measure(struct ng_session *s, void *state, size_t size)
+{
+	struct ng_mx *m = state;
+	ng_status st = NG_OK;
+
+	(void)s;
+	for (size_t r = 0; st == NG_OK && r < m->nrounds; r++)
+		st = ng_mx_round(m, size, r);
+	return st;
+}
+
+static ng_status ng_mx_session_report(struct ng_session *s, void *state, size_t size)
+{
+	struct ng_mx *m = state;
 	ng_status st;
 
-	(void)p;
-	st = ng_sizes_check(run);
-	if (st != NG_OK)
-		return st;
-	st = ng_mx_setup(&m);
-	if (st != NG_OK)
-		goto out_teardown;
-	for (size_t i = 0; i < run->nsizes; i++) {
-		size_t size = run->sizes[i];
-
-		m.checked = 0.0;
-		st = ng_sizes_sync(run);
-		for (size_t r = 0; st == NG_OK && r < m.nrounds; r++)
-			st = ng_mx_round(&m, size, r);
-		if (st == NG_OK)
-			st = ng_mx_gather(&m);
-		if (st == NG_OK)
-			st = ng_mx_report(&m, size);
-		if (st == NG_OK)
-			st = ng_mx_block(&m);
-		if (st != NG_OK)
-			break;
-		if (m.me == 0)
-			ng_progress(run, i + 1, run->nsizes, size);
-	}
-
-out_teardown:
-	ng_mx_teardown(&m);
+	(void)s;
+	st = ng_mx_gather(m);
+	if (st == NG_OK)
+		st = ng_mx_report(m, size);
+	if (st == NG_OK)
+		st = ng_mx_block(m);
 	return st;
+}
+
+static void ng_mx_session_teardown(struct ng_session *s, void *state)
+{
+	(void)s;
+	ng_mx_teardown(state);
+}
+
+static const struct ng_session_ops ng_mx_session = {
+    .state = sizeof(struct ng_mx),
+    .setup = ng_mx_session_setup,
+    .begin = ng_mx_begin,
+    .measure = ng_mx_measure,
+    .report = ng_mx_session_report,
+    .teardown = ng_mx_session_teardown,
+};
+
+static ng_status ng_mx_run(const struct ng_pattern *p, struct ng_run *run)
+{
+	return ng_session_run(p, run, &ng_mx_session);
 }
 
 static const struct ng_option ng_mx_options_table[] = {

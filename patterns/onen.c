@@ -60,6 +60,7 @@
 
 #include "gclock.h"
 #include "sampler.h"
+#include "session.h"
 
 /* The 1-byte reply that closes a round. */
 #define NG_ONEN_REPLY 1
@@ -69,7 +70,7 @@ enum ng_onen_dir {
 	NG_ONEN_N1, /* the clients send, the server replies */
 };
 
-/* Everything one run needs; lives on the run function's stack. */
+/* Everything one run needs: the session's state block (session.h). */
 struct ng_onen {
 	struct ng_run *run;
 	enum ng_onen_dir dir;
@@ -96,7 +97,7 @@ struct ng_onen {
 	struct ng_sampler rounds;  /* one stream */
 	struct ng_sampler arrival; /* [npeers] streams, active ranks */
 	double *packed;            /* [nranks * 2 * NG_STATS_PACKED] per-client stats */
-	struct ng_gclock gc;       /* each size's window start */
+	struct ng_gclock *gc;      /* the session's: each size's window start */
 };
 
 static void *ng_onen_slot(const struct ng_onen *o, size_t j)
@@ -374,7 +375,7 @@ static ng_status ng_onen_report(struct ng_onen *o, size_t size)
 		ng_stats_pack(&ct_st, dst);
 		ng_stats_pack(&cbw_st, dst + NG_STATS_PACKED);
 	}
-	st = ng_gclock_end(&o->gc);
+	st = ng_gclock_end(o->gc);
 	if (st != NG_OK)
 		return st;
 	st = ng_boot_sum(run->boot, o->packed, npacked);
@@ -407,7 +408,7 @@ static ng_status ng_onen_report(struct ng_onen *o, size_t size)
 	ng_row_json(row, "clients", json_integer((json_int_t)o->nclients));
 	ng_row_json(row, "server", json_integer(o->server));
 	ng_row_json(row, "per_client", clients);
-	ng_gclock_row(&o->gc, row);
+	ng_gclock_row(o->gc, row);
 	ng_sampler_row_raw(smp, row, "time_us", round, count);
 	return ng_row_commit(run->results, row);
 }
@@ -461,16 +462,12 @@ static ng_status ng_onen_setup(struct ng_onen *o)
 	send_len = o->active ? max : NG_ONEN_REPLY;
 	slot_len = o->active ? NG_ONEN_REPLY : max;
 	o->stride = ng_slot_stride(slot_len);
-	st = ng_bufs_alloc(run->comm, send_len, o->npeers * o->stride, &o->bufs);
-	if (st != NG_OK)
-		return st;
-	return ng_gclock_setup(&o->gc, run, NG_GCLOCK_WINDOWS);
+	return ng_bufs_alloc(run->comm, send_len, o->npeers * o->stride, &o->bufs);
 }
 
 /* Frees what ng_onen_setup allocated; safe after a partial setup. */
 static void ng_onen_teardown(struct ng_onen *o)
 {
-	ng_gclock_free(&o->gc);
 	ng_bufs_free(o->run->comm, &o->bufs);
 	ng_sampler_free(&o->arrival);
 	ng_sampler_free(&o->rounds);
@@ -483,74 +480,91 @@ static void ng_onen_teardown(struct ng_onen *o)
 	free(o->peers);
 }
 
-/* One size: agree to go on, pre-post, start together (a window or a
- * barrier), measure. */
-static ng_status ng_onen_size(struct ng_onen *o, size_t size)
+/* The session's steps (session.h).  Each size: every rank agrees to go on
+ * (the session), arms (the samplers' start, the first receives pre-posted),
+ * starts together (a window, or without a common clock a barrier:
+ * NG_SESSION_BARRIER), measures. */
+static ng_status ng_onen_session_setup(struct ng_session *s, void *state, enum ng_onen_dir dir)
 {
-	ng_status st;
+	struct ng_onen *o = state;
 
-	st = ng_sizes_sync(o->run);
-	if (st != NG_OK)
-		return st;
-	ng_sampler_start(&o->rounds, o->run->warmup, o->run->count);
-	ng_sampler_start(&o->arrival, o->run->warmup, o->run->count);
-	if (o->nb) {
-		st = ng_onen_post(o, o->active ? NG_ONEN_REPLY : size);
-		if (st != NG_OK)
-			return st;
-	}
-	/* Every first receive is posted before anyone sends (unless a rank
-	 * arrives after the start time: then the row says so). */
-	st = ng_gclock_begin(&o->gc);
-	if (st != NG_OK)
-		return st;
+	o->run = s->run;
+	o->dir = dir;
+	o->name = s->pattern->name;
+	o->me = s->me;
+	o->nranks = s->nranks;
+	o->gc = &s->gc;
+	return ng_onen_setup(o);
+}
+
+static ng_status ng_onen_setup_1n(struct ng_session *s, void *state)
+{
+	return ng_onen_session_setup(s, state, NG_ONEN_1N);
+}
+
+static ng_status ng_onen_setup_n1(struct ng_session *s, void *state)
+{
+	return ng_onen_session_setup(s, state, NG_ONEN_N1);
+}
+
+/* After the agreement to go on, before the start: every first receive is
+ * posted before anyone sends (unless a rank arrives after the start time:
+ * then the row says so). */
+static ng_status ng_onen_arm(struct ng_session *s, void *state, size_t size)
+{
+	struct ng_onen *o = state;
+
+	ng_sampler_start(&o->rounds, s->run->warmup, s->run->count);
+	ng_sampler_start(&o->arrival, s->run->warmup, s->run->count);
+	if (o->nb)
+		return ng_onen_post(o, o->active ? NG_ONEN_REPLY : size);
+	return NG_OK;
+}
+
+static ng_status ng_onen_measure(struct ng_session *s, void *state, size_t size)
+{
+	struct ng_onen *o = state;
+
+	(void)s;
 	return o->active ? ng_onen_active(o, size) : ng_onen_passive(o, size);
 }
 
-static ng_status ng_onen_run(struct ng_run *run, enum ng_onen_dir dir, const char *name)
+static ng_status ng_onen_session_report(struct ng_session *s, void *state, size_t size)
 {
-	struct ng_onen o = {
-	    .run = run,
-	    .dir = dir,
-	    .name = name,
-	    .me = run->boot->rank,
-	    .nranks = run->boot->size,
-	};
-	ng_status st;
-
-	st = ng_sizes_check(run);
-	if (st != NG_OK)
-		return st;
-	st = ng_onen_setup(&o);
-	if (st != NG_OK)
-		goto out_teardown;
-
-	for (size_t i = 0; i < run->nsizes; i++) {
-		size_t size = run->sizes[i];
-
-		st = ng_onen_size(&o, size);
-		if (st != NG_OK)
-			break;
-		st = ng_onen_report(&o, size);
-		if (st != NG_OK)
-			break;
-		if (o.me == 0)
-			ng_progress(run, i + 1, run->nsizes, size);
-	}
-
-out_teardown:
-	ng_onen_teardown(&o);
-	return st;
+	(void)s;
+	return ng_onen_report(state, size);
 }
+
+static void ng_onen_session_teardown(struct ng_session *s, void *state)
+{
+	(void)s;
+	ng_onen_teardown(state);
+}
+
+/* What the two sessions share (initializers of struct ng_session_ops). */
+#define NG_ONEN_SESSION_COMMON                                                                               \
+	.state = sizeof(struct ng_onen), .flags = NG_SESSION_WINDOWS | NG_SESSION_BARRIER,                   \
+	.arm = ng_onen_arm, .measure = ng_onen_measure, .report = ng_onen_session_report,                    \
+	.teardown = ng_onen_session_teardown
+
+static const struct ng_session_ops ng_onen_session_1n = {
+    .setup = ng_onen_setup_1n,
+    NG_ONEN_SESSION_COMMON,
+};
+
+static const struct ng_session_ops ng_onen_session_n1 = {
+    .setup = ng_onen_setup_n1,
+    NG_ONEN_SESSION_COMMON,
+};
 
 static ng_status ng_onen_run_1n(const struct ng_pattern *p, struct ng_run *run)
 {
-	return ng_onen_run(run, NG_ONEN_1N, p->name);
+	return ng_session_run(p, run, &ng_onen_session_1n);
 }
 
 static ng_status ng_onen_run_n1(const struct ng_pattern *p, struct ng_run *run)
 {
-	return ng_onen_run(run, NG_ONEN_N1, p->name);
+	return ng_session_run(p, run, &ng_onen_session_n1);
 }
 
 /* What 1n and n1 share: the same loop seen from two sides, so the same needs

@@ -62,6 +62,7 @@
 #include <string.h>
 
 #include "rma_epochs.h"
+#include "session.h"
 
 /* ---- options ------------------------------------------------------------ */
 
@@ -699,19 +700,95 @@ static void rp_teardown(struct rp *rp, ng_status st)
 	json_decref(rp->skipped);
 }
 
-static ng_status rp_measure(struct rp *rp, const struct rp_meas *m)
+/* The session's state block (session.h): the run (rma_epochs.h) and the
+ * plan's sizes, the list the session runs over (s->sizes): measurement i
+ * of the plan is the session's size index i. */
+struct rp_session {
+	struct rp rp;
+	size_t *sizes; /* [nplan] */
+};
+
+/* Checks the options, sets up, plans, and points the session at the plan. */
+static ng_status rp_session_setup(struct ng_session *s, void *state)
 {
+	struct rp_session *rs = state;
+	struct rp *rp = &rs->rp;
+	struct ng_run *run = s->run;
 	ng_status st;
 
+	rp->run = run;
+	rp->c = run->comm;
+	rp->o = ng_rma(run->comm);
+	rp->tm = run->timer;
+	rp->me = s->me;
+	rp->P = s->nranks;
+	rp->twoside =
+	    (run->comm->caps & (NG_CAP_CHANNEL | NG_CAP_NONBLOCK)) == (NG_CAP_CHANNEL | NG_CAP_NONBLOCK);
+	st = rp_setup(rp);
+	if (st == NG_OK)
+		st = rp_plan_all(rp);
+	if (st == NG_OK && ng_results_active(run->results)) {
+		rp->med = calloc(rp->nplan, sizeof(*rp->med));
+		if (!rp->med) {
+			ng_error("rma: out of memory");
+			st = NG_ERR_NOMEM;
+		}
+	}
+	if (st == NG_OK) {
+		rs->sizes = calloc(rp->nplan, sizeof(*rs->sizes));
+		if (!rs->sizes) {
+			ng_error("rma: out of memory planning the measurements");
+			st = NG_ERR_NOMEM;
+		}
+	}
+	if (st != NG_OK)
+		return st;
+	for (size_t i = 0; i < rp->nplan; i++)
+		rs->sizes[i] = rp->plan[i].size;
+	s->sizes = rs->sizes;
+	s->nsizes = rp->nplan;
+	return rp_block(rp);
+}
+
+/* Before measurement s->index of the plan: its test's window (the first
+ * measurement of a test opens it), its resets, the sampler's start. */
+static ng_status rp_begin(struct ng_session *s, void *state, size_t size)
+{
+	struct rp *rp = &((struct rp_session *)state)->rp;
+	size_t i = s->index;
+	const struct rp_meas *m = &rp->plan[i];
+	ng_status st;
+
+	(void)size;
+	if (i == 0 || rp->plan[i - 1].test != m->test) {
+		size_t last = i;
+
+		ng_rp_win_close(rp);
+		while (last < rp->nplan && rp->plan[last].test == m->test)
+			last++;
+		st = ng_rp_win_open(rp, i, last);
+		if (st != NG_OK)
+			return st;
+	}
 	rp->bad = false;
 	rp->checked = 0;
 	rp->first = rp->last = 0;
 	ng_sampler_start(&rp->smp, rp->run->warmup, rp->run->count);
 	ng_rp_verify_setup(rp, m);
-	st = ng_sizes_sync(rp->run);
+	return NG_OK;
+}
+
+/* After every rank agreed to go on (the session), the epochs. */
+static ng_status rp_measure(struct ng_session *s, void *state, size_t size)
+{
+	struct rp *rp = &((struct rp_session *)state)->rp;
+	const struct rp_meas *m = &rp->plan[s->index];
+	ng_status st = NG_OK;
+
+	(void)size;
 	/* several origins (targets) with a common clock: they start together,
 	 * the ranks beyond the n in use idle (gclock.h) */
-	if (st == NG_OK && rp->gc.windows && ng_rp_tests[m->test].shape == RP_FAN && m->n > 1) {
+	if (rp->gc.windows && ng_rp_tests[m->test].shape == RP_FAN && m->n > 1) {
 		rp->gc.idle = rp->me > m->n;
 		st = ng_gclock_begin(&rp->gc);
 	}
@@ -728,61 +805,51 @@ static ng_status rp_measure(struct rp *rp, const struct rp_meas *m)
 		st = ng_rp_fan(rp, m);
 		break;
 	}
-	if (st == NG_OK)
-		st = rp_report(rp, m);
 	return st;
 }
 
+static ng_status rp_session_report(struct ng_session *s, void *state, size_t size)
+{
+	struct rp *rp = &((struct rp_session *)state)->rp;
+
+	(void)size;
+	return rp_report(rp, &rp->plan[s->index]);
+}
+
+/* The summary follows a complete run only. */
+static void rp_finish(struct ng_session *s, void *state, bool all)
+{
+	(void)s;
+	if (all)
+		rp_summary(&((struct rp_session *)state)->rp);
+}
+
+static void rp_session_teardown(struct ng_session *s, void *state)
+{
+	struct rp_session *rs = state;
+
+	rp_teardown(&rs->rp, s->status);
+	free(rs->sizes);
+}
+
+/*
+ * The windows of the global clock are rma's own (rp->gc, which the epochs
+ * read; rma_epochs.h), not the session's: only the measurements of several
+ * origins or targets start in one.
+ */
+static const struct ng_session_ops rp_session = {
+    .state = sizeof(struct rp_session),
+    .setup = rp_session_setup,
+    .begin = rp_begin,
+    .measure = rp_measure,
+    .report = rp_session_report,
+    .finish = rp_finish,
+    .teardown = rp_session_teardown,
+};
+
 static ng_status rp_run(const struct ng_pattern *p, struct ng_run *run)
 {
-	struct rp rp = {
-	    .run = run,
-	    .c = run->comm,
-	    .o = ng_rma(run->comm),
-	    .tm = run->timer,
-	    .me = run->boot->rank,
-	    .P = run->boot->size,
-	    .twoside =
-	        (run->comm->caps & (NG_CAP_CHANNEL | NG_CAP_NONBLOCK)) == (NG_CAP_CHANNEL | NG_CAP_NONBLOCK),
-	};
-	ng_status st;
-
-	(void)p;
-	st = ng_sizes_check(run);
-	if (st == NG_OK)
-		st = rp_setup(&rp);
-	if (st == NG_OK)
-		st = rp_plan_all(&rp);
-	if (st == NG_OK && ng_results_active(run->results)) {
-		rp.med = calloc(rp.nplan, sizeof(*rp.med));
-		if (!rp.med) {
-			ng_error("rma: out of memory");
-			st = NG_ERR_NOMEM;
-		}
-	}
-	if (st == NG_OK)
-		st = rp_block(&rp);
-	for (size_t i = 0; i < rp.nplan && st == NG_OK; i++) {
-		const struct rp_meas *m = &rp.plan[i];
-
-		if (i == 0 || rp.plan[i - 1].test != m->test) {
-			size_t last = i;
-
-			ng_rp_win_close(&rp);
-			while (last < rp.nplan && rp.plan[last].test == m->test)
-				last++;
-			st = ng_rp_win_open(&rp, i, last);
-			if (st != NG_OK)
-				break;
-		}
-		st = rp_measure(&rp, m);
-		if (st == NG_OK && rp.me == 0)
-			ng_progress(run, i + 1, rp.nplan, m->size);
-	}
-	if (st == NG_OK)
-		rp_summary(&rp);
-	rp_teardown(&rp, st);
-	return st;
+	return ng_session_run(p, run, &rp_session);
 }
 
 const struct ng_pattern ng_pattern_rma = {

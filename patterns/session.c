@@ -33,7 +33,10 @@ static ng_status session_measure(struct ng_session *s, const struct ng_session_o
 		st = ops->begin(s, state, size);
 	if (st == NG_OK)
 		st = ng_sizes_sync(s->run);
-	if (st == NG_OK && s->gc.windows)
+	if (st == NG_OK && ops->arm)
+		st = ops->arm(s, state, size);
+	/* s->gc.run: the windows were set up (with or without a common clock) */
+	if (st == NG_OK && (s->gc.windows || ((ops->flags & NG_SESSION_BARRIER) && s->gc.run)))
 		st = ng_gclock_begin(&s->gc);
 	if (st == NG_OK)
 		st = ops->measure(s, state, size);
@@ -46,15 +49,15 @@ static ng_status session_measure(struct ng_session *s, const struct ng_session_o
 static ng_status session_loop(struct ng_session *s, const struct ng_session_ops *ops, void *state)
 {
 	struct ng_run *run = s->run;
-	size_t total = s->variants * run->nsizes;
+	size_t total = s->variants * s->nsizes;
 	ng_status st = NG_OK;
 
 	/* the progress line counts every variant's sizes from the start */
 	if (s->variants > 1 || (ops->flags & NG_SESSION_ANNOUNCE))
-		ng_progress(run, 0, total, run->sizes[0]);
+		ng_progress(run, 0, total, s->sizes[0]);
 	for (s->variant = 0; s->variant < s->variants; s->variant++) {
-		for (s->index = 0; s->index < run->nsizes; s->index++) {
-			size_t size = run->sizes[s->index];
+		for (s->index = 0; s->index < s->nsizes; s->index++) {
+			size_t size = s->sizes[s->index];
 
 			st = session_measure(s, ops, state, size);
 			if (st != NG_OK)
@@ -75,6 +78,8 @@ ng_status ng_session_run(const struct ng_pattern *p, struct ng_run *run, const s
 	    .me = run->boot->rank,
 	    .nranks = run->boot->size,
 	    .variants = 1,
+	    .sizes = run->sizes,
+	    .nsizes = run->nsizes,
 	};
 	void *state;
 	ng_status st;
@@ -88,12 +93,14 @@ ng_status ng_session_run(const struct ng_pattern *p, struct ng_run *run, const s
 		return NG_ERR_NOMEM;
 	}
 	st = session_setup(&s, ops, state);
+	s.status = st;
 	if (st == NG_OK) {
 		st = session_loop(&s, ops, state);
 		bool all = st == NG_OK;
 
 		if (all && ops->conclude)
 			st = ops->conclude(&s, state);
+		s.status = st;
 		if (ops->finish)
 			ops->finish(&s, state, all);
 	}

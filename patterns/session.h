@@ -27,7 +27,11 @@
  *   for each variant, for each size (s->variant, s->index):
  *       ops->begin(s, state, size)    optional: per-measurement resets
  *       every rank here, or all stop on a cancel (ng_sizes_sync)
- *       with windows: the ranks start together (ng_gclock_begin)
+ *       ops->arm(s, state, size)      optional: what must follow that
+ *                                     agreement and precede the start
+ *                                     (1n's pre-posted receives)
+ *       with windows: the ranks start together (ng_gclock_begin; with
+ *       NG_SESSION_BARRIER, its barrier where there is no common clock)
  *       ops->measure(s, state, size)  the loops; the sampler inside
  *       ops->report(s, state, size)   gather, row, commit
  *       the progress line (rank 0)
@@ -40,6 +44,13 @@
  *
  * The first error ends the loop; rows committed before it are kept (the
  * result says "complete": false).  A step's error is reported by the step.
+ * finish and teardown find it in s->status (NG_OK after a complete run):
+ * rma frees its window collectively only when every rank ends alike.
+ *
+ * The sizes the loop runs over are s->sizes[0..s->nsizes), run->sizes
+ * unless setup points them at a list of its own (which the state owns):
+ * rma's plan, whose every entry (test, mode, origins) has its own size, is
+ * one such list (s->index is the entry), its progress line counting it.
  *
  * The run policy (count, --time, --ci-target and --max-time, warm-up,
  * --verify, --raw, percentiles, histogram, progress within a size,
@@ -74,6 +85,11 @@ enum {
 	 * even with one variant (alltoall, mpbibw: their total is variants x
 	 * sizes whatever the count of variants) */
 	NG_SESSION_ANNOUNCE = 1u << 2,
+	/* with NG_SESSION_WINDOWS: where the ranks have no common clock (no
+	 * windows), they still meet before each measurement, in the barrier
+	 * ng_gclock_begin is then (1n, n1: every first receive posted before
+	 * anyone sends); without it they go on from ng_sizes_sync */
+	NG_SESSION_BARRIER = 1u << 3,
 	/* the session does not check the sizes (ng_sizes_check): setup checks
 	 * what it measures where its own refusals put it (overlap and skew
 	 * after the capabilities every rank agrees on first; ebb its
@@ -87,6 +103,7 @@ struct ng_session_ops {
 	ng_status (*setup)(struct ng_session *s, void *state);
 	ng_status (*ready)(struct ng_session *s, void *state);              /* optional */
 	ng_status (*begin)(struct ng_session *s, void *state, size_t size); /* optional */
+	ng_status (*arm)(struct ng_session *s, void *state, size_t size);   /* optional */
 	ng_status (*measure)(struct ng_session *s, void *state, size_t size);
 	ng_status (*report)(struct ng_session *s, void *state, size_t size);
 	/* optional: after every variant and size was measured and reported
@@ -105,8 +122,12 @@ struct ng_session {
 	int nranks;      /* ranks of the run */
 	size_t variants; /* outer loops over the sizes (setup may raise it); 1 */
 	size_t variant;  /* the current one, from 0 */
-	size_t index;    /* the current size's index in run->sizes */
+	size_t index;    /* the current size's index in s->sizes */
 	size_t done;     /* measurements reported so far */
+	/* the sizes of every variant: run->sizes, or setup's own list */
+	const size_t *sizes;
+	size_t nsizes;
+	ng_status status; /* for finish and teardown: NG_OK or the first error */
 	/* With NG_SESSION_WINDOWS (and NG_SESSION_WINDOWS_MANY beyond two
 	 * ranks): the windows; a step may set gc.idle for a rank that sits out
 	 * a measurement (gclock.h). */
