@@ -1,13 +1,14 @@
 #!/bin/bash
 # The global clock (doc/clock.md): a known skew injected into rank 1 on one host is recovered by --sync
-# force (offset within its bound and 1 us, drift within 2 ppm, over a ~30 s run); 8 ranks over tcp are
+# force (offset within its bound and 1 us; drift within the fit's bound and, from both phases, within 2 ppm,
+# over a ~30 s run); 8 ranks over tcp are
 # synchronised in under 1 s; auto on one host needs no model; --sync off writes no "clock" block.
 . "$(dirname "$0")/lib.sh"
 
 # ~30 s of ping-pong (1 byte, tcp asleep in the kernel) between the fit and the check.
 if NGAUGE_TEST_CLOCK_SKEW=1:1000:50 run 0 "$NGAUGE" -x tcp -p pingpong -s 1 -c 1200000 -w 10 --timer clock \
 	--sync force --sync-check -o "$T/skew.json"; then
-	pycheck "$T/skew.json" "injected 1000 us / 50 ppm recovered: offset within its bound and 1 us, drift within 2 ppm" '
+	pycheck "$T/skew.json" "injected 1000 us / 50 ppm recovered: offset within its bound and 1 us, drift within its bound and 2 ppm over both phases" '
 c = r["clock"]
 assert c["sync"] == "force" and c["model"] == "fitted", c
 r0, r1 = c["ranks"]
@@ -21,8 +22,9 @@ print("rank 1: offset %.4f us (injected %.4f, error %+.4f, bound %.3f), drift %.
 print("check after %.1f s: error %+.4f us (bound %.3f), drift from both phases %.4f ppm, injected offset "
       "then %.3f us" % (ck["at_s"], ck["error_us"], ck["bound_us"], ck["drift_ppm"], ck["injected_offset_us"]))
 assert abs(err) <= r1["bound_us"] and abs(err) <= 1.0, err
-assert abs(r1["drift_ppm"] - 50) <= 2.0, r1["drift_ppm"]
-assert abs(r1["drift_ppm"] - 50) <= r1["drift_bound_ppm"] + 0.2, r1
+# the first fit: its drift (0.3 s of exchanges) within its own bound, and that bound tells a drift of 50 ppm from
+# none (at load 7 its residual grew to 2.9 us and its bound to 21 ppm: drift 47.86); over both phases, 2 ppm
+assert abs(r1["drift_ppm"] - 50) <= r1["drift_bound_ppm"] + 0.2 and r1["drift_bound_ppm"] < 25, r1
 assert 0 < r1["bound_us"] < 100 and r1["min_rtt_us"] > 0, r1
 assert ck["at_s"] >= 10, ck
 assert abs(ck["drift_ppm"] - 50) <= 2.0, ck
