@@ -166,3 +166,40 @@ void ng_args_release(struct ng_args *a)
 	a->ents = NULL;
 	a->n = a->cap = 0;
 }
+
+void ng_config_read(const struct ng_args *a, const struct ng_option *table, void *cfg)
+{
+	char *base = cfg;
+
+	for (const struct ng_option *o = table; o && o->name; o++) {
+		const struct ng_arg_ent *e = ng_args_find(a, o->name);
+		char *at;
+
+		assert(e && e->opt->type == o->type && "option not declared with this type");
+		if (o->given)
+			*(bool *)(base + o->given - 1) = e && e->given;
+		if (!o->slot)
+			continue;
+		at = base + o->slot - 1;
+		switch (o->type) {
+		case NG_OPT_FLAG:
+			*(bool *)at = ng_args_flag(a, o->name);
+			break;
+		case NG_OPT_INT:
+			*(long long *)at = ng_args_int(a, o->name);
+			break;
+		case NG_OPT_SIZE:
+			*(size_t *)at = ng_args_size(a, o->name);
+			break;
+		case NG_OPT_DOUBLE:
+			*(double *)at = ng_args_double(a, o->name);
+			break;
+		case NG_OPT_STRING:
+			*(const char **)at = ng_args_str(a, o->name);
+			break;
+		case NG_OPT_CHOICE:
+			*(int *)at = ng_args_choice(a, o->name);
+			break;
+		}
+	}
+}

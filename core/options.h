@@ -58,7 +58,40 @@ struct ng_option {
 	 * (the driver's own options): only under those launches ("tcp":
 	 * --server/--client, "local", "mpi"); the report uses those. */
 	const char *applies;
+	/* Where the value is read to (ng_config_read): 1 + the offset of its
+	 * member in the owner's configuration struct, set with one of the
+	 * NG_*_AT macros below together with .type; 0: not read that way
+	 * (the driver's own options). */
+	size_t slot;
+	/* 1 + the offset of a bool member set when the option was given on the
+	 * command line (NG_GIVEN_AT); 0: none. */
+	size_t given;
 };
+
+/*
+ * Typed configuration (as UCX's config tables): a module's or pattern's
+ * options are read once, at open or setup, into a struct of its own by
+ * ng_config_read(); code uses the struct's members, never an option's
+ * name, so a name cannot be mistyped at a use site.  Each table entry
+ * names its member with the macro of its type, which sets .type and checks
+ * the member's C type at compile time:
+ *
+ *   struct ng_bw_config { long long window; };
+ *   {.name = "bw-window", NG_INT_AT(struct ng_bw_config, window), .def = "64", ...}
+ *
+ * FLAG bool, INT long long, SIZE size_t, DOUBLE double, STRING const char *
+ * (the text, owned by the arguments: valid for the run), CHOICE int (the
+ * index of the value among .choices, as ng_args_choice; -1 for none).
+ */
+#define NG_OPT_SLOT_(T, m, ctype)                                                                            \
+	(offsetof(T, m) + 1 + 0 * sizeof(char[_Generic(((T *)0)->m, ctype : 1, default : -1)]))
+#define NG_FLAG_AT(T, m)   .type = NG_OPT_FLAG, .slot = NG_OPT_SLOT_(T, m, bool)
+#define NG_INT_AT(T, m)    .type = NG_OPT_INT, .slot = NG_OPT_SLOT_(T, m, long long)
+#define NG_SIZE_AT(T, m)   .type = NG_OPT_SIZE, .slot = NG_OPT_SLOT_(T, m, size_t)
+#define NG_DOUBLE_AT(T, m) .type = NG_OPT_DOUBLE, .slot = NG_OPT_SLOT_(T, m, double)
+#define NG_STRING_AT(T, m) .type = NG_OPT_STRING, .slot = NG_OPT_SLOT_(T, m, const char *)
+#define NG_CHOICE_AT(T, m) .type = NG_OPT_CHOICE, .slot = NG_OPT_SLOT_(T, m, int)
+#define NG_GIVEN_AT(T, m)  .given = NG_OPT_SLOT_(T, m, bool)
 
 /* Parsed option values: name -> text; opaque, owned by the driver. */
 struct ng_args;
@@ -80,6 +113,17 @@ const char *ng_args_str(const struct ng_args *a, const char *name);
 int ng_args_choice(const struct ng_args *a, const char *name);
 /* true when the option was given explicitly on the command line. */
 bool ng_args_given(const struct ng_args *a, const char *name);
+
+/*
+ * Reads every entry of @table that has a slot (or a given slot) into the
+ * configuration struct @cfg (see NG_INT_AT above): the value given on the
+ * command line, else the option's declared default, else 0/NULL/false/-1.
+ * An entry may name an option another table declares (a pattern's .reads:
+ * mpbibw reads alltoall's --ranks-per-node); it is read with that
+ * declaration's default.  Every name must be declared with the entry's type
+ * (checked for every registered table by the options unit test).
+ */
+void ng_config_read(const struct ng_args *a, const struct ng_option *table, void *cfg);
 
 /* Parses a byte count: "64K", "1M", "4096", "08" (decimal digits, binary
  * suffixes K, M, G, case-insensitive, then an optional "B"/"iB").

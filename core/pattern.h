@@ -44,8 +44,11 @@ struct ng_run {
 	const struct ng_timer *timer; /* the chosen timer */
 	const size_t *sizes;          /* message sizes to measure, ascending */
 	size_t nsizes;
-	size_t count;      /* timed repetitions per size (-c) */
-	size_t warmup;     /* untimed repetitions before them (-w) */
+	size_t count;  /* timed repetitions per size (-c) */
+	size_t warmup; /* untimed repetitions before them (-w) */
+	/* -c, -w, -s given on the command line (else count, warmup and sizes
+	 * are the defaults: a pattern may have defaults of its own) */
+	bool count_given, warmup_given, sizes_given;
 	bool verify;       /* --verify: check every received byte */
 	bool raw;          /* --raw: keep raw samples in the result */
 	const double *pct; /* --percentiles: fractions, ascending */
@@ -73,9 +76,11 @@ struct ng_pattern {
 	const char *name; /* "pingpong" */
 	const char *desc; /* one line */
 	const struct ng_option *options;
-	/* Optional, NULL-terminated: options another pattern declares that this
-	 * one reads too (bibw: "bw-window"); the driver accepts them with it. */
-	const char *const *reads;
+	/* Optional, a table: options another pattern declares that this one
+	 * reads too (bibw: "bw-window"), each with its member in this
+	 * pattern's configuration struct (ng_config_read); the driver accepts
+	 * them with it. */
+	const struct ng_option *reads;
 	unsigned needs;            /* NG_CAP_* the module must have */
 	int min_ranks;             /* at least this many ranks */
 	int max_ranks;             /* 0 = no upper bound */

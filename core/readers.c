@@ -34,12 +34,7 @@ static bool pattern_reads(const struct ng_pattern *p, const char *name)
 {
 	if (!p)
 		return false;
-	if (in_table(p->options, name))
-		return true;
-	for (const char *const *r = p->reads; r && *r; r++)
-		if (strcmp(*r, name) == 0)
-			return true;
-	return false;
+	return in_table(p->options, name) || in_table(p->reads, name);
 }
 
 const struct ng_option *ng_option_find(const char *name)

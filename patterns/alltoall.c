@@ -121,7 +121,7 @@ static void ng_a2a_add(struct ng_a2a *a, int algo)
  */
 static ng_status ng_a2a_select(struct ng_a2a *a)
 {
-	const char *p = ng_args_str(a->run->args, "a2a-algo");
+	const char *p = a->cfg.algos;
 	bool loud = a->me == 0;
 
 	if (!p)
@@ -524,9 +524,9 @@ static ng_status ng_a2a_session_setup(struct ng_session *s, void *state)
 	a->me = s->me;
 	a->P = s->nranks;
 	a->nb = (run->comm->caps & NG_CAP_NONBLOCK) != 0;
-	a->nb_steps = a->nb && !ng_args_flag(run->args, "a2a-blocking");
+	a->nb_steps = a->nb && !a->cfg.blocking;
 	a->smax = ng_sizes_max(run);
-	st = ng_nodes_build(run, ng_args_int(run->args, "ranks-per-node"), &a->nodes);
+	st = ng_nodes_build(run, a->cfg.per_node, &a->nodes);
 	if (st != NG_OK)
 		return st;
 	a->node = a->nodes.node_of[a->me];
@@ -582,6 +582,7 @@ static void ng_a2a_session_teardown(struct ng_session *s, void *state)
 static const struct ng_session_ops ng_a2a_session = {
     .state = sizeof(struct ng_a2a),
     .flags = NG_SESSION_WINDOWS | NG_SESSION_ANNOUNCE,
+    .config = NG_SESSION_CONFIG(struct ng_a2a, cfg),
     .setup = ng_a2a_session_setup,
     .ready = ng_a2a_session_ready,
     .measure = ng_a2a_session_measure,
@@ -597,7 +598,7 @@ static ng_status ng_a2a_run(const struct ng_pattern *p, struct ng_run *run)
 
 static const struct ng_option ng_a2a_options[] = {
     {.name = "a2a-algo",
-     .type = NG_OPT_STRING,
+     NG_STRING_AT(struct ng_a2a_config, algos),
      .def = "all",
      .help =
          "alltoall algorithms, comma-separated: bruck, isend, pairwise, leader, sa, rd, mpi (the module's "
@@ -605,10 +606,10 @@ static const struct ng_option ng_a2a_options[] = {
      .metavar = "NAME[,NAME...]",
      .list = true},
     {.name = "a2a-blocking",
-     .type = NG_OPT_FLAG,
+     NG_FLAG_AT(struct ng_a2a_config, blocking),
      .help = "alltoall: bruck and pairwise use blocking send/recv even where isend/irecv exist"},
     {.name = "ranks-per-node",
-     .type = NG_OPT_INT,
+     NG_INT_AT(struct ng_a2a_config, per_node),
      .def = "0",
      .help = "alltoall, mpbibw: group K consecutive ranks into a virtual node (0: by host name)",
      .metavar = "K"},

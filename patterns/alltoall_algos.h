@@ -73,7 +73,15 @@ struct ng_a2a_shm {
 };
 
 /* Everything one run needs; lives on run()'s stack. */
+/* alltoall's options (patterns/alltoall.c's table). */
+struct ng_a2a_config {
+	const char *algos;  /* --a2a-algo */
+	bool blocking;      /* --a2a-blocking */
+	long long per_node; /* --ranks-per-node */
+};
+
 struct ng_a2a {
+	struct ng_a2a_config cfg;
 	struct ng_run *run;
 	struct ng_comm *c;
 	int me, P;

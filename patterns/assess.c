@@ -362,21 +362,12 @@ ng_status ng_as_report(struct ng_session *s, void *state, size_t size)
 
 /* ---- setup --------------------------------------------------------------- */
 
-/* The pattern's option "NAME-@what" in @buf. */
-static const char *ng_as_opt(const struct ng_as *as, const char *what, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s-%s", as->ops->name, what);
-	return buf;
-}
-
 /* Settings, samples, buffers; the pattern's own state (ops->setup). */
 static ng_status ng_as_alloc(struct ng_as *as)
 {
 	struct ng_run *run = as->run;
-	const struct ng_args *a = run->args;
 	const char *name = as->ops->name;
-	char opt[64];
-	long long n = ng_args_int(a, ng_as_opt(as, "n", opt, sizeof(opt)));
+	long long n = as->cfg.n;
 	size_t max = ng_sizes_max(run), nslots;
 	struct ng_sampler_spec spec = {.name = name, .flags = NG_SAMPLER_SHARE | NG_SAMPLER_OWN};
 	ng_status st;
@@ -387,23 +378,23 @@ static ng_status ng_as_alloc(struct ng_as *as)
 		return NG_ERR_USAGE;
 	}
 	as->n = (size_t)n;
-	as->budget_us = ng_args_double(a, ng_as_opt(as, "budget", opt, sizeof(opt))) * 1e6;
-	as->ci_rel = ng_args_double(a, ng_as_opt(as, "ci", opt, sizeof(opt)));
-	as->delay_opt_us = ng_args_double(a, ng_as_opt(as, "delay", opt, sizeof(opt)));
+	as->budget_us = as->cfg.budget_s * 1e6;
+	as->ci_rel = as->cfg.ci;
+	as->delay_opt_us = as->cfg.delay_us;
 	if (!(as->budget_us >= 0.0) || !(as->ci_rel >= 0.0) || !(as->delay_opt_us >= 0.0)) {
 		if (as->me == 0)
 			ng_error("%s: --%s-budget, --%s-ci and --%s-delay must not be negative", name, name,
 			         name, name);
 		return NG_ERR_USAGE;
 	}
-	as->fixed = ng_args_given(a, "count") ? run->count : 0;
+	as->fixed = run->count_given ? run->count : 0;
 	if (run->ci_target > 0) {
 		as->ci_rel = run->ci_target;
 		as->floor = as->fixed;
 		as->fixed = 0;
 		as->max_size_us = run->max_time_s * 1e6;
 	}
-	as->warmup = ng_args_given(a, "warmup") ? run->warmup : NG_AS_WARMUP;
+	as->warmup = run->warmup_given ? run->warmup : NG_AS_WARMUP;
 	as->cap = NG_AS_MIN_REPS + (as->fixed > NG_AS_MAX_REPS ? as->fixed : NG_AS_MAX_REPS);
 	if (as->floor > as->cap - NG_AS_MIN_REPS)
 		as->cap = NG_AS_MIN_REPS + as->floor;

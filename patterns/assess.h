@@ -129,7 +129,18 @@ struct ng_as_ops {
 	ng_status (*finish)(struct ng_as *as);
 };
 
+/* The options every pattern on this engine declares as NAME-n,
+ * NAME-budget, NAME-ci and NAME-delay, read into its state's as.cfg by
+ * the session (its table: NG_INT_AT(struct ng_lg, as.cfg.n), ...). */
+struct ng_as_config {
+	long long n;     /* messages per train */
+	double budget_s; /* time for all sizes when adaptive */
+	double ci;       /* the relative CI target */
+	double delay_us; /* the delay d; 0: derived */
+};
+
 struct ng_as {
+	struct ng_as_config cfg; /* read by the session (NG_SESSION_CONFIG_STATE) */
 	const struct ng_as_ops *ops;
 	struct ng_run *run;
 	struct ng_comm *c;

@@ -67,7 +67,13 @@
 enum { NG_BW_MSGS, NG_BW_BYTES, NG_BW_CHECKED, NG_BW_TAIL };
 
 /* Everything one run needs: the session's state block (session.h). */
+/* The options bw declares and bibw reads. */
+struct ng_bw_config {
+	long long window; /* --bw-window */
+};
+
 struct ng_bw {
+	struct ng_bw_config cfg;
 	struct ng_run *run;
 	const char *name; /* "bw" or "bibw" */
 	bool bidir;
@@ -99,12 +105,8 @@ static void ng_bw_counts(const struct ng_bw *b, size_t size, size_t *count_p, si
 	const struct ng_run *run = b->run;
 	bool large = size > NG_BW_LARGE;
 
-	*count_p = ng_args_given(run->args, "count") ? run->count
-	           : large                           ? NG_BW_COUNT_LARGE
-	                                             : NG_BW_COUNT_SMALL;
-	*warmup_p = ng_args_given(run->args, "warmup") ? run->warmup
-	            : large                            ? NG_BW_WARMUP_LARGE
-	                                               : NG_BW_WARMUP_SMALL;
+	*count_p = run->count_given ? run->count : large ? NG_BW_COUNT_LARGE : NG_BW_COUNT_SMALL;
+	*warmup_p = run->warmup_given ? run->warmup : large ? NG_BW_WARMUP_LARGE : NG_BW_WARMUP_SMALL;
 }
 
 static void *ng_bw_sslot(const struct ng_bw *b, size_t i)
@@ -313,7 +315,7 @@ static ng_status ng_bw_block(const struct ng_bw *b)
 static ng_status ng_bw_setup(struct ng_bw *b)
 {
 	struct ng_run *run = b->run;
-	long long w = ng_args_int(run->args, "bw-window");
+	long long w = b->cfg.window;
 	size_t max = ng_sizes_max(run), nslots, count, warmup;
 	struct ng_sampler_spec spec = {
 	    .name = b->name,
@@ -426,6 +428,7 @@ static void ng_bw_session_teardown(struct ng_session *s, void *state)
 static const struct ng_session_ops ng_bw_session = {
     .state = sizeof(struct ng_bw),
     .flags = NG_SESSION_WINDOWS_MANY,
+    .config = NG_SESSION_CONFIG(struct ng_bw, cfg),
     .setup = ng_bw_session_setup,
     .ready = ng_bw_session_ready,
     .measure = ng_bw_session_measure,
@@ -441,7 +444,7 @@ static ng_status ng_bw_run(const struct ng_pattern *p, struct ng_run *run)
 /* Declared by bw, read by bibw too (an option name is declared once). */
 static const struct ng_option ng_bw_options[] = {
     {.name = "bw-window",
-     .type = NG_OPT_INT,
+     NG_INT_AT(struct ng_bw_config, window),
      .def = "64",
      .help = "bw, bibw: messages in flight per window (each way), one acknowledgement per window",
      .metavar = "W"},
@@ -466,7 +469,8 @@ const struct ng_pattern ng_pattern_bibw = {
     .name = "bibw",
     .desc = "bw in both directions at once (osu_bibw); --bw-window each way",
     .options = NULL,
-    .reads = (const char *const[]){"bw-window", NULL},
+    .reads = (const struct ng_option[]){{.name = "bw-window", NG_INT_AT(struct ng_bw_config, window)},
+                                        {.name = NULL}},
     .needs = NG_CAP_CHANNEL | NG_CAP_NONBLOCK,
     .min_ranks = 2,
     .max_ranks = 0,

@@ -61,7 +61,16 @@ enum { NG_EBB_MSGS, NG_EBB_BYTES, NG_EBB_CHECKED, NG_EBB_TAIL };
 enum { NG_EBB_TIMED = 't', NG_EBB_FILL = 'f', NG_EBB_STOP = 's' };
 
 /* Everything one run needs; lives on the run function's stack. */
+/* ebb's options, and bw's --bw-window it reads. */
+struct ng_ebb_config {
+	long long rounds; /* --ebb-rounds */
+	size_t size;      /* --ebb-size */
+	double time_s;    /* --ebb-time */
+	long long window; /* --bw-window */
+};
+
 struct ng_ebb {
+	struct ng_ebb_config cfg;
 	struct ng_run *run;
 	int me;
 	int nranks;
@@ -383,16 +392,16 @@ static ng_status ng_ebb_report(struct ng_ebb *e)
 static ng_status ng_ebb_setup(struct ng_ebb *e)
 {
 	struct ng_run *run = e->run;
-	long long w = ng_args_int(run->args, "bw-window");
+	long long w = e->cfg.window;
 	struct ng_sampler_spec spec = {
 	    .name = "ebb", .streams = 2, .tail = NG_EBB_TAIL, .flags = NG_SAMPLER_GATHER};
 	size_t limit = run->comm->max_msg, nslots;
 	int *perm;
 	ng_status st;
 
-	e->rounds = (size_t)ng_args_int(run->args, "ebb-rounds");
-	e->size = ng_args_size(run->args, "ebb-size");
-	e->time_s = ng_args_double(run->args, "ebb-time");
+	e->rounds = (size_t)e->cfg.rounds;
+	e->size = e->cfg.size;
+	e->time_s = e->cfg.time_s;
 	if (w < 1 || w > NG_EBB_WINDOW_MAX) {
 		if (e->me == 0)
 			ng_error("ebb: --bw-window must be 1 to %d messages, got %lld", NG_EBB_WINDOW_MAX, w);
@@ -409,7 +418,7 @@ static ng_status ng_ebb_setup(struct ng_ebb *e)
 			ng_error("ebb: --ebb-time must be in (0, 3600] s, got %g", e->time_s);
 		return NG_ERR_USAGE;
 	}
-	if (ng_args_given(run->args, "count") || ng_args_given(run->args, "warmup")) {
+	if (run->count_given || run->warmup_given) {
 		if (e->me == 0)
 			ng_error("ebb: every pair of a round starts together and streams for --ebb-time: no "
 			         "-c or -w");
@@ -458,7 +467,8 @@ static ng_status ng_ebb_run(const struct ng_pattern *p, struct ng_run *run)
 	struct ng_ebb e = {.run = run, .me = run->boot->rank, .nranks = run->boot->size};
 	ng_status st;
 
-	(void)p;
+	ng_config_read(run->args, p->options, &e.cfg);
+	ng_config_read(run->args, p->reads, &e.cfg);
 	st = ng_ebb_setup(&e);
 	if (st == NG_OK) {
 		ng_sampler_start(&e.smp, 0, e.rounds);
@@ -479,11 +489,11 @@ static ng_status ng_ebb_run(const struct ng_pattern *p, struct ng_run *run)
 
 /* clang-format off */
 static const struct ng_option ng_ebb_options[] = {
-	{ .name = "ebb-rounds", .type = NG_OPT_INT, .def = "20", .metavar = "N", .min = 1,
+	{ .name = "ebb-rounds", NG_INT_AT(struct ng_ebb_config, rounds), .def = "20", .metavar = "N", .min = 1,
 	  .max = NG_EBB_ROUNDS_MAX, .help = "random bisections (seeded with --seed), all pairs streaming at once in each" },
-	{ .name = "ebb-size", .type = NG_OPT_SIZE, .def = "64K", .metavar = "BYTES",
+	{ .name = "ebb-size", NG_SIZE_AT(struct ng_ebb_config, size), .def = "64K", .metavar = "BYTES",
 	  .help = "bytes per message of the pairs' windows (--bw-window messages each)" },
-	{ .name = "ebb-time", .type = NG_OPT_DOUBLE, .def = "0.2", .metavar = "SEC",
+	{ .name = "ebb-time", NG_DOUBLE_AT(struct ng_ebb_config, time_s), .def = "0.2", .metavar = "SEC",
 	  .help = "timed part of a round; the pairs go on streaming as long again, so none is measured alone" },
 	{ .name = NULL },
 };
@@ -493,7 +503,8 @@ const struct ng_pattern ng_pattern_ebb = {
     .name = "ebb",
     .desc = "effective bisection bandwidth: random bisections, every pair streaming at once (Netgauge ebb)",
     .options = ng_ebb_options,
-    .reads = (const char *const[]){"bw-window", NULL},
+    .reads = (const struct ng_option[]){{.name = "bw-window", NG_INT_AT(struct ng_ebb_config, window)},
+                                        {.name = NULL}},
     .needs = NG_CAP_CHANNEL | NG_CAP_NONBLOCK,
     .min_ranks = 2,
     .max_ranks = 0,

@@ -497,6 +497,7 @@ static ng_status ng_lg_setup_step(struct ng_session *s, void *state)
 
 static const struct ng_session_ops ng_lg_session = {
     .state = sizeof(struct ng_lg),
+    .config = NG_SESSION_CONFIG_STATE,
     .setup = ng_lg_setup_step,
     .measure = ng_as_measure,
     .report = ng_as_report,
@@ -511,13 +512,13 @@ static ng_status ng_lg_run(const struct ng_pattern *p, struct ng_run *run)
 
 /* clang-format off */
 static const struct ng_option ng_lg_options[] = {
-	{ .name = "loggp-n", .type = NG_OPT_INT, .def = "16", .metavar = "N",
+	{ .name = "loggp-n", NG_INT_AT(struct ng_lg, as.cfg.n), .def = "16", .metavar = "N",
 	  .help = "messages per train: PRTT(n,0,s), PRTT(n,d,s) and the o_r phase" },
-	{ .name = "loggp-budget", .type = NG_OPT_DOUBLE, .def = "15", .metavar = "SECONDS",
+	{ .name = "loggp-budget", NG_DOUBLE_AT(struct ng_lg, as.cfg.budget_s), .def = "15", .metavar = "SECONDS",
 	  .help = "time for all sizes together when sampling adaptively (without -c)" },
-	{ .name = "loggp-ci", .type = NG_OPT_DOUBLE, .def = "0.01", .metavar = "REL",
+	{ .name = "loggp-ci", NG_DOUBLE_AT(struct ng_lg, as.cfg.ci), .def = "0.01", .metavar = "REL",
 	  .help = "repeat a size until the 95% CI half-widths of PRTT(1,0,s), T, o_s, o_r are <= REL * PRTT(1,0,s)" },
-	{ .name = "loggp-delay", .type = NG_OPT_DOUBLE, .def = "0", .metavar = "US",
+	{ .name = "loggp-delay", NG_DOUBLE_AT(struct ng_lg, as.cfg.delay_us), .def = "0", .metavar = "US",
 	  .help = "delay d between sends of PRTT(n,d,s) and before receives of the o_r phase; 0: max(PRTT(1,0,s), 1.5 T(s))" },
 	{ .name = NULL },
 };

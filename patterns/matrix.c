@@ -81,7 +81,15 @@ struct ng_mx_id {
 };
 
 /* Everything one run needs: the session's state block (session.h). */
+/* matrix's options, and bw's --bw-window it reads. */
+struct ng_mx_config {
+	int order;        /* --matrix-order */
+	double outlier;   /* --matrix-outlier */
+	long long window; /* --bw-window */
+};
+
 struct ng_mx {
+	struct ng_mx_config cfg;
 	struct ng_run *run;
 	int me;
 	int n;
@@ -113,12 +121,8 @@ static void ng_mx_counts(const struct ng_mx *m, size_t size, size_t *count_p, si
 	const struct ng_run *run = m->run;
 	bool large = size > NG_MX_LARGE;
 
-	*count_p = ng_args_given(run->args, "count") ? run->count
-	           : large                           ? NG_MX_COUNT_LARGE
-	                                             : NG_MX_COUNT_SMALL;
-	*warmup_p = ng_args_given(run->args, "warmup") ? run->warmup
-	            : large                            ? NG_MX_WARMUP_LARGE
-	                                               : NG_MX_WARMUP_SMALL;
+	*count_p = run->count_given ? run->count : large ? NG_MX_COUNT_LARGE : NG_MX_COUNT_SMALL;
+	*warmup_p = run->warmup_given ? run->warmup : large ? NG_MX_WARMUP_LARGE : NG_MX_WARMUP_SMALL;
 }
 
 static void *ng_mx_sslot(const struct ng_mx *m, size_t i)
@@ -636,11 +640,10 @@ static ng_status ng_mx_ids(struct ng_mx *m)
 /* Reads the options (refused alike on every rank: nothing has been sent). */
 static ng_status ng_mx_options(struct ng_mx *m)
 {
-	const struct ng_args *a = m->run->args;
-	long long w = ng_args_int(a, "bw-window");
+	long long w = m->cfg.window;
 
-	m->order = ng_args_choice(a, "matrix-order");
-	m->factor = ng_args_double(a, "matrix-outlier");
+	m->order = m->cfg.order;
+	m->factor = m->cfg.outlier;
 	if (w < 1 || w > NG_MX_WINDOW_MAX) {
 		if (m->me == 0)
 			ng_error("matrix: --bw-window must be 1 to %d messages, got %lld", NG_MX_WINDOW_MAX,
@@ -798,6 +801,7 @@ static void ng_mx_session_teardown(struct ng_session *s, void *state)
 
 static const struct ng_session_ops ng_mx_session = {
     .state = sizeof(struct ng_mx),
+    .config = NG_SESSION_CONFIG(struct ng_mx, cfg),
     .setup = ng_mx_session_setup,
     .begin = ng_mx_begin,
     .measure = ng_mx_measure,
@@ -812,14 +816,14 @@ static ng_status ng_mx_run(const struct ng_pattern *p, struct ng_run *run)
 
 static const struct ng_option ng_mx_options_table[] = {
     {.name = "matrix-order",
-     .type = NG_OPT_CHOICE,
+     NG_CHOICE_AT(struct ng_mx_config, order),
      .def = "pair",
      .choices = "pair|shift",
      .help =
          "matrix: the pairs in mpiGraph's ring offsets, rounds of pairs that share no rank (shift), or one "
          "pair at a time (pair)"},
     {.name = "matrix-outlier",
-     .type = NG_OPT_DOUBLE,
+     NG_DOUBLE_AT(struct ng_mx_config, outlier),
      .def = "1.5",
      .help = "matrix: a pair is an outlier when its latency is above F times the median of all pairs, or its "
              "bandwidth below the median / F",
@@ -832,7 +836,8 @@ const struct ng_pattern ng_pattern_matrix = {
     .desc = "latency and bandwidth between every ordered pair, the slow ones named (Netgauge's one_one_all, "
             "mpiGraph)",
     .options = ng_mx_options_table,
-    .reads = (const char *const[]){"bw-window", NULL},
+    .reads = (const struct ng_option[]){{.name = "bw-window", NG_INT_AT(struct ng_mx_config, window)},
+                                        {.name = NULL}},
     .needs = NG_CAP_CHANNEL | NG_CAP_NONBLOCK,
     .min_ranks = 2,
     .max_ranks = 0,

@@ -38,7 +38,15 @@
 #include "session.h"
 
 /* Everything one run needs: the session's state block (session.h). */
+/* mpbibw's options, and alltoall's --ranks-per-node it reads. */
+struct ng_mpb_config {
+	long long window;   /* --mpbibw-window */
+	long long pairs;    /* --mpbibw-pairs */
+	long long per_node; /* --ranks-per-node */
+};
+
 struct ng_mpb {
+	struct ng_mpb_config cfg;
 	struct ng_run *run;
 	struct ng_comm *c;
 	int me, P;
@@ -61,7 +69,7 @@ struct ng_mpb {
 static ng_status ng_mpb_sides(struct ng_mpb *m)
 {
 	struct ng_nodes n;
-	long long per = ng_args_int(m->run->args, "ranks-per-node");
+	long long per = m->cfg.per_node;
 	ng_status st;
 
 	st = ng_nodes_build(m->run, per, &n);
@@ -98,8 +106,8 @@ static ng_status ng_mpb_setup(struct ng_mpb *m)
 	struct ng_run *run = m->run;
 	size_t count = run->count, max = ng_sizes_max(run);
 	struct ng_sampler_spec spec = {.name = "mpbibw", .cap = count, .tail = 1, .flags = NG_SAMPLER_GATHER};
-	long long want = ng_args_int(run->args, "mpbibw-pairs");
-	long long win = ng_args_int(run->args, "mpbibw-window");
+	long long want = m->cfg.pairs;
+	long long win = m->cfg.window;
 	ng_status st;
 
 	if (win < 1 || win > 1 << 20 || want < 0) {
@@ -368,6 +376,7 @@ static void ng_mpb_session_teardown(struct ng_session *s, void *state)
 static const struct ng_session_ops ng_mpb_session = {
     .state = sizeof(struct ng_mpb),
     .flags = NG_SESSION_WINDOWS | NG_SESSION_ANNOUNCE,
+    .config = NG_SESSION_CONFIG(struct ng_mpb, cfg),
     .setup = ng_mpb_session_setup,
     .ready = ng_mpb_session_ready,
     .begin = ng_mpb_begin,
@@ -384,12 +393,12 @@ static ng_status ng_mpb_run(const struct ng_pattern *p, struct ng_run *run)
 
 static const struct ng_option ng_mpb_options[] = {
     {.name = "mpbibw-window",
-     .type = NG_OPT_INT,
+     NG_INT_AT(struct ng_mpb_config, window),
      .def = "64",
      .help = "messages in flight each way per pair and iteration",
      .metavar = "N"},
     {.name = "mpbibw-pairs",
-     .type = NG_OPT_INT,
+     NG_INT_AT(struct ng_mpb_config, pairs),
      .def = "0",
      .help = "largest number of concurrent pairs (0: as many as the smaller node has ranks)",
      .metavar = "K"},
@@ -400,7 +409,8 @@ const struct ng_pattern ng_pattern_mpbibw = {
     .name = "mpbibw",
     .desc = "multi-pair bidirectional bandwidth between two nodes, 1..K pairs at once (--ranks-per-node)",
     .options = ng_mpb_options,
-    .reads = (const char *const[]){"ranks-per-node", NULL},
+    .reads = (const struct ng_option[]){{.name = "ranks-per-node", NG_INT_AT(struct ng_mpb_config, per_node)},
+                                        {.name = NULL}},
     .needs = NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_RELIABLE,
     .min_ranks = 2,
     .max_ranks = 0,

@@ -302,16 +302,28 @@ static ng_status ng_nz_gathered(const struct ng_nz_sum *all, int np)
 	return NG_OK;
 }
 
+/* noise's options; --noise-method's index among its choices, in order. */
+static const char *const ng_nz_methods[] = {"selfish", "fwq", "ftq"};
+struct ng_nz_config {
+	int method;    /* --noise-method */
+	double time_s; /* --noise-time */
+	long long thr; /* --noise-threshold */
+};
+
 static ng_status ng_nz_run(const struct ng_pattern *p, struct ng_run *run)
 {
-	const char *method = ng_args_str(run->args, "noise-method");
-	double time_s = ng_args_double(run->args, "noise-time");
-	long long thr = ng_args_int(run->args, "noise-threshold");
+	struct ng_nz_config cfg;
+	const char *method;
+	double time_s;
+	long long thr;
 	struct ng_nz_sum mine = {0}, *all;
 	uint64_t ovh;
 	ng_status st;
 
-	(void)p;
+	ng_config_read(run->args, p->options, &cfg);
+	method = ng_nz_methods[cfg.method];
+	time_s = cfg.time_s;
+	thr = cfg.thr;
 	if (!(time_s > 0 && time_s <= 3600) || thr < 0) {
 		if (run->boot->rank == 0)
 			ng_error("noise: --noise-time must be in (0, 3600] s and --noise-threshold >= 0");
@@ -345,11 +357,11 @@ static ng_status ng_nz_run(const struct ng_pattern *p, struct ng_run *run)
 
 /* clang-format off */
 static const struct ng_option ng_nz_options[] = {
-	{ .name = "noise-method", .type = NG_OPT_CHOICE, .choices = "selfish|fwq|ftq", .def = "selfish",
+	{ .name = "noise-method", NG_CHOICE_AT(struct ng_nz_config, method), .choices = "selfish|fwq|ftq", .def = "selfish",
 	  .metavar = "M", .help = "selfish detour, fixed work quantum or fixed time quantum" },
-	{ .name = "noise-time", .type = NG_OPT_DOUBLE, .def = "2", .metavar = "SEC",
+	{ .name = "noise-time", NG_DOUBLE_AT(struct ng_nz_config, time_s), .def = "2", .metavar = "SEC",
 	  .help = "measured time per rank in seconds" },
-	{ .name = "noise-threshold", .type = NG_OPT_INT, .def = "0", .metavar = "NS",
+	{ .name = "noise-threshold", NG_INT_AT(struct ng_nz_config, thr), .def = "0", .metavar = "NS",
 	  .help = "shortest detour in ns (0: four timer overheads, at least 50 ns)" },
 	{ .name = NULL },
 };

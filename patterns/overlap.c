@@ -32,8 +32,12 @@
 #include "analysis/overlap.h"
 #include "progress.h"
 
+/* --overlap-side's index among its choices */
+enum { NG_OV_SENDER, NG_OV_RECEIVER, NG_OV_BOTH };
+
 struct ng_ov {
 	struct ng_pg pg; /* first */
+	int side;        /* --overlap-side */
 	json_t *sizes;   /* the block's "sizes" */
 };
 
@@ -163,8 +167,7 @@ static const struct ng_pg_ops ng_ov_ops = {
 static ng_status ng_ov_setup(struct ng_session *s, void *state)
 {
 	struct ng_ov *ov = state;
-	const char *side = ng_args_str(s->run->args, "overlap-side");
-	bool sender = strcmp(side, "receiver") != 0, receiver = strcmp(side, "sender") != 0;
+	bool sender = ov->side != NG_OV_RECEIVER, receiver = ov->side != NG_OV_SENDER;
 
 	ov->pg.place[NG_PG_ACTIVE] = sender ? NG_PG_AFTER_POST : NG_PG_NONE;
 	ov->pg.place[NG_PG_PASSIVE] = receiver ? NG_PG_AFTER_POST : NG_PG_NONE;
@@ -188,6 +191,7 @@ static void ng_ov_teardown(struct ng_session *s, void *state)
 static const struct ng_session_ops ng_ov_session = {
     .state = sizeof(struct ng_ov),
     .flags = NG_SESSION_OWN_CHECK,
+    .config = NG_SESSION_CONFIG_STATE,
     .setup = ng_ov_setup,
     .measure = ng_pg_measure,
     .report = ng_pg_report,
@@ -202,13 +206,14 @@ static ng_status ng_ov_run(const struct ng_pattern *p, struct ng_run *run)
 
 /* clang-format off */
 static const struct ng_option ng_ov_options[] = {
-	{ .name = "overlap-compute", .type = NG_OPT_STRING, .def = "0-4t/12", .metavar = "SPEC", .list = true,
+	{ .name = "overlap-compute", NG_STRING_AT(struct ng_ov, pg.cfg.compute), .def = "0-4t/12", .metavar = "SPEC", .list = true,
 	  .help = "computation lengths in us, e.g. 0,50,100 or 0-400/9 or 0-400:+50; Nt = N times T(0)" },
-	{ .name = "overlap-side", .type = NG_OPT_CHOICE, .def = "sender", .choices = "sender|receiver|both",
+	{ .name = "overlap-side", NG_CHOICE_AT(struct ng_ov, side), .def = "sender", .choices = "sender|receiver|both",
 	  .help = "who computes: the sender (origin), the receiver (target), or both" },
-	{ .name = "overlap-rma", .type = NG_OPT_FLAG,
+	{ .name = "overlap-rma", NG_FLAG_AT(struct ng_ov, pg.cfg.rma),
 	  .help = "one-sided epochs (start, puts, complete / post, wait) instead of isend/irecv" },
-	{ .name = "overlap-burst", .type = NG_OPT_INT, .metavar = "N",
+	{ .name = "overlap-burst", NG_INT_AT(struct ng_ov, pg.cfg.burst), NG_GIVEN_AT(struct ng_ov, pg.cfg.burst_given),
+	  .metavar = "N",
 	  .help = "messages (puts) per iteration (default 16 with --overlap-rma, else 1)" },
 	{ .name = NULL },
 };

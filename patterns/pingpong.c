@@ -64,7 +64,15 @@
 #define NG_PP_T1 2 /* client: after its receive */
 
 /* Everything one run needs: the session's state block (session.h). */
+/* pingpong's options; --pp-echo's index among its choices. */
+enum { NG_PP_ECHO_SEPARATE, NG_PP_ECHO_SAME };
+struct ng_pp_config {
+	int echo;    /* --pp-echo */
+	bool oneway; /* --one-way */
+};
+
 struct ng_pp {
+	struct ng_pp_config cfg;
 	struct ng_run *run;
 	int me;
 	int nranks;
@@ -368,7 +376,7 @@ static ng_status ng_pp_setup(struct ng_pp *pp)
 	ng_pairs_find(pp->pairs, pp->npairs, pp->me, &pp->peer, &pp->client);
 
 	/* With --pp-echo same the server never sends from its send buffer. */
-	pp->echo_same = strcmp(ng_args_str(run->args, "pp-echo"), "same") == 0;
+	pp->echo_same = pp->cfg.echo == NG_PP_ECHO_SAME;
 	/* The buffers come right after the pairs and before everything else
 	 * on the heap: with the sampler's small blocks in between, a 1-byte
 	 * MPICH shared-memory round trip (360 ns) measured 10-20 ns longer. */
@@ -404,7 +412,7 @@ static ng_status ng_pp_session_setup(struct ng_session *s, void *state)
 	pp->run = s->run;
 	pp->me = s->me;
 	pp->nranks = s->nranks;
-	pp->oneway = ng_args_flag(s->run->args, "one-way");
+	pp->oneway = pp->cfg.oneway;
 	if (pp->oneway) {
 		st = ng_pp_oneway_setup(pp);
 		if (st != NG_OK)
@@ -435,6 +443,7 @@ static void ng_pp_session_teardown(struct ng_session *s, void *state)
 
 static const struct ng_session_ops ng_pp_session = {
     .state = sizeof(struct ng_pp),
+    .config = NG_SESSION_CONFIG(struct ng_pp, cfg),
     .setup = ng_pp_session_setup,
     .measure = ng_pp_measure,
     .report = ng_pp_session_report,
@@ -448,13 +457,13 @@ static ng_status ng_pp_run(const struct ng_pattern *p, struct ng_run *run)
 
 static const struct ng_option ng_pp_options[] = {
     {.name = "pp-echo",
-     .type = NG_OPT_CHOICE,
+     NG_CHOICE_AT(struct ng_pp_config, echo),
      .def = "separate",
      .help = "server answers from its own send buffer (as OSU, IMB, perftest) or from the receive buffer "
              "(as Netgauge)",
      .choices = "separate|same"},
     {.name = "one-way",
-     .type = NG_OPT_FLAG,
+     NG_FLAG_AT(struct ng_pp_config, oneway),
      .help = "also the one-way time of each direction, from both ends' clocks on the global clock "
              "(--sync; doc/clock.md)"},
     {.name = NULL},

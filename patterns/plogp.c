@@ -306,6 +306,7 @@ static ng_status ng_pl_setup_step(struct ng_session *s, void *state)
 
 static const struct ng_session_ops ng_pl_session = {
     .state = sizeof(struct ng_pl),
+    .config = NG_SESSION_CONFIG_STATE,
     .setup = ng_pl_setup_step,
     .measure = ng_as_measure,
     .report = ng_as_report,
@@ -320,13 +321,13 @@ static ng_status ng_pl_run(const struct ng_pattern *p, struct ng_run *run)
 
 /* clang-format off */
 static const struct ng_option ng_pl_options[] = {
-	{ .name = "plogp-n", .type = NG_OPT_INT, .def = "16", .metavar = "N",
+	{ .name = "plogp-n", NG_INT_AT(struct ng_pl, as.cfg.n), .def = "16", .metavar = "N",
 	  .help = "messages per train (g(m) saturation; o_s and o_r samples per round)" },
-	{ .name = "plogp-budget", .type = NG_OPT_DOUBLE, .def = "15", .metavar = "SECONDS",
+	{ .name = "plogp-budget", NG_DOUBLE_AT(struct ng_pl, as.cfg.budget_s), .def = "15", .metavar = "SECONDS",
 	  .help = "time for all sizes together when sampling adaptively (without -c)" },
-	{ .name = "plogp-ci", .type = NG_OPT_DOUBLE, .def = "0.01", .metavar = "REL",
+	{ .name = "plogp-ci", NG_DOUBLE_AT(struct ng_pl, as.cfg.ci), .def = "0.01", .metavar = "REL",
 	  .help = "repeat a size until the 95% CI half-widths of RTT, g, o_s, o_r are <= REL * RTT(m)" },
-	{ .name = "plogp-delay", .type = NG_OPT_DOUBLE, .def = "0", .metavar = "US",
+	{ .name = "plogp-delay", NG_DOUBLE_AT(struct ng_pl, as.cfg.delay_us), .def = "0", .metavar = "US",
 	  .help = "delay D before each send (o_s) and each receive (o_r); 0: max(1.25 RTT(m), 1.5 g(m))" },
 	{ .name = NULL },
 };

@@ -19,7 +19,7 @@ unsigned ng_pg_lacking(unsigned caps, bool rma)
 	return lack & -lack;
 }
 
-/* The value of option NAME-@what. */
+/* The name of option NAME-@what, for messages. */
 static const char *ng_pg_opt(const struct ng_pg *pg, const char *what, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s-%s", pg->ops->name, what);
@@ -60,13 +60,12 @@ static ng_status ng_pg_agree(struct ng_pg *pg, const char *why)
 /* Options and capabilities, before anything is allocated. */
 static ng_status ng_pg_settings(struct ng_pg *pg)
 {
-	const struct ng_args *a = pg->run->args;
 	const char *name = pg->ops->name;
 	char opt[64], why[320] = "";
 	unsigned lack;
 	ng_status st;
 
-	pg->rma = ng_args_flag(a, ng_pg_opt(pg, "rma", opt, sizeof(opt)));
+	pg->rma = pg->cfg.rma;
 	lack = ng_pg_lacking(pg->c->caps, pg->rma);
 	if (lack && pg->rma)
 		snprintf(why, sizeof(why),
@@ -87,8 +86,8 @@ static ng_status ng_pg_settings(struct ng_pg *pg)
 
 	/* Every rank reads the same options: rank 0 reports. */
 	ng_pg_opt(pg, "burst", opt, sizeof(opt));
-	if (ng_args_given(a, opt)) {
-		long long b = ng_args_int(a, opt);
+	if (pg->cfg.burst_given) {
+		long long b = pg->cfg.burst;
 
 		if (b < 1 || b > NG_PG_BURST_MAX) {
 			if (pg->run->boot->rank == 0)
@@ -99,7 +98,8 @@ static ng_status ng_pg_settings(struct ng_pg *pg)
 	} else {
 		pg->burst = pg->rma ? 16 : 1;
 	}
-	pg->spec_text = ng_args_str(a, ng_pg_opt(pg, "compute", opt, sizeof(opt)));
+	pg->spec_text = pg->cfg.compute;
+	ng_pg_opt(pg, "compute", opt, sizeof(opt));
 	if (ng_xspec_parse(pg->spec_text, &pg->spec, why, sizeof(why))) {
 		if (pg->run->boot->rank == 0)
 			ng_error("--%s: %s", opt, why);

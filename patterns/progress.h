@@ -85,7 +85,19 @@ struct ng_pg_ops {
 	ng_status (*finish)(struct ng_pg *pg);
 };
 
+/* The options every pattern on this engine declares as NAME-compute,
+ * NAME-rma and NAME-burst, read into its state's pg.cfg by the session
+ * (its table: NG_STRING_AT(struct ng_ov, pg.cfg.compute), ...). */
+struct ng_pg_config {
+	const char *compute; /* the computation lengths (an xspec) */
+	bool rma;            /* one-sided epochs */
+	long long burst;     /* messages per iteration ... */
+	bool burst_given;    /* ... when given (else 16 with rma, else 1) */
+};
+
 struct ng_pg {
+	/* read by the session (NG_SESSION_CONFIG_STATE) */
+	struct ng_pg_config cfg;
 	/* set by the pattern before ng_pg_setup */
 	enum ng_pg_place place[2]; /* per role */
 	unsigned ref_roles;        /* 1u << role: whose T(0) the unit "t" means */

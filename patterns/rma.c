@@ -68,27 +68,27 @@
 
 static const struct ng_option rp_options[] = {
     {.name = "rma-test",
-     .type = NG_OPT_STRING,
+     NG_STRING_AT(struct rp_config, tests),
      .def = "all",
      .help = "tests: put-pingpong, get-pingpong, acc-pingpong, bidir, put-bw, get-bw, sync, multi-origin, "
              "sched-1, sched-2, lock (comma-separated), or all",
      .metavar = "NAME[,NAME...]",
      .list = true},
     {.name = "rma-sync",
-     .type = NG_OPT_STRING,
+     NG_STRING_AT(struct rp_config, syncs),
      .def = "auto",
      .help = "synchronisation: pscw, fence, lock (comma-separated; each test runs with those it allows), or "
              "auto (each test's own)",
      .metavar = "MODE[,MODE...]",
      .list = true},
     {.name = "rma-burst",
-     .type = NG_OPT_INT,
+     NG_INT_AT(struct rp_config, burst),
      .def = "16",
      .help =
          "operations per access epoch of put-bw, get-bw, multi-origin and sched-1 (each of puts and gets)",
      .metavar = "W"},
     {.name = "rma-origins",
-     .type = NG_OPT_INT,
+     NG_INT_AT(struct rp_config, origins),
      .def = "0",
      .help = "largest number of origins (targets) of sync, multi-origin and lock (0: every rank but one)",
      .metavar = "N"},
@@ -107,7 +107,7 @@ static int rp_lookup(const char *const *names, size_t n, const char *word, size_
 /* --rma-test: a bit per test, in *order_p the order given. */
 static ng_status rp_parse_tests(struct rp *rp, bool *all_p, int *order, int *n_p)
 {
-	const char *s = ng_args_str(rp->run->args, "rma-test");
+	const char *s = rp->cfg.tests;
 	const char *names[RP_NTESTS];
 	int n = 0;
 
@@ -161,7 +161,7 @@ static ng_status rp_parse_syncs(struct rp *rp, unsigned *mask_p)
 {
 	static const char *const words[] = {"pscw", "fence", "lock"};
 	static const enum rp_sync modes[] = {RP_PSCW, RP_FENCE, RP_LOCK_EXCL};
-	const char *s = ng_args_str(rp->run->args, "rma-sync");
+	const char *s = rp->cfg.syncs;
 	unsigned mask = 0;
 
 	*mask_p = 0;
@@ -296,7 +296,7 @@ static void rp_skip_sizes(struct rp *rp, enum rp_test t)
 static ng_status rp_plan_test(struct rp *rp, size_t *cap, enum rp_test t, unsigned syncs)
 {
 	const struct ng_run *run = rp->run;
-	bool given = ng_args_given(run->args, "sizes");
+	bool given = run->sizes_given;
 	ng_status st = NG_OK;
 
 	for (int s = 0; s < RP_NSYNCS && st == NG_OK; s++) {
@@ -378,8 +378,7 @@ static const char *rp_cannot(const struct rp *rp, enum rp_test t, unsigned mask,
 /* Checks the options and plans every measurement (the same on every rank). */
 static ng_status rp_plan_all(struct rp *rp)
 {
-	const struct ng_run *run = rp->run;
-	long long w = ng_args_int(run->args, "rma-burst"), n = ng_args_int(run->args, "rma-origins");
+	long long w = rp->cfg.burst, n = rp->cfg.origins;
 	int order[RP_NTESTS], ntests;
 	unsigned mask;
 	size_t cap = 0;
@@ -534,7 +533,7 @@ static ng_status rp_block(struct rp *rp)
 {
 	const struct ng_run *run = rp->run;
 	json_t *blk, *tests, *msizes;
-	bool given = ng_args_given(run->args, "sizes");
+	bool given = run->sizes_given;
 
 	if (!ng_results_active(run->results))
 		return NG_OK;
@@ -839,6 +838,7 @@ static void rp_session_teardown(struct ng_session *s, void *state)
  */
 static const struct ng_session_ops rp_session = {
     .state = sizeof(struct rp_session),
+    .config = NG_SESSION_CONFIG(struct rp_session, rp.cfg),
     .setup = rp_session_setup,
     .begin = rp_begin,
     .measure = rp_measure,

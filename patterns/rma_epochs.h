@@ -86,7 +86,16 @@ struct rp_meas {
 	size_t pair;       /* timed units per sample: 2 where they alternate (rma.c), else 1 */
 };
 
+/* rma's options (patterns/rma.c's table). */
+struct rp_config {
+	const char *tests; /* --rma-test */
+	const char *syncs; /* --rma-sync */
+	long long burst;   /* --rma-burst */
+	long long origins; /* --rma-origins */
+};
+
 struct rp {
+	struct rp_config cfg; /* read by the session */
 	struct ng_run *run;
 	struct ng_comm *c;
 	const struct ng_rma_ops *o;

@@ -15,6 +15,10 @@ static ng_status session_setup(struct ng_session *s, const struct ng_session_ops
 	    (ops->flags & NG_SESSION_WINDOWS) || ((ops->flags & NG_SESSION_WINDOWS_MANY) && s->nranks > 2);
 	ng_status st;
 
+	if (ops->config) {
+		ng_config_read(s->run->args, s->pattern->options, (char *)state + ops->config - 1);
+		ng_config_read(s->run->args, s->pattern->reads, (char *)state + ops->config - 1);
+	}
 	st = ops->setup(s, state);
 	if (st == NG_OK && windows)
 		st = ng_gclock_setup(&s->gc, s->run, NG_GCLOCK_WINDOWS);

@@ -97,9 +97,18 @@ enum {
 	NG_SESSION_OWN_CHECK = 1u << 4,
 };
 
+#define NG_SESSION_CONFIG(T, m) (offsetof(T, m) + 1)
+/* the configuration struct is the state itself (the tables' slots are
+ * offsets in the state: overlap's NG_STRING_AT(struct ng_ov, pg.cfg.compute)) */
+#define NG_SESSION_CONFIG_STATE 1
+
 struct ng_session_ops {
 	size_t state;   /* bytes of the pattern's state (zeroed), at least 1 */
 	unsigned flags; /* NG_SESSION_* */
+	/* optional, NG_SESSION_CONFIG(state type, member): where in the state
+	 * the pattern's configuration struct is; the session reads the
+	 * pattern's .options and .reads into it (ng_config_read) before setup */
+	size_t config;
 	ng_status (*setup)(struct ng_session *s, void *state);
 	ng_status (*ready)(struct ng_session *s, void *state);              /* optional */
 	ng_status (*begin)(struct ng_session *s, void *state, size_t size); /* optional */

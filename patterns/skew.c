@@ -134,8 +134,7 @@ static ng_status ng_sk_setup(struct ng_session *s, void *state)
 	 * receives are posted after it; one-sided, its exposure epoch is open
 	 * during it (post, compute, wait). */
 	sk->pg.place[NG_PG_ACTIVE] = NG_PG_NONE;
-	sk->pg.place[NG_PG_PASSIVE] =
-	    ng_args_flag(s->run->args, "skew-rma") ? NG_PG_AFTER_POST : NG_PG_BEFORE_POST;
+	sk->pg.place[NG_PG_PASSIVE] = sk->pg.cfg.rma ? NG_PG_AFTER_POST : NG_PG_BEFORE_POST;
 	sk->pg.ref_roles = 1u << NG_PG_ACTIVE;
 	sk->sizes = json_array();
 	if (!sk->sizes) {
@@ -156,6 +155,7 @@ static void ng_sk_teardown(struct ng_session *s, void *state)
 static const struct ng_session_ops ng_sk_session = {
     .state = sizeof(struct ng_sk),
     .flags = NG_SESSION_OWN_CHECK,
+    .config = NG_SESSION_CONFIG_STATE,
     .setup = ng_sk_setup,
     .measure = ng_pg_measure,
     .report = ng_pg_report,
@@ -170,11 +170,12 @@ static ng_status ng_sk_run(const struct ng_pattern *p, struct ng_run *run)
 
 /* clang-format off */
 static const struct ng_option ng_sk_options[] = {
-	{ .name = "skew-compute", .type = NG_OPT_STRING, .def = "0-4t/12", .metavar = "SPEC", .list = true,
+	{ .name = "skew-compute", NG_STRING_AT(struct ng_sk, pg.cfg.compute), .def = "0-4t/12", .metavar = "SPEC", .list = true,
 	  .help = "the target's computation lengths in us (as --overlap-compute); Nt = N times T(0)" },
-	{ .name = "skew-rma", .type = NG_OPT_FLAG,
+	{ .name = "skew-rma", NG_FLAG_AT(struct ng_sk, pg.cfg.rma),
 	  .help = "one-sided epochs: the target computes between post and wait" },
-	{ .name = "skew-burst", .type = NG_OPT_INT, .metavar = "N",
+	{ .name = "skew-burst", NG_INT_AT(struct ng_sk, pg.cfg.burst), NG_GIVEN_AT(struct ng_sk, pg.cfg.burst_given),
+	  .metavar = "N",
 	  .help = "messages (puts) per operation (default 16 with --skew-rma, else 1)" },
 	{ .name = NULL },
 };

@@ -141,8 +141,21 @@ int main(void)
 			usable |= (p->needs & ~ng_modules[j]->caps) == 0;
 		CHECK(usable, "no module offers what pattern '%s' needs", p->name);
 		check_options(p->name, p->options);
+		/* Typed options (core/options.h): every option a pattern
+		 * declares or reads has its member (NG_*_AT). */
+		for (const struct ng_option *o = p->options; o && o->name; o++)
+			CHECK(o->slot > 0, "pattern '%s': --%s has no member (NG_*_AT)", p->name, o->name);
+		for (const struct ng_option *o = p->reads; o && o->name; o++)
+			CHECK(o->slot > 0, "pattern '%s' reads --%s into no member", p->name, o->name);
 		CHECK(ng_args_declare(&all, p->options, p->name) == 0, "declare");
 	}
+	/* What a pattern reads another declares, with the type it reads. */
+	for (size_t i = 0; ng_patterns[i]; i++)
+		for (const struct ng_option *o = ng_patterns[i]->reads; o && o->name; o++) {
+			const struct ng_arg_ent *e = ng_args_find(&all, o->name);
+			CHECK(e && e->opt->type == o->type, "pattern '%s' reads --%s, declared %s",
+			      ng_patterns[i]->name, o->name, e ? "with another type" : "nowhere");
+		}
 	/* No option name is declared twice across all tables. */
 	for (size_t i = 0; i < all.n; i++)
 		for (size_t j = 0; j < i; j++)
