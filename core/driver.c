@@ -6,7 +6,7 @@
  * together and hands a --server/--client session on; the steps are
  * driver_plan.c (the plan and its checks), driver_launch.c (the launch),
  * driver_open.c (a rank's module, timer, clock and manifest) and
- * driver_run.c (the pattern's run and the results), sharing driver_priv.h.
+ * driver_run.c (the pattern's run and the results), sharing stages.h.
  *
  * Exit status: 0 success, 1 failed run, 2 usage error, 128 + the signal when
  * interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
@@ -36,8 +36,8 @@
 #include "cmdline.h"
 #include "docgen.h"
 #include "driver.h"
-#include "driver_priv.h"
 #include "launch.h"
+#include "stages.h"
 
 /* --man and --completion: the man page or a shell's completions on stdout. */
 static int print_docs(const struct ng_args *a)

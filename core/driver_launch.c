@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The driver's launch (driver_priv.h): how this process becomes one rank of
+ * The driver's launch (stages.h): how this process becomes one rank of
  * a run, or the process that starts them.  The choice is made here and
  * nowhere else: a --server/--client pair, a Slurm step's PMI, an MPI
  * launcher (with its singleton checks), the relaunch under mpiexec, or
@@ -15,10 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "driver_priv.h"
 #include "launch.h"
 #include "plugin.h"
 #include "registry.h"
+#include "stages.h"
 
 /* How to start a step's tasks so that they find each other (one line, below). */
 #define SLURM_FIX "run 'srun --mpi=pmi2 ...' (or --mpi=pmix), or mpiexec inside the allocation"

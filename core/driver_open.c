@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * One rank's opening and closing (driver_priv.h): --pin, the rank checks,
+ * One rank's opening and closing (stages.h): --pin, the rank checks,
  * the timer, the module's instance and what every rank checks of it, the
  * oversubscription check, the manifest and the global clock; then, at the
  * end of the run, closing them in reverse and leaving together or ending
@@ -14,9 +14,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "driver_priv.h"
 #include "plugin.h"
 #include "sizes.h"
+#include "stages.h"
 
 /* Binds this rank to its CPU of the --pin list. */
 static int pin_rank(const char *list, int rank)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The driver's plan (driver_priv.h): what a parsed command line asks for
+ * The driver's plan (stages.h): what a parsed command line asks for
  * and every check that can be made before a rank exists.  The module and
  * the pattern, their capabilities, who reads each option given, the
  * sizes, the counts, runs by time and adaptive stopping, --pin, the
@@ -22,13 +22,13 @@
 #include <string.h>
 
 #include "cmdline.h"
-#include "driver_priv.h"
 #include "launch.h"
 #include "plugin.h"
 #include "readers.h"
 #include "registry.h"
 #include "results_priv.h"
 #include "sizes.h"
+#include "stages.h"
 
 int ng_driver_check_ranks(const struct ng_driver_plan *p, int size, int rank, const char *how)
 {

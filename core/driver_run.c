@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * One rank's run (driver_priv.h), once driver_open.c has opened it: rank
+ * One rank's run (stages.h), once driver_open.c has opened it: rank
  * 0's result file and table head, the pattern's run, the checks after it,
  * the result file's end, and the exit status.
  */
@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "driver_priv.h"
 #include "results_priv.h"
+#include "stages.h"
 
 /* The command line as the result file records it (argv[0] as "ngauge"). */
 static void command_line(int argc, char **argv, char *buf, size_t len)

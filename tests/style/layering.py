@@ -108,7 +108,8 @@ SUBFLOORS = {
         (4, "core: launches", ["core/launch.h", "core/boot_*.c", "core/server.c"]),
         # The driver: its command line, --man and the completions,
         # --server/--client pairing, the run.
-        (5, "core: driver", ["core/pair.[ch]", "core/docgen.[ch]", "core/cmdline.[ch]", "core/driver*.[ch]"]),
+        (5, "core: driver", ["core/pair.[ch]", "core/docgen.[ch]", "core/cmdline.[ch]", "core/driver*.[ch]",
+                             "core/stages.h"]),
     ],
     "patterns": [
         # Helpers with no measurement of their own: roles, buffers, payloads

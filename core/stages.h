@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * What the driver's files share (core/driver*.c), for them alone: the plan
- * a command line makes (driver_plan.c), the launch that starts the ranks
- * (driver_launch.c), and one rank's state from the module's open to its
- * close (driver_open.c, driver_run.c).  driver.c strings them together.
+ * The driver's stages and what they hand each other (core/driver*.c), for
+ * them alone: the plan a command line makes (driver_plan.c), the launch
+ * that starts the ranks (driver_launch.c), and one rank's state from the
+ * module's open to its close (driver_open.c, driver_run.c).  driver.c
+ * strings them together.
  */
-#ifndef NG_DRIVER_PRIV_H
-#define NG_DRIVER_PRIV_H
+#ifndef NG_STAGES_H
+#define NG_STAGES_H
 
 #include <signal.h>
 #include <stdbool.h>
