@@ -23,7 +23,7 @@ const struct ng_option ng_driver_options[] = {
      .metavar = "NAME"},
     {.name = "pattern",
      .type = NG_OPT_STRING,
-     .def = "pingpong",
+     .def = ng_pattern_default,
      .help = "benchmark pattern (-p); see --list",
      .metavar = "NAME"},
     {.name = "list", .type = NG_OPT_FLAG, .help = "list modules, patterns and their options (-l)"},

@@ -28,6 +28,8 @@ extern const struct ng_module ng_module_ibud;
 NG_PATTERNS
 #undef NG_PATTERN
 
+const char ng_pattern_default[] = NG_PATTERN_DEFAULT;
+
 const struct ng_module *const ng_modules[] = {
     &ng_module_tcp,
     &ng_module_emu,
