@@ -62,6 +62,7 @@
 
 #include "alltoall_algos.h"
 #include "core/registry.h"
+#include "gclock.h"
 #include "payload.h"
 #include "session.h"
 

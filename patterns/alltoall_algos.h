@@ -19,7 +19,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gclock.h"
 #include "nodes.h"
 #include "sampler.h"
 
@@ -72,7 +71,6 @@ struct ng_a2a_shm {
 	unsigned epoch;      /* iterations of the shared-memory algorithms */
 };
 
-/* Everything one run needs; lives on run()'s stack. */
 /* alltoall's options (patterns/alltoall.c's table). */
 struct ng_a2a_config {
 	const char *algos;  /* --a2a-algo */
@@ -115,7 +113,6 @@ struct ng_a2a {
 	struct ng_a2a_shm shm;
 
 	struct ng_sampler smp; /* one stream, this rank's times; the tail: its verify flag */
-	struct ng_gclock gc;   /* each measurement's window start (patterns/gclock.h) */
 	double *medians;       /* [NG_A2A_NALGOS * nsizes] for the summary (reporter) */
 	size_t checked;        /* iterations verified in the current measurement */
 };

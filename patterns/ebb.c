@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "sampler.h"
+#include "session.h"
 
 #define NG_EBB_WINDOW_MAX (1 << 20)
 #define NG_EBB_ROUNDS_MAX 1000000
@@ -60,7 +61,6 @@ enum { NG_EBB_MSGS, NG_EBB_BYTES, NG_EBB_CHECKED, NG_EBB_TAIL };
 /* The server's acknowledgement byte: what the window it ends was. */
 enum { NG_EBB_TIMED = 't', NG_EBB_FILL = 'f', NG_EBB_STOP = 's' };
 
-/* Everything one run needs; lives on the run function's stack. */
 /* ebb's options, and bw's --bw-window it reads. */
 struct ng_ebb_config {
 	long long rounds; /* --ebb-rounds */
@@ -69,6 +69,7 @@ struct ng_ebb_config {
 	long long window; /* --bw-window */
 };
 
+/* Everything one run needs: the session's state block (session.h). */
 struct ng_ebb {
 	struct ng_ebb_config cfg;
 	struct ng_run *run;
@@ -80,6 +81,9 @@ struct ng_ebb {
 	size_t window;
 	double time_s;         /* --ebb-time: the timed part of a round */
 	struct ng_pair *pairs; /* [rounds * npairs]: round r's pairs from r * npairs */
+	size_t *sizes;         /* [rounds] the session's sizes: a round is a measurement at --ebb-size */
+	int peer;              /* this rank's partner in the current round */
+	bool client;           /* ... and whether it sends */
 	struct ng_bufs bufs;   /* one message each, or (--verify) window + 1 slots */
 	size_t stride;         /* between slots; 0 without --verify */
 	void *ack_send, *ack_recv;
@@ -168,23 +172,22 @@ static unsigned char ng_ebb_verdict(const struct ng_ebb *e, size_t it, uint64_t 
 	return s < 2.0 * e->time_s ? NG_EBB_FILL : NG_EBB_STOP;
 }
 
-/* This rank's part of round @r: after a barrier, its pair streams windows
- * until the server says stop; the client times the windows from the end of
- * the warm-up to the last one the server found inside --ebb-time. */
+/* This rank's part of round @r, once every rank is there (the session's
+ * ng_sizes_sync, a barrier): its pair (e->peer, e->client) streams windows until the
+ * server says stop; the client times the windows from the end of the
+ * warm-up to the last one the server found inside --ebb-time. */
 static ng_status ng_ebb_round(struct ng_ebb *e, size_t r)
 {
 	const struct ng_timer *tm = e->run->timer;
-	bool verify = e->run->verify, client;
+	bool verify = e->run->verify, client = e->client;
 	unsigned char ack = NG_EBB_TIMED;
 	uint64_t t0, to = 0;
 	double bytes = 0.0;
-	int peer;
+	int peer = e->peer;
 	ng_status st;
 
-	ng_pairs_find(&e->pairs[r * e->npairs], e->npairs, e->me, &peer, &client);
-	st = ng_sizes_sync(e->run);
 	t0 = ng_timer_now(tm);
-	for (size_t it = 0; st == NG_OK && ack != NG_EBB_STOP; it++) {
+	for (size_t it = 0; ack != NG_EBB_STOP; it++) {
 		uint64_t t1;
 
 		for (size_t i = 0; verify && client && i < e->window; i++)
@@ -211,11 +214,9 @@ static ng_status ng_ebb_round(struct ng_ebb *e, size_t r)
 			e->checked += 1.0;
 		}
 	}
-	if (st == NG_OK) {
-		ng_sampler_add(&e->smp, 0, r, client ? ng_timer_us(tm, to - t0) : 0.0);
-		ng_sampler_add(&e->smp, 1, r, client ? bytes : 0.0);
-	}
-	return st;
+	ng_sampler_add(&e->smp, 0, r, client ? ng_timer_us(tm, to - t0) : 0.0);
+	ng_sampler_add(&e->smp, 1, r, client ? bytes : 0.0);
+	return NG_OK;
 }
 
 /* The effective bisection bandwidth: the mean of @bw[0..rounds * npairs),
@@ -430,15 +431,18 @@ static ng_status ng_ebb_setup(struct ng_ebb *e)
 	spec.pool = e->npairs;
 
 	e->pairs = calloc(e->rounds * e->npairs, sizeof(*e->pairs));
+	e->sizes = calloc(e->rounds, sizeof(*e->sizes));
 	e->reqs = calloc(e->window, sizeof(*e->reqs));
 	perm = calloc((size_t)e->nranks, sizeof(*perm));
-	if (!e->pairs || !e->reqs || !perm) {
+	if (!e->pairs || !e->sizes || !e->reqs || !perm) {
 		free(perm);
 		ng_error("ebb: out of memory for %zu rounds of %zu pairs", e->rounds, e->npairs);
 		return NG_ERR_NOMEM;
 	}
 	ng_ebb_bisect(run->seed, e->nranks, e->rounds, e->pairs, perm);
 	free(perm);
+	for (size_t r = 0; r < e->rounds; r++)
+		e->sizes[r] = e->size;
 	st = ng_sampler_init(&e->smp, run, &spec);
 	if (st != NG_OK)
 		return st;
@@ -462,29 +466,76 @@ static ng_status ng_ebb_setup(struct ng_ebb *e)
 	return st;
 }
 
-static ng_status ng_ebb_run(const struct ng_pattern *p, struct ng_run *run)
+/* The session's steps (session.h).  The rounds are the session's sizes
+ * (s->index is the round), every one at --ebb-size, which setup checks
+ * (NG_SESSION_OWN_CHECK: -s plays no part); they are the iterations of one
+ * measurement of the sampler, and have no row of their own (no report
+ * step): the run's one row is its conclude step, after the last round. */
+static ng_status ng_ebb_setup_step(struct ng_session *s, void *state)
 {
-	struct ng_ebb e = {.run = run, .me = run->boot->rank, .nranks = run->boot->size};
+	struct ng_ebb *e = state;
 	ng_status st;
 
-	ng_config_read(run->args, p->options, &e.cfg);
-	ng_config_read(run->args, p->reads, &e.cfg);
-	st = ng_ebb_setup(&e);
-	if (st == NG_OK) {
-		ng_sampler_start(&e.smp, 0, e.rounds);
-		for (size_t r = 0; st == NG_OK && r < e.rounds; r++) {
-			st = ng_ebb_round(&e, r);
-			if (st == NG_OK && e.me == 0)
-				ng_progress(run, r + 1, e.rounds, e.size);
-		}
-	}
-	if (st == NG_OK)
-		st = ng_ebb_report(&e);
-	ng_bufs_free(run->comm, &e.bufs);
-	ng_sampler_free(&e.smp);
-	free(e.reqs);
-	free(e.pairs);
-	return st;
+	e->run = s->run;
+	e->me = s->me;
+	e->nranks = s->nranks;
+	st = ng_ebb_setup(e);
+	if (st != NG_OK)
+		return st;
+	s->sizes = e->sizes;
+	s->nsizes = e->rounds;
+	ng_sampler_start(&e->smp, 0, e->rounds);
+	return NG_OK;
+}
+
+/* Before the ranks meet: this rank's pair in the round. */
+static ng_status ng_ebb_begin(struct ng_session *s, void *state, size_t size)
+{
+	struct ng_ebb *e = state;
+
+	(void)size;
+	ng_pairs_find(&e->pairs[s->index * e->npairs], e->npairs, e->me, &e->peer, &e->client);
+	return NG_OK;
+}
+
+static ng_status ng_ebb_measure(struct ng_session *s, void *state, size_t size)
+{
+	(void)size;
+	return ng_ebb_round(state, s->index);
+}
+
+static ng_status ng_ebb_conclude(struct ng_session *s, void *state)
+{
+	(void)s;
+	return ng_ebb_report(state);
+}
+
+static void ng_ebb_teardown(struct ng_session *s, void *state)
+{
+	struct ng_ebb *e = state;
+
+	(void)s;
+	ng_bufs_free(e->run->comm, &e->bufs);
+	ng_sampler_free(&e->smp);
+	free(e->reqs);
+	free(e->sizes);
+	free(e->pairs);
+}
+
+static const struct ng_session_ops ng_ebb_session = {
+    .state = sizeof(struct ng_ebb),
+    .config = NG_SESSION_CONFIG(struct ng_ebb, cfg),
+    .flags = NG_SESSION_OWN_CHECK,
+    .setup = ng_ebb_setup_step,
+    .begin = ng_ebb_begin,
+    .measure = ng_ebb_measure,
+    .conclude = ng_ebb_conclude,
+    .teardown = ng_ebb_teardown,
+};
+
+static ng_status ng_ebb_run(const struct ng_pattern *p, struct ng_run *run)
+{
+	return ng_session_run(p, run, &ng_ebb_session);
 }
 
 /* clang-format off */

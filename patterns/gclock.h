@@ -51,7 +51,8 @@
  * model) ng_gclock_begin is the barrier it replaces and ng_gclock_end and
  * ng_gclock_row do nothing: --sync off leaves a pattern as it was.
  *
- * No mutable state outside the struct, which lives in the pattern's run.
+ * No mutable state outside the struct, which lives in the measurement
+ * session (struct ng_session, session.h) or in a pattern's state block.
  */
 #ifndef NG_PATTERNS_GCLOCK_H
 #define NG_PATTERNS_GCLOCK_H

@@ -24,6 +24,7 @@
 #include "compute.h"
 #include "peer.h"
 #include "sampler.h"
+#include "session.h"
 
 #define NG_NZ_BINS      96 /* four per octave: 24 octaves above the threshold */
 #define NG_NZ_PER_OCT   4
@@ -310,49 +311,99 @@ struct ng_nz_config {
 	long long thr; /* --noise-threshold */
 };
 
-static ng_status ng_nz_run(const struct ng_pattern *p, struct ng_run *run)
-{
+/* Everything one run needs: the session's state block (session.h). */
+struct ng_nz {
 	struct ng_nz_config cfg;
-	const char *method;
-	double time_s;
-	long long thr;
-	struct ng_nz_sum mine = {0}, *all;
-	uint64_t ovh;
-	ng_status st;
+	const char *method; /* --noise-method's name */
+	double time_s;      /* --noise-time */
+	uint64_t ovh;       /* the timer's overhead, ticks (selfish) */
+	size_t size;        /* 0: the one measurement's size, the session's list */
+	struct ng_nz_sum mine;
+	struct ng_nz_sum *all; /* [ranks]: every rank's summary */
+};
 
-	ng_config_read(run->args, p->options, &cfg);
-	method = ng_nz_methods[cfg.method];
-	time_s = cfg.time_s;
-	thr = cfg.thr;
-	if (!(time_s > 0 && time_s <= 3600) || thr < 0) {
-		if (run->boot->rank == 0)
+/* The session's steps (session.h).  One measurement at size 0 whatever -s
+ * says (setup's own list of sizes), nothing sent, so no size to check
+ * (NG_SESSION_OWN_CHECK); its common start is the session's ng_sizes_sync,
+ * a barrier. */
+static ng_status ng_nz_setup(struct ng_session *s, void *state)
+{
+	struct ng_nz *n = state;
+	struct ng_run *run = s->run;
+	long long thr = n->cfg.thr;
+
+	n->method = ng_nz_methods[n->cfg.method];
+	n->time_s = n->cfg.time_s;
+	if (!(n->time_s > 0 && n->time_s <= 3600) || thr < 0) {
+		if (s->me == 0)
 			ng_error("noise: --noise-time must be in (0, 3600] s and --noise-threshold >= 0");
 		return NG_ERR_USAGE;
 	}
-	ovh = ng_nz_overhead(run->timer);
-	mine.slot_us = time_s * 1e6 / NG_NZ_SLOTS;
-	mine.thr_ns = thr > 0 ? (double)thr : fmax(4.0 * ng_timer_ns(run->timer, ovh), 50.0);
-	all = calloc((size_t)run->boot->size, sizeof *all);
-	if (!all) {
+	n->ovh = ng_nz_overhead(run->timer);
+	n->mine.slot_us = n->time_s * 1e6 / NG_NZ_SLOTS;
+	n->mine.thr_ns = thr > 0 ? (double)thr : fmax(4.0 * ng_timer_ns(run->timer, n->ovh), 50.0);
+	n->all = calloc((size_t)s->nranks, sizeof *n->all);
+	if (!n->all) {
 		ng_error("noise: out of memory");
 		return NG_ERR_NOMEM;
 	}
-	st = ng_boot_barrier(run->boot);
-	if (st == NG_OK) {
-		if (strcmp(method, "fwq") == 0)
-			ng_nz_fwq(run->timer, time_s, &mine);
-		else if (strcmp(method, "ftq") == 0)
-			ng_nz_ftq(run->timer, time_s, &mine);
-		else
-			ng_nz_selfish(run->timer, time_s, ovh, &mine);
-		st = ng_boot_allgather(run->boot, &mine, sizeof mine, all);
-	}
+	s->sizes = &n->size;
+	s->nsizes = 1;
+	return NG_OK;
+}
+
+static ng_status ng_nz_measure(struct ng_session *s, void *state, size_t size)
+{
+	struct ng_nz *n = state;
+	const struct ng_timer *tm = s->run->timer;
+
+	(void)size;
+	if (strcmp(n->method, "fwq") == 0)
+		ng_nz_fwq(tm, n->time_s, &n->mine);
+	else if (strcmp(n->method, "ftq") == 0)
+		ng_nz_ftq(tm, n->time_s, &n->mine);
+	else
+		ng_nz_selfish(tm, n->time_s, n->ovh, &n->mine);
+	return NG_OK;
+}
+
+/* Every rank's summary to every rank; rank 0 writes the block and row. */
+static ng_status ng_nz_gather(struct ng_session *s, void *state, size_t size)
+{
+	struct ng_nz *n = state;
+	struct ng_run *run = s->run;
+	ng_status st;
+
+	(void)size;
+	st = ng_boot_allgather(run->boot, &n->mine, sizeof n->mine, n->all);
 	if (st == NG_OK)
-		st = ng_nz_gathered(all, run->boot->size);
+		st = ng_nz_gathered(n->all, s->nranks);
 	if (st == NG_OK && ng_results_active(run->results))
-		st = ng_nz_report(run, method, time_s, all);
-	free(all);
+		st = ng_nz_report(run, n->method, n->time_s, n->all);
 	return st;
+}
+
+static void ng_nz_teardown(struct ng_session *s, void *state)
+{
+	struct ng_nz *n = state;
+
+	(void)s;
+	free(n->all);
+}
+
+static const struct ng_session_ops ng_nz_session = {
+    .state = sizeof(struct ng_nz),
+    .flags = NG_SESSION_OWN_CHECK,
+    .config = NG_SESSION_CONFIG(struct ng_nz, cfg),
+    .setup = ng_nz_setup,
+    .measure = ng_nz_measure,
+    .report = ng_nz_gather,
+    .teardown = ng_nz_teardown,
+};
+
+static ng_status ng_nz_run(const struct ng_pattern *p, struct ng_run *run)
+{
+	return ng_session_run(p, run, &ng_nz_session);
 }
 
 /* clang-format off */

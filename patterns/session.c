@@ -44,7 +44,7 @@ static ng_status session_measure(struct ng_session *s, const struct ng_session_o
 		st = ng_gclock_begin(&s->gc);
 	if (st == NG_OK)
 		st = ops->measure(s, state, size);
-	if (st == NG_OK)
+	if (st == NG_OK && ops->report)
 		st = ops->report(s, state, size);
 	return st;
 }

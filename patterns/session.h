@@ -33,11 +33,14 @@
  *       with windows: the ranks start together (ng_gclock_begin; with
  *       NG_SESSION_BARRIER, its barrier where there is no common clock)
  *       ops->measure(s, state, size)  the loops; the sampler inside
- *       ops->report(s, state, size)   gather, row, commit
+ *       ops->report(s, state, size)   optional: gather, row, commit (none
+ *                                     where a measurement has no row of its
+ *                                     own: ebb's rounds)
  *       the progress line (rank 0)
  *   ops->conclude(s, state)           optional: after a complete loop only
  *                                     (loggp's parameters, overlap's
- *                                     recheck); its error is the run's
+ *                                     recheck, ebb's one row over its
+ *                                     rounds); its error is the run's
  *   ops->finish(s, state, all)        optional: after the loop (also after
  *                                     an error in it; not after a failed setup)
  *   ops->teardown(s, state)           also after a failed setup
@@ -50,7 +53,9 @@
  * The sizes the loop runs over are s->sizes[0..s->nsizes), run->sizes
  * unless setup points them at a list of its own (which the state owns):
  * rma's plan, whose every entry (test, mode, origins) has its own size, is
- * one such list (s->index is the entry), its progress line counting it.
+ * one such list (s->index is the entry), its progress line counting it;
+ * ebb's rounds, every one at --ebb-size (s->index is the round), another;
+ * noise's one measurement at size 0, whatever -s says, a third.
  *
  * The run policy (count, --time, --ci-target and --max-time, warm-up,
  * --verify, --raw, percentiles, histogram, progress within a size,
@@ -93,7 +98,8 @@ enum {
 	/* the session does not check the sizes (ng_sizes_check): setup checks
 	 * what it measures where its own refusals put it (overlap and skew
 	 * after the capabilities every rank agrees on first; ebb its
-	 * --ebb-size, the one size its rounds measure) */
+	 * --ebb-size, the one size its rounds measure; noise, which sends no
+	 * message, nothing) */
 	NG_SESSION_OWN_CHECK = 1u << 4,
 };
 
@@ -114,7 +120,7 @@ struct ng_session_ops {
 	ng_status (*begin)(struct ng_session *s, void *state, size_t size); /* optional */
 	ng_status (*arm)(struct ng_session *s, void *state, size_t size);   /* optional */
 	ng_status (*measure)(struct ng_session *s, void *state, size_t size);
-	ng_status (*report)(struct ng_session *s, void *state, size_t size);
+	ng_status (*report)(struct ng_session *s, void *state, size_t size); /* optional */
 	/* optional: after every variant and size was measured and reported
 	 * (never after an error), before finish: a summary the run's status
 	 * depends on (a collective, a block); its error is the run's */
