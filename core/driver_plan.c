@@ -212,7 +212,7 @@ static int read_numbers(struct ng_driver_plan *p, const struct ng_args *a)
 }
 
 /*
- * Runs by time (patterns/sampler.h): a positive duration of at most a day,
+ * Runs by time (patterns/engine/sampler.h): a positive duration of at most a day,
  * measured instead of --count; intervals only within one.  The ranges are
  * of floating-point options, which a table gives none (options.h), and
  * --interval's condition is on a number, which .applies cannot name: both
@@ -251,7 +251,7 @@ static int read_time(struct ng_driver_plan *p, const struct ng_args *a)
 }
 
 /*
- * Adaptive stopping (patterns/sampler.h): a target above 0 and below 1, a
+ * Adaptive stopping (patterns/engine/sampler.h): a target above 0 and below 1, a
  * bound per size of at most a day; not with --time.  As for --time: ranges
  * of floating-point options and a condition on a number, checked here.
  */

@@ -13,7 +13,7 @@
  * Timed regions contain only ng_timer_now() and module operations: no
  * allocation, logging, option lookup or other system calls.  The
  * bookkeeping of a measurement (warm-up, samples, gathering, statistics,
- * the row) is the sampler's, patterns/sampler.h.
+ * the row) is the sampler's, patterns/engine/sampler.h.
  */
 #ifndef NG_PATTERN_H
 #define NG_PATTERN_H
@@ -34,7 +34,7 @@ struct ng_clock; /* core/clocksync.h */
 
 /* Everything a pattern gets from the driver. */
 /* What a sample stream keeps at the most in a run by --time: memory that
- * does not grow with the run's length (patterns/sampler.h).  A multiple of 4. */
+ * does not grow with the run's length (patterns/engine/sampler.h).  A multiple of 4. */
 #define NG_TIME_SAMPLES 65536
 
 struct ng_run {
@@ -56,13 +56,13 @@ struct ng_run {
 	bool histogram;    /* --histogram: each STATS's buckets in the row */
 	/* --time: each measurement runs this long (seconds) instead of @count
 	 * timed repetitions; 0 without.  @count is then NG_TIME_SAMPLES, what a
-	 * stream keeps at the most (patterns/sampler.h: runs by time). */
+	 * stream keeps at the most (patterns/engine/sampler.h: runs by time). */
 	double time_s;
 	double interval_s; /* --interval: a line on stderr this often (seconds); 0: none */
 	/* --ci-target: each measurement samples until the 95% interval of its
 	 * median lies within this fraction of it (0: off), at least @count
 	 * timed repetitions, at most --max-time (@max_time_s) seconds
-	 * (patterns/sampler.h: adaptive stopping). */
+	 * (patterns/engine/sampler.h: adaptive stopping). */
 	double ci_target;
 	double max_time_s;
 	uint64_t seed;                       /* --seed: pairings, server choice */

@@ -35,7 +35,7 @@
  *
  * Nodes with different rank counts are allowed: local index x of node B is
  * served by local index x mod |A| of node A (sa, rd).  Node membership comes
- * from patterns/nodes.h (host names, or --ranks-per-node K virtual nodes).
+ * from patterns/engine/nodes.h (host names, or --ranks-per-node K virtual nodes).
  * How the algorithms move the blocks (the order of blocking calls, the
  * node's shared memory) is described in alltoall_algos.c; this file is the
  * driver: selection, buffers, measurement and report.
@@ -44,7 +44,7 @@
  * block is checked (always), --warmup untimed iterations, then --count timed
  * ones, back to back.  With a common clock (--sync auto or force) the ranks
  * begin each measurement at a time agreed on the global clock
- * (patterns/gclock.h: after the step that agrees to go on, a window start
+ * (patterns/engine/gclock.h: after the step that agrees to go on, a window start
  * per measurement, not per iteration, whose iterations run back to back)
  * and the row records how far apart they started (start_spread_us,
  * start_late, start_bound_us); --sync off adds nothing.  Each rank times each of its iterations; the row's
@@ -60,11 +60,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alltoall_algos.h"
 #include "core/registry.h"
-#include "gclock.h"
+#include "engine/alltoall_algos.h"
+#include "engine/gclock.h"
+#include "engine/session.h"
 #include "payload.h"
-#include "session.h"
 
 /* The algorithms' names, as --a2a-algo takes them. */
 static const char *const ng_a2a_names[NG_A2A_NALGOS] = {

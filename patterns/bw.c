@@ -39,7 +39,7 @@
  * samples, "pairs" lists each pair's own bandwidth, and the aggregate is the
  * sum over pairs of their median bandwidth and message rate.  With a common
  * clock (--sync auto or force) the pairs then begin each size at a time
- * agreed on the global clock (patterns/gclock.h: one window start per
+ * agreed on the global clock (patterns/engine/gclock.h: one window start per
  * size, whose windows run back to back), and the row records how far apart
  * the ranks started (start_spread_us, start_late, start_bound_us); with two
  * ranks, or --sync off, nothing changes.
@@ -48,9 +48,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gclock.h"
-#include "sampler.h"
-#include "session.h"
+#include "engine/gclock.h"
+#include "engine/sampler.h"
+#include "engine/session.h"
 
 /* osu_bw's counts: up to 8 KiB, 100 windows after 10; above, 20 after 2. */
 #define NG_BW_LARGE        8192
@@ -93,7 +93,7 @@ struct ng_bw {
 	int *clients;        /* [npairs] the client of every pair, whose samples pool */
 	/* one stream, the client's window times (us); the tail: the counters */
 	struct ng_sampler smp;
-	/* the session's: more than 2 ranks, each size's window start (patterns/gclock.h) */
+	/* the session's: more than 2 ranks, each size's window start (patterns/engine/gclock.h) */
 	struct ng_gclock *gc;
 	double msgs, bytes; /* data messages and bytes this rank received (size) */
 	double checked;     /* messages it verified (size) */

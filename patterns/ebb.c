@@ -44,8 +44,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sampler.h"
-#include "session.h"
+#include "engine/sampler.h"
+#include "engine/session.h"
 
 #define NG_EBB_WINDOW_MAX (1 << 20)
 #define NG_EBB_ROUNDS_MAX 1000000

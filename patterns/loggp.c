@@ -58,7 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "assess.h"
+#include "engine/assess.h"
 
 /* The stream of the RND round times (NG_AS_OS holds them less the waits). */
 #define NG_LG_PND NG_AS_NKINDS

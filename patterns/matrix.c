@@ -54,9 +54,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/sampler.h"
+#include "engine/session.h"
 #include "peer.h"
-#include "sampler.h"
-#include "session.h"
 
 /* bw's counts: up to 8 KiB, 100 windows after 10; above, 20 after 2. */
 #define NG_MX_LARGE        8192

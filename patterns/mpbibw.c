@@ -4,7 +4,7 @@
  * pairs communicating at once (Figs. 2-4 of the multi-core alltoall study:
  * does the network deliver more when several cores of a node drive it?).
  *
- * The two nodes are the first two of patterns/nodes.h (host names, or
+ * The two nodes are the first two of patterns/engine/nodes.h (host names, or
  * --ranks-per-node K virtual nodes).  When every rank is on one host and no
  * --ranks-per-node is given, the lower half of the ranks forms one virtual
  * node and the upper half the other.  Pair i joins local index i of both
@@ -19,7 +19,7 @@
  * is the longest window any active rank measured, and the aggregate
  * bandwidth is k * 2 * window * size / that time.  With a common clock
  * (--sync auto or force) the barrier is followed by a window start
- * (patterns/gclock.h): the ranks of the k pairs spin until a time agreed on
+ * (patterns/engine/gclock.h): the ranks of the k pairs spin until a time agreed on
  * the global clock, one start per measurement (its windows run back to
  * back), and the row records how far apart they started (start_spread_us
  * over the k pairs' ranks, start_late, start_bound_us); --sync off adds
@@ -31,11 +31,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gclock.h"
-#include "nodes.h"
+#include "engine/gclock.h"
+#include "engine/nodes.h"
+#include "engine/sampler.h"
+#include "engine/session.h"
 #include "payload.h"
-#include "sampler.h"
-#include "session.h"
 
 /* Everything one run needs: the session's state block (session.h). */
 /* mpbibw's options, and alltoall's --ranks-per-node it reads. */
@@ -60,7 +60,7 @@ struct ng_mpb {
 	struct ng_bufs bufs;
 	struct ng_req *reqs;   /* [2 * window] */
 	struct ng_sampler smp; /* one stream, the window times; the tail: the verify flag */
-	struct ng_gclock *gc;  /* the session's: each measurement's window start (patterns/gclock.h) */
+	struct ng_gclock *gc;  /* the session's: each measurement's window start (patterns/engine/gclock.h) */
 	double *medians;       /* [kmax * nsizes] bandwidth, for the summary (reporter) */
 	size_t checked;
 };

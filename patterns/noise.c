@@ -21,10 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compute.h"
+#include "engine/compute.h"
+#include "engine/sampler.h"
+#include "engine/session.h"
 #include "peer.h"
-#include "sampler.h"
-#include "session.h"
 
 #define NG_NZ_BINS      96 /* four per octave: 24 octaves above the threshold */
 #define NG_NZ_PER_OCT   4

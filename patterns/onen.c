@@ -38,7 +38,7 @@
  *                             round to its reply, and size / that time
  *
  * Each size begins together (after the first receives are pre-posted): with
- * a common clock (--sync auto or force, patterns/gclock.h) at a start time
+ * a common clock (--sync auto or force, patterns/engine/gclock.h) at a start time
  * rank 0 sets a margin ahead on the global clock, every rank spinning until
  * then on its own clock; the row then says how far apart the ranks actually
  * started (start_spread_us: max - min over all ranks of their starts on
@@ -58,9 +58,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gclock.h"
-#include "sampler.h"
-#include "session.h"
+#include "engine/gclock.h"
+#include "engine/sampler.h"
+#include "engine/session.h"
 
 /* The 1-byte reply that closes a round. */
 #define NG_ONEN_REPLY 1

@@ -3,7 +3,7 @@
  * overlap: how much of a transfer hides behind computation.
  *
  * Per iteration a rank posts its communication, computes X microseconds
- * (patterns/compute.h) and completes it (the protocol of each side is in
+ * (patterns/engine/compute.h) and completes it (the protocol of each side is in
  * progress.h): the sender after its isends, the receiver after its irecvs
  * (two-sided), or the origin after its puts, the target after its post
  * (one-sided, --overlap-rma).  --overlap-side says who computes: sender
@@ -30,7 +30,7 @@
 #include <string.h>
 
 #include "analysis/overlap.h"
-#include "progress.h"
+#include "engine/progress.h"
 
 /* --overlap-side's index among its choices */
 enum { NG_OV_SENDER, NG_OV_RECEIVER, NG_OV_BOTH };

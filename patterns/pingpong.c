@@ -41,7 +41,7 @@
  * rank puts its readings on rank 0's
  * clock: with a shared clock the ticks after rank 0's base on rank 0's
  * calibration, with a fitted model through ng_timer_global_of() and the
- * model (core/clocksync.h; both in patterns/gclock.h); the sampler's gather brings them together and
+ * model (core/clocksync.h; both in patterns/engine/gclock.h); the sampler's gather brings them together and
  * the reporter computes client to server = ts - t0, server to client =
  * t1 - ts, whose sum is the round trip.  The row adds the bound of the
  * clocks' offset (the timer's resolution on a shared clock), which widens
@@ -54,9 +54,9 @@
 #include <string.h>
 
 #include "core/clocksync.h"
-#include "gclock.h"
-#include "sampler.h"
-#include "session.h"
+#include "engine/gclock.h"
+#include "engine/sampler.h"
+#include "engine/session.h"
 
 /* --one-way: the sampler's streams of the readings (stream 0: half round
  * trips) */
@@ -208,7 +208,7 @@ err_nomem:
 
 /* --one-way, after the loop: this rank's readings on rank 0's clock, µs
  * after rank 0's base (shared clock) or after the model's epoch
- * (patterns/gclock.h). */
+ * (patterns/engine/gclock.h). */
 static void ng_pp_oneway_convert(struct ng_pp *pp)
 {
 	size_t streams = pp->client ? 2 : 1;

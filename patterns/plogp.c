@@ -49,7 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "assess.h"
+#include "engine/assess.h"
 
 /* Samples: the stream NG_AS_SINGLE holds RTT rounds, NG_AS_TRAIN GAP rounds,
  * NG_AS_OS and NG_AS_OR one sample per call. */

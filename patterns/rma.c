@@ -43,7 +43,7 @@
  * N is --rma-origins (default: every rank but one).  With a common clock
  * (--sync auto or force) a measurement of sync, multi-origin or lock with
  * n > 1 begins at a time agreed on the global clock instead of at the
- * barrier's return (patterns/gclock.h; one start per measurement, its
+ * barrier's return (patterns/engine/gclock.h; one start per measurement, its
  * epochs back to back), and its row records how far apart ranks 0..n
  * started (start_spread_us, start_late, start_bound_us).  Passive-target epochs
  * need the target inside a one-sided call on modules that are not truly
@@ -61,8 +61,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rma_epochs.h"
-#include "session.h"
+#include "engine/rma_epochs.h"
+#include "engine/session.h"
 
 /* ---- options ------------------------------------------------------------ */
 

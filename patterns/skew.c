@@ -2,7 +2,7 @@
 /*
  * skew: does the transfer progress while the target is busy elsewhere?
  *
- * The target computes X microseconds (patterns/compute.h) before it takes
+ * The target computes X microseconds (patterns/engine/compute.h) before it takes
  * part: two-sided, after telling the sender to start and before posting its
  * receives; one-sided (--skew-rma), between its post and its wait, as in the
  * MPI-2 one-sided paper's process-skew test (§5.6).  The origin (rank 0)
@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "analysis/loggp.h"
-#include "progress.h"
+#include "engine/progress.h"
 
 struct ng_sk {
 	struct ng_pg pg; /* first */

@@ -10,7 +10,7 @@ Checks, for README.md and doc/**/*.md:
   2. every page of doc/ is linked from README.md, and every image in
      doc/figures/ is shown on some page;
   3. every repository path a page names in code (`core/module.h`,
-     `patterns/sampler.{c,h}`, `modules/rdma/`, `main.c`) exists, unless it is
+     `patterns/engine/sampler.{c,h}`, `modules/rdma/`, `main.c`) exists, unless it is
      listed in tests/docs/pending-paths.txt: paths of a layout under way, which
      the tree does not have yet.  A listed path that exists fails too (remove
      its line), so the list only ever shrinks;
@@ -117,7 +117,7 @@ def anchors(path, cache):
 
 
 def expand(path):
-    """patterns/sampler.{c,h} -> patterns/sampler.c, patterns/sampler.h"""
+    """patterns/engine/sampler.{c,h} -> patterns/engine/sampler.c, patterns/engine/sampler.h"""
     m = re.search(r"\{([^{}]*)\}", path)
     if not m:
         return [path]

@@ -8,7 +8,7 @@ on the calling rank before it returns (the transfer cannot overlap the
 sender's computation: by construction everything is done at post); the
 receive spins o_r after the message's delivery time t_inj + L + (s-1) G,
 and that time runs while the receiver computes.  The pattern's iteration
-(patterns/progress.h) is, for the receiver,
+(patterns/engine/progress.h) is, for the receiver,
     t0  irecv  send(ready: o_s)  compute X  wait (o_r after delivery)  t1
 and for the sender  recv(ready)  t0  isend (o_s)  compute X  wait  t1,
 the sender starting when the ready message has arrived (L) and been

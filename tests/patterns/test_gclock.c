@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The global clock's conversions (patterns/gclock.c) against a known truth:
+ * The global clock's conversions (patterns/engine/gclock.c) against a known truth:
  * on a shared clock a reading and its time are each other's inverse; on a
  * fitted model that is exact for a test-only skew (offset 1,000 µs, drift
  * 50 ppm on rank 1, over one unskewed counter), rank 1's ticks for a start
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 #include "core/clocksync.h"
-#include "patterns/gclock.h"
+#include "patterns/engine/gclock.h"
 #include "tests/check.h"
 
 static void test_shared(void)

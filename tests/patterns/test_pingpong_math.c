@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The pure logic behind pingpong, 1n and n1 (patterns/common.c): seeded
+ * The pure logic behind pingpong, 1n and n1 (patterns/engine/common.c): seeded
  * pairing and server choice, slot strides, statistics helpers and the
  * --verify message.
  */
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "patterns/common.h"
+#include "patterns/engine/common.h"
 #include "tests/check.h"
 
 /* Every rank in exactly one pair, client != server, sorted by client. */

@@ -13,7 +13,7 @@
  * with NG_ERR_VERIFY on every rank (the ranks
  * agree, so none is left waiting); the same runs through the faithful table
  * pass, with every epoch counted.  Before that, the content functions
- * (patterns/rma_check.h) on data with a known answer.
+ * (patterns/engine/rma_check.h) on data with a known answer.
  */
 #include "config.h"
 
@@ -27,7 +27,7 @@
 #include "core/launch.h"
 #include "core/module.h"
 #include "core/pattern.h"
-#include "patterns/rma_check.h"
+#include "patterns/engine/rma_check.h"
 #include "timers/timer.h"
 
 #include "../check.h"

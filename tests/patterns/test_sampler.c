@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The sampler (patterns/sampler.h) in one process: the loop's bookkeeping
+ * The sampler (patterns/engine/sampler.h) in one process: the loop's bookkeeping
  * (untimed iterations dropped, one value per stream and timed iteration,
  * zeros on a rank that times nothing), the gathering's layout, pools, the
  * per-iteration maximum, sharing one rank's stream, growing the streams,
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "core/results_priv.h"
-#include "patterns/sampler.h"
+#include "patterns/engine/sampler.h"
 #include "tests/check.h"
 #include "timers/timer.h"
 

@@ -115,16 +115,17 @@ SUBFLOORS = {
         # Helpers with no measurement of their own: roles, buffers, payloads
         # and statistics of figures, the calibrated computation, node
         # membership, the rma pattern's --verify contents.
-        (0, "patterns: helpers", ["patterns/common.[ch]", "patterns/compute.[ch]", "patterns/nodes.[ch]",
-                                  "patterns/rma_check.[ch]"]),
+        (0, "patterns: helpers", ["patterns/engine/common.[ch]", "patterns/engine/compute.[ch]",
+                                  "patterns/engine/nodes.[ch]", "patterns/engine/rma_check.[ch]"]),
         # The measuring skeleton: samples (sampler), the global clock's
         # windows (gclock).
-        (1, "patterns: measuring", ["patterns/sampler.[ch]", "patterns/gclock.[ch]"]),
+        (1, "patterns: measuring", ["patterns/engine/sampler.[ch]", "patterns/engine/gclock.[ch]"]),
         # The engines a pattern runs on: the measurement session, the
         # parameter assessments (loggp, plogp), the progress engine
         # (overlap, skew), the rma epochs, the alltoall algorithms.
-        (2, "patterns: engines", ["patterns/session.[ch]", "patterns/assess.[ch]", "patterns/progress.[ch]",
-                                  "patterns/rma_epochs.[ch]", "patterns/alltoall_algos.[ch]"]),
+        (2, "patterns: engines", ["patterns/engine/session.[ch]", "patterns/engine/assess.[ch]",
+                                  "patterns/engine/progress.[ch]", "patterns/engine/rma_epochs.[ch]",
+                                  "patterns/engine/alltoall_algos.[ch]"]),
         # The patterns, one file each (a new file of patterns/ is one).
         (3, "patterns: the patterns", ["patterns/*"]),
     ],

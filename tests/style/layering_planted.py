@@ -78,8 +78,8 @@ PLANTS = [
      lambda r: write(os.path.join(r, "core/planted.c"), "int ng_planted_x;\n"),
      r"core/planted\.c: no sub-floor of core claims this file"),
     ("a lower sub-floor of patterns including a higher one (a helper including the sampler)",
-     lambda r: insert_after_includes(os.path.join(r, "patterns/nodes.c"), '#include "sampler.h"'),
-     r"patterns/nodes\.c:\d+: includes patterns/sampler\.h, a higher sub-floor "
+     lambda r: insert_after_includes(os.path.join(r, "patterns/engine/nodes.c"), '#include "sampler.h"'),
+     r"patterns/engine/nodes\.c:\d+: includes patterns/engine/sampler\.h, a higher sub-floor "
      r"\(patterns: measuring above patterns: helpers\)"),
     ("a pattern including another pattern's header",
      lambda r: (write(os.path.join(r, "patterns/bw.h"), "int ng_bw_planted(void);\n"),

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Unit test of the pure parts of the overlap and skew patterns: the lists of
- * computation lengths (patterns/compute.h), the iteration count and the rate
+ * computation lengths (patterns/engine/compute.h), the iteration count and the rate
  * of the calibrated computation, the kernel's result, the capability check of
- * the engine (patterns/progress.h), and the overlap ratio with its bootstrap
+ * the engine (patterns/engine/progress.h), and the overlap ratio with its bootstrap
  * interval on samples with a known answer (analysis/overlap.h).
  * Exit 0 on pass, 1 on failure.
  */
@@ -17,8 +17,8 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "analysis/overlap.h"
-#include "patterns/compute.h"
-#include "patterns/progress.h"
+#include "patterns/engine/compute.h"
+#include "patterns/engine/progress.h"
 #include "tests/check.h"
 
 /* The lengths of @spec at @t_us into @v; their number, or 0. */

@@ -31,7 +31,7 @@
  * NAME-ci times the scale, or 1000 rounds, or the size's share of the
  * budget is spent, and the steps of the measurement session (session.h)
  * that runs them over the sizes.  The run's --ci-target and
- * --max-time (patterns/sampler.h, adaptive stopping) map onto this
+ * --max-time (patterns/engine/sampler.h, adaptive stopping) map onto this
  * machinery: --ci-target REL replaces NAME-ci, -c becomes the floor of
  * rounds, and --max-time SEC bounds the size's share of the budget; the
  * question between batches is this file's (ng_as_decide), not the
@@ -57,7 +57,7 @@
  *       .teardown = ng_as_teardown,
  *   };
  *
- * The samples live in a sampler (patterns/sampler.h), one stream per kind of
+ * The samples live in a sampler (patterns/engine/sampler.h), one stream per kind of
  * round (enum ng_as_kind) and the pattern's own after them; its statistics
  * and rows come from there too.  The loop is not the sampler's: a size is
  * sampled in batches of four kinds of rounds, interleaved, with a decision

@@ -136,7 +136,7 @@ struct rp {
  * A reading of this rank's timer in microseconds that other ranks' readings
  * can be compared with: on the global clock where the ranks have one
  * (rp->gc.on: a counter they share, or the fitted model across hosts;
- * patterns/gclock.h), else from rank 0's reading at set-up on this rank's
+ * patterns/engine/gclock.h), else from rank 0's reading at set-up on this rank's
  * own calibration, which compares across ranks on one host only (--sync
  * off).  Counted from a common reading, the calibrations' difference (parts
  * per million) applies to the run's time, not to the ticks since boot (one

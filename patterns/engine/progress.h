@@ -7,7 +7,7 @@
  * one-sided epoch), rank 1 the passive side (the receiver, or the target).
  * Every iteration moves a burst of B messages of one size from rank 0 to
  * rank 1 and each rank times its own part of it; a rank may compute for X
- * microseconds (patterns/compute.h) at a place the pattern chooses.
+ * microseconds (patterns/engine/compute.h) at a place the pattern chooses.
  *
  * Two-sided (modules with non-blocking operations), per iteration:
  *   sender:    recv(ready)  | t0  isend x B   [compute]  waitall   t1
