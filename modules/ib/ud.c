@@ -44,7 +44,7 @@
 #include <string.h>
 
 #include "modules/ib/ib.h"
-#include "modules/rdma/rdma.h"
+#include "modules/rdmalayer/rdma.h"
 #include "peer.h"
 
 extern const struct ng_module ng_module_ibud;

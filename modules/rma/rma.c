@@ -13,7 +13,7 @@
 
 #include "module.h"
 #include "modules/chan/chan.h"
-#include "modules/rdma/rdma.h"
+#include "modules/rdmalayer/rdma.h"
 #include "modules/rma/rma.h"
 #include "options.h"
 

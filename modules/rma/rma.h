@@ -101,7 +101,7 @@
 
 #include "module.h"
 #include "modules/chan/chan.h"
-#include "modules/rdma/rdma.h"
+#include "modules/rdmalayer/rdma.h"
 
 #define RMA_STAGE     ((size_t)4 << 20)  /* staging bytes */
 #define RMA_STAGE_MAX ((size_t)64 << 10) /* larger origin buffers are registered */

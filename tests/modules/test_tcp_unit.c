@@ -2,8 +2,8 @@
 /*
  * Unit test of the "tcp" module without the driver.
  *
- * Built from this file, the tcp module's sources (modules/tcp.c,
- * modules/tcp_setup.c) and the core's bootstrap helpers (core/bootstrap.c
+ * Built from this file, the tcp module's sources (modules/tcp/tcp.c,
+ * modules/tcp/tcp_setup.c) and the core's bootstrap helpers (core/bootstrap.c
  * for ng_boot_bcast and ng_boot_may_connect, core/allow.c) only, not
  * libngauge: it provides the few core functions they call (ng_error,
  * ng_warn, ng_args_*) and a fake bootstrap.  Each scenario forks its ranks; the
@@ -639,7 +639,7 @@ static uint32_t get32(const unsigned char *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-/* A hello as the module sends it (modules/tcp.h): magic, version 1, rank, token. */
+/* A hello as the module sends it (modules/tcp/tcp.h): magic, version 1, rank, token. */
 static void hello_pack(unsigned char *h, uint32_t rank, uint64_t token)
 {
 	memcpy(h, "NGAUGTCP", 8);

@@ -4,7 +4,7 @@
 #include "config.h"
 
 #include "module.h"
-#include "modules/rdma/rdma.h"
+#include "modules/rdmalayer/rdma.h"
 #include "plugin.h"
 
 extern const struct ng_module ng_module_ibrc;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The mpi and mpirma modules as data (modules/mpi_desc.c): their option
+ * The mpi and mpirma modules as data (modules/mpi/mpi_desc.c): their option
  * tables, and the descriptors' data fields, which the executable's
  * descriptors (no operations: .plugin = "mpi", core/plugin.h) and
- * ngauge-mpi.so's (modules/mpi.c, modules/mpirma.c: the operations) both
+ * ngauge-mpi.so's (modules/mpi/mpi.c, modules/mpi/mpirma.c: the operations) both
  * take from the macros below, so they cannot differ.  Includes no MPI
  * header: the executable does not link MPI.
  */

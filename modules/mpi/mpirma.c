@@ -3,7 +3,7 @@
  * The "mpirma" module: the MPI library's own one-sided operations behind
  * struct ng_rma_ops (core/module.h), the baseline the rma module (over
  * ngauge's RDMA layer) is compared against.  Its two-sided operations are
- * the mpi module's (modules/mpimod.h: the instance embeds struct ng_mpi
+ * the mpi module's (modules/mpi/mpi_int.h: the instance embeds struct ng_mpi
  * first and the descriptor names the mpi module's functions), so one run
  * compares one-sided against two-sided MPI, and --mpi-ssend applies.
  *
@@ -97,7 +97,7 @@
 
 #include "launch.h"
 #include "module.h"
-#include "modules/mpimod.h"
+#include "modules/mpi/mpi_int.h"
 #include "status.h"
 
 #define MR_NGROUPS 64

@@ -26,7 +26,7 @@
 
 #include "bootstrap.h"
 #include "module.h"
-#include "modules/tcp.h"
+#include "modules/tcp/tcp.h"
 #include "options.h"
 #include "status.h"
 

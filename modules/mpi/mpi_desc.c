@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The mpi and mpirma modules' descriptors and options in the executable; their
  * operations are in ngauge-mpi.so (mpi_desc.h). */
-#include "modules/mpi_desc.h"
+#include "modules/mpi/mpi_desc.h"
 
 const struct ng_option ng_mpi_options[] = {
     {.name = "mpi-ssend", .type = NG_OPT_FLAG, .help = "blocking sends use MPI_Ssend (synchronous)"},

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The mpi module's instance and operations (modules/mpi.c), for a module
+ * The mpi module's instance and operations (modules/mpi/mpi.c), for a module
  * whose two-sided operations are the mpi module's: mpirma embeds struct
  * ng_mpi first and puts these functions in its descriptor, so one run
  * compares MPI's one-sided operations against its point-to-point ones with
  * one implementation of the latter.  Internal to modules/.
  */
-#ifndef NG_MODULES_MPIMOD_H
-#define NG_MODULES_MPIMOD_H
+#ifndef NG_MODULES_MPI_MPI_INT_H
+#define NG_MODULES_MPI_MPI_INT_H
 
 #include <limits.h>
 #include <mpi.h>
@@ -15,7 +15,7 @@
 #include <stddef.h>
 
 #include "module.h"
-#include "modules/mpi_desc.h"
+#include "modules/mpi/mpi_desc.h"
 #include "options.h"
 #include "status.h"
 

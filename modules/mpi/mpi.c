@@ -32,7 +32,7 @@
  * Memory: alloc() is aligned_alloc (MPI needs no registration from us; UCX
  * and friends register on first use and cache it); close() frees leftovers.
  *
- * The instance and the operations are exported to modules/ (mpimod.h): the
+ * The instance and the operations are exported to modules/ (mpi_int.h): the
  * mpirma module's two-sided operations are these.
  */
 #include "config.h"
@@ -49,7 +49,7 @@
 
 #include "launch.h"
 #include "module.h"
-#include "modules/mpimod.h"
+#include "modules/mpi/mpi_int.h"
 #include "options.h"
 #include "status.h"
 
@@ -441,7 +441,8 @@ const struct ng_msg_ops ng_mpi_msg_ops = {
 
 /* The descriptor's data from mpi_desc.h (the executable's descriptor has the
  * same); the operations here. */
-_Static_assert(NG_MPI_MAX_MSG == NG_MPI_DESC_MAX_MSG, "mpi_desc.h and mpimod.h agree on the largest message");
+_Static_assert(NG_MPI_MAX_MSG == NG_MPI_DESC_MAX_MSG,
+               "mpi_desc.h and mpi_int.h agree on the largest message");
 
 const struct ng_module ng_module_mpi = {
     NG_MODULE_MPI_DATA,  .open = ng_mpi_open,    .close = ng_mpi_close, .alloc = ng_mpi_alloc,
