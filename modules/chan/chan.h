@@ -215,8 +215,9 @@ struct ng_chan_mod {
 };
 
 /* Opens the layer with @cf and the channel on it; the instance is of module
- * @m (name, capabilities) and served by @ops.  Errors are reported. */
-ng_status ng_chan_mod_init(struct ng_chan_mod *cm, const struct ng_module *m, const struct ng_module *ops,
+ * @m (name, capabilities) and served by the operations @ops.  Errors are
+ * reported. */
+ng_status ng_chan_mod_init(struct ng_chan_mod *cm, const struct ng_module *m, const struct ng_module_ops *ops,
                            const struct ng_module_env *env, const struct ng_chan_conf *cf);
 /* Frees the alloc() blocks left, the channel and the layer. */
 void ng_chan_mod_fini(struct ng_chan_mod *cm);

@@ -88,15 +88,14 @@ void ng_chan_mod_fini(struct ng_chan_mod *cm)
 	cm->r = NULL;
 }
 
-ng_status ng_chan_mod_init(struct ng_chan_mod *cm, const struct ng_module *m, const struct ng_module *ops,
+ng_status ng_chan_mod_init(struct ng_chan_mod *cm, const struct ng_module *m, const struct ng_module_ops *ops,
                            const struct ng_module_env *env, const struct ng_chan_conf *cf)
 {
 	struct ng_boot *b = env->boot;
 	struct ng_rdma_conf rc = cf->rdma;
 	ng_status st;
 
-	ng_comm_init(&cm->base, m, b->rank, b->size, env->cancel);
-	ng_comm_set_ops(&cm->base, ops);
+	ng_comm_init(&cm->base, m, ops, b->rank, b->size, env->cancel);
 	cm->base.spins = !rc.yield;
 	rc.who = m->name;
 	rc.stage = ng_chan_stage_need(cf->eager);
@@ -130,8 +129,7 @@ void ng_chan_mod_close(struct ng_comm *c)
 
 /* What serves an instance of ng_chan_open: the rdma module's operations
  * (modules/rdma/rdma_module.c) but open. */
-static const struct ng_module chan_ops = {
-    .name = "rdma",
+static const struct ng_module_ops chan_ops = {
     .close = ng_chan_mod_close,
     .alloc = ng_chan_mod_alloc,
     .free = ng_chan_mod_free,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The mpi and mpirma modules' descriptors and options in the executable; their
- * operations are in ngauge-mpi.so (mpi_desc.h). */
+ * operations are ngauge-mpi.so's entries "module:mpi" and "module:mpirma"
+ * (mpi.c, mpirma.c; core/plugin.h). */
 #include "modules/mpi/mpi_desc.h"
 
 const struct ng_option ng_mpi_options[] = {
@@ -8,9 +9,32 @@ const struct ng_option ng_mpi_options[] = {
     {.name = NULL},
 };
 
-const struct ng_option *const ng_mpi_option_tables[] = {ng_mpi_options, NULL};
+static const struct ng_option *const ng_mpi_option_tables[] = {ng_mpi_options, NULL};
 /* The mpi module's options (--mpi-ssend: mpirma's blocking sends). */
-const struct ng_option *const ng_mpirma_option_tables[] = {ng_mpi_options, NULL};
+static const struct ng_option *const ng_mpirma_option_tables[] = {ng_mpi_options, NULL};
 
-const struct ng_module ng_module_mpi = {NG_MODULE_MPI_DATA};
-const struct ng_module ng_module_mpirma = {NG_MODULE_MPIRMA_DATA};
+const struct ng_module ng_module_mpi = {
+    .name = "mpi",
+    .desc =
+        "MPI point-to-point (MPI_Send/MPI_Recv, MPI_Isend/MPI_Irecv) and MPI_Alltoall as its native alltoall",
+    .plugin = "mpi",
+    .options = ng_mpi_option_tables,
+    .caps =
+        NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MPI | NG_CAP_MULTIRANK | NG_CAP_ALLTOALL,
+    .max_msg = NG_MPI_DESC_MAX_MSG,
+    .hdr_bytes = 0,
+};
+
+const struct ng_module ng_module_mpirma = {
+    .name = "mpirma",
+    .desc =
+        "the MPI library's one-sided operations (MPI_Win_allocate, MPI_Put/Get/Accumulate, fence, "
+        "post/start/complete/wait, lock/unlock), and MPI point-to-point and MPI_Alltoall (the mpi module's)",
+    .plugin = "mpi",
+    .options = ng_mpirma_option_tables,
+    .threads = true,
+    .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MPI | NG_CAP_MULTIRANK |
+            NG_CAP_ONESIDED | NG_CAP_ALLTOALL,
+    .max_msg = NG_MPI_DESC_MAX_MSG,
+    .hdr_bytes = 0,
+};

@@ -22,6 +22,14 @@ static ng_status ch_module_open(const struct ng_module *m, const struct ng_modul
 
 static const struct ng_option *const ch_options[] = {ng_rdma_options, ng_chan_options, NULL};
 
+static const struct ng_module_ops rdma_ops = {
+    .open = ch_module_open,
+    .close = ng_chan_mod_close,
+    .alloc = ng_chan_mod_alloc,
+    .free = ng_chan_mod_free,
+    .msg = &ng_chan_msg_ops,
+};
+
 const struct ng_module ng_module_rdma = {
     .name = "rdma",
     .desc = "two-sided messages as RDMA writes into rings (the one-sided channel) over the RDMA layer: "
@@ -30,9 +38,5 @@ const struct ng_module ng_module_rdma = {
     .reads = ng_rdma_reads,
     .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_REGMEM | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
     .hdr_bytes = NG_CHAN_MSG_HDR,
-    .open = ch_module_open,
-    .close = ng_chan_mod_close,
-    .alloc = ng_chan_mod_alloc,
-    .free = ng_chan_mod_free,
-    .msg = &ng_chan_msg_ops,
+    .ops = &rdma_ops,
 };

@@ -18,6 +18,6 @@ extern NG_PLUGIN_EXPORT const struct ng_plugin ng_plugin_ofi;
 NG_PLUGIN_EXPORT const struct ng_plugin ng_plugin_ofi = {
     .abi = NG_PLUGIN_ABI,
     .name = "ofi",
-    .module_size = sizeof(struct ng_module),
+    .ops_size = sizeof(struct ng_module_ops),
     .entries = ng_plugin_ofi_entries,
 };
