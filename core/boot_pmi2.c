@@ -161,6 +161,6 @@ extern NG_PLUGIN_EXPORT const struct ng_plugin ng_plugin_pmi2;
 NG_PLUGIN_EXPORT const struct ng_plugin ng_plugin_pmi2 = {
     .abi = NG_PLUGIN_ABI,
     .name = "pmi2",
-    .module_size = sizeof(struct ng_module),
+    .ops_size = sizeof(struct ng_module_ops),
     .entries = ng_plugin_pmi2_entries,
 };

@@ -175,6 +175,6 @@ extern NG_PLUGIN_EXPORT const struct ng_plugin ng_plugin_pmix;
 NG_PLUGIN_EXPORT const struct ng_plugin ng_plugin_pmix = {
     .abi = NG_PLUGIN_ABI,
     .name = "pmix",
-    .module_size = sizeof(struct ng_module),
+    .ops_size = sizeof(struct ng_module_ops),
     .entries = ng_plugin_pmix_entries,
 };

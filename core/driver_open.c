@@ -133,10 +133,10 @@ static int open_module(struct ng_driver_rank *r, const struct ng_driver_plan *p,
 	if (p->mod->plugin) { /* its library may take the stop signals while it starts (plugin.h) */
 		struct ng_plugin_guard g;
 		ng_plugin_guard_enter(&g);
-		st = p->mod->open(p->mod, &menv, &comm);
+		st = p->ops->open(p->mod, &menv, &comm);
 		ng_plugin_guard_leave(&g);
 	} else {
-		st = p->mod->open(p->mod, &menv, &comm);
+		st = p->ops->open(p->mod, &menv, &comm);
 	}
 	if (st) {
 		/* Stopped while it opened (a stop signal held back by the guard

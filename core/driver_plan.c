@@ -326,7 +326,7 @@ int ng_driver_plan(struct ng_driver_plan *p, const struct ng_args *a, const stru
 	}
 	/* The module's operations, from its plugin when they are in one: a
 	 * missing plugin is found here, before anything runs. */
-	if (ng_module_impl(p->mod, &p->mod))
+	if (ng_module_impl(p->mod, &p->ops))
 		return EXIT_USAGE;
 	return 0;
 }

@@ -90,7 +90,7 @@ static void module_block(struct ng_results *res, struct ng_comm *c)
 	json_t *b = c->ops->report ? c->ops->report(c) : NULL;
 
 	if (b) {
-		/* an emulator's measured overshoot (modules/emu.c) bounds every time over it */
+		/* an emulator's measured overshoot (modules/emu/emu.c) bounds every time over it */
 		ng_results_widen(res, "emu_overshoot", json_number_value(json_object_get(b, "overshoot_us")),
 		                 0.0);
 		ng_results_block(res, c->mod->name, b);

@@ -2,12 +2,18 @@
 /*
  * The communication module interface.
  *
- * A module is one `static const struct ng_module` (the descriptor: identity,
- * options, capabilities, operations).  Its open() creates an instance, a
- * module-private struct that embeds `struct ng_comm` as its first member
- * (convert back with container_of / ng_container_of).  Every operation takes
- * the instance first; a module keeps no global or function-static state, so
- * two instances can live in one process.
+ * A module is one `const struct ng_module` of the executable (the
+ * descriptor: identity, options, capabilities, limits; registered by one
+ * line of modules/meson.build) and one `struct ng_module_ops` (its
+ * operations).  The descriptor points at its operations (.ops), or, for a
+ * module whose code is in a plugin (core/plugin.h), names the plugin
+ * (.plugin) that exports them as "module:NAME": the data is then the
+ * executable's alone, once, and the plugin holds only code.
+ * ng_module_impl() gives the operations either way.  open() creates an
+ * instance, a module-private struct that embeds `struct ng_comm` as its
+ * first member (convert back with container_of / ng_container_of).  Every
+ * operation takes the instance first; a module keeps no global or
+ * function-static state, so two instances can live in one process.
  *
  * Patterns see only this interface: they never include a module's header,
  * and they call a module only through the inline wrappers at the end
@@ -74,6 +80,7 @@ struct ng_req {
 
 struct ng_comm;
 struct ng_module;
+struct ng_module_ops;
 struct ng_rma_ops;
 struct ng_row;
 struct json_t;
@@ -108,12 +115,12 @@ struct ng_msg_ops {
 /* Instance base; a module's private instance embeds it first. */
 struct ng_comm {
 	const struct ng_module *mod; /* what the user chose: name, options, capabilities */
-	/* Whose operations serve this instance: @mod itself (ng_comm_init sets
-	 * it), or the module it is built on (ibrc --ib-mode write is the rdma
-	 * module's channel over the verbs backend).  Every call goes through
-	 * it; the driver closes the instance with ops->close.  Set by
+	/* The operations that serve this instance: @mod's (ng_comm_init sets
+	 * them), or those of what it is built on (ibrc --ib-mode write is the
+	 * rdma module's channel over the verbs backend).  Every call goes
+	 * through them; the driver closes the instance with ops->close.  Set by
 	 * ng_comm_init, changed only with ng_comm_set_ops. */
-	const struct ng_module *ops;
+	const struct ng_module_ops *ops;
 	/* The two-sided operations of this instance: ops->msg, with send and
 	 * recv that it leaves NULL made of isend/irecv + wait.  ng_send and the
 	 * other wrappers call through it: one indirect call. */
@@ -145,15 +152,16 @@ struct ng_comm {
 	char device[160];
 };
 
-/* Fills an instance's base in open(): the descriptor's capabilities and
- * maximum message size (the instance may narrow them afterwards), its rank
- * and size, the driver's cancellation flag, and its operations: those of
- * @m (ng_comm_set_ops). */
-static inline void ng_comm_init(struct ng_comm *c, const struct ng_module *m, int rank, int size,
-                                const volatile sig_atomic_t *cancel);
-/* Makes @ops's operations serve instance @c (ng_comm.ops), and resolves its
- * two-sided ones (ng_comm.msg). */
-static inline void ng_comm_set_ops(struct ng_comm *c, const struct ng_module *ops);
+/* Fills an instance's base in open(): module @m's capabilities and maximum
+ * message size (the instance may narrow them afterwards), its rank and
+ * size, the driver's cancellation flag, and the operations that serve it,
+ * @ops: the module's own table (open() names it; a plugin's module has no
+ * other way to it), ng_comm_set_ops. */
+static inline void ng_comm_init(struct ng_comm *c, const struct ng_module *m, const struct ng_module_ops *ops,
+                                int rank, int size, const volatile sig_atomic_t *cancel);
+/* Makes the operations @ops serve instance @c (ng_comm.ops), and resolves
+ * its two-sided ones (ng_comm.msg). */
+static inline void ng_comm_set_ops(struct ng_comm *c, const struct ng_module_ops *ops);
 
 /* What open() receives. */
 struct ng_module_env {
@@ -163,13 +171,20 @@ struct ng_module_env {
 	double timeout_s; /* a peer silent for this long is lost */
 };
 
+/*
+ * The descriptor: what a module is, data only, in the executable (so that
+ * --help, --list, --version and usage errors need no plugin), one per
+ * module: `const struct ng_module ng_module_NAME`, NAME as -x names it,
+ * registered by its line in modules/meson.build (core/registry.c lists what
+ * that generates and names no module).
+ */
 struct ng_module {
 	const char *name; /* "tcp" */
 	const char *desc; /* one line */
-	/* The plugin that holds the operations below (core/plugin.h): "mpi",
-	 * "verbs"; NULL: the executable does.  The executable's descriptor of
-	 * a module in a plugin is data only (no operations); ng_module_impl()
-	 * gives the plugin's, which the driver opens. */
+	/* The plugin that holds the module's operations (core/plugin.h): "mpi",
+	 * "verbs"; .ops is NULL then, and the plugin exports the operations as
+	 * its entry "module:NAME" (a struct ng_module_ops).  NULL: the
+	 * executable holds them, at .ops. */
 	const char *plugin;
 	/*
 	 * The module's options: a NULL-terminated list of option tables
@@ -197,10 +212,23 @@ struct ng_module {
 	bool threads;
 	size_t max_msg;   /* 0 = unlimited; an instance may lower it */
 	size_t hdr_bytes; /* per-message header bytes on the wire (informative) */
+	/* The operations, when the executable holds them (.plugin NULL); NULL
+	 * otherwise.  Whoever opens the module takes them from
+	 * ng_module_impl() (core/plugin.h), which covers both. */
+	const struct ng_module_ops *ops;
+};
 
-	/* Collective over all ranks.  Creates the instance and connects it to every
-	 * other rank (exchanging addresses over env->boot).  On failure the error
-	 * is already reported and nothing is left allocated. */
+/*
+ * A module's operations: its code, which a plugin exports (by name,
+ * "module:NAME") when the module's libraries are not the executable's.
+ * open, close, alloc and free are required; the rest as the capabilities
+ * say.  Several modules may share a table (or its sub-tables).
+ */
+struct ng_module_ops {
+	/* Collective over all ranks.  Creates the instance of module @m (the
+	 * executable's descriptor) and connects it to every other rank
+	 * (exchanging addresses over env->boot).  On failure the error is
+	 * already reported and nothing is left allocated. */
 	ng_status (*open)(const struct ng_module *m, const struct ng_module_env *env,
 	                  struct ng_comm **comm_p);
 	/* Releases everything the instance holds; not collective; c is invalid
@@ -348,7 +376,7 @@ static inline ng_status ng_msg_recv_by_wait(struct ng_comm *c, int peer, void *b
 	return st != NG_OK ? st : c->msg.wait(c, &req);
 }
 
-static inline void ng_comm_set_ops(struct ng_comm *c, const struct ng_module *ops)
+static inline void ng_comm_set_ops(struct ng_comm *c, const struct ng_module_ops *ops)
 {
 	c->ops = ops;
 	c->msg = ops->msg ? *ops->msg : (struct ng_msg_ops){0};
@@ -358,11 +386,11 @@ static inline void ng_comm_set_ops(struct ng_comm *c, const struct ng_module *op
 		c->msg.recv = ng_msg_recv_by_wait;
 }
 
-static inline void ng_comm_init(struct ng_comm *c, const struct ng_module *m, int rank, int size,
-                                const volatile sig_atomic_t *cancel)
+static inline void ng_comm_init(struct ng_comm *c, const struct ng_module *m, const struct ng_module_ops *ops,
+                                int rank, int size, const volatile sig_atomic_t *cancel)
 {
 	c->mod = m;
-	ng_comm_set_ops(c, m);
+	ng_comm_set_ops(c, ops);
 	c->rank = rank;
 	c->size = size;
 	c->caps = m->caps;

@@ -160,7 +160,7 @@ static const struct ng_plugin *plugin_get(const char *name, const char *who, boo
 		return NULL;
 	}
 	pl = dlsym(h, sym);
-	if (!pl || pl->abi != NG_PLUGIN_ABI || pl->module_size != sizeof(struct ng_module) || !pl->name ||
+	if (!pl || pl->abi != NG_PLUGIN_ABI || pl->ops_size != sizeof(struct ng_module_ops) || !pl->name ||
 	    strcmp(pl->name, name) != 0) {
 		if (!quiet)
 			ng_error("%s: %s is not a plugin of this ngauge (%s; rebuild or reinstall ngauge)",
@@ -192,35 +192,29 @@ ng_status ng_plugin_entry(const char *plugin, const char *entry, const char *who
 	return NG_ERR_USAGE;
 }
 
-/* Whether the plugin's descriptor @i says what the executable's @m says. */
-static bool same_data(const struct ng_module *m, const struct ng_module *i)
-{
-	return strcmp(m->name, i->name) == 0 && strcmp(m->desc, i->desc) == 0 && m->options == i->options &&
-	       m->reads == i->reads && m->caps == i->caps && m->max_msg == i->max_msg &&
-	       m->hdr_bytes == i->hdr_bytes && m->threads == i->threads && i->open && i->close && i->alloc &&
-	       i->free;
-}
-
-ng_status ng_module_impl(const struct ng_module *m, const struct ng_module **impl_p)
+ng_status ng_module_impl(const struct ng_module *m, const struct ng_module_ops **ops_p)
 {
 	char who[64], entry[64];
+	const struct ng_module_ops *ops;
 	const void *p;
 	ng_status st;
 
-	*impl_p = m;
-	if (!m->plugin)
+	*ops_p = NULL;
+	if (!m->plugin) {
+		*ops_p = m->ops;
 		return NG_OK;
+	}
 	snprintf(who, sizeof(who), "module %s", m->name);
 	snprintf(entry, sizeof(entry), "module:%s", m->name);
 	st = ng_plugin_entry(m->plugin, entry, who, false, &p);
 	if (st != NG_OK)
 		return st;
-	if (!same_data(m, p)) {
-		ng_error(
-		    "%s: ngauge-%s.so describes it otherwise than this ngauge (rebuild or reinstall ngauge)",
-		    who, m->plugin);
+	ops = p;
+	if (!ops->open || !ops->close || !ops->alloc || !ops->free) {
+		ng_error("%s: ngauge-%s.so lacks operations of it (rebuild or reinstall ngauge)", who,
+		         m->plugin);
 		return NG_ERR_USAGE;
 	}
-	*impl_p = p;
+	*ops_p = ops;
 	return NG_OK;
 }

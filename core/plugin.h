@@ -10,14 +10,19 @@
  * ngauge-NAME.so: ngauge-mpi.so (the mpi and mpirma modules, the MPI
  * bootstrap and timer), ngauge-verbs.so (the verbs core, the ib modules, the
  * RDMA layer's verbs backend), ngauge-ofi.so (the RDMA layer's ofi backend).
- * The descriptors (names, options, capabilities) stay data in the
- * executable, so that --help, --list, --version and usage errors need no
- * plugin; a descriptor whose operations are in a plugin names it
- * (.plugin = "mpi"), and its operations are resolved here.
+ * A module's descriptor (name, options, capabilities, limits: struct
+ * ng_module, core/module.h) is data of the executable, once, so that
+ * --help, --list, --version and usage errors need no plugin; a descriptor
+ * whose operations are in a plugin names it (.plugin = "mpi"), and the
+ * plugin exports only those operations (a struct ng_module_ops), which
+ * ng_module_impl() finds here by the module's name.
  *
  * A plugin exports one symbol, ng_plugin_NAME, a struct ng_plugin: the ABI
  * number it was built for and its entries by name ("module:mpi",
- * "rdma:verbs", "launch:mpi").  It uses the executable's symbols (core/, the
+ * "rdma:verbs", "launch:mpi").  Its "module:NAME" entries are generated
+ * from modules/meson.build's list (NG_PLUGIN_MODULES_NAME of
+ * modules/ng_modules.h), so that a module's registration line is all that
+ * names it.  It uses the executable's symbols (core/, the
  * RDMA layer, ...): the executable exports them.
  *
  * The directory: $NGAUGE_PLUGIN_DIR when set (read with secure_getenv(): not
@@ -48,11 +53,14 @@
 #include "module.h"
 #include "status.h"
 
-/* Raised whenever struct ng_plugin, an entry's type or struct ng_module
- * change incompatibly: a plugin of another number is refused. */
-#define NG_PLUGIN_ABI 2
+/* Raised whenever struct ng_plugin, an entry's type, struct ng_module_ops
+ * or struct ng_module change incompatibly: a plugin of another number is
+ * refused.  3: a module's entry is its operations, no longer a whole
+ * descriptor. */
+#define NG_PLUGIN_ABI 3
 
-/* An exported operations table, by name: "module:NAME" (a struct ng_module),
+/* An exported operations table, by name: "module:NAME" (a struct
+ * ng_module_ops, the operations of the executable's descriptor NAME),
  * "rdma:NAME" (a struct ng_rdma_backend), "launch:mpi" (struct
  * ng_mpi_launch, core/launch.h). */
 struct ng_plugin_entry {
@@ -64,7 +72,7 @@ struct ng_plugin_entry {
 struct ng_plugin {
 	unsigned abi;                          /* NG_PLUGIN_ABI when it was built */
 	const char *name;                      /* "mpi" */
-	size_t module_size;                    /* sizeof(struct ng_module) when it was built */
+	size_t ops_size;                       /* sizeof(struct ng_module_ops) when it was built */
 	const struct ng_plugin_entry *entries; /* NULL-name terminated */
 };
 
@@ -108,11 +116,12 @@ ng_status ng_plugin_entry(const char *plugin, const char *entry, const char *who
                           const void **ptr_p);
 
 /*
- * The module whose operations serve descriptor @m: @m itself when it names
- * no plugin; else the plugin's descriptor of the same name, checked to agree
- * with @m on every data field (name, options, capabilities, limits).
- * Reports once (as ng_plugin_entry) and returns NG_ERR_USAGE when it cannot.
+ * The operations of module @m into *@ops_p: @m->ops when it names no plugin;
+ * else its plugin's entry "module:NAME", loading the plugin (as
+ * ng_plugin_entry), checked to have the required operations (open, close,
+ * alloc, free).  Reports once and returns NG_ERR_USAGE when it cannot
+ * (*@ops_p NULL then).
  */
-ng_status ng_module_impl(const struct ng_module *m, const struct ng_module **impl_p);
+ng_status ng_module_impl(const struct ng_module *m, const struct ng_module_ops **ops_p);
 
 #endif

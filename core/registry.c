@@ -1,27 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The one list of modules, one line each, and the patterns' (patterns/meson.build). */
+/* The modules and the patterns: the lists modules/meson.build and
+ * patterns/meson.build generate, one line each there; none is named here. */
 #include "config.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "modules/ng_modules.h"
 #include "patterns/ng_patterns.h"
 #include "registry.h"
 
-extern const struct ng_module ng_module_tcp;
-extern const struct ng_module ng_module_emu;
-extern const struct ng_module ng_module_rdma;
-extern const struct ng_module ng_module_rma;
-extern const struct ng_module ng_module_spipe;
-#if NG_HAVE_MPI
-extern const struct ng_module ng_module_mpi;
-extern const struct ng_module ng_module_mpirma;
-#endif
-#if NG_HAVE_VERBS
-extern const struct ng_module ng_module_ibrc;
-extern const struct ng_module ng_module_ibuc;
-extern const struct ng_module ng_module_ibud;
-#endif
+/* The modules: the list modules/meson.build generates (NG_MODULES, and
+ * NG_MODULES_MISSING for those the build left out). */
+#define NG_MODULE(name) extern const struct ng_module ng_module_##name;
+NG_MODULES
+#undef NG_MODULE
 
 /* The patterns: the list patterns/meson.build generates (NG_PATTERNS). */
 #define NG_PATTERN(name) extern const struct ng_pattern ng_pattern_##name;
@@ -31,33 +24,16 @@ NG_PATTERNS
 const char ng_pattern_default[] = NG_PATTERN_DEFAULT;
 
 const struct ng_module *const ng_modules[] = {
-    &ng_module_tcp,
-    &ng_module_emu,
-    &ng_module_rdma,
-    &ng_module_rma,
-    &ng_module_spipe,
-#if NG_HAVE_MPI
-    &ng_module_mpi,
-    &ng_module_mpirma,
-#endif
-#if NG_HAVE_VERBS
-    &ng_module_ibrc,
-    &ng_module_ibuc,
-    &ng_module_ibud,
-#endif
-    NULL,
+#define NG_MODULE(name) &ng_module_##name,
+    NG_MODULES
+#undef NG_MODULE
+        NULL,
 };
 
 const struct ng_missing ng_missing_modules[] = {
-#if !NG_HAVE_MPI
-    {"mpi", "built without MPI (install mpich libmpich-dev and rebuild)"},
-    {"mpirma", "built without MPI (install mpich libmpich-dev and rebuild)"},
-#endif
-#if !NG_HAVE_VERBS
-    {"ibrc", "built without libibverbs (install libibverbs-dev and rebuild)"},
-    {"ibuc", "built without libibverbs (install libibverbs-dev and rebuild)"},
-    {"ibud", "built without libibverbs (install libibverbs-dev and rebuild)"},
-#endif
+#define NG_MODULE_MISSING(name, why) {#name, why},
+    NG_MODULES_MISSING
+#undef NG_MODULE_MISSING
     {NULL, NULL},
 };
 

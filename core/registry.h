@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The one explicit list of modules and patterns (core/registry.c): adding a
- * module or pattern is one line there, guarded by its NG_HAVE_* switch.
+ * The modules and patterns of this build (core/registry.c), from the lists
+ * modules/meson.build and patterns/meson.build generate: adding a module or
+ * a pattern is one line there (a module in a plugin is left out, and named
+ * in ng_missing_modules, when the plugin's library was not found).
  */
 #ifndef NG_REGISTRY_H
 #define NG_REGISTRY_H

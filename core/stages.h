@@ -30,6 +30,7 @@ enum { EXIT_USAGE = NG_EXIT_USAGE };
 /* The run's settings, from the parsed options (ng_driver_plan). */
 struct ng_driver_plan {
 	const struct ng_module *mod;
+	const struct ng_module_ops *ops; /* mod's operations (ng_module_impl: from its plugin) */
 	const struct ng_pattern *pat;
 	size_t *sizes;
 	size_t nsizes;

@@ -88,7 +88,7 @@
 
 #include "module.h"
 #include "modules/chan/chan.h"
-#include "modules/rdma/rdma.h"
+#include "modules/rdmalayer/rdma.h"
 #include "options.h"
 #include "peer.h"
 #include "queue.h"

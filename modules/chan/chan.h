@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "module.h"
-#include "modules/rdma/rdma.h"
+#include "modules/rdmalayer/rdma.h"
 
 /* Bytes a ring message adds to its payload (header and trailing word). */
 #define NG_CHAN_MSG_HDR 24u
@@ -215,11 +215,15 @@ struct ng_chan_mod {
 };
 
 /* Opens the layer with @cf and the channel on it; the instance is of module
- * @m (name, capabilities) and served by @ops.  Errors are reported. */
-ng_status ng_chan_mod_init(struct ng_chan_mod *cm, const struct ng_module *m, const struct ng_module *ops,
+ * @m (name, capabilities) and served by the operations @ops.  Errors are
+ * reported. */
+ng_status ng_chan_mod_init(struct ng_chan_mod *cm, const struct ng_module *m, const struct ng_module_ops *ops,
                            const struct ng_module_env *env, const struct ng_chan_conf *cf);
 /* Frees the alloc() blocks left, the channel and the layer. */
 void ng_chan_mod_fini(struct ng_chan_mod *cm);
+/* close() of a module on the channel whose instance is a struct ng_chan_mod
+ * of its own (ng_chan_mod_fini, then the instance freed). */
+void ng_chan_mod_close(struct ng_comm *c);
 
 /* The two-sided operations of a module on the channel (rdma, rma, spipe):
  * isend, irecv, test and wait of its channel; blocking send and receive are

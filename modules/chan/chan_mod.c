@@ -3,8 +3,9 @@
  * A module on the channel (chan.h): the instance base that the rdma, rma
  * and spipe modules and ibrc/ibuc --ib-mode write share (the layer opened
  * with the channel's options, the channel on it, alloc/free as blocks of
- * the channel, the channel's two-sided operations), the channel's options,
- * and the "rdma" module itself.  The channel's protocol is chan.c's.
+ * the channel, the channel's two-sided operations), and the channel's
+ * options.  The channel's protocol is chan.c's; the "rdma" module is
+ * modules/rdma/rdma_module.c.
  */
 #include "config.h"
 
@@ -14,10 +15,8 @@
 
 #include "module.h"
 #include "modules/chan/chan.h"
-#include "modules/rdma/rdma.h"
+#include "modules/rdmalayer/rdma.h"
 #include "options.h"
-
-extern const struct ng_module ng_module_rdma;
 
 /* ---- a module on the channel ------------------------------------------ */
 
@@ -89,15 +88,14 @@ void ng_chan_mod_fini(struct ng_chan_mod *cm)
 	cm->r = NULL;
 }
 
-ng_status ng_chan_mod_init(struct ng_chan_mod *cm, const struct ng_module *m, const struct ng_module *ops,
+ng_status ng_chan_mod_init(struct ng_chan_mod *cm, const struct ng_module *m, const struct ng_module_ops *ops,
                            const struct ng_module_env *env, const struct ng_chan_conf *cf)
 {
 	struct ng_boot *b = env->boot;
 	struct ng_rdma_conf rc = cf->rdma;
 	ng_status st;
 
-	ng_comm_init(&cm->base, m, b->rank, b->size, env->cancel);
-	ng_comm_set_ops(&cm->base, ops);
+	ng_comm_init(&cm->base, m, ops, b->rank, b->size, env->cancel);
 	cm->base.spins = !rc.yield;
 	rc.who = m->name;
 	rc.stage = ng_chan_stage_need(cf->eager);
@@ -121,13 +119,22 @@ ng_status ng_chan_mod_init(struct ng_chan_mod *cm, const struct ng_module *m, co
 	return NG_OK;
 }
 
-static void ch_close(struct ng_comm *c)
+void ng_chan_mod_close(struct ng_comm *c)
 {
 	struct ng_chan_mod *cm = cm_of(c);
 
 	ng_chan_mod_fini(cm);
 	free(cm);
 }
+
+/* What serves an instance of ng_chan_open: the rdma module's operations
+ * (modules/rdma/rdma_module.c) but open. */
+static const struct ng_module_ops chan_ops = {
+    .close = ng_chan_mod_close,
+    .alloc = ng_chan_mod_alloc,
+    .free = ng_chan_mod_free,
+    .msg = &ng_chan_msg_ops,
+};
 
 ng_status ng_chan_open(const struct ng_module *m, const struct ng_module_env *env,
                        const struct ng_chan_conf *cf, struct ng_comm **comm_p)
@@ -140,7 +147,7 @@ ng_status ng_chan_open(const struct ng_module *m, const struct ng_module_env *en
 		ng_error("%s: out of memory", m->name);
 		return NG_ERR_NOMEM;
 	}
-	st = ng_chan_mod_init(cm, m, &ng_module_rdma, env, cf);
+	st = ng_chan_mod_init(cm, m, &chan_ops, env, cf);
 	if (st != NG_OK) {
 		free(cm);
 		return st;
@@ -149,7 +156,7 @@ ng_status ng_chan_open(const struct ng_module *m, const struct ng_module_env *en
 	return NG_OK;
 }
 
-/* ---- the module "rdma" ------------------------------------------------ */
+/* ---- the channel's options -------------------------------------------- */
 
 /* clang-format off */
 const struct ng_option ng_chan_options[] = {
@@ -190,29 +197,3 @@ ng_status ng_chan_conf_read(const struct ng_module_env *env, struct ng_chan_conf
 	}
 	return NG_OK;
 }
-
-static ng_status ch_module_open(const struct ng_module *m, const struct ng_module_env *env,
-                                struct ng_comm **comm_p)
-{
-	struct ng_chan_conf cf;
-	ng_status st = ng_chan_conf_read(env, &cf);
-
-	return st == NG_OK ? ng_chan_open(m, env, &cf, comm_p) : st;
-}
-
-static const struct ng_option *const ch_options[] = {ng_rdma_options, ng_chan_options, NULL};
-
-const struct ng_module ng_module_rdma = {
-    .name = "rdma",
-    .desc = "two-sided messages as RDMA writes into rings (the one-sided channel) over the RDMA layer: "
-            "--rdma-backend verbs|shm|ofi",
-    .options = ch_options,
-    .reads = ng_rdma_reads,
-    .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_REGMEM | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
-    .hdr_bytes = NG_CHAN_MSG_HDR,
-    .open = ch_module_open,
-    .close = ch_close,
-    .alloc = ng_chan_mod_alloc,
-    .free = ng_chan_mod_free,
-    .msg = &ng_chan_msg_ops,
-};

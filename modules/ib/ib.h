@@ -23,8 +23,7 @@
 #include "options.h"
 #include "queue.h"
 
-/* The option tables (ng_ib_conn_options, ng_ib_ud_options) and the
- * descriptors' data: ib_desc.h. */
+/* The option tables and the descriptors: ib_desc.c, in the executable. */
 
 /* Limits of --ib-ring. */
 #define NG_IB_RING_MIN 4u

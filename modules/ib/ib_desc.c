@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The ib modules' options and descriptors in the executable; their operations
- * are in ngauge-verbs.so (ib_desc.h). */
+ * are ngauge-verbs.so's entries "module:ibrc", "module:ibuc" and
+ * "module:ibud" (rc.c, ud.c; core/plugin.h). */
 #include "modules/ib/ib_desc.h"
+#include "module.h"
 #include "modules/verbs/verbs_options.h"
 
 /*
@@ -40,17 +42,44 @@ static const struct ng_option ng_ib_poll_options[] = {
 };
 /* clang-format on */
 
-const struct ng_option *const ng_ib_conn_options[] = {
+static const struct ng_option *const ng_ib_conn_options[] = {
     ng_verbs_options, ng_ib_mode_options, ng_ib_ring_options, ng_ib_eager_options, ng_ib_poll_options, NULL,
 };
 
-const struct ng_option *const ng_ib_ud_options[] = {
+static const struct ng_option *const ng_ib_ud_options[] = {
     ng_verbs_options,
     ng_ib_ring_options,
     ng_ib_poll_options,
     NULL,
 };
 
-const struct ng_module ng_module_ibrc = {NG_MODULE_IBRC_DATA};
-const struct ng_module ng_module_ibuc = {NG_MODULE_IBUC_DATA};
-const struct ng_module ng_module_ibud = {NG_MODULE_IBUD_DATA};
+const struct ng_module ng_module_ibrc = {
+    .name = "ibrc",
+    .desc = "InfiniBand/RoCE verbs, reliable connection (send/receive, or --ib-mode write: the rdma module's "
+            "channel over the verbs backend)",
+    .plugin = "verbs",
+    .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_REGMEM | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
+    .options = ng_ib_conn_options,
+    .max_msg = 0,
+    .hdr_bytes = 0,
+};
+
+const struct ng_module ng_module_ibuc = {
+    .name = "ibuc",
+    .desc = "InfiniBand/RoCE verbs, unreliable connection (a lost message fails the run after --timeout)",
+    .plugin = "verbs",
+    .caps = NG_CAP_CHANNEL | NG_CAP_REGMEM | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
+    .options = ng_ib_conn_options,
+    .max_msg = 0,
+    .hdr_bytes = 0,
+};
+
+const struct ng_module ng_module_ibud = {
+    .name = "ibud",
+    .desc = "InfiniBand/RoCE verbs, unreliable datagrams (messages up to the MTU minus the 40-byte GRH)",
+    .plugin = "verbs",
+    .caps = NG_CAP_CHANNEL | NG_CAP_REGMEM | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
+    .options = ng_ib_ud_options,
+    .max_msg = NG_IBUD_MAX_MSG,
+    .hdr_bytes = 0,
+};

@@ -72,8 +72,11 @@
 #include "modules/chan/chan.h"
 #include "modules/ib/rc_int.h"
 
+/* The executable's descriptors (ib_desc.c), and the operations below. */
 extern const struct ng_module ng_module_ibrc;
 extern const struct ng_module ng_module_ibuc;
+extern const struct ng_module_ops ng_module_ops_ibrc;
+extern const struct ng_module_ops ng_module_ops_ibuc;
 
 static void __attribute__((cold)) ng_rc_stall(struct ng_rc *t, int hint, ng_status st)
 {
@@ -874,7 +877,8 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 		free(t);
 		return NG_ERR_NOMEM;
 	}
-	ng_comm_init(&t->base, m, b->rank, b->size, env->cancel);
+	ng_comm_init(&t->base, m, m == &ng_module_ibuc ? &ng_module_ops_ibuc : &ng_module_ops_ibrc, b->rank,
+	             b->size, env->cancel);
 	t->base.spins = !cf.yield;
 	t->type = m == &ng_module_ibuc ? IBV_QPT_UC : IBV_QPT_RC;
 	t->read = cf.read;
@@ -945,23 +949,13 @@ err_close:
 	return st;
 }
 
-/* clang-format off */
-#define NG_RC_OPS                        \
-	.open = ng_rc_open,              \
-	.close = ng_rc_close,            \
-	.alloc = ng_rc_alloc,            \
-	.free = ng_rc_free,              \
-	.msg = &ng_rc_msg_ops
-
-/* The descriptors' data from ib_desc.h (the executable's descriptors have the
- * same); the operations here. */
-const struct ng_module ng_module_ibrc = {
-	NG_MODULE_IBRC_DATA,
-	NG_RC_OPS,
-};
-
-const struct ng_module ng_module_ibuc = {
-	NG_MODULE_IBUC_DATA,
-	NG_RC_OPS,
-};
-/* clang-format on */
+/* The operations of the executable's descriptors ng_module_ibrc and
+ * ng_module_ibuc (ib_desc.c), ngauge-verbs.so's entries "module:ibrc" and
+ * "module:ibuc": one table under the two names the entries take. */
+#define NG_RC_OPS                                                                                            \
+	{                                                                                                    \
+		.open = ng_rc_open, .close = ng_rc_close, .alloc = ng_rc_alloc, .free = ng_rc_free,          \
+		.msg = &ng_rc_msg_ops,                                                                       \
+	}
+const struct ng_module_ops ng_module_ops_ibrc = NG_RC_OPS;
+const struct ng_module_ops ng_module_ops_ibuc = NG_RC_OPS;

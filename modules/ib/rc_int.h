@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "modules/ib/ib.h"
-#include "modules/rdma/rdma.h" /* the credit words' arithmetic */
+#include "modules/rdmalayer/rdma.h" /* the credit words' arithmetic */
 
 #define NG_RC_CTL      64u                 /* control words per peer: [1] credits */
 #define NG_RC_WR_RANK  0xffffffffu         /* send wr_id: the peer's rank ... */

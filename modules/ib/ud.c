@@ -44,10 +44,11 @@
 #include <string.h>
 
 #include "modules/ib/ib.h"
-#include "modules/rdma/rdma.h"
+#include "modules/rdmalayer/rdma.h"
 #include "peer.h"
 
-extern const struct ng_module ng_module_ibud;
+/* The operations below. */
+extern const struct ng_module_ops ng_module_ops_ibud;
 
 #define NG_UD_GRH      40u
 #define NG_UD_SPARE    2u                  /* slots per peer beyond R, for credit datagrams */
@@ -699,7 +700,7 @@ static ng_status ng_ud_open(const struct ng_module *m, const struct ng_module_en
 		ng_error("%s: out of memory", m->name);
 		return NG_ERR_NOMEM;
 	}
-	ng_comm_init(&u->base, m, b->rank, b->size, env->cancel);
+	ng_comm_init(&u->base, m, &ng_module_ops_ibud, b->rank, b->size, env->cancel);
 	u->base.spins = !cf.yield;
 	ng_watch_init(&u->watch, env->cancel, env->timeout_s, cf.yield);
 
@@ -797,10 +798,9 @@ err_free:
 /* clang-format off */
 _Static_assert(NG_IBUD_MAX_MSG == 4096 - NG_UD_GRH, "ib_desc.h and ud.c agree on ibud's largest message");
 
-/* The descriptor's data from ib_desc.h (the executable's descriptor has the
- * same); the operations here. */
-const struct ng_module ng_module_ibud = {
-	NG_MODULE_IBUD_DATA,
+/* The operations of the executable's descriptor ng_module_ibud
+ * (ib_desc.c), ngauge-verbs.so's entry "module:ibud". */
+const struct ng_module_ops ng_module_ops_ibud = {
 	.open = ng_ud_open,
 	.close = ng_ud_close,
 	.alloc = ng_ud_alloc,

@@ -13,7 +13,7 @@
 
 #include "module.h"
 #include "modules/chan/chan.h"
-#include "modules/rdma/rdma.h"
+#include "modules/rdmalayer/rdma.h"
 #include "modules/rma/rma.h"
 #include "options.h"
 
@@ -43,27 +43,36 @@ static void rma_close(struct ng_comm *c);
 static ng_status rma_open(const struct ng_module *mod, const struct ng_module_env *env,
                           struct ng_comm **comm_p);
 
-/* The descriptor's fields (the designs' descriptors differ in .rma only). */
-#define RMA_MODULE                                                                                           \
-	.name = "rma",                                                                                       \
-	.desc = "MPI-2 one-sided communication over the RDMA layer (--rma-design direct|sendrecv, "          \
-	        "--rma-sched), and the rdma module's two-sided channel",                                     \
-	.options = rma_options, .reads = ng_rdma_reads,                                                      \
-	.caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_REGMEM | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK |      \
-	        NG_CAP_ONESIDED,                                                                             \
-	.open = rma_open, .close = rma_close, .alloc = ng_chan_mod_alloc, .free = ng_chan_mod_free,          \
-	.msg = &ng_chan_msg_ops
-
-/* The registered descriptor: the direct design (the default). */
-const struct ng_module ng_module_rma = {
-    RMA_MODULE,
+/* The operations of the direct design (the default) and of the sendrecv
+ * design (they differ in .rma only). */
+static const struct ng_module_ops rma_direct_ops = {
+    .open = rma_open,
+    .close = rma_close,
+    .alloc = ng_chan_mod_alloc,
+    .free = ng_chan_mod_free,
+    .msg = &ng_chan_msg_ops,
     .rma = &ng_rma_mod_direct_ops,
 };
 
 /* What serves an instance of the sendrecv design (ng_comm.ops). */
-static const struct ng_module rma_sendrecv_module = {
-    RMA_MODULE,
+static const struct ng_module_ops rma_sendrecv_ops = {
+    .open = rma_open,
+    .close = rma_close,
+    .alloc = ng_chan_mod_alloc,
+    .free = ng_chan_mod_free,
+    .msg = &ng_chan_msg_ops,
     .rma = &ng_rma_mod_sendrecv_ops,
+};
+
+const struct ng_module ng_module_rma = {
+    .name = "rma",
+    .desc = "MPI-2 one-sided communication over the RDMA layer (--rma-design direct|sendrecv, --rma-sched), "
+            "and the rdma module's two-sided channel",
+    .options = rma_options,
+    .reads = ng_rdma_reads,
+    .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_REGMEM | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK |
+            NG_CAP_ONESIDED,
+    .ops = &rma_direct_ops,
 };
 
 struct rma_waddr {
@@ -828,7 +837,7 @@ static ng_status rma_open(const struct ng_module *mod, const struct ng_module_en
 	m->aggregate = !sendrecv && (sched & 2);
 	m->agg_max = ng_args_size(a, "rma-aggregate");
 	/* The design's operations serve the instance from here on. */
-	st = ng_chan_mod_init(&m->cm, mod, sendrecv ? &rma_sendrecv_module : mod, env, &cf);
+	st = ng_chan_mod_init(&m->cm, mod, sendrecv ? &rma_sendrecv_ops : &rma_direct_ops, env, &cf);
 	if (st != NG_OK) {
 		free(m);
 		return st;

@@ -82,8 +82,8 @@
  * Files.  Each design is its own table of one-sided operations (struct
  * ng_rma_ops): rma_direct.c (ng_rma_mod_direct_ops) and rma_sendrecv.c
  * (ng_rma_mod_sendrecv_ops).  open() chooses the design once: the
- * registered descriptor ng_module_rma carries the direct table, and an
- * instance of the sendrecv design is served by a descriptor of its own
+ * descriptor ng_module_rma's operations carry the direct table, and an
+ * instance of the sendrecv design is served by operations of its own
  * whose table is the sendrecv one (ng_comm.ops), so that no operation asks
  * which design it runs.  rma.c holds what both use: the windows, the checks
  * of epochs and ranges, the start and wait of PSCW, the operations' channel
@@ -101,7 +101,7 @@
 
 #include "module.h"
 #include "modules/chan/chan.h"
-#include "modules/rdma/rdma.h"
+#include "modules/rdmalayer/rdma.h"
 
 #define RMA_STAGE     ((size_t)4 << 20)  /* staging bytes */
 #define RMA_STAGE_MAX ((size_t)64 << 10) /* larger origin buffers are registered */

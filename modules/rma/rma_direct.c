@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "module.h"
-#include "modules/rdma/rdma.h"
+#include "modules/rdmalayer/rdma.h"
 #include "modules/rma/rma.h"
 
 /* The step between two attempts to take a lock at @peer (an atomic that

@@ -102,8 +102,8 @@
 
 #include "module.h"
 #include "modules/chan/chan.h"
-#include "modules/rdma/rcache.h"
-#include "modules/rdma/rdma.h"
+#include "modules/rdmalayer/rcache.h"
+#include "modules/rdmalayer/rdma.h"
 #include "modules/spipe/spipe_model.h"
 
 #define SP_NBUF_MAX   16u

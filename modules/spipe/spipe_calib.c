@@ -14,7 +14,7 @@
 #include "analysis/loggp.h"
 #include "analysis/stats.h"
 #include "module.h"
-#include "modules/rdma/rdma.h"
+#include "modules/rdmalayer/rdma.h"
 #include "modules/spipe/spipe.h"
 #include "modules/spipe/spipe_model.h"
 #include "peer.h"

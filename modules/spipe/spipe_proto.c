@@ -14,8 +14,8 @@
 
 #include "module.h"
 #include "modules/chan/chan.h"
-#include "modules/rdma/rcache.h"
-#include "modules/rdma/rdma.h"
+#include "modules/rdmalayer/rcache.h"
+#include "modules/rdmalayer/rdma.h"
 #include "modules/spipe/spipe.h"
 #include "modules/spipe/spipe_model.h"
 #include "options.h"
@@ -531,6 +531,9 @@ struct sp_addr {
 	uint64_t fresh;
 };
 
+/* The module's operations (below). */
+static const struct ng_module_ops sp_ops;
+
 static ng_status sp_open(const struct ng_module *m, const struct ng_module_env *env, struct ng_comm **comm_p)
 {
 	struct spipe *sp = calloc(1, sizeof(*sp));
@@ -551,7 +554,7 @@ static ng_status sp_open(const struct ng_module *m, const struct ng_module_env *
 		free(sp);
 		return st;
 	}
-	st = ng_chan_mod_init(&sp->cm, m, m, env, &cf);
+	st = ng_chan_mod_init(&sp->cm, m, &sp_ops, env, &cf);
 	if (st != NG_OK) {
 		free(sp);
 		return st;
@@ -644,6 +647,16 @@ static const struct ng_option sp_own_options[] = {
 /* The layer's options, the channel's, its own. */
 static const struct ng_option *const sp_options[] = {ng_rdma_options, ng_chan_options, sp_own_options, NULL};
 
+static const struct ng_module_ops sp_ops = {
+    .open = sp_open,
+    .close = sp_close,
+    .alloc = sp_alloc,
+    .free = sp_free,
+    .msg = &ng_chan_msg_ops,
+    .report = ng_spipe_report,
+    .report_row = ng_spipe_report_row,
+};
+
 const struct ng_module ng_module_spipe = {
     .name = "spipe",
     .desc = "messages from ordinary memory over the RDMA layer: the superpipeline (--spipe-mode super) and "
@@ -652,11 +665,5 @@ const struct ng_module ng_module_spipe = {
     .reads = ng_rdma_reads,
     .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
     .hdr_bytes = NG_CHAN_MSG_HDR,
-    .open = sp_open,
-    .close = sp_close,
-    .alloc = sp_alloc,
-    .free = sp_free,
-    .msg = &ng_chan_msg_ops,
-    .report = ng_spipe_report,
-    .report_row = ng_spipe_report_row,
+    .ops = &sp_ops,
 };

@@ -42,8 +42,8 @@
  * wr_id, ng_ibv_qp_number).
  *
  * Layering: the bottom of the verbs family: it includes core and
- * modules/watch.h only; the ib modules (modules/ib/) and the RDMA layer's
- * verbs backend (modules/rdma/verbs.c) are built on it.
+ * modules/watch/watch.h only; the ib modules (modules/ib/) and the RDMA layer's
+ * verbs backend (modules/rdmalayer/verbs.c) are built on it.
  *
  * Threading: none; an instance belongs to one thread.  Byte order: the
  * addresses exchanged between ranks are in host order (all ranks of a run
@@ -63,7 +63,7 @@
 #include <stdint.h>
 
 #include "bootstrap.h"
-#include "modules/watch.h"
+#include "modules/watch/watch.h"
 #include "options.h"
 #include "status.h"
 

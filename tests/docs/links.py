@@ -10,7 +10,7 @@ Checks, for README.md and doc/**/*.md:
   2. every page of doc/ is linked from README.md, and every image in
      doc/figures/ is shown on some page;
   3. every repository path a page names in code (`core/module.h`,
-     `patterns/engine/sampler.{c,h}`, `modules/rdma/`, `main.c`) exists, unless it is
+     `patterns/engine/sampler.{c,h}`, `modules/rdmalayer/`, `main.c`) exists, unless it is
      listed in tests/docs/pending-paths.txt: paths of a layout under way, which
      the tree does not have yet.  A listed path that exists fails too (remove
      its line), so the list only ever shrinks;

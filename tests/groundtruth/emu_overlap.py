@@ -3,7 +3,7 @@
 """Ground truth for the overlap pattern: emu over tcp with known o_s, o_r, L
 and G, both sides computing, two-sided (isend/irecv).
 
-What emu does (modules/emu.c): isend is its blocking send, which spins o_s
+What emu does (modules/emu/emu.c): isend is its blocking send, which spins o_s
 on the calling rank before it returns (the transfer cannot overlap the
 sender's computation: by construction everything is done at post); the
 receive spins o_r after the message's delivery time t_inj + L + (s-1) G,

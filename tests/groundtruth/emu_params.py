@@ -5,7 +5,7 @@ injects known o_s, o_r, g, G and L, and both patterns must give them back,
 each within 10% and inside its reported 95% confidence interval (to within
 emu's own precision, 0.25 us + 0.5%: see check()).
 
-emu's costs are floors (modules/emu.c): wherever they exceed the base's own
+emu's costs are floors (modules/emu/emu.c): wherever they exceed the base's own
 costs, the base disappears from the measurement.  So the test first
 measures the base the way emu drives it (emu over tcp with nothing
 injected, same sizes) and sizes every injected value at tens of

@@ -90,7 +90,7 @@ for cfg in "${cfgs[@]}"; do
 	for pat in "overlap --overlap-rma" "rma"; do
 		for d in 0.15 0.3 0.8 1.5; do
 			# An interrupted rank leaves its memory published for peers still accessing it
-			# (modules/rdma/shm.c) and exits: a sanitizer build does not count that memory as leaked.
+			# (modules/rdmalayer/shm.c) and exits: a sanitizer build does not count that memory as leaked.
 			ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 sigterm_after $d -x rma $cfg -p $pat
 			# a note on a row measured before the signal (a drift, an alternation) is the
 			# measurement's, not the interruption's: every other line counts

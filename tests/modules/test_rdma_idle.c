@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "modules/rdma/rdma.h"
+#include "modules/rdmalayer/rdma.h"
 
 #include "../check.h"
 

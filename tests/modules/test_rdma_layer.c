@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Conformance test of one RDMA layer backend (modules/rdma/rdma.h), the same
+ * Conformance test of one RDMA layer backend (modules/rdmalayer/rdma.h), the same
  * checks for every backend:
  *
  *   test_rdma_layer BACKEND [NP [PROVIDER [MAX_WRITE]]]
@@ -42,7 +42,7 @@
 
 #include "bootstrap.h"
 #include "launch.h"
-#include "modules/rdma/rdma.h"
+#include "modules/rdmalayer/rdma.h"
 
 #include "../check.h"
 

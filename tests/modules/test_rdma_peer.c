@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The RDMA layer's backends under --server (modules/rdma/rdma.h, shm.c,
+ * The RDMA layer's backends under --server (modules/rdmalayer/rdma.h, shm.c,
  * ofi.c; core/bootstrap.h: boot->peer_addr, ng_boot_may_connect): a rank
  * whose bootstrap names the address a client connected from trusts neither
  * the process ids nor the endpoint addresses its peer publishes.
@@ -39,7 +39,7 @@
 #include "allow.h"
 #include "bootstrap.h"
 #include "launch.h"
-#include "modules/rdma/rdma.h"
+#include "modules/rdmalayer/rdma.h"
 
 #include "../check.h"
 

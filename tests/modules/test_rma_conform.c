@@ -462,7 +462,7 @@ static int t_open_rma(int argc, char **argv, struct ng_args *args, struct ng_mod
 	 * starves ranks for longer than 2 s). */
 	tmo = getenv("NGAUGE_RMA_TEST_TIMEOUT");
 	env->timeout_s = tmo && atof(tmo) > 0 ? atof(tmo) : 2;
-	st = ng_module_rma.open(&ng_module_rma, env, &t->c);
+	st = ng_module_rma.ops->open(&ng_module_rma, env, &t->c);
 	if (st != NG_OK)
 		return st == NG_ERR_USAGE ? 2 : 77;
 	if (t->me == 0)
@@ -488,9 +488,10 @@ static int t_open_mpirma(int argc, char **argv, struct ng_args *args, struct ng_
 	ng_args_declare(args, ng_mpi_options, "mpi");
 	/* ngauge-mpi.so, as ngauge loads it (core/plugin.h). */
 	const void *entry;
-	const struct ng_module *mr;
+	const struct ng_module *mr = &ng_module_mpirma;
+	const struct ng_module_ops *mr_ops;
 	if (ng_plugin_entry("mpi", "launch:mpi", argv[0], false, &entry) != NG_OK ||
-	    ng_module_impl(&ng_module_mpirma, &mr) != NG_OK)
+	    ng_module_impl(mr, &mr_ops) != NG_OK)
 		return 1;
 	if (((const struct ng_mpi_launch *)entry)->boot(&argc, &argv, mr->threads, &t->b) != NG_OK)
 		return 1;
@@ -508,7 +509,7 @@ static int t_open_mpirma(int argc, char **argv, struct ng_args *args, struct ng_
 	/* Watchdog: generous for the checks (a busy machine), short where it
 	 * is what is checked. */
 	env->timeout_s = *timeout_run_p ? 2 : 60;
-	st = mr->open(mr, env, &t->c);
+	st = mr_ops->open(mr, env, &t->c);
 	if (st != NG_OK) {
 		t->b->ops->fini(t->b);
 		return 1;

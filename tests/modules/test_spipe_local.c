@@ -210,7 +210,7 @@ static ng_status open_with(struct t *t, struct ng_args *a, bool fresh)
 
 	if (fresh)
 		ng_args_set(a, ng_args_find(a, "spipe-fresh"), "1", err, sizeof(err));
-	return ng_module_spipe.open(&ng_module_spipe, &env, &t->c);
+	return ng_module_spipe.ops->open(&ng_module_spipe, &env, &t->c);
 }
 
 int main(int argc, char **argv)

@@ -2,8 +2,8 @@
 /*
  * Unit test of the "tcp" module without the driver.
  *
- * Built from this file, the tcp module's sources (modules/tcp.c,
- * modules/tcp_setup.c) and the core's bootstrap helpers (core/bootstrap.c
+ * Built from this file, the tcp module's sources (modules/tcp/tcp.c,
+ * modules/tcp/tcp_setup.c) and the core's bootstrap helpers (core/bootstrap.c
  * for ng_boot_bcast and ng_boot_may_connect, core/allow.c) only, not
  * libngauge: it provides the few core functions they call (ng_error,
  * ng_warn, ng_args_*) and a fake bootstrap.  Each scenario forks its ranks; the
@@ -306,7 +306,7 @@ static ng_status open_tcp(struct ng_boot *b, const struct ng_args *a, double tim
 	    .timeout_s = timeout_s,
 	};
 
-	return ng_module_tcp.open(&ng_module_tcp, &env, c_p);
+	return ng_module_tcp.ops->open(&ng_module_tcp, &env, c_p);
 }
 
 static const struct ng_args default_args = {.bind = NULL, .port = NULL};
@@ -378,7 +378,7 @@ static int t_blocking(struct ng_boot *b)
 		CHECK(bad == n, "size %zu: byte %zu wrong", n, bad);
 	}
 	ng_free(c, buf);
-	ng_module_tcp.close(c);
+	ng_module_tcp.ops->close(c);
 	return 0;
 }
 
@@ -426,7 +426,7 @@ static int t_nonblocking(struct ng_boot *b)
 	}
 	ng_free(c, sbuf);
 	ng_free(c, rbuf);
-	ng_module_tcp.close(c);
+	ng_module_tcp.ops->close(c);
 	return 0;
 }
 
@@ -461,7 +461,7 @@ static int t_many(struct ng_boot *b)
 	}
 	ng_free(c, sbuf);
 	ng_free(c, rbuf);
-	ng_module_tcp.close(c);
+	ng_module_tcp.ops->close(c);
 	return 0;
 }
 
@@ -514,7 +514,7 @@ static int t_order(struct ng_boot *b)
 		CHECK_ST(ng_send(c, 0, bb, 50), NG_OK);
 	}
 	CHECK_ST(ng_boot_barrier(b), NG_OK);
-	ng_module_tcp.close(c); /* frees the four blocks */
+	ng_module_tcp.ops->close(c); /* frees the four blocks */
 	return 0;
 }
 
@@ -561,7 +561,7 @@ static int t_n1(struct ng_boot *b)
 		CHECK_ST(ng_recv(c, 0, buf, 1), NG_OK);
 	}
 	ng_free(c, buf);
-	ng_module_tcp.close(c);
+	ng_module_tcp.ops->close(c);
 	return 0;
 }
 
@@ -608,7 +608,7 @@ static int t_mesh(struct ng_boot *b)
 			CHECK(check(rbuf, 7, (uint64_t)p) == 7, "echo from rank %d", p);
 		}
 	}
-	ng_module_tcp.close(c);
+	ng_module_tcp.ops->close(c);
 	return 0;
 }
 
@@ -639,7 +639,7 @@ static uint32_t get32(const unsigned char *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-/* A hello as the module sends it (modules/tcp.h): magic, version 1, rank, token. */
+/* A hello as the module sends it (modules/tcp/tcp.h): magic, version 1, rank, token. */
 static void hello_pack(unsigned char *h, uint32_t rank, uint64_t token)
 {
 	memcpy(h, "NGAUGTCP", 8);
@@ -729,7 +729,7 @@ static int t_stray(struct ng_boot *b)
 			CHECK_ST(ng_send(c, p, buf, 64), NG_OK);
 		}
 	}
-	ng_module_tcp.close(c);
+	ng_module_tcp.ops->close(c);
 	return 0;
 }
 
@@ -956,7 +956,7 @@ static int t_allowed(struct ng_boot *b)
 			CHECK_ST(ng_recv(c, 0, buf, sizeof(buf)), NG_OK);
 			CHECK(check(buf, sizeof(buf), (uint64_t)k) == sizeof(buf), "message %d", k);
 		}
-		ng_module_tcp.close(c);
+		ng_module_tcp.ops->close(c);
 	}
 	b->allow = NULL;
 	return 0;
@@ -975,7 +975,7 @@ static int t_death_recv(struct ng_boot *b)
 	CHECK_ST(ng_recv(c, 1, buf, 1000), NG_ERR_PEER_LOST);
 	CHECK_ST(ng_recv(c, 1, buf, 1000), NG_ERR_PEER_LOST);
 	CHECK_ST(ng_send(c, 1, buf, 1000), NG_ERR_PEER_LOST);
-	ng_module_tcp.close(c);
+	ng_module_tcp.ops->close(c);
 	return 0;
 }
 
@@ -999,7 +999,7 @@ static int t_death_wait(struct ng_boot *b)
 	CHECK_ST(ng_wait(c, &rr), NG_ERR_PEER_LOST);
 	CHECK_ST(ng_wait(c, &sr), NG_ERR_PEER_LOST);
 	CHECK_ST(ng_irecv(c, 1, buf, 1000, &rr), NG_ERR_PEER_LOST);
-	ng_module_tcp.close(c);
+	ng_module_tcp.ops->close(c);
 	return 0;
 }
 
@@ -1019,7 +1019,7 @@ static int t_death_send(struct ng_boot *b)
 	for (i = 0; i < 100000 && !st; i++)
 		st = ng_send(c, 1, buf, 65536);
 	CHECK(st == NG_ERR_PEER_LOST, "send loop ended with %s after %d sends", ng_status_name(st), i);
-	ng_module_tcp.close(c);
+	ng_module_tcp.ops->close(c);
 	return 0;
 }
 
@@ -1040,7 +1040,7 @@ static int t_timeout(struct ng_boot *b)
 		CHECK(dt > 0.25 && dt < 2, "blocking recv timed out after %.2f s", dt);
 	}
 	CHECK_ST(ng_boot_barrier(b), NG_OK);
-	ng_module_tcp.close(c);
+	ng_module_tcp.ops->close(c);
 
 	/* A second instance in the same process: a wait() that polls. */
 	CHECK_ST(open_tcp(b, &default_args, 0.3, &c), NG_OK);
@@ -1056,7 +1056,7 @@ static int t_timeout(struct ng_boot *b)
 		CHECK(dt > 0.25 && dt < 2, "wait timed out after %.2f s", dt);
 	}
 	CHECK_ST(ng_boot_barrier(b), NG_OK);
-	ng_module_tcp.close(c);
+	ng_module_tcp.ops->close(c);
 	return 0;
 }
 
@@ -1098,7 +1098,7 @@ static int t_cancel(struct ng_boot *b)
 		CHECK(!arm_alarm_ms(0), "setitimer: %s", strerror(errno));
 	}
 	CHECK_ST(ng_boot_barrier(b), NG_OK);
-	ng_module_tcp.close(c);
+	ng_module_tcp.ops->close(c);
 	return 0;
 }
 
@@ -1124,7 +1124,7 @@ static int t_memory(struct ng_boot *b)
 	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i += 2)
 		ng_free(c, p[i]);
 	ng_free(c, NULL);
-	ng_module_tcp.close(c); /* releases the odd ones */
+	ng_module_tcp.ops->close(c); /* releases the odd ones */
 	return 0;
 }
 

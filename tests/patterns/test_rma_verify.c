@@ -209,7 +209,7 @@ int main(void)
 	};
 	static const size_t sizes[] = {24, 4096, 70000};
 	struct ng_args args = {0};
-	struct ng_module fmod;
+	struct ng_module_ops fmod;
 	struct ng_timer tm;
 	struct ng_boot *b;
 	struct ng_comm *c;
@@ -235,7 +235,7 @@ int main(void)
 	{
 		struct ng_module_env env = {.boot = b, .args = &args, .cancel = &cancel, .timeout_s = 5};
 
-		st = ng_module_rma.open(&ng_module_rma, &env, &c);
+		st = ng_module_rma.ops->open(&ng_module_rma, &env, &c);
 	}
 	if (st != NG_OK)
 		return 77;
@@ -276,7 +276,7 @@ int main(void)
 		if (ng_boot_barrier(b) != NG_OK)
 			return 1;
 	}
-	c->ops = &ng_module_rma;
+	c->ops = ng_module_rma.ops;
 	c->ops->close(c);
 	ng_args_release(&args);
 	b->ops->fini(b);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Credits of the ring protocols (modules/rdma/rdma.h): the low bits a
+ * Credits of the ring protocols (modules/rdmalayer/rdma.h): the low bits a
  * message or datagram carries widened against the highest count known, at
  * the wrap of 16 bits (ibud, the channel) and of 29 (ibrc's immediate);
  * reordered and duplicated counts ignored; counts and credit words above
@@ -9,7 +9,7 @@
  */
 #include <stdint.h>
 
-#include "modules/rdma/rdma.h"
+#include "modules/rdmalayer/rdma.h"
 
 #include "../check.h"
 

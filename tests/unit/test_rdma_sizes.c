@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "modules/chan/chan.h"
-#include "modules/rdma/rdma.h"
+#include "modules/rdmalayer/rdma.h"
 
 #include "../check.h"
 

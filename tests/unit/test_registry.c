@@ -101,29 +101,30 @@ int main(void)
 	struct ng_args all = {0};
 
 	for (size_t i = 0; ng_modules[i]; i++, nmod++) {
-		const struct ng_module *d = ng_modules[i], *m = d;
-		/* A module in a plugin: the executable's descriptor is data only,
-		 * the plugin's (same data, checked by ng_module_impl) has the
-		 * operations. */
-		CHECK(!d->plugin || (!d->open && !d->close && !d->msg && !d->rma && !d->alltoall),
-		      "module '%s': descriptor of a plugin's module with operations", d->name);
-		CHECK(ng_module_impl(d, &m) == NG_OK && m, "module '%s': its plugin", d->name);
-		if (!m)
+		const struct ng_module *m = ng_modules[i];
+		const struct ng_module_ops *o = NULL;
+		/* The descriptor: the data, once; its operations at .ops, or,
+		 * for a module in a plugin, the plugin's entry (never both). */
+		CHECK(!m->plugin != !m->ops, "module '%s': operations %s", m->name,
+		      m->plugin ? "in the executable and a plugin" : "nowhere");
+		CHECK(m->name && m->desc, "module %zu incomplete", i);
+		CHECK(ng_module_find(m->name) == m, "module '%s' not found by name", m->name);
+		CHECK(ng_module_impl(m, &o) == NG_OK && o, "module '%s': its operations", m->name);
+		if (!o)
 			continue;
-		CHECK(m->name && m->desc && m->open && m->close && m->alloc && m->free,
-		      "module %zu incomplete", i);
-		CHECK(ng_module_find(m->name) == d, "module '%s' not found by name", m->name);
+		CHECK(o->open && o->close && o->alloc && o->free, "module '%s': operations incomplete",
+		      m->name);
 		/* Blocking send/recv: the module's own, or the core's isend/irecv + wait. */
 		if (m->caps & NG_CAP_CHANNEL)
-			CHECK(m->msg && (m->msg->send || (m->msg->isend && m->msg->wait)) &&
-			          (m->msg->recv || (m->msg->irecv && m->msg->wait)),
+			CHECK(o->msg && (o->msg->send || (o->msg->isend && o->msg->wait)) &&
+			          (o->msg->recv || (o->msg->irecv && o->msg->wait)),
 			      "module '%s' claims send/recv without them", m->name);
 		CHECK(!(m->caps & NG_CAP_NONBLOCK) ==
-		          !(m->msg && m->msg->isend && m->msg->irecv && m->msg->test && m->msg->wait),
+		          !(o->msg && o->msg->isend && o->msg->irecv && o->msg->test && o->msg->wait),
 		      "module '%s': non-blocking flag and operations disagree", m->name);
-		CHECK(!(m->caps & NG_CAP_ONESIDED) == !m->rma, "module '%s': one-sided flag and rma disagree",
+		CHECK(!(m->caps & NG_CAP_ONESIDED) == !o->rma, "module '%s': one-sided flag and rma disagree",
 		      m->name);
-		CHECK(!(m->caps & NG_CAP_ALLTOALL) == !m->alltoall,
+		CHECK(!(m->caps & NG_CAP_ALLTOALL) == !o->alltoall,
 		      "module '%s': alltoall flag and operation disagree", m->name);
 		for (size_t j = 0; j < i; j++)
 			CHECK(strcmp(ng_modules[j]->name, m->name) != 0, "module name '%s' twice", m->name);

@@ -229,7 +229,7 @@ def record():
 
 
 def tcp_ports(msgs):
-    """The recorded client's published tcp listener ports (modules/tcp_setup.c's struct ng_tcp_addr:
+    """The recorded client's published tcp listener ports (modules/tcp/tcp_setup.c's struct ng_tcp_addr:
     IPv4 address and port in network order, 2 bytes of padding: an 8-byte frame of 127.0.0.1)."""
     ports = set()
     for m in msgs[2:]:

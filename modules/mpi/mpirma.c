@@ -3,7 +3,7 @@
  * The "mpirma" module: the MPI library's own one-sided operations behind
  * struct ng_rma_ops (core/module.h), the baseline the rma module (over
  * ngauge's RDMA layer) is compared against.  Its two-sided operations are
- * the mpi module's (modules/mpimod.h: the instance embeds struct ng_mpi
+ * the mpi module's (modules/mpi/mpi_int.h: the instance embeds struct ng_mpi
  * first and the descriptor names the mpi module's functions), so one run
  * compares one-sided against two-sided MPI, and --mpi-ssend applies.
  *
@@ -97,13 +97,11 @@
 
 #include "launch.h"
 #include "module.h"
-#include "modules/mpimod.h"
+#include "modules/mpi/mpi_int.h"
 #include "status.h"
 
 #define MR_NGROUPS 64
 #define MR_PIECE   ((size_t)1 << 30) /* bytes per MPI call (int counts) */
-
-extern const struct ng_module ng_module_mpirma;
 
 /* The calls the watchdog bounds; MR_IDLE: none in progress. */
 enum mr_call {
@@ -836,7 +834,7 @@ static ng_status mr_open(const struct ng_module *mod, const struct ng_module_env
 		return NG_ERR_NOMEM;
 	}
 	m->world = MPI_GROUP_NULL;
-	st = ng_mpi_init(&m->mpi, mod, env);
+	st = ng_mpi_init(&m->mpi, mod, &ng_module_ops_mpirma, env);
 	if (st != NG_OK) {
 		free(m);
 		return st;
@@ -873,7 +871,14 @@ static const struct ng_rma_ops mr_ops = {
     .unlock = mr_unlock,
 };
 
-const struct ng_module ng_module_mpirma = {
-    NG_MODULE_MPIRMA_DATA, .open = mr_open,        .close = mr_close,           .alloc = ng_mpi_alloc,
-    .free = ng_mpi_free,   .msg = &ng_mpi_msg_ops, .alltoall = ng_mpi_alltoall, .rma = &mr_ops,
+/* The operations of the executable's descriptor ng_module_mpirma
+ * (mpi_desc.c), ngauge-mpi.so's entry "module:mpirma". */
+const struct ng_module_ops ng_module_ops_mpirma = {
+    .open = mr_open,
+    .close = mr_close,
+    .alloc = ng_mpi_alloc,
+    .free = ng_mpi_free,
+    .msg = &ng_mpi_msg_ops,
+    .alltoall = ng_mpi_alltoall,
+    .rma = &mr_ops,
 };

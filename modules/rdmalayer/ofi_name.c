@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "modules/rdma/ofi_name.h"
+#include "modules/rdmalayer/ofi_name.h"
 #include "peer.h"
 
 ng_status ng_ofi_name_check(const struct ng_boot *boot, uint32_t fmt, size_t peer, const unsigned char *name,

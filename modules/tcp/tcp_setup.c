@@ -26,7 +26,7 @@
 
 #include "bootstrap.h"
 #include "module.h"
-#include "modules/tcp.h"
+#include "modules/tcp/tcp.h"
 #include "options.h"
 #include "status.h"
 
@@ -686,6 +686,9 @@ void ng_tcp_close(struct ng_comm *c)
 	free(t);
 }
 
+/* The module's operations (below). */
+static const struct ng_module_ops ng_tcp_ops;
+
 ng_status ng_tcp_open(const struct ng_module *m, const struct ng_module_env *env, struct ng_comm **comm_p)
 {
 	struct ng_boot *b = env->boot;
@@ -710,7 +713,7 @@ ng_status ng_tcp_open(const struct ng_module *m, const struct ng_module_env *env
 		ng_error("tcp: out of memory");
 		return NG_ERR_NOMEM;
 	}
-	ng_comm_init(&t->base, m, b->rank, b->size, env->cancel);
+	ng_comm_init(&t->base, m, &ng_tcp_ops, b->rank, b->size, env->cancel);
 	t->bufs.next = t->bufs.prev = &t->bufs;
 	t->timeout_s = env->timeout_s > 0 ? env->timeout_s : 0;
 	t->spin = cf.spin;
@@ -845,6 +848,14 @@ static const struct ng_option ng_tcp_options[] = {
 
 static const struct ng_option *const ng_tcp_option_tables[] = {ng_tcp_options, NULL};
 
+static const struct ng_module_ops ng_tcp_ops = {
+    .open = ng_tcp_open,
+    .close = ng_tcp_close,
+    .alloc = ng_tcp_alloc,
+    .free = ng_tcp_free,
+    .msg = &ng_tcp_msg_ops,
+};
+
 const struct ng_module ng_module_tcp = {
     .name = "tcp",
     .desc = "TCP sockets over IPv4, a full mesh with one connection per pair of ranks",
@@ -852,9 +863,5 @@ const struct ng_module ng_module_tcp = {
     .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
     .max_msg = 0,
     .hdr_bytes = 0,
-    .open = ng_tcp_open,
-    .close = ng_tcp_close,
-    .alloc = ng_tcp_alloc,
-    .free = ng_tcp_free,
-    .msg = &ng_tcp_msg_ops,
+    .ops = &ng_tcp_ops,
 };

@@ -5,20 +5,24 @@
 
 #include "launch.h"
 #include "module.h"
+#include "modules/ng_modules.h"
 #include "plugin.h"
 
-extern const struct ng_module ng_module_mpi;
-extern const struct ng_module ng_module_mpirma;
+/* The modules whose operations it holds (modules/meson.build's list). */
+#define NG_MODULE(name) extern const struct ng_module_ops ng_module_ops_##name;
+NG_PLUGIN_MODULES_mpi
+#undef NG_MODULE
 
-static const struct ng_mpi_launch ng_mpi_launch = {
-    .boot = ng_boot_mpi,
-    .wtime = ng_boot_mpi_wtime,
-    .version = ng_boot_mpi_version,
+    static const struct ng_mpi_launch ng_mpi_launch = {
+        .boot = ng_boot_mpi,
+        .wtime = ng_boot_mpi_wtime,
+        .version = ng_boot_mpi_version,
 };
 
 static const struct ng_plugin_entry ng_plugin_mpi_entries[] = {
-    {"module:mpi", &ng_module_mpi},
-    {"module:mpirma", &ng_module_mpirma},
+#define NG_MODULE(name) {"module:" #name, &ng_module_ops_##name},
+    NG_PLUGIN_MODULES_mpi
+#undef NG_MODULE
     {"launch:mpi", &ng_mpi_launch},
     {NULL, NULL},
 };
@@ -27,6 +31,6 @@ extern NG_PLUGIN_EXPORT const struct ng_plugin ng_plugin_mpi;
 NG_PLUGIN_EXPORT const struct ng_plugin ng_plugin_mpi = {
     .abi = NG_PLUGIN_ABI,
     .name = "mpi",
-    .module_size = sizeof(struct ng_module),
+    .ops_size = sizeof(struct ng_module_ops),
     .entries = ng_plugin_mpi_entries,
 };

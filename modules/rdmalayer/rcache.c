@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "modules/rdma/rcache.h"
-#include "modules/rdma/rdma.h"
+#include "modules/rdmalayer/rcache.h"
+#include "modules/rdmalayer/rdma.h"
 
 ng_status ng_rcache_init(struct ng_rcache *c, struct ng_rdma *r, size_t max, size_t max_bytes)
 {

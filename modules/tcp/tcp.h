@@ -70,8 +70,8 @@
  * NG_ERR_CANCELLED or a poll timeout, every queued request is completed with
  * that status: the instance is then only good for close().
  *
- * Files: tcp.c the data path, memory, options and the descriptor;
- * tcp_setup.c connection setup, open and close.  This header is what they
+ * Files: tcp.c the data path and memory; tcp_setup.c connection setup,
+ * open and close, the options and the descriptor.  This header is what they
  * share; nothing outside them includes it (the module's interface is
  * core/module.h).
  */

@@ -4,18 +4,20 @@
 #include "config.h"
 
 #include "module.h"
-#include "modules/rdma/rdma.h"
+#include "modules/ng_modules.h"
+#include "modules/rdmalayer/rdma.h"
 #include "plugin.h"
 
-extern const struct ng_module ng_module_ibrc;
-extern const struct ng_module ng_module_ibuc;
-extern const struct ng_module ng_module_ibud;
-extern const struct ng_rdma_backend ng_rdma_verbs;
+/* The modules whose operations it holds (modules/meson.build's list). */
+#define NG_MODULE(name) extern const struct ng_module_ops ng_module_ops_##name;
+NG_PLUGIN_MODULES_verbs
+#undef NG_MODULE
+    extern const struct ng_rdma_backend ng_rdma_verbs;
 
 static const struct ng_plugin_entry ng_plugin_verbs_entries[] = {
-    {"module:ibrc", &ng_module_ibrc},
-    {"module:ibuc", &ng_module_ibuc},
-    {"module:ibud", &ng_module_ibud},
+#define NG_MODULE(name) {"module:" #name, &ng_module_ops_##name},
+    NG_PLUGIN_MODULES_verbs
+#undef NG_MODULE
     {"rdma:verbs", &ng_rdma_verbs},
     {NULL, NULL},
 };
@@ -24,6 +26,6 @@ extern NG_PLUGIN_EXPORT const struct ng_plugin ng_plugin_verbs;
 NG_PLUGIN_EXPORT const struct ng_plugin ng_plugin_verbs = {
     .abi = NG_PLUGIN_ABI,
     .name = "verbs",
-    .module_size = sizeof(struct ng_module),
+    .ops_size = sizeof(struct ng_module_ops),
     .entries = ng_plugin_verbs_entries,
 };

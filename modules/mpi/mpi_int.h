@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The mpi module's instance and operations (modules/mpi.c), for a module
+ * The mpi module's instance and operations (modules/mpi/mpi.c), for a module
  * whose two-sided operations are the mpi module's: mpirma embeds struct
  * ng_mpi first and puts these functions in its descriptor, so one run
  * compares MPI's one-sided operations against its point-to-point ones with
  * one implementation of the latter.  Internal to modules/.
  */
-#ifndef NG_MODULES_MPIMOD_H
-#define NG_MODULES_MPIMOD_H
+#ifndef NG_MODULES_MPI_MPI_INT_H
+#define NG_MODULES_MPI_MPI_INT_H
 
 #include <limits.h>
 #include <mpi.h>
@@ -15,7 +15,7 @@
 #include <stddef.h>
 
 #include "module.h"
-#include "modules/mpi_desc.h"
+#include "modules/mpi/mpi_desc.h"
 #include "options.h"
 #include "status.h"
 
@@ -37,14 +37,21 @@ struct ng_mpi {
 	size_t nbufs, capbufs;
 };
 
+/* The operations of the two modules (mpi.c, mpirma.c): ngauge-mpi.so's
+ * entries "module:mpi" and "module:mpirma" (core/plugin.h). */
+extern const struct ng_module_ops ng_module_ops_mpi;
+extern const struct ng_module_ops ng_module_ops_mpirma;
+
 /*
- * Fills @m (zeroed by the caller) for an instance of module @mod: the
- * communicator (a duplicate of MPI_COMM_WORLD, errors returned), rank,
- * size, --mpi-ssend (env->args may be NULL: defaults) and the device string
- * (the MPI library's version).  MPI must be initialised (the MPI launch):
- * otherwise NG_ERR_USAGE.  Errors are reported; nothing is left allocated.
+ * Fills @m (zeroed by the caller) for an instance of module @mod served by
+ * the operations @ops: the communicator (a duplicate of MPI_COMM_WORLD,
+ * errors returned), rank, size, --mpi-ssend (env->args may be NULL:
+ * defaults) and the device string (the MPI library's version).  MPI must be
+ * initialised (the MPI launch): otherwise NG_ERR_USAGE.  Errors are
+ * reported; nothing is left allocated.
  */
-ng_status ng_mpi_init(struct ng_mpi *m, const struct ng_module *mod, const struct ng_module_env *env);
+ng_status ng_mpi_init(struct ng_mpi *m, const struct ng_module *mod, const struct ng_module_ops *ops,
+                      const struct ng_module_env *env);
 /* Frees the alloc() blocks left and the communicator (not @m). */
 void ng_mpi_fini(struct ng_mpi *m);
 

@@ -2,7 +2,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "modules/watch.h"
+#include "modules/watch/watch.h"
 
 uint64_t ng_watch_now_ns(void)
 {

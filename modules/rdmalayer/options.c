@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "modules/rdma/rdma.h"
+#include "modules/rdmalayer/rdma.h"
 #include "options.h"
 #if NG_HAVE_VERBS
 #include "modules/verbs/verbs_options.h"

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "module.h"
-#include "modules/tcp.h"
+#include "modules/tcp/tcp.h"
 #include "options.h"
 #include "queue.h"
 #include "status.h"

@@ -4,7 +4,7 @@
 #include "config.h"
 
 #include "module.h"
-#include "modules/rdma/rdma.h"
+#include "modules/rdmalayer/rdma.h"
 #include "plugin.h"
 
 extern const struct ng_rdma_backend ng_rdma_ofi;
@@ -18,6 +18,6 @@ extern NG_PLUGIN_EXPORT const struct ng_plugin ng_plugin_ofi;
 NG_PLUGIN_EXPORT const struct ng_plugin ng_plugin_ofi = {
     .abi = NG_PLUGIN_ABI,
     .name = "ofi",
-    .module_size = sizeof(struct ng_module),
+    .ops_size = sizeof(struct ng_module_ops),
     .entries = ng_plugin_ofi_entries,
 };

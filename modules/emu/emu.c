@@ -142,6 +142,7 @@ static_assert(alignof(struct ng_emu_req) <= alignof(struct ng_req),
 struct ng_emu {
 	struct ng_comm base;               /* first: container_of */
 	const struct ng_module *bm;        /* the wrapped module */
+	const struct ng_module_ops *bops;  /* its operations (ng_module_impl) */
 	struct ng_comm *bc;                /* its instance */
 	struct ng_timer clk;               /* invariant TSC, else CLOCK_MONOTONIC_RAW */
 	uint64_t os_ns, or_ns, g_ns, L_ns; /* as given */
@@ -788,6 +789,9 @@ static void ng_emu_close(struct ng_comm *c)
 	free(e);
 }
 
+/* The module's operations (below). */
+static const struct ng_module_ops ng_emu_ops;
+
 static ng_status ng_emu_open(const struct ng_module *m, const struct ng_module_env *env,
                              struct ng_comm **comm_p)
 {
@@ -818,7 +822,7 @@ static ng_status ng_emu_open(const struct ng_module *m, const struct ng_module_e
 		st = NG_ERR_USAGE;
 		goto err_free;
 	}
-	st = ng_module_impl(e->bm, &e->bm);
+	st = ng_module_impl(e->bm, &e->bops);
 	if (st != NG_OK)
 		goto err_free;
 	st = ng_emu_conf(e, a, loud);
@@ -855,7 +859,7 @@ static ng_status ng_emu_open(const struct ng_module *m, const struct ng_module_e
 	if (st != NG_OK)
 		goto err_free;
 
-	st = e->bm->open(e->bm, env, &e->bc);
+	st = e->bops->open(e->bm, env, &e->bc);
 	if (st != NG_OK) {
 		e->bc = NULL;
 		goto err_free;
@@ -870,7 +874,7 @@ static ng_status ng_emu_open(const struct ng_module *m, const struct ng_module_e
 	e->poll = (e->bc->caps & NG_CAP_NONBLOCK) != 0;
 	if (env->timeout_s > 0.0)
 		e->timeout_t = (uint64_t)(env->timeout_s * 1e9 / e->clk.ns_per_tick);
-	ng_comm_init(&e->base, m, e->bc->rank, e->bc->size, env->cancel);
+	ng_comm_init(&e->base, m, &ng_emu_ops, e->bc->rank, e->bc->size, env->cancel);
 	e->base.caps = (e->bc->caps & pass) | NG_CAP_NONBLOCK;
 	e->base.spins = true; /* it busy-waits the injected costs */
 	e->base.pins = e->bc->pins;
@@ -936,6 +940,15 @@ static const struct ng_msg_ops ng_emu_msg_ops = {
     .wait = ng_emu_wait,
 };
 
+static const struct ng_module_ops ng_emu_ops = {
+    .open = ng_emu_open,
+    .close = ng_emu_close,
+    .report = ng_emu_report,
+    .alloc = ng_emu_alloc,
+    .free = ng_emu_free,
+    .msg = &ng_emu_msg_ops,
+};
+
 const struct ng_module ng_module_emu = {
     .name = "emu",
     .desc = "wraps another module and injects known LogGP costs o_s, o_r, g, G, L by busy-waiting",
@@ -944,10 +957,5 @@ const struct ng_module ng_module_emu = {
     .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
     .max_msg = 0,
     .hdr_bytes = NG_EMU_TRAILER,
-    .open = ng_emu_open,
-    .close = ng_emu_close,
-    .report = ng_emu_report,
-    .alloc = ng_emu_alloc,
-    .free = ng_emu_free,
-    .msg = &ng_emu_msg_ops,
+    .ops = &ng_emu_ops,
 };

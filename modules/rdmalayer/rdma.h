@@ -5,10 +5,10 @@
  * it (rdma, the two-sided channel; rma, MPI-2 one-sided; spipe, the
  * superpipeline; ibrc/ibuc --ib-mode write) include it, patterns never do.
  *
- * Layering: modules/rdma/ holds the layer (rdma.c), its options
+ * Layering: modules/rdmalayer/ holds the layer (rdma.c), its options
  * (options.c), a registration cache over it (rcache.h) and its backends
  * (shm.c; verbs.c on the verbs core, modules/verbs/verbs.h; ofi.c).  It
- * includes core and modules/watch.h, and the verbs core in verbs.c and
+ * includes core and modules/watch/watch.h, and the verbs core in verbs.c and
  * options.c only; the channel (modules/chan/) is built on it.
  *
  * A backend is one `const struct ng_rdma_backend` (name, description, ops),
@@ -167,7 +167,7 @@
 #include <stdint.h>
 
 #include "bootstrap.h"
-#include "modules/watch.h"
+#include "modules/watch/watch.h"
 #include "options.h"
 #include "status.h"
 

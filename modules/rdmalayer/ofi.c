@@ -103,8 +103,8 @@
 #include <sys/uio.h>
 
 #include "module.h"
-#include "modules/rdma/ofi_name.h"
-#include "modules/rdma/rdma.h"
+#include "modules/rdmalayer/ofi_name.h"
+#include "modules/rdmalayer/rdma.h"
 #include "peer.h"
 
 #define OFI_DEPTH   128u /* operations in flight per peer */

@@ -32,7 +32,7 @@
  * Memory: alloc() is aligned_alloc (MPI needs no registration from us; UCX
  * and friends register on first use and cache it); close() frees leftovers.
  *
- * The instance and the operations are exported to modules/ (mpimod.h): the
+ * The instance and the operations are exported to modules/ (mpi_int.h): the
  * mpirma module's two-sided operations are these.
  */
 #include "config.h"
@@ -49,7 +49,7 @@
 
 #include "launch.h"
 #include "module.h"
-#include "modules/mpimod.h"
+#include "modules/mpi/mpi_int.h"
 #include "options.h"
 #include "status.h"
 
@@ -371,7 +371,8 @@ static void ng_mpi_close(struct ng_comm *c)
 	free(m);
 }
 
-ng_status ng_mpi_init(struct ng_mpi *m, const struct ng_module *mod, const struct ng_module_env *env)
+ng_status ng_mpi_init(struct ng_mpi *m, const struct ng_module *mod, const struct ng_module_ops *ops,
+                      const struct ng_module_env *env)
 {
 	int initialized = 0, finalized = 0;
 	int rank, size, rc;
@@ -402,7 +403,7 @@ ng_status ng_mpi_init(struct ng_mpi *m, const struct ng_module *mod, const struc
 
 	/* env->args may be NULL (unit tests): defaults apply. */
 	m->ssend = env->args && ng_args_flag(env->args, "mpi-ssend");
-	ng_comm_init(&m->base, mod, rank, size, env->cancel);
+	ng_comm_init(&m->base, mod, ops, rank, size, env->cancel);
 	ng_boot_mpi_version(m->base.device, sizeof(m->base.device));
 	return NG_OK;
 
@@ -421,7 +422,7 @@ static ng_status ng_mpi_open(const struct ng_module *mod, const struct ng_module
 		ng_error("mpi: out of memory");
 		return NG_ERR_NOMEM;
 	}
-	st = ng_mpi_init(m, mod, env);
+	st = ng_mpi_init(m, mod, &ng_module_ops_mpi, env);
 	if (st != NG_OK) {
 		free(m);
 		return st;
@@ -439,11 +440,16 @@ const struct ng_msg_ops ng_mpi_msg_ops = {
     .wait = ng_mpi_wait,
 };
 
-/* The descriptor's data from mpi_desc.h (the executable's descriptor has the
- * same); the operations here. */
-_Static_assert(NG_MPI_MAX_MSG == NG_MPI_DESC_MAX_MSG, "mpi_desc.h and mpimod.h agree on the largest message");
+/* The operations of the executable's descriptor ng_module_mpi
+ * (mpi_desc.c), ngauge-mpi.so's entry "module:mpi". */
+_Static_assert(NG_MPI_MAX_MSG == NG_MPI_DESC_MAX_MSG,
+               "mpi_desc.h and mpi_int.h agree on the largest message");
 
-const struct ng_module ng_module_mpi = {
-    NG_MODULE_MPI_DATA,  .open = ng_mpi_open,    .close = ng_mpi_close, .alloc = ng_mpi_alloc,
-    .free = ng_mpi_free, .msg = &ng_mpi_msg_ops, .rma = NULL,           .alltoall = ng_mpi_alltoall,
+const struct ng_module_ops ng_module_ops_mpi = {
+    .open = ng_mpi_open,
+    .close = ng_mpi_close,
+    .alloc = ng_mpi_alloc,
+    .free = ng_mpi_free,
+    .msg = &ng_mpi_msg_ops,
+    .alltoall = ng_mpi_alltoall,
 };

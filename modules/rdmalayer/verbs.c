@@ -80,7 +80,7 @@
 #include <string.h>
 
 #include "module.h"
-#include "modules/rdma/rdma.h"
+#include "modules/rdmalayer/rdma.h"
 #include "modules/verbs/verbs.h"
 
 #define VB_DEPTH  128u /* WRs in flight per QP */

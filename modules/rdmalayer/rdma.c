@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modules/rdma/rdma.h"
+#include "modules/rdmalayer/rdma.h"
 #include "plugin.h"
 
 /* The backends in plugins (core/plugin.h) by name here; their operations in

@@ -45,7 +45,7 @@
 #include <unistd.h>
 
 #include "module.h"
-#include "modules/rdma/rdma.h"
+#include "modules/rdmalayer/rdma.h"
 #include "peer.h"
 
 #define SHM_NSEG  1024u
