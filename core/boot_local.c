@@ -9,7 +9,7 @@
  * concatenation's length must fit in a u32 below UINT32_MAX (which the
  * parent sends when the ranks' lengths differ): a rank refuses a larger
  * exchange before sending it, and the parent drops a rank that announces
- * more than its share (core/base/peer.h) as if it were lost.
+ * more than its share (base/peer.h) as if it were lost.
  *
  * The parent is what schedulers, `timeout` and scripts signal: it blocks
  * SIGINT, SIGTERM and SIGHUP before forking, reads them from a signalfd in

@@ -104,7 +104,7 @@ static ng_status ng_sync_phase(struct ng_comm *c, struct ng_boot *b, const struc
  * The gathered models index each other (a rank's parent) and go into the
  * result as integers (the points kept): a rank whose parent is not its
  * parent in the tree, or whose count of points is not one, is dropped
- * (core/base/peer.h) before anything uses them.
+ * (base/peer.h) before anything uses them.
  */
 static ng_status ng_sync_gathered(const struct ng_clock *clk)
 {

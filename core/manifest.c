@@ -624,7 +624,7 @@ ng_status ng_manifest_gather(struct ng_boot *boot, const struct ng_manifest_in *
 	if (st)
 		goto out;
 	/* A peer's strings end inside their fields before they are compared
-	 * or written (core/base/peer.h). */
+	 * or written (base/peer.h). */
 	for (size_t j = 0; j < n; j++) {
 		if (!ng_peer_str(all[j].host, sizeof(all[j].host))) {
 			st = ng_peer_bad("host name", (int)j, "not terminated within 64 bytes");

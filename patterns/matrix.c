@@ -625,7 +625,7 @@ static ng_status ng_mx_ids(struct ng_mx *m)
 	snprintf(mine.addr, sizeof(mine.addr), "%.63s", m->run->boot->addr);
 	snprintf(mine.device, sizeof(mine.device), "%.95s", m->run->comm->device);
 	st = ng_boot_allgather(m->run->boot, &mine, sizeof(mine), m->ids);
-	/* Strings of the result: each must end in its field (core/base/peer.h). */
+	/* Strings of the result: each must end in its field (base/peer.h). */
 	for (int i = 0; st == NG_OK && i < m->n; i++) {
 		struct ng_mx_id *id = &m->ids[i];
 

@@ -287,7 +287,7 @@ static ng_status ng_nz_report(struct ng_run *run, const char *method, double tim
 
 /* Counts that another rank sent index top[] (ntop) and become integers of
  * the result (detours, bins): whole numbers in range, or the rank is
- * dropped (core/base/peer.h). */
+ * dropped (base/peer.h). */
 static ng_status ng_nz_gathered(const struct ng_nz_sum *all, int np)
 {
 	for (int r = 0; r < np; r++) {

@@ -35,7 +35,7 @@
  *   its data by name relative to its own directory, so "cd DIR && gnuplot
  *   'F.gp'" (its "Redo" comment, the name quoted for a shell) redoes the
  *   figure after hand edits.  Every file is a temporary beside its name,
- *   renamed into place (core/base/safefile.h): a link planted at a name is
+ *   renamed into place (base/safefile.h): a link planted at a name is
  *   replaced, never written through.  gnuplot reads the script just written
  *   (/proc/self/fd/N, not its name) in a private directory beside the
  *   figure, its loadpath "..", writes the figure there, and the figure is
@@ -161,7 +161,7 @@
  *   out is said in the page; a file of which no figure can be drawn is said
  *   in the page and in one line, "report: FILE: not drawn: WHY", and the page
  *   is written with the others (exit status 1).  The file is written to a
- *   temporary beside OUT and renamed (core/base/safefile.h).  OUT.pdf: the page printed by headless Chromium
+ *   temporary beside OUT and renamed (base/safefile.h).  OUT.pdf: the page printed by headless Chromium
  *   ($NGAUGE_CHROMIUM when set, else chromium, chromium-browser or
  *   google-chrome from PATH; Debian package chromium); without it one line
  *   says so, exit status 1, nothing written.

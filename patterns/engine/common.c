@@ -321,7 +321,7 @@ static double *ng_stats_stage(const struct ng_stats *sts, size_t n, size_t extra
 /*
  * Whether the @n packed statistics at @in, which rank @peer sent, unpack
  * into a struct ng_stats (a count, flags and a number of percentiles that
- * index pct[]); otherwise reported, and NG_ERR_PROTO (core/base/peer.h).
+ * index pct[]); otherwise reported, and NG_ERR_PROTO (base/peer.h).
  */
 static ng_status ng_stats_packed_check(const double *in, size_t n, int peer)
 {

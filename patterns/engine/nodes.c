@@ -51,7 +51,7 @@ static int ng_nodes_assign(struct ng_nodes *n, const char *hosts, int per_node)
 }
 
 /* The gathered names are compared with strcmp and printed: each must end
- * in its field (core/base/peer.h). */
+ * in its field (base/peer.h). */
 static ng_status ng_nodes_hosts_check(char *hosts, int nranks)
 {
 	for (int r = 0; r < nranks; r++) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the epochs of the rma pattern (patterns/rma.c) carry under --verify,
- * as pure functions of a 64-bit tag (core/base/payload.h), so the rank that ends
+ * as pure functions of a 64-bit tag (base/payload.h), so the rank that ends
  * up holding the data checks every byte without the sender's buffer.
  *
  *   put, get     the payload of the tag (ng_payload_fill)

@@ -34,7 +34,7 @@ import sys
 import tempfile
 
 # First components of repository paths as pages name them in code.
-TOP = {"core", "modules", "patterns", "plots", "timers", "analysis", "tests", "bench", "scripts", "doc", ".ci"}
+TOP = {"base", "core", "modules", "patterns", "plots", "timers", "analysis", "tests", "bench", "scripts", "doc", ".ci"}
 TOP_FILES = {"main.c", "meson.build", "meson_options.txt", "README.md"}
 # Words that stand for a name in a path (`patterns/NAME.c`): such a path is a pattern, not a file.
 PLACEHOLDER = re.compile(r"(NAME|FAMILY|BACKEND|MODE|DESIGN|SCHED|TEST|PATTERN|MODULE|SUITE|[*<>])")
@@ -44,8 +44,8 @@ FENCE = re.compile(r"^\s*(```|~~~)")
 HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 C_BLOCK = re.compile(r"^( *)```c\n(.*?)^\1```", re.S | re.M)
 # Where an example's includes resolve: a file of patterns/ (the page's examples are patterns), then Meson's
-# include directories ('.', 'core', 'core/base') and the build directory (config.h).
-C_DIRS = ["patterns", ".", "core", "core/base"]
+# include directories ('.', 'core', 'base') and the build directory (config.h).
+C_DIRS = ["patterns", ".", "core", "base"]
 CFLAGS = ["-fsyntax-only", "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Wno-unused-parameter",
           "-Wmissing-prototypes", "-Werror"]
 CODE_SPAN = re.compile(r"(`+)(.+?)\1")

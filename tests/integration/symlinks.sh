@@ -1,5 +1,5 @@
 #!/bin/bash
-# Files are created safely, and plugins are loaded from trusted places only (core/base/safefile.h,
+# Files are created safely, and plugins are loaded from trusted places only (base/safefile.h,
 # core/plugin.h).
 #  1. In a fresh directory, a symbolic link to a victim file of its own is planted at every name ngauge wrote
 #     to, or through, before it wrote through a temporary of random name beside the target: the outputs

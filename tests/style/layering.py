@@ -50,7 +50,7 @@ MAX_LINES = 1200
 LONG_LINES = 1000
 
 # Meson's include directories (meson.build: include_directories(...)).
-INCLUDE_DIRS = [".", "core", "core/base"]
+INCLUDE_DIRS = [".", "core", "base"]
 
 # Folders that are not the program's sources.
 SKIP_DIRS = {"tests", "subprojects"}
@@ -62,7 +62,7 @@ SKIP_DIRS = {"tests", "subprojects"}
 # modules (one folder per module family, named as -x names it).  A glob that
 # claims no file is a finding (a folder renamed or gone: the list follows).
 FLOORS = [
-    (0, "core/base", ["core/base/*"]),
+    (0, "base", ["base/*"]),
     (1, "timers, analysis", ["timers/*", "analysis/*"]),
     (2, "core", ["core/*"]),
     # The poll-loop watchdog every busy-polling module floor uses, the verbs

@@ -52,10 +52,10 @@ PLANTS = [
                 write(os.path.join(r, "core/planted_b.h"), '#include "planted_a.h"\n')),
      r"include circle: core/planted_a\.h, core/planted_b\.h include each other"),
     ("call circle (bootstrap.c already calls ng_error in status.c)",
-     lambda r: append(os.path.join(r, "core/base/status.c"),
+     lambda r: append(os.path.join(r, "base/status.c"),
                       "\nint ng_boot_bcast(void *, int, void *, unsigned long);\n"
                       "void ng_planted(void);\nvoid ng_planted(void)\n{\n\tng_boot_bcast(0, 0, 0, 0);\n}\n"),
-     r"call circle: core/base/status\.\[ch\], core/bootstrap\.\[ch\] call each other"),
+     r"call circle: base/status\.\[ch\], core/bootstrap\.\[ch\] call each other"),
     ("transport include in a pattern: a network library",
      lambda r: insert_after_includes(os.path.join(r, "patterns/pingpong.c"), "#include <mpi.h>"),
      r"patterns/pingpong\.c:\d+: a pattern includes a transport's header \(<mpi\.h\)"),
@@ -63,8 +63,8 @@ PLANTS = [
      lambda r: insert_after_includes(os.path.join(r, "patterns/pingpong.c"), '#include "modules/rdmalayer/rdma.h"'),
      r"patterns/pingpong\.c:\d+: a pattern includes a transport's header \(\"modules/rdmalayer/rdma\.h\)"),
     ("a lower floor including a higher one",
-     lambda r: insert_after_includes(os.path.join(r, "core/base/payload.h"), '#include "sizes.h"'),
-     r"core/base/payload\.h:\d+: includes core/sizes\.h, a higher floor \(core above core/base\)"),
+     lambda r: insert_after_includes(os.path.join(r, "base/payload.h"), '#include "sizes.h"'),
+     r"base/payload\.h:\d+: includes core/sizes\.h, a higher floor \(core above base\)"),
     ("a lower sub-floor of core including a higher one (the result sink including the pattern interface)",
      lambda r: insert_after_includes(os.path.join(r, "core/results.c"), '#include "pattern.h"'),
      r"core/results\.c:\d+: includes core/pattern\.h, a higher sub-floor "

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Values a peer sent (core/base/peer.h), --allow's networks (core/allow.h)
+ * Values a peer sent (base/peer.h), --allow's networks (core/allow.h)
  * and where a rank may connect (ng_boot_may_connect, core/bootstrap.h):
  *   ng_peer_len / ng_peer_slen  the value inside its bounds (both ends
  *       included) comes back; below, above, 2^64 - 1, a negative value

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The intrusive FIFO (core/base/queue.h): order, length, the walk from the
+ * The intrusive FIFO (base/queue.h): order, length, the walk from the
  * head, the empty queue (zeroed, NULL from pop and first), a link anywhere
  * in its element, an element that goes round several queues, and a long
  * mixed sequence against a plain array model.
