@@ -90,9 +90,10 @@ static void module_block(struct ng_results *res, struct ng_comm *c)
 	json_t *b = c->ops->report ? c->ops->report(c) : NULL;
 
 	if (b) {
-		/* an emulator's measured overshoot (modules/emu/emu.c) bounds every time over it */
-		ng_results_widen(res, "emu_overshoot", json_number_value(json_object_get(b, "overshoot_us")),
-		                 0.0);
+		/* what the module's block says bounds every time over it (core/module.h) */
+		if (c->mod->bound_key)
+			ng_results_widen(res, c->mod->bound_name,
+			                 json_number_value(json_object_get(b, c->mod->bound_key)), 0.0);
 		ng_results_block(res, c->mod->name, b);
 	}
 }

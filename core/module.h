@@ -212,6 +212,11 @@ struct ng_module {
 	bool threads;
 	size_t max_msg;   /* 0 = unlimited; an instance may lower it */
 	size_t hdr_bytes; /* per-message header bytes on the wire (informative) */
+	/* Optional: the number of report()'s block that bounds every time
+	 * measured over the module (emu: "overshoot_us", how late its injected
+	 * delays end), and that bound's name in the rows' uncertainty
+	 * ("emu_overshoot"): the driver widens every time by it. */
+	const char *bound_key, *bound_name;
 	/* The operations, when the executable holds them (.plugin NULL); NULL
 	 * otherwise.  Whoever opens the module takes them from
 	 * ng_module_impl() (core/plugin.h), which covers both. */

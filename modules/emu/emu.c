@@ -957,5 +957,7 @@ const struct ng_module ng_module_emu = {
     .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,
     .max_msg = 0,
     .hdr_bytes = NG_EMU_TRAILER,
+    .bound_key = "overshoot_us",
+    .bound_name = "emu_overshoot",
     .ops = &ng_emu_ops,
 };

@@ -509,13 +509,14 @@ void ng_as_human_size(size_t v, char *buf, size_t len)
 
 void ng_as_systematic(struct ng_as *as, struct ng_loggp_sys *sys)
 {
-	json_t *rep = as->c->ops->report ? as->c->ops->report(as->c) : NULL;
+	const char *key = as->c->mod->bound_key;
+	json_t *rep = key && as->c->ops->report ? as->c->ops->report(as->c) : NULL;
 
 	*sys = (struct ng_loggp_sys){
 	    .res_us = as->tm->resolution_ns * 1e-3,
 	    .read_us = as->tm->overhead_ns * 1e-3,
 	    .drift_ppm = fabs(as->tm->drift_ppm),
-	    .emu_us = json_number_value(json_object_get(rep, "overshoot_us")),
+	    .emu_us = rep ? json_number_value(json_object_get(rep, key)) : 0.0,
 	    .n = as->n,
 	};
 	json_decref(rep);

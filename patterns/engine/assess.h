@@ -236,8 +236,8 @@ json_t *ng_as_param_json(const struct ng_param *p);
 /* The systematic bounds of this run's figures (analysis/loggp.h): the
  * timer's resolution, read overhead and drift as known now (the drift of
  * the start calibration; its end-of-run recheck widens the rows' STATS,
- * not the parameters), and the module's measured overshoot
- * ("overshoot_us" of its report(), e.g. emu's; called here, after the last
+ * not the parameters), and the bound the module's report() gives (its
+ * descriptor's bound_key: emu's overshoot; called here, after the last
  * timed round), messages per train as->n. */
 void ng_as_systematic(struct ng_as *as, struct ng_loggp_sys *sys);
 
