@@ -18,7 +18,7 @@
 const struct ng_option ng_driver_options[] = {
     {.name = "module",
      .type = NG_OPT_STRING,
-     .def = "tcp",
+     .def = ng_module_default,
      .help = "communication module (-x); see --list",
      .metavar = "NAME"},
     {.name = "pattern",

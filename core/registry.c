@@ -22,6 +22,7 @@ NG_PATTERNS
 #undef NG_PATTERN
 
 const char ng_pattern_default[] = NG_PATTERN_DEFAULT;
+const char ng_module_default[] = NG_MODULE_DEFAULT;
 
 const struct ng_module *const ng_modules[] = {
 #define NG_MODULE(name) &ng_module_##name,

@@ -14,8 +14,10 @@
 /* NULL-terminated lists of what this build contains. */
 extern const struct ng_module *const ng_modules[];
 extern const struct ng_pattern *const ng_patterns[];
-/* -p's default: the first pattern of patterns/meson.build's list. */
+/* -p's and -x's defaults, named in patterns/meson.build and
+ * modules/meson.build beside their lists. */
 extern const char ng_pattern_default[];
+extern const char ng_module_default[];
 
 /* What this build lacks, and why ("mpi: built without MPI (install
  * libmpich-dev and rebuild)"); NULL-name terminated. */

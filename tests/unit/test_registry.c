@@ -163,6 +163,8 @@ int main(void)
 			CHECK(strcmp(all.ents[i].opt->name, all.ents[j].opt->name) != 0,
 			      "option --%s declared twice", all.ents[i].opt->name);
 	CHECK(ng_module_find("tcp") != NULL, "tcp module missing");
+	CHECK(ng_module_find(ng_module_default) && ng_pattern_find(ng_pattern_default),
+	      "-x's default '%s' and -p's '%s' are registered", ng_module_default, ng_pattern_default);
 	CHECK(ng_pattern_find("pingpong") && ng_pattern_find("1n") && ng_pattern_find("n1"), "core patterns");
 	CHECK(ng_module_find("no-such-module") == NULL, "lookup of an unknown name");
 	/* Tables of a layer: each module reads only what applies to it. */
