@@ -215,6 +215,19 @@ def c_blocks(text):
         yield text.count("\n", 0, m.start()) + 1, code
 
 
+def mpi_cflags():
+    """The compiler flags of the MPI the system has (pkg-config's mpich or ompi), or None."""
+    for pkg in ("mpich", "ompi-c", "ompi"):
+        try:
+            r = subprocess.run(["pkg-config", "--cflags", pkg], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               text=True)
+        except OSError:
+            return None
+        if r.returncode == 0:
+            return r.stdout.split()
+    return None
+
+
 def compile_blocks(root, tree, pending, waiting):
     """Findings for the C code blocks of the pages under @root; headers resolve in @tree.  Blocks that
     include a pending header are appended to @waiting instead."""
@@ -232,12 +245,18 @@ def compile_blocks(root, tree, pending, waiting):
             if wait:
                 waiting.append("%s (%s)" % (where, ", ".join(sorted(set(wait)))))
                 continue
+            extra = []
+            if re.search(r"#include <mpi\.h>", code):
+                extra = mpi_cflags()
+                if extra is None:
+                    waiting.append("%s (an MPI library's mpi.h)" % where)
+                    continue
             tmp = tempfile.mkdtemp(prefix="ngauge-doc-c.")
             try:
                 path = os.path.join(tmp, "example.c")
                 with open(path, "w", encoding="utf-8") as f:
                     f.write(code)
-                args = [cc] + CFLAGS + ["-I" + d for d in incs] + [path]
+                args = [cc] + CFLAGS + ["-I" + d for d in incs] + extra + [path]
                 try:
                     r = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
                 except OSError as e:
