@@ -147,7 +147,7 @@ TRANSPORT = re.compile(r"^((mpi|mpio)\.h$|infiniband/|rdma/|rdma_|fabric|ofi|(\.
 # Files over LONG_LINES (and at most MAX_LINES) while their splits are
 # under way; each line goes when its split is merged (the test fails on a
 # line whose file has become short enough, or is gone).  No file joins it.
-KNOWN_LONG = {"modules/chan/chan.c", "modules/rdmalayer/ofi.c"}
+KNOWN_LONG = {"modules/rdmalayer/ofi.c"}
 
 # Circles between files of one module family that its layout change removes,
 # each entry (kind, {files}): kind "include" or "call", the files as the
