@@ -265,28 +265,293 @@ static ng_status ofi_peer_status(size_t peer, int64_t status)
 	return (ng_status)v;
 }
 
+/* What every rank tells the others once it has chosen: its status, its
+ * provider, its host and its endpoint's name. */
+struct ofi_hello {
+	int32_t status;
+	uint32_t len;
+	char prov[64];
+	char host[64];
+	unsigned char name[OFI_NAMELEN];
+};
+
+/* libfabric's environment, before its first call. */
+static void ofi_env(struct ofi *o, size_t n)
+{
+	/* libfabric sizes per-peer resources by its universe size (256 unless
+	 * told): verbs;ofi_rxm's completion queue of (tx + rx) x 256 entries is
+	 * above what Soft-RoCE and many HCAs create.  The job's size, unless the
+	 * user set it. */
+	{
+		char u[24];
+
+		snprintf(u, sizeof(u), "%zu", n < 2 ? (size_t)2 : n);
+		setenv("FI_UNIVERSE_SIZE", u, 0);
+	}
+	/* libfabric's registration cache off, unless the user set it (see the
+	 * top: Registrations). */
+	{
+		const char *cache = getenv("FI_MR_CACHE_MAX_COUNT");
+
+		if (cache && strcmp(cache, "0") != 0)
+			snprintf(o->cache, sizeof(o->cache), "%.8s", cache);
+		else
+			setenv("FI_MR_CACHE_MAX_COUNT", "0", 1);
+	}
+}
+
+/* The provider (@prov, NULL: the first useful one) and the semantics: sets
+ * o->info, o->prov, o->sem and *@autoprog_p.  Without a provider: an error
+ * status, with *@why_p what to report (NULL: reported here). */
+static ng_status ofi_choose(struct ofi *o, const struct ng_rdma_conf *cf, const struct ng_boot *boot,
+                            const char *prov, bool one_host, bool shm_ok, bool nodc, bool *autoprog_p,
+                            const char **why_p)
+{
+	const char *force = getenv("NGAUGE_OFI_SEM");
+	bool autoprog = false, lacks = false;
+
+	/* The provider first; then the semantics the notices and flush need,
+	 * ordered before delivery-complete, each with (bound to loopback on
+	 * one host) automatic progress where it has it. */
+	o->info = ofi_pick(prov, one_host, shm_ok, false, OFI_SEM_ASSUME, why_p);
+	if (o->info) {
+		enum ofi_sem try[2] = {OFI_SEM_ORDERED, OFI_SEM_DELIVERY};
+		size_t ntry = 2;
+
+		snprintf(o->prov, sizeof(o->prov), "%s", o->info->fabric_attr->prov_name);
+		fi_freeinfo(o->info);
+		o->info = NULL;
+		if (force && strcmp(force, "assume") == 0) {
+			try[0] = OFI_SEM_ASSUME;
+			ntry = 1;
+		} else if (force && strcmp(force, "ordered") == 0) {
+			try[0] = OFI_SEM_ORDERED;
+			ntry = 1;
+		} else if (force && strcmp(force, "delivery") == 0) {
+			try[0] = OFI_SEM_DELIVERY;
+			ntry = 1;
+		}
+		for (size_t k = 0; k < ntry && !o->info; k++)
+			for (int ap = 1; ap >= 0 && !o->info; ap--) {
+				/* Tests: the faulty provider grants no ordering ("late") and
+				 * no delivery completion either ("late-nodc"). */
+				if ((o->fault && try[k] == OFI_SEM_ORDERED) ||
+				    (nodc && try[k] == OFI_SEM_DELIVERY))
+					break;
+				o->info = ofi_pick(o->prov, one_host, shm_ok, ap, try[k], why_p);
+				autoprog = ap;
+				o->sem = try[k];
+			}
+		if (!o->info) {
+			lacks = true;
+			if (boot->rank == 0 && !cf->quiet)
+				ng_error(
+				    "%s: ofi: provider %s%s grants neither ordered writes and reads "
+				    "(FI_ORDER_WAW and FI_ORDER_RAW) nor delivery completion "
+				    "(FI_DELIVERY_COMPLETE): a notice or a flush could overtake the data "
+				    "it covers, so it is not used",
+				    cf->who, o->prov, o->fault ? " (with NGAUGE_OFI_FAULT)" : "");
+		}
+	}
+	*autoprog_p = autoprog;
+	if (o->info) {
+		return NG_OK;
+	} else if (lacks) {
+		*why_p = NULL;
+		return NG_ERR_UNSUPPORTED;
+	} else if (cf->provider && *cf->provider) {
+		char names[512];
+
+		ofi_names(names, sizeof(names));
+		if (boot->rank == 0)
+			ng_error(
+			    "%s: ofi: provider '%s' offers no RDMA with atomics here (providers that do: %s)",
+			    cf->who, cf->provider, *names ? names : "none");
+		*why_p = NULL;
+		return NG_ERR_USAGE;
+	} else {
+		return NG_ERR_NODEV;
+	}
+}
+
+/* Opens the fabric, domain, completion queue, address vector and endpoint
+ * of o->info, and puts the endpoint's name into @mine (*@len_p bytes);
+ * NG_ERR_NODEV with *@why_p (in @whybuf) on a failure. */
+static ng_status ofi_endpoint(struct ofi *o, size_t n, struct ofi_hello *mine, size_t *len_p, char *whybuf,
+                              size_t wlen, const char **why_p)
+{
+	struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_NONE};
+	struct fi_av_attr ava = {.type = FI_AV_TABLE};
+	const char *call = "";
+	int rc = 0;
+
+	snprintf(o->prov, sizeof(o->prov), "%s", o->info->fabric_attr->prov_name);
+	o->virt = o->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR;
+	o->prov_key = o->info->domain_attr->mr_mode & FI_MR_PROV_KEY;
+	o->ep_bind = o->info->domain_attr->mr_mode & FI_MR_ENDPOINT;
+	o->local = o->info->domain_attr->mr_mode & FI_MR_LOCAL;
+	o->wflags = o->sem == OFI_SEM_DELIVERY ? FI_DELIVERY_COMPLETE : 0;
+	o->iov_limit = o->info->tx_attr->iov_limit ? o->info->tx_attr->iov_limit : 1;
+	if (o->iov_limit > NG_RDMA_IOV_MAX)
+		o->iov_limit = NG_RDMA_IOV_MAX;
+	cqa.size = n * OFI_DEPTH;
+	ava.count = n;
+	call = "fi_fabric";
+	rc = fi_fabric(o->info->fabric_attr, &o->fabric, NULL);
+	if (!rc) {
+		call = "fi_domain";
+		rc = fi_domain(o->fabric, o->info, &o->domain, NULL);
+	}
+	if (!rc) {
+		call = "fi_cq_open";
+		rc = fi_cq_open(o->domain, &cqa, &o->cq, NULL);
+	}
+	if (!rc) {
+		call = "fi_av_open";
+		rc = fi_av_open(o->domain, &ava, &o->av, NULL);
+	}
+	if (!rc) {
+		call = "fi_endpoint";
+		rc = fi_endpoint(o->domain, o->info, &o->ep, NULL);
+	}
+	if (!rc) {
+		call = "fi_ep_bind (the address vector)";
+		rc = fi_ep_bind(o->ep, &o->av->fid, 0);
+	}
+	if (!rc) {
+		call = "fi_ep_bind (the completion queue)";
+		rc = fi_ep_bind(o->ep, &o->cq->fid, FI_TRANSMIT | FI_RECV);
+	}
+	if (!rc) {
+		call = "fi_enable";
+		rc = fi_enable(o->ep);
+	}
+	if (!rc) {
+		call = "fi_getname";
+		rc = fi_getname(&o->ep->fid, mine->name, len_p);
+	}
+	if (rc) {
+		snprintf(whybuf, wlen, "%s: %s", call, fi_strerror(-rc));
+		*why_p = whybuf;
+		return NG_ERR_NODEV;
+	}
+	return NG_OK;
+}
+
+/* The per-peer arrays, the test fault's arena and the control words;
+ * *@why_p when out of memory. */
+static ng_status ofi_arrays(struct ofi *o, size_t n, const char **why_p)
+{
+	ng_status st = NG_OK;
+
+	o->addr = calloc(n, sizeof(*o->addr));
+	o->ops = calloc(n * OFI_DEPTH, sizeof(*o->ops));
+	o->rctl = calloc(n, sizeof(*o->rctl));
+	o->stage = calloc(n, sizeof(*o->stage));
+	o->fops = o->fault ? calloc(OFI_FOPS, sizeof(*o->fops)) : NULL;
+	if (!o->addr || !o->ops || !o->rctl || !o->stage || (o->fault && !o->fops)) {
+		*why_p = "out of memory";
+		st = NG_ERR_NOMEM;
+	}
+	if (st == NG_OK && o->fault)
+		st = ng_ofi_mem_alloc(&o->base, OFI_ARENA, (struct ng_rdma_mr **)&o->arena);
+	if (st == NG_OK)
+		st = ng_ofi_mem_alloc(&o->base, 2 * n * 8, (struct ng_rdma_mr **)&o->ctl);
+	return st;
+}
+
+/* What every rank told (@all) checked, and every peer's name inserted into
+ * the address vector; @st is this rank's status. */
+static ng_status ofi_peers(struct ofi *o, const struct ng_rdma_conf *cf, const struct ng_boot *boot,
+                           struct ofi_hello *all, size_t n, ng_status st)
+{
+	size_t nlen;
+
+	for (size_t i = 0; i < n && st == NG_OK; i++) {
+		/* What a peer sent: its status indexes the status names, its
+		 * provider is a string for strcmp and the message, its name's
+		 * length is at most the field (peer.h). */
+		if (all[i].status != NG_OK) {
+			st = ofi_peer_status(i, all[i].status);
+		} else if (!ng_peer_str(all[i].prov, sizeof(all[i].prov))) {
+			st = ng_peer_bad("ofi provider name", (int)i, "not terminated");
+		} else if (ng_peer_len("ofi endpoint address length", (int)i, all[i].len, 1, OFI_NAMELEN,
+		                       &nlen) != NG_OK) {
+			st = NG_ERR_PROTO;
+		} else if (strcmp(all[i].prov, all[0].prov) != 0) {
+			if (boot->rank == 0 && !cf->quiet)
+				ng_error("%s: ofi: rank %zu chose provider %s, rank 0 %s", cf->who, i,
+				         all[i].prov, all[0].prov);
+			st = NG_ERR_NODEV;
+		}
+	}
+	/* Every peer's name is one this rank may send to before any is
+	 * inserted (the first operation connects: none is posted unless all
+	 * ranks agree below). */
+	for (size_t i = 0; i < n && st == NG_OK; i++)
+		if (i != (size_t)boot->rank)
+			st = ng_ofi_name_check(boot, o->info->addr_format, i, all[i].name, all[i].len);
+	for (size_t i = 0; i < n && st == NG_OK; i++)
+		if (fi_av_insert(o->av, all[i].name, 1, &o->addr[i], 0, NULL) != 1) {
+			if (!cf->quiet)
+				ng_error("%s: ofi: cannot insert the address of rank %zu", cf->who, i);
+			st = NG_ERR_NODEV;
+		}
+	return st;
+}
+
+/* The control words' descriptors every rank told (@rc_all) kept, and the
+ * first status a rank other than this one failed with (@st: this rank's). */
+static ng_status ofi_agree(struct ofi *o, const struct ng_rdma_rmr *rc_all, size_t n, ng_status st)
+{
+	size_t nlen;
+
+	for (size_t i = 0; i < n; i++) {
+		if (rc_all[i].aux != NG_OK && st == NG_OK)
+			st = ng_peer_len("ofi status", (int)i, rc_all[i].aux, 0, NG_STATUS_COUNT - 1,
+			                 &nlen) == NG_OK
+			         ? (ng_status)nlen
+			         : NG_ERR_PROTO;
+		if (o->rctl) {
+			o->rctl[i] = rc_all[i];
+			o->rctl[i].aux = 0;
+		}
+	}
+	return st;
+}
+
+/* The capabilities and the description of an opened backend. */
+static void ofi_describe(struct ofi *o, bool autoprog)
+{
+	bool shm;
+
+	/* Keys: checked at the target by network providers (a wrong key is
+	 * refused there, though the origin may see success); the shm provider
+	 * ignores them. */
+	shm = strcmp(o->prov, "shm") == 0;
+	o->base.caps = NG_RDMA_CAP_READ | NG_RDMA_CAP_ATOMIC | NG_RDMA_CAP_ANYMEM |
+	               (shm ? 0 : NG_RDMA_CAP_HWKEY | NG_RDMA_CAP_KEYS) |
+	               (autoprog && !shm ? NG_RDMA_CAP_PROGRESS : 0) |
+	               (ofi_pins(o->prov) ? NG_RDMA_CAP_PINS : 0);
+	o->base.max_write = ng_rdma_max_join(o->base.max_write, o->info->ep_attr->max_msg_size);
+	snprintf(o->base.desc, sizeof(o->base.desc), "ofi %s%s, %s progress, %s%s%s", o->prov,
+	         ofi_loopback(o->info) ? " 127.0.0.1" : "", autoprog ? "auto" : "manual",
+	         ofi_sem_names[o->sem], *o->cache ? ", MR cache " : "", o->cache);
+}
+
 static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma_conf *cf,
                           struct ng_boot *boot, struct ng_rdma **r_p)
 {
 	struct ofi *o = calloc(1, sizeof(*o));
-	struct {
-		int32_t status;
-		uint32_t len;
-		char prov[64];
-		char host[64];
-		unsigned char name[OFI_NAMELEN];
-	} mine, *all = NULL;
-	size_t n = (size_t)boot->size, len = OFI_NAMELEN, nlen;
-	const char *why = NULL, *call = "";
+	struct ofi_hello mine, *all = NULL;
+	size_t n = (size_t)boot->size, len = OFI_NAMELEN;
+	const char *why = NULL;
 	char whybuf[160];
-	struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_NONE};
-	struct fi_av_attr ava = {.type = FI_AV_TABLE};
 	struct ng_rdma_rmr rc_mine, *rc_all = NULL;
 	const char *prov = cf->provider && *cf->provider ? cf->provider : NULL;
-	const char *fault = getenv("NGAUGE_OFI_FAULT"), *force = getenv("NGAUGE_OFI_SEM");
-	bool one_host = true, autoprog = false, lacks = false, nodc, shm, shm_ok;
+	const char *fault = getenv("NGAUGE_OFI_FAULT");
+	bool one_host = true, autoprog = false, nodc, shm_ok;
 	ng_status st = NG_OK;
-	int rc = 0;
 
 	*r_p = NULL;
 	if (!o) {
@@ -323,151 +588,12 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 	 * it reaches a peer by its process id (see ofi_name.h). */
 	shm_ok = one_host && !boot->peer_addr[0];
 
-	/* libfabric sizes per-peer resources by its universe size (256 unless
-	 * told): verbs;ofi_rxm's completion queue of (tx + rx) x 256 entries is
-	 * above what Soft-RoCE and many HCAs create.  The job's size, unless the
-	 * user set it. */
-	{
-		char u[24];
-
-		snprintf(u, sizeof(u), "%zu", n < 2 ? (size_t)2 : n);
-		setenv("FI_UNIVERSE_SIZE", u, 0);
-	}
-	/* libfabric's registration cache off, unless the user set it (see the
-	 * top: Registrations). */
-	{
-		const char *cache = getenv("FI_MR_CACHE_MAX_COUNT");
-
-		if (cache && strcmp(cache, "0") != 0)
-			snprintf(o->cache, sizeof(o->cache), "%.8s", cache);
-		else
-			setenv("FI_MR_CACHE_MAX_COUNT", "0", 1);
-	}
-	/* The provider first; then the semantics the notices and flush need,
-	 * ordered before delivery-complete, each with (bound to loopback on
-	 * one host) automatic progress where it has it. */
-	o->info = ofi_pick(prov, one_host, shm_ok, false, OFI_SEM_ASSUME, &why);
-	if (o->info) {
-		enum ofi_sem try[2] = {OFI_SEM_ORDERED, OFI_SEM_DELIVERY};
-		size_t ntry = 2;
-
-		snprintf(o->prov, sizeof(o->prov), "%s", o->info->fabric_attr->prov_name);
-		fi_freeinfo(o->info);
-		o->info = NULL;
-		if (force && strcmp(force, "assume") == 0) {
-			try[0] = OFI_SEM_ASSUME;
-			ntry = 1;
-		} else if (force && strcmp(force, "ordered") == 0) {
-			try[0] = OFI_SEM_ORDERED;
-			ntry = 1;
-		} else if (force && strcmp(force, "delivery") == 0) {
-			try[0] = OFI_SEM_DELIVERY;
-			ntry = 1;
-		}
-		for (size_t k = 0; k < ntry && !o->info; k++)
-			for (int ap = 1; ap >= 0 && !o->info; ap--) {
-				/* Tests: the faulty provider grants no ordering ("late") and
-				 * no delivery completion either ("late-nodc"). */
-				if ((o->fault && try[k] == OFI_SEM_ORDERED) ||
-				    (nodc && try[k] == OFI_SEM_DELIVERY))
-					break;
-				o->info = ofi_pick(o->prov, one_host, shm_ok, ap, try[k], &why);
-				autoprog = ap;
-				o->sem = try[k];
-			}
-		if (!o->info) {
-			lacks = true;
-			if (boot->rank == 0 && !cf->quiet)
-				ng_error(
-				    "%s: ofi: provider %s%s grants neither ordered writes and reads "
-				    "(FI_ORDER_WAW and FI_ORDER_RAW) nor delivery completion "
-				    "(FI_DELIVERY_COMPLETE): a notice or a flush could overtake the data "
-				    "it covers, so it is not used",
-				    cf->who, o->prov, o->fault ? " (with NGAUGE_OFI_FAULT)" : "");
-		}
-	}
-	if (o->info) {
-		snprintf(o->prov, sizeof(o->prov), "%s", o->info->fabric_attr->prov_name);
-		o->virt = o->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR;
-		o->prov_key = o->info->domain_attr->mr_mode & FI_MR_PROV_KEY;
-		o->ep_bind = o->info->domain_attr->mr_mode & FI_MR_ENDPOINT;
-		o->local = o->info->domain_attr->mr_mode & FI_MR_LOCAL;
-		o->wflags = o->sem == OFI_SEM_DELIVERY ? FI_DELIVERY_COMPLETE : 0;
-		o->iov_limit = o->info->tx_attr->iov_limit ? o->info->tx_attr->iov_limit : 1;
-		if (o->iov_limit > NG_RDMA_IOV_MAX)
-			o->iov_limit = NG_RDMA_IOV_MAX;
-		cqa.size = n * OFI_DEPTH;
-		ava.count = n;
-		call = "fi_fabric";
-		rc = fi_fabric(o->info->fabric_attr, &o->fabric, NULL);
-		if (!rc) {
-			call = "fi_domain";
-			rc = fi_domain(o->fabric, o->info, &o->domain, NULL);
-		}
-		if (!rc) {
-			call = "fi_cq_open";
-			rc = fi_cq_open(o->domain, &cqa, &o->cq, NULL);
-		}
-		if (!rc) {
-			call = "fi_av_open";
-			rc = fi_av_open(o->domain, &ava, &o->av, NULL);
-		}
-		if (!rc) {
-			call = "fi_endpoint";
-			rc = fi_endpoint(o->domain, o->info, &o->ep, NULL);
-		}
-		if (!rc) {
-			call = "fi_ep_bind (the address vector)";
-			rc = fi_ep_bind(o->ep, &o->av->fid, 0);
-		}
-		if (!rc) {
-			call = "fi_ep_bind (the completion queue)";
-			rc = fi_ep_bind(o->ep, &o->cq->fid, FI_TRANSMIT | FI_RECV);
-		}
-		if (!rc) {
-			call = "fi_enable";
-			rc = fi_enable(o->ep);
-		}
-		if (!rc) {
-			call = "fi_getname";
-			rc = fi_getname(&o->ep->fid, mine.name, &len);
-		}
-		if (rc) {
-			snprintf(whybuf, sizeof(whybuf), "%s: %s", call, fi_strerror(-rc));
-			why = whybuf;
-			st = NG_ERR_NODEV;
-		}
-	} else if (lacks) {
-		why = NULL;
-		st = NG_ERR_UNSUPPORTED;
-	} else if (cf->provider && *cf->provider) {
-		char names[512];
-
-		ofi_names(names, sizeof(names));
-		if (boot->rank == 0)
-			ng_error(
-			    "%s: ofi: provider '%s' offers no RDMA with atomics here (providers that do: %s)",
-			    cf->who, cf->provider, *names ? names : "none");
-		why = NULL;
-		st = NG_ERR_USAGE;
-	} else {
-		st = NG_ERR_NODEV;
-	}
-	if (st == NG_OK) {
-		o->addr = calloc(n, sizeof(*o->addr));
-		o->ops = calloc(n * OFI_DEPTH, sizeof(*o->ops));
-		o->rctl = calloc(n, sizeof(*o->rctl));
-		o->stage = calloc(n, sizeof(*o->stage));
-		o->fops = o->fault ? calloc(OFI_FOPS, sizeof(*o->fops)) : NULL;
-		if (!o->addr || !o->ops || !o->rctl || !o->stage || (o->fault && !o->fops)) {
-			why = "out of memory";
-			st = NG_ERR_NOMEM;
-		}
-	}
-	if (st == NG_OK && o->fault)
-		st = ng_ofi_mem_alloc(&o->base, OFI_ARENA, (struct ng_rdma_mr **)&o->arena);
+	ofi_env(o, n);
+	st = ofi_choose(o, cf, boot, prov, one_host, shm_ok, nodc, &autoprog, &why);
 	if (st == NG_OK)
-		st = ng_ofi_mem_alloc(&o->base, 2 * n * 8, (struct ng_rdma_mr **)&o->ctl);
+		st = ofi_endpoint(o, n, &mine, &len, whybuf, sizeof(whybuf), &why);
+	if (st == NG_OK)
+		st = ofi_arrays(o, n, &why);
 	mine.status = st;
 	mine.len = (uint32_t)len;
 	snprintf(mine.prov, sizeof(mine.prov), "%s", o->prov);
@@ -476,52 +602,13 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 		         cf->provider ? cf->provider : "", why);
 	if (ng_boot_allgather(boot, &mine, sizeof(mine), all) != NG_OK)
 		goto err_lost;
-	for (size_t i = 0; i < n && st == NG_OK; i++) {
-		/* What a peer sent: its status indexes the status names, its
-		 * provider is a string for strcmp and the message, its name's
-		 * length is at most the field (peer.h). */
-		if (all[i].status != NG_OK) {
-			st = ofi_peer_status(i, all[i].status);
-		} else if (!ng_peer_str(all[i].prov, sizeof(all[i].prov))) {
-			st = ng_peer_bad("ofi provider name", (int)i, "not terminated");
-		} else if (ng_peer_len("ofi endpoint address length", (int)i, all[i].len, 1, OFI_NAMELEN,
-		                       &nlen) != NG_OK) {
-			st = NG_ERR_PROTO;
-		} else if (strcmp(all[i].prov, all[0].prov) != 0) {
-			if (boot->rank == 0 && !cf->quiet)
-				ng_error("%s: ofi: rank %zu chose provider %s, rank 0 %s", cf->who, i,
-				         all[i].prov, all[0].prov);
-			st = NG_ERR_NODEV;
-		}
-	}
-	/* Every peer's name is one this rank may send to before any is
-	 * inserted (the first operation connects: none is posted unless all
-	 * ranks agree below). */
-	for (size_t i = 0; i < n && st == NG_OK; i++)
-		if (i != (size_t)boot->rank)
-			st = ng_ofi_name_check(boot, o->info->addr_format, i, all[i].name, all[i].len);
-	for (size_t i = 0; i < n && st == NG_OK; i++)
-		if (fi_av_insert(o->av, all[i].name, 1, &o->addr[i], 0, NULL) != 1) {
-			if (!cf->quiet)
-				ng_error("%s: ofi: cannot insert the address of rank %zu", cf->who, i);
-			st = NG_ERR_NODEV;
-		}
+	st = ofi_peers(o, cf, boot, all, n, st);
 	/* The control words' descriptors, and one more round to agree. */
 	rc_mine = st == NG_OK ? o->ctl->pub.remote : (struct ng_rdma_rmr){0};
 	rc_mine.aux = (uint64_t)st;
 	if (ng_boot_allgather(boot, &rc_mine, sizeof(rc_mine), rc_all) != NG_OK)
 		goto err_lost;
-	for (size_t i = 0; i < n; i++) {
-		if (rc_all[i].aux != NG_OK && st == NG_OK)
-			st = ng_peer_len("ofi status", (int)i, rc_all[i].aux, 0, NG_STATUS_COUNT - 1,
-			                 &nlen) == NG_OK
-			         ? (ng_status)nlen
-			         : NG_ERR_PROTO;
-		if (o->rctl) {
-			o->rctl[i] = rc_all[i];
-			o->rctl[i].aux = 0;
-		}
-	}
+	st = ofi_agree(o, rc_all, n, st);
 	free(all);
 	free(rc_all);
 	if (st == NG_OK)
@@ -532,18 +619,7 @@ static ng_status ofi_open(const struct ng_rdma_backend *be, const struct ng_rdma
 		ofi_close(&o->base);
 		return st;
 	}
-	/* Keys: checked at the target by network providers (a wrong key is
-	 * refused there, though the origin may see success); the shm provider
-	 * ignores them. */
-	shm = strcmp(o->prov, "shm") == 0;
-	o->base.caps = NG_RDMA_CAP_READ | NG_RDMA_CAP_ATOMIC | NG_RDMA_CAP_ANYMEM |
-	               (shm ? 0 : NG_RDMA_CAP_HWKEY | NG_RDMA_CAP_KEYS) |
-	               (autoprog && !shm ? NG_RDMA_CAP_PROGRESS : 0) |
-	               (ofi_pins(o->prov) ? NG_RDMA_CAP_PINS : 0);
-	o->base.max_write = ng_rdma_max_join(o->base.max_write, o->info->ep_attr->max_msg_size);
-	snprintf(o->base.desc, sizeof(o->base.desc), "ofi %s%s, %s progress, %s%s%s", o->prov,
-	         ofi_loopback(o->info) ? " 127.0.0.1" : "", autoprog ? "auto" : "manual",
-	         ofi_sem_names[o->sem], *o->cache ? ", MR cache " : "", o->cache);
+	ofi_describe(o, autoprog);
 	*r_p = &o->base;
 	return NG_OK;
 
