@@ -108,7 +108,7 @@
  *     The target consumes the pieces one after the other while the rest is
  *     still arriving: the superpipeline's sub-blocks, in one write.  (verbs:
  *     one RDMA write, as for the notice; shm: copy and release store piece
- *     by piece; ofi: one notified write per piece, see ofi.c.)  Off and the total are multiples of 8 and
+ *     by piece; ofi: one notified write per piece, see ofi_data.c.)  Off and the total are multiples of 8 and
  *     2^k >= 16; one source piece (n == 1).
  *   - flush(p) returns once every operation issued to p before it is
  *     complete and its effects visible at p: the fence between a window of

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The ofi backend's ordering and eager limits over libfabric's shm and tcp;ofi_rxm providers:
 # - a provider that completes writes before it places them and places their second half late
-#   (NGAUGE_OFI_FAULT=late, in modules/rdmalayer/ofi.c): with the order only assumed, as the backend used to
+#   (NGAUGE_OFI_FAULT=late, in modules/rdmalayer/ofi_data.c): with the order only assumed, as the backend used to
 #   (NGAUGE_OFI_SEM=assume), the rdma module's ping-pong and the rma pattern fail --verify; asked for what
 #   they need, the backend falls back to delivery completion and both pass;
 # - a provider that grants neither ordering nor delivery completion (NGAUGE_OFI_FAULT=late-nodc) is refused

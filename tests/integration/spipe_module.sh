@@ -104,7 +104,7 @@ run 2 "$NGAUGE" -x spipe --spipe-q 0.5 -p pingpong && grep -q "spipe-q" "$T/err"
 run 2 "$NGAUGE" -x spipe --spipe-mode nosuch -p pingpong && grep -q "reg|rcache|copy|pipeline|super" "$T/err" &&
 	pass "unknown mode: the choices named"
 if [ "$backends" != shm ]; then
-	# ofi stages every ring message whole (modules/rdmalayer/ofi.c), so a 64K eager size runs, checked byte by byte.
+	# ofi stages every ring message whole (modules/rdmalayer/ofi_data.c), so a 64K eager size runs, checked byte by byte.
 	run 0 "$NGAUGE" -x spipe --rdma-backend ofi --rdma-eager 64K -p pingpong -s 8,64K -c 20 -w 2 --verify &&
 		pass "an eager size of 64K over ofi runs, verified" || fail "eager 64K over ofi: $(cat "$T/err")"
 fi

@@ -14,8 +14,7 @@ excepted) and fails on
      between their sub-floors (SUBFLOORS), and between two files of a
      sub-floor whose files stand apart (APART: one pattern never uses
      another);
-  5. a file over MAX_LINES lines, or over LONG_LINES lines unless KNOWN_LONG
-     lists it;
+  5. a file over MAX_LINES lines;
   6. a source file that no floor (or, in a floor cut into sub-floors, no
      sub-floor) claims, a floor's or sub-floor's glob that claims no file
      (a path that moved), and an exception below that no longer applies (so
@@ -44,10 +43,8 @@ import os
 import re
 import sys
 
-# No file (tests excepted) is longer than LONG_LINES, but those of
-# KNOWN_LONG, and none at all longer than MAX_LINES.
-MAX_LINES = 1200
-LONG_LINES = 1000
+# No file (tests excepted) is longer than MAX_LINES.
+MAX_LINES = 1000
 
 # Meson's include directories (meson.build: include_directories(...)).
 INCLUDE_DIRS = [".", "core", "base"]
@@ -143,11 +140,6 @@ APART = {"patterns: the patterns"}
 NO_TRANSPORT = {"patterns"}
 # A network library's header, or a module's.
 TRANSPORT = re.compile(r"^((mpi|mpio)\.h$|infiniband/|rdma/|rdma_|fabric|ofi|(\.\./)*modules/)")
-
-# Files over LONG_LINES (and at most MAX_LINES) while their splits are
-# under way; each line goes when its split is merged (the test fails on a
-# line whose file has become short enough, or is gone).  No file joins it.
-KNOWN_LONG = {"modules/chan/chan.c", "modules/rdmalayer/ofi.c"}
 
 # Circles between files of one module family that its layout change removes,
 # each entry (kind, {files}): kind "include" or "call", the files as the
@@ -411,13 +403,8 @@ def main(argv):
             bad.append(f"{f}: stands on {floors[f][3]}, its header {h} on {floors[h][3]}: one place for both")
     for f in files:
         n = texts[f].count("\n")
-        if n > MAX_LINES or (n > LONG_LINES and f not in KNOWN_LONG):
-            bad.append(f"{f}: {n} lines, more than {MAX_LINES if f in KNOWN_LONG else LONG_LINES}")
-    for f in sorted(KNOWN_LONG):
-        if f not in fileset:
-            bad.append(f"{f}: listed in KNOWN_LONG but gone: remove it from the list")
-        elif texts[f].count("\n") <= LONG_LINES:
-            bad.append(f"{f}: listed in KNOWN_LONG but {texts[f].count(chr(10))} lines now: remove it from the list")
+        if n > MAX_LINES:
+            bad.append(f"{f}: {n} lines, more than {MAX_LINES}")
 
     # Includes: transports in patterns, floors, the graph.
     inc = {f: set() for f in files}
@@ -497,7 +484,7 @@ def main(argv):
     nedges = sum(len(v) for v in inc.values()), sum(len(v) for v in calls.values())
     print(f"ok: {len(files)} files, {nedges[0]} include and {nedges[1]} call edges between them, no circle; "
           f"floors and the sub-floors of {', '.join(sorted(SUBFLOORS))} kept; patterns include no transport; "
-          f"no file over {LONG_LINES} lines but {len(KNOWN_LONG)} still being split (none over {MAX_LINES})")
+          f"no file over {MAX_LINES} lines")
     return 0
 
 

@@ -86,8 +86,8 @@ PLANTS = [
                 insert_after_includes(os.path.join(r, "patterns/onen.c"), '#include "bw.h"')),
      r"patterns/onen\.c:\d+: includes patterns/bw\.h, another file of patterns: the patterns"),
     ("a file over the line limit",
-     lambda r: append(os.path.join(r, "core/sizes.c"), "/* planted */\n" * 1000),
-     r"core/sizes\.c: \d+ lines, more than 1000"),
+     lambda r: append(os.path.join(r, "core/sizes.c"), "/* planted */\n" * layering.MAX_LINES),
+     r"core/sizes\.c: \d+ lines, more than " + str(layering.MAX_LINES)),
     ("a floor's glob that claims no file (its file moved away)",
      lambda r: os.remove(os.path.join(r, "core/launch.h")),
      r"core/launch\.h: a glob of core: launches that claims no file"),
@@ -95,17 +95,6 @@ PLANTS = [
      lambda r: write(os.path.join(r, "planted/x.c"), "int ng_planted_x;\n"),
      r"planted/x\.c: no floor claims this file"),
 ]
-# An exception that no longer applies: a file of KNOWN_LONG, once split; and
-# one that grows past the limit no file passes.
-if layering.KNOWN_LONG:
-    _long = sorted(layering.KNOWN_LONG)[0]
-    PLANTS.append(("a KNOWN_LONG file that has become short",
-                   lambda r: write(os.path.join(r, _long), "int ng_planted_short;\n"),
-                   re.escape(_long) + r": listed in KNOWN_LONG but 1 lines now"))
-    PLANTS.append(("a KNOWN_LONG file over the limit no file passes",
-                   lambda r: append(os.path.join(r, _long), "/* planted */\n" * layering.MAX_LINES),
-                   re.escape(_long) + r": \d+ lines, more than " + str(layering.MAX_LINES)))
-
 
 def copy_tree(src, dst):
     for f in layering.collect(src):
