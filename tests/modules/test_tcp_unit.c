@@ -6,7 +6,7 @@
  * modules/tcp/tcp_setup.c) and the core's bootstrap helpers (core/bootstrap.c
  * for ng_boot_bcast and ng_boot_may_connect, core/allow.c) only, not
  * libngauge: it provides the few core functions they call (ng_error,
- * ng_warn, ng_config_read) and a fake bootstrap.  Each scenario forks its ranks; the
+ * ng_warn; ng_config_read: tcp_unit_config.c) and a fake bootstrap.  Each scenario forks its ranks; the
  * test process itself is their hub: every rank has a socketpair to it, and an
  * allgather is "send my bytes, get everyone's".  The hub can act between the
  * parts of a collective, which the stray-connection scenario uses to connect
@@ -133,8 +133,10 @@ void ng_warn(const char *fmt, ...)
 /* --tcp-poll of every instance: main() runs the scenarios once per mode. */
 static const char *poll_mode = "sleep";
 
-/* The value of option @name as text, NULL when not given. */
-static const char *arg_text(const struct ng_args *a, const char *name)
+/* The value of option @name as text, NULL when not given: what
+ * tcp_unit_config.c's ng_config_read reads. */
+const char *tcp_unit_arg(const struct ng_args *a, const char *name);
+const char *tcp_unit_arg(const struct ng_args *a, const char *name)
 {
 	if (!strcmp(name, "tcp-bind"))
 		return a->bind;
@@ -143,61 +145,6 @@ static const char *arg_text(const struct ng_args *a, const char *name)
 	if (!strcmp(name, "tcp-poll"))
 		return poll_mode;
 	return NULL;
-}
-
-/* The index of @v among the '|'-separated words of @choices, -1 for none. */
-static int choice_index(const char *choices, const char *v)
-{
-	size_t len = strlen(v);
-	int i = 0;
-
-	for (const char *p = choices; p && *p; i++) {
-		const char *bar = strchr(p, '|');
-		size_t n = bar ? (size_t)(bar - p) : strlen(p);
-
-		if (n == len && !strncmp(p, v, n))
-			return i;
-		p = bar ? bar + 1 : NULL;
-	}
-	return -1;
-}
-
-/* The module's options into its configuration struct, by the table's members
- * (core/options.h): what arg_text gives, else nothing (0, NULL). */
-void ng_config_read(const struct ng_args *a, const struct ng_option *table, void *cfg)
-{
-	char *base = cfg;
-
-	for (const struct ng_option *o = table; o && o->name; o++) {
-		const char *s = arg_text(a, o->name);
-		char *at;
-
-		if (o->given)
-			*(bool *)(base + o->given - 1) = s != NULL;
-		if (!o->slot)
-			continue;
-		at = base + o->slot - 1;
-		switch (o->type) {
-		case NG_OPT_FLAG:
-			*(bool *)at = s != NULL;
-			break;
-		case NG_OPT_INT:
-			*(long long *)at = s ? atoll(s) : 0;
-			break;
-		case NG_OPT_SIZE:
-			*(size_t *)at = s ? (size_t)strtoull(s, NULL, 10) : 0;
-			break;
-		case NG_OPT_DOUBLE:
-			*(double *)at = s ? strtod(s, NULL) : 0.0;
-			break;
-		case NG_OPT_STRING:
-			*(const char **)at = s;
-			break;
-		case NG_OPT_CHOICE:
-			*(int *)at = choice_index(o->choices, s ? s : o->def ? o->def : "");
-			break;
-		}
-	}
 }
 
 /* ---- fake bootstrap: a socketpair to the hub per rank ------------------ */
