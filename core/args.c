@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The declared options and their values (core/args.h), and the typed
- * getters modules and patterns read them with (core/options.h).  What an
- * option's value may be is core/options.c's: this file stores and looks up.
+ * The declared options and their values (core/args.h), the typed getters
+ * and ng_config_read, which modules and patterns read them with
+ * (core/options.h).  What an option's value may be is core/options.c's:
+ * this file stores and looks up.
  */
 #include <assert.h>
 #include <stdlib.h>

@@ -98,9 +98,11 @@ struct ng_args;
 
 /*
  * Typed getters (core/args.c, beside the driver's side of the values:
- * core/args.h).  Return the value given on the command line, else the
- * option's declared default, else 0/NULL/false.  @name must be declared in
- * some registered table (asserted).
+ * core/args.h), what ng_config_read reads with; modules and patterns read
+ * their options with ng_config_read, never by name.  Return the value given
+ * on the command line, else the option's declared default, else
+ * 0/NULL/false.  @name must be declared in some registered table
+ * (asserted).
  */
 bool ng_args_flag(const struct ng_args *a, const char *name);
 long long ng_args_int(const struct ng_args *a, const char *name);

@@ -97,6 +97,12 @@ struct ng_chan_conf {
  * the layer's table (ng_rdma_options), this one, then its own, and reads
  * ng_rdma_reads. */
 extern const struct ng_option ng_chan_options[];
+/* ng_chan_options as ng_config_read gives them. */
+struct ng_chan_config {
+	long long ring; /* --rdma-ring */
+	size_t eager;   /* --rdma-eager */
+	int poll;       /* --rdma-poll: spin, yield (its word's index) */
+};
 
 /* Reads the layer's options (ng_rdma_conf_read) and the channel's (a bad
  * value is reported: NG_ERR_USAGE). */

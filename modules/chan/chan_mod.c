@@ -160,12 +160,15 @@ ng_status ng_chan_open(const struct ng_module *m, const struct ng_module_env *en
 
 /* clang-format off */
 const struct ng_option ng_chan_options[] = {
-	{ .name = "rdma-ring", .type = NG_OPT_INT, .def = "32", .metavar = "N", .min = 4, .max = 4096,
+	{ .name = "rdma-ring", NG_INT_AT(struct ng_chan_config, ring),
+	  .def = "32", .metavar = "N", .min = 4, .max = 4096,
 	  .help = "ring slots per peer of the two-sided channel (4-4096)" },
-	{ .name = "rdma-eager", .type = NG_OPT_SIZE, .def = "8K", .min = 64, .max = 1 << 20,
+	{ .name = "rdma-eager", NG_SIZE_AT(struct ng_chan_config, eager),
+	  .def = "8K", .min = 64, .max = 1 << 20,
 	  .help = "largest message written through the ring; larger ones are written into the receive buffer "
 	          "(64-1M)" },
-	{ .name = "rdma-poll", .type = NG_OPT_CHOICE, .def = "spin", .choices = "spin|yield",
+	{ .name = "rdma-poll", NG_CHOICE_AT(struct ng_chan_config, poll),
+	  .def = "spin", .choices = "spin|yield",
 	  .help = "waiting: spin, or yield the CPU after every empty poll (more ranks than cores)" },
 	{ .name = NULL },
 };
@@ -176,13 +179,16 @@ const struct ng_option ng_chan_options[] = {
 
 ng_status ng_chan_conf_read(const struct ng_module_env *env, struct ng_chan_conf *cf)
 {
-	const struct ng_args *a = env->args;
-	long long ring = ng_args_int(a, "rdma-ring");
-	size_t eager = ng_args_size(a, "rdma-eager");
+	struct ng_chan_config o;
+	long long ring;
+	size_t eager;
 
+	ng_config_read(env->args, ng_chan_options, &o);
+	ring = o.ring;
+	eager = o.eager;
 	*cf = (struct ng_chan_conf){.ring = (size_t)ring, .eager = eager};
-	ng_rdma_conf_read(a, &cf->backend, &cf->rdma);
-	cf->rdma.yield = ng_args_choice(a, "rdma-poll") == CH_POLL_YIELD;
+	ng_rdma_conf_read(env->args, &cf->backend, &cf->rdma);
+	cf->rdma.yield = o.poll == CH_POLL_YIELD;
 	if (ring < NG_CHAN_RING_MIN || ring > NG_CHAN_RING_MAX) {
 		if (env->boot->rank == 0)
 			ng_error("--rdma-ring %lld is outside %u-%u", ring, NG_CHAN_RING_MIN,

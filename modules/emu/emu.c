@@ -522,12 +522,53 @@ static void ng_emu_free(struct ng_comm *c, void *buf)
 
 /* ---- setup ----------------------------------------------------------------- */
 
-/* Microseconds (an option) to nanoseconds; -1 for a bad value (reported by
- * rank 0 only when @loud: every rank reads the same options). */
-static int64_t ng_emu_us_opt(const struct ng_args *a, const char *name, bool loud)
-{
-	double v = ng_args_double(a, name);
+/* The module's options (ng_emu_options), as ng_config_read gives them. */
+struct ng_emu_config {
+	const char *base;     /* --emu-base: the module it wraps */
+	double os, or_, g, L; /* --emu-os, --emu-or, --emu-g, --emu-L: microseconds */
+	double G, G2;         /* --emu-G, --emu-G2: microseconds per byte */
+	bool G2_given;        /* --emu-G2 given (else G2 is G) */
+	size_t threshold;     /* --emu-threshold */
+	long long corrupt;    /* --emu-corrupt */
+	double os_drift;      /* --emu-os-drift: microseconds per send */
+	size_t max;           /* --emu-max */
+};
 
+/* clang-format off */
+static const struct ng_option ng_emu_options[] = {
+	{ .name = "emu-base", NG_STRING_AT(struct ng_emu_config, base), .def = "tcp", .metavar = "MODULE",
+	  .help = "module to wrap" },
+	{ .name = "emu-os", NG_DOUBLE_AT(struct ng_emu_config, os), .def = "0", .metavar = "US",
+	  .help = "send overhead: a send call takes at least this long" },
+	{ .name = "emu-or", NG_DOUBLE_AT(struct ng_emu_config, or_), .def = "0", .metavar = "US",
+	  .help = "receive overhead: at least this long after delivery in every receive" },
+	{ .name = "emu-g", NG_DOUBLE_AT(struct ng_emu_config, g), .def = "0", .metavar = "US",
+	  .help = "gap: consecutive sends of a rank are injected at least g + (s-1)G apart" },
+	{ .name = "emu-L", NG_DOUBLE_AT(struct ng_emu_config, L), .def = "0", .metavar = "US",
+	  .help = "latency: delivery at injection + L + (s-1)G (ranks on one host)" },
+	{ .name = "emu-G", NG_DOUBLE_AT(struct ng_emu_config, G), .def = "0", .metavar = "US_PER_BYTE",
+	  .help = "gap per byte" },
+	{ .name = "emu-G2", NG_DOUBLE_AT(struct ng_emu_config, G2), .metavar = "US_PER_BYTE",
+	  NG_GIVEN_AT(struct ng_emu_config, G2_given),
+	  .help = "gap per byte for messages above --emu-threshold (a protocol change)" },
+	{ .name = "emu-threshold", NG_SIZE_AT(struct ng_emu_config, threshold), .def = "0",
+	  .metavar = "BYTES",
+	  .help = "size above which --emu-G2 applies" },
+	{ .name = "emu-corrupt", NG_INT_AT(struct ng_emu_config, corrupt), .def = "0", .metavar = "N",
+	  .help = "flip one byte of every N-th received message (tests --verify); 0: never" },
+	{ .name = "emu-os-drift", NG_DOUBLE_AT(struct ng_emu_config, os_drift), .def = "0", .metavar = "US",
+	  .help = "o_s grows by this much with every send: a planted drift, for tests of the stationarity check" },
+	{ .name = "emu-max", NG_SIZE_AT(struct ng_emu_config, max), .def = "0", .metavar = "BYTES",
+	  .help = "largest message of the emulated network, as a datagram network's MTU (0: the base's)" },
+	{ .name = NULL },
+};
+/* clang-format on */
+
+/* Microseconds (option --@name, value @v) to nanoseconds; -1 for a bad
+ * value (reported by rank 0 only when @loud: every rank reads the same
+ * options). */
+static int64_t ng_emu_us_opt(double v, const char *name, bool loud)
+{
 	if (!(v >= 0.0) || v > 1e9) {
 		if (loud)
 			ng_error("emu: --%s must be between 0 and 1e9 microseconds, got %g", name, v);
@@ -536,10 +577,8 @@ static int64_t ng_emu_us_opt(const struct ng_args *a, const char *name, bool lou
 	return (int64_t)(v * 1e3 + 0.5);
 }
 
-static double ng_emu_per_byte_opt(const struct ng_args *a, const char *name, bool loud)
+static double ng_emu_per_byte_opt(double v, const char *name, bool loud)
 {
-	double v = ng_args_double(a, name);
-
 	if (!(v >= 0.0) || v > 1e6) {
 		if (loud)
 			ng_error("emu: --%s must be between 0 and 1e6 microseconds per byte, got %g", name,
@@ -549,12 +588,13 @@ static double ng_emu_per_byte_opt(const struct ng_args *a, const char *name, boo
 	return v * 1e3;
 }
 
-/* Reads the options into @e.  NG_ERR_USAGE (reported) on a bad one. */
-static ng_status ng_emu_conf(struct ng_emu *e, const struct ng_args *a, bool loud)
+/* Checks the options @o and takes them into @e.  NG_ERR_USAGE (reported)
+ * on a bad one. */
+static ng_status ng_emu_conf(struct ng_emu *e, const struct ng_emu_config *o, bool loud)
 {
-	int64_t os = ng_emu_us_opt(a, "emu-os", loud), orr = ng_emu_us_opt(a, "emu-or", loud);
-	int64_t g = ng_emu_us_opt(a, "emu-g", loud), L = ng_emu_us_opt(a, "emu-L", loud);
-	long long corrupt = ng_args_int(a, "emu-corrupt");
+	int64_t os = ng_emu_us_opt(o->os, "emu-os", loud), orr = ng_emu_us_opt(o->or_, "emu-or", loud);
+	int64_t g = ng_emu_us_opt(o->g, "emu-g", loud), L = ng_emu_us_opt(o->L, "emu-L", loud);
+	long long corrupt = o->corrupt;
 
 	if (os < 0 || orr < 0 || g < 0 || L < 0)
 		return NG_ERR_USAGE;
@@ -562,12 +602,12 @@ static ng_status ng_emu_conf(struct ng_emu *e, const struct ng_args *a, bool lou
 	e->or_ns = (uint64_t)orr;
 	e->g_ns = (uint64_t)g;
 	e->L_ns = (uint64_t)L;
-	e->G_ns = ng_emu_per_byte_opt(a, "emu-G", loud);
+	e->G_ns = ng_emu_per_byte_opt(o->G, "emu-G", loud);
 	if (e->G_ns < 0.0)
 		return NG_ERR_USAGE;
-	e->threshold = ng_args_size(a, "emu-threshold");
-	if (ng_args_given(a, "emu-G2")) {
-		e->G2_ns = ng_emu_per_byte_opt(a, "emu-G2", loud);
+	e->threshold = o->threshold;
+	if (o->G2_given) {
+		e->G2_ns = ng_emu_per_byte_opt(o->G2, "emu-G2", loud);
 		if (e->G2_ns < 0.0)
 			return NG_ERR_USAGE;
 		if (!e->threshold) {
@@ -585,12 +625,11 @@ static ng_status ng_emu_conf(struct ng_emu *e, const struct ng_args *a, bool lou
 		return NG_ERR_USAGE;
 	}
 	e->corrupt_every = (uint64_t)corrupt;
-	e->max = ng_args_size(a, "emu-max");
-	e->drift_ns = ng_args_double(a, "emu-os-drift") * 1e3;
+	e->max = o->max;
+	e->drift_ns = o->os_drift * 1e3;
 	if (!(e->drift_ns >= 0.0 && e->drift_ns <= 1e6)) {
 		if (loud)
-			ng_error("emu: --emu-os-drift must be 0 to 1000 us per send, got %g",
-			         ng_args_double(a, "emu-os-drift"));
+			ng_error("emu: --emu-os-drift must be 0 to 1000 us per send, got %g", o->os_drift);
 		return NG_ERR_USAGE;
 	}
 	return NG_OK;
@@ -795,14 +834,16 @@ static const struct ng_module_ops ng_emu_ops;
 static ng_status ng_emu_open(const struct ng_module *m, const struct ng_module_env *env,
                              struct ng_comm **comm_p)
 {
-	const struct ng_args *a = env->args;
-	const char *bname = ng_args_str(a, "emu-base");
+	struct ng_emu_config o;
+	const char *bname;
 	const unsigned pass =
 	    NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_MULTIRANK | NG_CAP_REGMEM | NG_CAP_MPI;
 	bool loud = env->boot->rank == 0; /* option errors: every rank finds them */
 	struct ng_emu *e;
 	ng_status st;
 
+	ng_config_read(env->args, ng_emu_options, &o);
+	bname = o.base;
 	e = calloc(1, sizeof(*e));
 	if (!e) {
 		ng_error("emu: out of memory");
@@ -825,7 +866,7 @@ static ng_status ng_emu_open(const struct ng_module *m, const struct ng_module_e
 	st = ng_module_impl(e->bm, &e->bops);
 	if (st != NG_OK)
 		goto err_free;
-	st = ng_emu_conf(e, a, loud);
+	st = ng_emu_conf(e, &o, loud);
 	if (st != NG_OK)
 		goto err_free;
 	e->rq = calloc((size_t)env->boot->size, sizeof(*e->rq));
@@ -900,34 +941,6 @@ err_free:
 	free(e);
 	return st;
 }
-
-/* clang-format off */
-static const struct ng_option ng_emu_options[] = {
-	{ .name = "emu-base", .type = NG_OPT_STRING, .def = "tcp", .metavar = "MODULE",
-	  .help = "module to wrap" },
-	{ .name = "emu-os", .type = NG_OPT_DOUBLE, .def = "0", .metavar = "US",
-	  .help = "send overhead: a send call takes at least this long" },
-	{ .name = "emu-or", .type = NG_OPT_DOUBLE, .def = "0", .metavar = "US",
-	  .help = "receive overhead: at least this long after delivery in every receive" },
-	{ .name = "emu-g", .type = NG_OPT_DOUBLE, .def = "0", .metavar = "US",
-	  .help = "gap: consecutive sends of a rank are injected at least g + (s-1)G apart" },
-	{ .name = "emu-L", .type = NG_OPT_DOUBLE, .def = "0", .metavar = "US",
-	  .help = "latency: delivery at injection + L + (s-1)G (ranks on one host)" },
-	{ .name = "emu-G", .type = NG_OPT_DOUBLE, .def = "0", .metavar = "US_PER_BYTE",
-	  .help = "gap per byte" },
-	{ .name = "emu-G2", .type = NG_OPT_DOUBLE, .metavar = "US_PER_BYTE",
-	  .help = "gap per byte for messages above --emu-threshold (a protocol change)" },
-	{ .name = "emu-threshold", .type = NG_OPT_SIZE, .def = "0", .metavar = "BYTES",
-	  .help = "size above which --emu-G2 applies" },
-	{ .name = "emu-corrupt", .type = NG_OPT_INT, .def = "0", .metavar = "N",
-	  .help = "flip one byte of every N-th received message (tests --verify); 0: never" },
-	{ .name = "emu-os-drift", .type = NG_OPT_DOUBLE, .def = "0", .metavar = "US",
-	  .help = "o_s grows by this much with every send: a planted drift, for tests of the stationarity check" },
-	{ .name = "emu-max", .type = NG_OPT_SIZE, .def = "0", .metavar = "BYTES",
-	  .help = "largest message of the emulated network, as a datagram network's MTU (0: the base's)" },
-	{ .name = NULL },
-};
-/* clang-format on */
 
 static const struct ng_option *const ng_emu_option_tables[] = {ng_emu_options, NULL};
 

@@ -14,28 +14,30 @@
  * those it reads.
  */
 /* clang-format off */
-static const struct ng_option ng_ib_mode_options[] = {
-	{ .name = "ib-mode", .type = NG_OPT_CHOICE, .def = "send", .choices = "send|write|read",
+const struct ng_option ng_ib_mode_options[] = {
+	{ .name = "ib-mode", NG_CHOICE_AT(struct ng_ib_config, mode),
+	  .def = "send", .choices = "send|write|read",
 	  .help = "ibrc/ibuc data path: send/receive, RDMA write + sequence counter, or (ibrc) RDMA read by the "
 	          "receiver after the sender's notice" },
 	{ .name = NULL },
 };
 
-static const struct ng_option ng_ib_ring_options[] = {
-	{ .name = "ib-ring", .type = NG_OPT_INT, .def = "32", .metavar = "N", .min = 4, .max = 4096,
+const struct ng_option ng_ib_ring_options[] = {
+	{ .name = "ib-ring", NG_INT_AT(struct ng_ib_config, ring),
+	  .def = "32", .metavar = "N", .min = 4, .max = 4096,
 	  .help = "pre-posted receive slots per peer (4-4096)" },
 	{ .name = NULL },
 };
 
-static const struct ng_option ng_ib_eager_options[] = {
-	{ .name = "ib-eager", .type = NG_OPT_SIZE, .def = "8K", .min = 64, .max = 1 << 20,
+const struct ng_option ng_ib_eager_options[] = {
+	{ .name = "ib-eager", NG_SIZE_AT(struct ng_ib_config, eager), .def = "8K", .min = 64, .max = 1 << 20,
 	  .help = "ibrc/ibuc: largest message copied through the ring; larger ones are RDMA-written into the "
 	          "receive buffer (64-1M)" },
 	{ .name = NULL },
 };
 
-static const struct ng_option ng_ib_poll_options[] = {
-	{ .name = "ib-poll", .type = NG_OPT_CHOICE, .def = "spin", .choices = "spin|yield",
+const struct ng_option ng_ib_poll_options[] = {
+	{ .name = "ib-poll", NG_CHOICE_AT(struct ng_ib_config, poll), .def = "spin", .choices = "spin|yield",
 	  .help = "waiting: spin (busy-poll; for measurements), or yield the CPU after every empty poll (more "
 	          "ranks than cores, Soft-RoCE VMs)" },
 	{ .name = NULL },

@@ -49,6 +49,7 @@
 
 #include "launch.h"
 #include "module.h"
+#include "modules/mpi/mpi_desc.h"
 #include "modules/mpi/mpi_int.h"
 #include "options.h"
 #include "status.h"
@@ -402,7 +403,12 @@ ng_status ng_mpi_init(struct ng_mpi *m, const struct ng_module *mod, const struc
 	}
 
 	/* env->args may be NULL (unit tests): defaults apply. */
-	m->ssend = env->args && ng_args_flag(env->args, "mpi-ssend");
+	if (env->args) {
+		struct ng_mpi_config mc;
+
+		ng_config_read(env->args, ng_mpi_options, &mc);
+		m->ssend = mc.ssend;
+	}
 	ng_comm_init(&m->base, mod, ops, rank, size, env->cancel);
 	ng_boot_mpi_version(m->base.device, sizeof(m->base.device));
 	return NG_OK;

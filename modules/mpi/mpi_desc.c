@@ -5,7 +5,9 @@
 #include "modules/mpi/mpi_desc.h"
 
 const struct ng_option ng_mpi_options[] = {
-    {.name = "mpi-ssend", .type = NG_OPT_FLAG, .help = "blocking sends use MPI_Ssend (synchronous)"},
+    {.name = "mpi-ssend",
+     NG_FLAG_AT(struct ng_mpi_config, ssend),
+     .help = "blocking sends use MPI_Ssend (synchronous)"},
     {.name = NULL},
 };
 

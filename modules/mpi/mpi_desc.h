@@ -24,7 +24,12 @@
 #define NG_MPI_DESC_MAX_MSG ((size_t)INT_MAX)
 #endif
 
-/* The mpi module's options (owner "mpi"): --mpi-ssend. */
+/* The mpi module's options (owner "mpi"): --mpi-ssend, read into struct
+ * ng_mpi_config by ng_config_read. */
 extern const struct ng_option ng_mpi_options[];
+
+struct ng_mpi_config {
+	bool ssend; /* --mpi-ssend: blocking sends are MPI_Ssend */
+};
 
 #endif

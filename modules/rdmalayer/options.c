@@ -14,10 +14,12 @@
 
 /* clang-format off */
 const struct ng_option ng_rdma_options[] = {
-	{ .name = "rdma-backend", .type = NG_OPT_CHOICE, .def = "auto", .choices = "auto|verbs|shm|ofi",
+	{ .name = "rdma-backend", NG_CHOICE_AT(struct ng_rdma_config, backend),
+	  .def = "auto", .choices = "auto|verbs|shm|ofi",
 	  .help = "RDMA layer backend: verbs (HCA, Soft-RoCE), shm (ranks on one host), ofi (libfabric); auto: the "
 	          "first that opens, in that order" },
-	{ .name = "ofi-provider", .type = NG_OPT_STRING, .metavar = "NAME", .applies = "rdma-backend=ofi|auto",
+	{ .name = "ofi-provider", NG_STRING_AT(struct ng_rdma_config, provider),
+	  .metavar = "NAME", .applies = "rdma-backend=ofi|auto",
 	  .help = "libfabric provider of the ofi backend, e.g. shm, tcp;ofi_rxm, efa, cxi, psm3 (default: the "
 	          "first that works)" },
 	{ .name = NULL },
@@ -31,17 +33,29 @@ const struct ng_option *const ng_rdma_reads[] = {
     NULL,
 };
 
+/* The words of --rdma-backend, in the order of its .choices. */
+static const char *const ng_rdma_backend_words[] = {"auto", "verbs", "shm", "ofi"};
+
 void ng_rdma_conf_read(const struct ng_args *a, const char **backend_p, struct ng_rdma_conf *cf)
 {
-	*backend_p = ng_args_str(a, "rdma-backend");
-	cf->provider = ng_args_str(a, "ofi-provider");
+	struct ng_rdma_config o;
+#if NG_HAVE_VERBS
+	struct ng_verbs_config v;
+#endif
+
+	ng_config_read(a, ng_rdma_options, &o);
+	*backend_p = o.backend >= 0 && (size_t)o.backend < sizeof(ng_rdma_backend_words) / sizeof(char *)
+	                 ? ng_rdma_backend_words[o.backend]
+	                 : NULL;
+	cf->provider = o.provider;
 	cf->gid_index = -1;
 #if NG_HAVE_VERBS
-	cf->dev = ng_args_str(a, "ib-dev");
-	cf->port = (int)ng_args_int(a, "ib-port");
-	if (ng_args_given(a, "ib-gid"))
-		cf->gid_index = (int)ng_args_int(a, "ib-gid");
-	cf->sl = (int)ng_args_int(a, "ib-sl");
-	cf->tclass = (int)ng_args_int(a, "ib-tclass");
+	ng_config_read(a, ng_verbs_options, &v);
+	cf->dev = v.dev;
+	cf->port = (int)v.port;
+	if (v.gid_given)
+		cf->gid_index = (int)v.gid;
+	cf->sl = (int)v.sl;
+	cf->tclass = (int)v.tclass;
 #endif
 }

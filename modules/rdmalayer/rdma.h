@@ -338,6 +338,11 @@ struct ng_rdma {
  * backend's --ofi-provider.  The modules on the layer list this table
  * before the channel's and their own. */
 extern const struct ng_option ng_rdma_options[];
+/* ng_rdma_options as ng_config_read gives them. */
+struct ng_rdma_config {
+	int backend;          /* --rdma-backend: auto, verbs, shm, ofi (its word's index) */
+	const char *provider; /* --ofi-provider: NULL for the first that works */
+};
 /* The option tables of another family that the layer reads, for the .reads
  * of the modules on it (NULL-terminated): the verbs core's device options
  * (ng_verbs_options), which the verbs backend selects by, in a build with

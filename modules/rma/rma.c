@@ -17,16 +17,26 @@
 #include "modules/rma/rma.h"
 #include "options.h"
 
+/* The module's options (rma_own_options), as ng_config_read gives them. */
+struct rma_config {
+	int design;       /* --rma-design: RMA_SENDRECV or direct */
+	int sched;        /* --rma-sched: bit 0 reorder, bit 1 aggregate */
+	size_t aggregate; /* --rma-aggregate */
+};
+
 /* clang-format off */
 static const struct ng_option rma_own_options[] = {
-	{ .name = "rma-design", .type = NG_OPT_CHOICE, .def = "direct", .choices = "direct|sendrecv",
+	{ .name = "rma-design", NG_CHOICE_AT(struct rma_config, design),
+	  .def = "direct", .choices = "direct|sendrecv",
 	  .help = "rma: direct (put = RDMA write, get = RDMA read, flags by RDMA; no target involvement), or "
 	          "sendrecv (operations shipped as messages, applied by the target in its synchronisation calls)" },
-	{ .name = "rma-sched", .type = NG_OPT_CHOICE, .def = "none", .choices = "none|reorder|aggregate|all",
+	{ .name = "rma-sched", NG_CHOICE_AT(struct rma_config, sched),
+	  .def = "none", .choices = "none|reorder|aggregate|all",
 	  .applies = "rma-design=direct",
 	  .help = "rma direct: scheduling within an epoch: reorder (gets first, reads and writes interleaved), "
 	          "aggregate (small operations travel with the epoch's completion message), all (both)" },
-	{ .name = "rma-aggregate", .type = NG_OPT_SIZE, .def = "256", .applies = "rma-sched=aggregate|all",
+	{ .name = "rma-aggregate", NG_SIZE_AT(struct rma_config, aggregate),
+	  .def = "256", .applies = "rma-sched=aggregate|all",
 	  .help = "rma: operations up to this many bytes are aggregated (--rma-sched aggregate|all)" },
 	{ .name = NULL },
 };
@@ -814,15 +824,19 @@ static void rma_close(struct ng_comm *c)
 static ng_status rma_open(const struct ng_module *mod, const struct ng_module_env *env,
                           struct ng_comm **comm_p)
 {
-	const struct ng_args *a = env->args;
-	/* --rma-design direct|sendrecv; --rma-sched none|reorder|aggregate|all:
-	 * bit 0 reorder, bit 1 aggregate. */
-	bool sendrecv = ng_args_choice(a, "rma-design") == RMA_SENDRECV;
-	int sched = ng_args_choice(a, "rma-sched");
+	struct rma_config o;
+	bool sendrecv;
+	int sched;
 	struct ng_chan_conf cf;
 	struct rma *m;
 	size_t n = (size_t)env->boot->size;
 	ng_status st = ng_chan_conf_read(env, &cf);
+
+	/* --rma-design direct|sendrecv; --rma-sched none|reorder|aggregate|all:
+	 * bit 0 reorder, bit 1 aggregate. */
+	ng_config_read(env->args, rma_own_options, &o);
+	sendrecv = o.design == RMA_SENDRECV;
+	sched = o.sched;
 
 	*comm_p = NULL;
 	if (st != NG_OK)
@@ -835,7 +849,7 @@ static ng_status rma_open(const struct ng_module *mod, const struct ng_module_en
 	m->boot = env->boot;
 	m->reorder = !sendrecv && (sched & 1);
 	m->aggregate = !sendrecv && (sched & 2);
-	m->agg_max = ng_args_size(a, "rma-aggregate");
+	m->agg_max = o.aggregate;
 	/* The design's operations serve the instance from here on. */
 	st = ng_chan_mod_init(&m->cm, mod, sendrecv ? &rma_sendrecv_ops : &rma_direct_ops, env, &cf);
 	if (st != NG_OK) {

@@ -475,16 +475,64 @@ static void sp_close(struct ng_comm *c)
 	free(sp);
 }
 
+/* The module's own options (sp_own_options), as ng_config_read gives them. */
+struct sp_config {
+	int mode;          /* --spipe-mode: the words are those of enum ng_spipe_mode, in order */
+	size_t block;      /* --spipe-block */
+	long long buffers; /* --spipe-buffers */
+	size_t bufsize;    /* --spipe-bufsize */
+	size_t c0;         /* --spipe-c0 */
+	double q;          /* --spipe-q */
+	bool c0_given;     /* --spipe-c0 given (else the model's) */
+	bool q_given;      /* --spipe-q given (else the model's) */
+	bool fresh;        /* --spipe-fresh */
+};
+
+/* clang-format off */
+static const struct ng_option sp_own_options[] = {
+	{ .name = "spipe-mode", NG_CHOICE_AT(struct sp_config, mode),
+	  .def = "super", .choices = "reg|rcache|copy|pipeline|super",
+	  .help = "spipe: messages above --rdma-eager: reg (register the buffers on the fly), rcache (keep the "
+	          "registrations), copy (whole messages through a registered buffer), pipeline (fixed chunks "
+	          "C_opt), super (the superpipeline)" },
+	{ .name = "spipe-block", NG_SIZE_AT(struct sp_config, block), .def = "4K", .min = 64, .max = 1 << 20,
+	  .applies = "spipe-mode=pipeline|super",
+	  .help = "spipe super: sub-block bytes (a power of two, 64 B-1M), each ending in an 8-byte flag; "
+	          "pipeline: the smallest chunk" },
+	{ .name = "spipe-buffers", NG_INT_AT(struct sp_config, buffers),
+	  .def = "3", .metavar = "N", .min = 1, .max = 16,
+	  .applies = "spipe-mode=pipeline|super",
+	  .help = "spipe pipeline/super: registered buffers per peer a message is folded onto (1-16)" },
+	{ .name = "spipe-bufsize", NG_SIZE_AT(struct sp_config, bufsize),
+	  .def = "1M", .applies = "spipe-mode=pipeline|super",
+	  .help = "spipe pipeline/super: bytes per buffer, the largest chunk (a multiple of --spipe-block)" },
+	{ .name = "spipe-c0", NG_SIZE_AT(struct sp_config, c0), NG_GIVEN_AT(struct sp_config, c0_given),
+	  .metavar = "BYTES", .applies = "spipe-mode=super",
+	  .help = "spipe super: first chunk (default from the model: B_copy x 2 lambda_net)" },
+	{ .name = "spipe-q", NG_DOUBLE_AT(struct sp_config, q), NG_GIVEN_AT(struct sp_config, q_given),
+	  .metavar = "Q", .applies = "spipe-mode=super",
+	  .help = "spipe super: chunk growth factor (default from the model: B_copy / B_net, at least 1.5)" },
+	{ .name = "spipe-fresh", NG_FLAG_AT(struct sp_config, fresh),
+	  .help = "spipe: every message on memory the protocol has never seen (the registration cache forgets "
+	          "the buffers before each message, as when they were freed and allocated anew)" },
+	{ .name = NULL },
+};
+/* clang-format on */
+
 /* The protocol's settings; NG_ERR_USAGE (said by rank 0) when one is bad. */
 static ng_status sp_conf(struct spipe *sp, const struct ng_module_env *env)
 {
-	const struct ng_args *a = env->args;
-	long long nbuf = ng_args_int(a, "spipe-buffers");
-	size_t block = ng_args_size(a, "spipe-block"), slot = ng_args_size(a, "spipe-bufsize");
+	struct sp_config o;
+	long long nbuf;
+	size_t block, slot;
 	bool say = env->boot->rank == 0;
 
+	ng_config_read(env->args, sp_own_options, &o);
+	nbuf = o.buffers;
+	block = o.block;
+	slot = o.bufsize;
 	/* The words of --spipe-mode are those of enum ng_spipe_mode, in order. */
-	sp->proto.mode = (enum ng_spipe_mode)ng_args_choice(a, "spipe-mode");
+	sp->proto.mode = (enum ng_spipe_mode)o.mode;
 	if (nbuf < 1 || nbuf > SP_NBUF_MAX) {
 		if (say)
 			ng_error("--spipe-buffers %lld is outside 1-%u", nbuf, SP_NBUF_MAX);
@@ -501,10 +549,10 @@ static ng_status sp_conf(struct spipe *sp, const struct ng_module_env *env)
 			         slot, block);
 		return NG_ERR_USAGE;
 	}
-	sp->c0_given = ng_args_given(a, "spipe-c0");
-	sp->q_given = ng_args_given(a, "spipe-q");
-	sp->proto.c0 = sp->c0_given ? ng_args_size(a, "spipe-c0") : 0;
-	sp->proto.q = sp->q_given ? ng_args_double(a, "spipe-q") : 0.0;
+	sp->c0_given = o.c0_given;
+	sp->q_given = o.q_given;
+	sp->proto.c0 = sp->c0_given ? o.c0 : 0;
+	sp->proto.q = sp->q_given ? o.q : 0.0;
 	if (sp->c0_given && sp->proto.c0 < 8) {
 		if (say)
 			ng_error("--spipe-c0 must be at least 8 bytes");
@@ -518,7 +566,7 @@ static ng_status sp_conf(struct spipe *sp, const struct ng_module_env *env)
 	sp->proto.nbuf = sp->proto.mode == NG_SPIPE_COPY ? 1 : (size_t)nbuf;
 	sp->proto.slot = slot;
 	sp->proto.block = block;
-	sp->fresh = ng_args_flag(a, "spipe-fresh");
+	sp->fresh = o.fresh;
 	while (((size_t)1 << sp->shift) < block)
 		sp->shift++;
 	return NG_OK;
@@ -617,32 +665,6 @@ err:
 	sp_close(&sp->cm.base);
 	return st;
 }
-
-/* clang-format off */
-static const struct ng_option sp_own_options[] = {
-	{ .name = "spipe-mode", .type = NG_OPT_CHOICE, .def = "super", .choices = "reg|rcache|copy|pipeline|super",
-	  .help = "spipe: messages above --rdma-eager: reg (register the buffers on the fly), rcache (keep the "
-	          "registrations), copy (whole messages through a registered buffer), pipeline (fixed chunks "
-	          "C_opt), super (the superpipeline)" },
-	{ .name = "spipe-block", .type = NG_OPT_SIZE, .def = "4K", .min = 64, .max = 1 << 20,
-	  .applies = "spipe-mode=pipeline|super",
-	  .help = "spipe super: sub-block bytes (a power of two, 64 B-1M), each ending in an 8-byte flag; "
-	          "pipeline: the smallest chunk" },
-	{ .name = "spipe-buffers", .type = NG_OPT_INT, .def = "3", .metavar = "N", .min = 1, .max = 16,
-	  .applies = "spipe-mode=pipeline|super",
-	  .help = "spipe pipeline/super: registered buffers per peer a message is folded onto (1-16)" },
-	{ .name = "spipe-bufsize", .type = NG_OPT_SIZE, .def = "1M", .applies = "spipe-mode=pipeline|super",
-	  .help = "spipe pipeline/super: bytes per buffer, the largest chunk (a multiple of --spipe-block)" },
-	{ .name = "spipe-c0", .type = NG_OPT_SIZE, .metavar = "BYTES", .applies = "spipe-mode=super",
-	  .help = "spipe super: first chunk (default from the model: B_copy x 2 lambda_net)" },
-	{ .name = "spipe-q", .type = NG_OPT_DOUBLE, .metavar = "Q", .applies = "spipe-mode=super",
-	  .help = "spipe super: chunk growth factor (default from the model: B_copy / B_net, at least 1.5)" },
-	{ .name = "spipe-fresh", .type = NG_OPT_FLAG,
-	  .help = "spipe: every message on memory the protocol has never seen (the registration cache forgets "
-	          "the buffers before each message, as when they were freed and allocated anew)" },
-	{ .name = NULL },
-};
-/* clang-format on */
 
 /* The layer's options, the channel's, its own. */
 static const struct ng_option *const sp_options[] = {ng_rdma_options, ng_chan_options, sp_own_options, NULL};

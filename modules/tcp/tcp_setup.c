@@ -42,6 +42,14 @@
 #define NG_TCP_KEEPCNT    3   /* lost after 3 unanswered probes */
 #define NG_TCP_POLL_SPIN  1   /* the word index of --tcp-poll spin */
 
+/* The module's options (ng_tcp_options), as ng_config_read gives them. */
+struct ng_tcp_config {
+	long long port;        /* --tcp-port: base port, 0 for ephemeral */
+	const char *bind;      /* --tcp-bind: NULL for the bootstrap's address */
+	size_t sndbuf, rcvbuf; /* --tcp-sndbuf, --tcp-rcvbuf: 0 for the system's */
+	int poll;              /* --tcp-poll: NG_TCP_POLL_SPIN or sleep */
+};
+
 /* What open() needs from the options. */
 struct ng_tcp_conf {
 	struct sockaddr_in bind; /* listen here (port filled per rank) */
@@ -183,16 +191,50 @@ static ng_status ng_tcp_data_socket(struct ng_tcp *t, int fd, int peer)
 	return NG_OK;
 }
 
+static const struct ng_option ng_tcp_options[] = {
+    {.name = "tcp-port",
+     NG_INT_AT(struct ng_tcp_config, port),
+     .min = 0,
+     .max = 65535,
+     .metavar = "PORT",
+     .help = "listen on PORT + rank (default: an ephemeral port)"},
+    {.name = "tcp-bind",
+     NG_STRING_AT(struct ng_tcp_config, bind),
+     .metavar = "ADDR",
+     .help = "listen on and connect from this IPv4 address (default: the launcher's address for this rank)"},
+    {.name = "tcp-sndbuf",
+     NG_SIZE_AT(struct ng_tcp_config, sndbuf),
+     .max = 2147483647,
+     .metavar = "BYTES",
+     .help = "SO_SNDBUF of every connection (default: the system's)"},
+    {.name = "tcp-rcvbuf",
+     NG_SIZE_AT(struct ng_tcp_config, rcvbuf),
+     .max = 2147483647,
+     .metavar = "BYTES",
+     .help = "SO_RCVBUF of every connection (default: the system's)"},
+    {.name = "tcp-poll",
+     NG_CHOICE_AT(struct ng_tcp_config, poll),
+     .def = "sleep",
+     .choices = "sleep|spin",
+     .help = "waiting: sleep in the kernel (blocking calls, poll(); what a socket program does), or spin on "
+             "non-blocking calls (no wake-up latency; one core per rank)"},
+    {.name = NULL},
+};
+
 /* Reads the options and resolves the addresses. */
 static ng_status ng_tcp_conf_read(const struct ng_module_env *env, struct ng_tcp_conf *cf)
 {
 	const struct ng_boot *b = env->boot;
-	const char *where = ng_args_str(env->args, "tcp-bind");
-	long long port = ng_args_int(env->args, "tcp-port");
+	struct ng_tcp_config o;
+	const char *where;
+	long long port;
 	struct addrinfo hints, *ai;
 	int rc;
 
 	memset(cf, 0, sizeof(*cf));
+	ng_config_read(env->args, ng_tcp_options, &o);
+	where = o.bind;
+	port = o.port;
 	if (port < 0 || port > 65535 || (port && port + b->size - 1 > 65535)) {
 		if (b->rank == 0) /* the same on every rank: said once */
 			ng_error("tcp: --tcp-port %lld: %d ranks need ports %lld-%lld, not all in 1-65535",
@@ -200,9 +242,9 @@ static ng_status ng_tcp_conf_read(const struct ng_module_env *env, struct ng_tcp
 		return NG_ERR_USAGE;
 	}
 	cf->port = (int)port;
-	cf->sndbuf = ng_args_size(env->args, "tcp-sndbuf");
-	cf->rcvbuf = ng_args_size(env->args, "tcp-rcvbuf");
-	cf->spin = ng_args_choice(env->args, "tcp-poll") == NG_TCP_POLL_SPIN;
+	cf->sndbuf = o.sndbuf;
+	cf->rcvbuf = o.rcvbuf;
+	cf->spin = o.poll == NG_TCP_POLL_SPIN;
 
 	if (!where || !*where)
 		where = b->addr;
@@ -815,36 +857,6 @@ err_free_addrs:
 	ng_tcp_close(&t->base); /* closes the peer sockets connected so far */
 	return st;
 }
-
-static const struct ng_option ng_tcp_options[] = {
-    {.name = "tcp-port",
-     .type = NG_OPT_INT,
-     .min = 0,
-     .max = 65535,
-     .metavar = "PORT",
-     .help = "listen on PORT + rank (default: an ephemeral port)"},
-    {.name = "tcp-bind",
-     .type = NG_OPT_STRING,
-     .metavar = "ADDR",
-     .help = "listen on and connect from this IPv4 address (default: the launcher's address for this rank)"},
-    {.name = "tcp-sndbuf",
-     .type = NG_OPT_SIZE,
-     .max = 2147483647,
-     .metavar = "BYTES",
-     .help = "SO_SNDBUF of every connection (default: the system's)"},
-    {.name = "tcp-rcvbuf",
-     .type = NG_OPT_SIZE,
-     .max = 2147483647,
-     .metavar = "BYTES",
-     .help = "SO_RCVBUF of every connection (default: the system's)"},
-    {.name = "tcp-poll",
-     .type = NG_OPT_CHOICE,
-     .def = "sleep",
-     .choices = "sleep|spin",
-     .help = "waiting: sleep in the kernel (blocking calls, poll(); what a socket program does), or spin on "
-             "non-blocking calls (no wake-up latency; one core per rank)"},
-    {.name = NULL},
-};
 
 static const struct ng_option *const ng_tcp_option_tables[] = {ng_tcp_options, NULL};
 

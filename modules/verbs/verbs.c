@@ -30,18 +30,22 @@ static const char ng_ibv_howto[] =
 
 ng_status ng_ibv_conf_read(const struct ng_args *a, const char *who, bool say, struct ng_ibv_conf *cf)
 {
-	long long port = ng_args_int(a, "ib-port");
-	long long gid = ng_args_given(a, "ib-gid") ? ng_args_int(a, "ib-gid") : -1;
-	long long sl = ng_args_int(a, "ib-sl"), tclass = ng_args_int(a, "ib-tclass");
+	struct ng_verbs_config o;
+	long long port, gid, sl, tclass;
 
-	cf->dev = ng_args_str(a, "ib-dev");
-	if (ng_args_given(a, "ib-port") && (port < 1 || port > 255)) {
+	ng_config_read(a, ng_verbs_options, &o);
+	port = o.port;
+	gid = o.gid_given ? o.gid : -1;
+	sl = o.sl;
+	tclass = o.tclass;
+	cf->dev = o.dev;
+	if (o.port_given && (port < 1 || port > 255)) {
 		if (say)
 			ng_error("%s: --ib-port %lld: ports are numbered 1-255", who, port);
 		return NG_ERR_USAGE;
 	}
 	cf->port = (int)port;
-	if (ng_args_given(a, "ib-gid") && (gid < 0 || gid > 255)) {
+	if (o.gid_given && (gid < 0 || gid > 255)) {
 		if (say)
 			ng_error("%s: --ib-gid %lld: GID table indices are 0-255", who, gid);
 		return NG_ERR_USAGE;

@@ -81,7 +81,7 @@ struct ng_ibv_conf {
 
 /* The options of the selection: ng_verbs_options (verbs_options.h). */
 
-/* Reads ng_verbs_options into @cf (who, qpt and quiet untouched).  A port
+/* Reads ng_verbs_options (struct ng_verbs_config) into @cf (who, qpt and quiet untouched).  A port
  * outside 1-255, a GID index outside 0-255 (an address handle's source GID
  * index is 8 bits), a service level outside 0-15 or a traffic class outside
  * 0-255 is NG_ERR_USAGE, reported by the rank with @say (every rank reads

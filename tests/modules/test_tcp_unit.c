@@ -6,7 +6,7 @@
  * modules/tcp/tcp_setup.c) and the core's bootstrap helpers (core/bootstrap.c
  * for ng_boot_bcast and ng_boot_may_connect, core/allow.c) only, not
  * libngauge: it provides the few core functions they call (ng_error,
- * ng_warn, ng_args_*) and a fake bootstrap.  Each scenario forks its ranks; the
+ * ng_warn; ng_config_read: tcp_unit_config.c) and a fake bootstrap.  Each scenario forks its ranks; the
  * test process itself is their hub: every rank has a socketpair to it, and an
  * allgather is "send my bytes, get everyone's".  The hub can act between the
  * parts of a collective, which the stray-connection scenario uses to connect
@@ -133,7 +133,10 @@ void ng_warn(const char *fmt, ...)
 /* --tcp-poll of every instance: main() runs the scenarios once per mode. */
 static const char *poll_mode = "sleep";
 
-const char *ng_args_str(const struct ng_args *a, const char *name)
+/* The value of option @name as text, NULL when not given: what
+ * tcp_unit_config.c's ng_config_read reads. */
+const char *tcp_unit_arg(const struct ng_args *a, const char *name);
+const char *tcp_unit_arg(const struct ng_args *a, const char *name)
 {
 	if (!strcmp(name, "tcp-bind"))
 		return a->bind;
@@ -142,28 +145,6 @@ const char *ng_args_str(const struct ng_args *a, const char *name)
 	if (!strcmp(name, "tcp-poll"))
 		return poll_mode;
 	return NULL;
-}
-
-/* --tcp-poll as the index of its word in "sleep|spin". */
-int ng_args_choice(const struct ng_args *a, const char *name)
-{
-	const char *s = ng_args_str(a, name);
-
-	return s && !strcmp(s, "spin") ? 1 : 0;
-}
-
-long long ng_args_int(const struct ng_args *a, const char *name)
-{
-	const char *s = ng_args_str(a, name);
-
-	return s ? atoll(s) : 0;
-}
-
-size_t ng_args_size(const struct ng_args *a, const char *name)
-{
-	(void)a;
-	(void)name;
-	return 0;
 }
 
 /* ---- fake bootstrap: a socketpair to the hub per rank ------------------ */

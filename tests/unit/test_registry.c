@@ -131,6 +131,26 @@ int main(void)
 		check_tables(m);
 		CHECK(ng_module_declare(&all, m) == 0, "declare");
 	}
+	/* Typed options (core/options.h): every option of a module's tables,
+	 * its own and those it reads, has its member (NG_*_AT), and an entry
+	 * that names an option (the first declaration of the name: a table of
+	 * another owner) has that declaration's type. */
+	for (size_t i = 0; ng_modules[i]; i++) {
+		const struct ng_module *m = ng_modules[i];
+		const struct ng_option *const *lists[] = {m->options, m->reads};
+
+		for (size_t l = 0; l < 2; l++)
+			for (const struct ng_option *const *t = lists[l]; t && *t; t++)
+				for (const struct ng_option *o = *t; o->name; o++) {
+					const struct ng_arg_ent *e = ng_args_find(&all, o->name);
+
+					CHECK(o->slot > 0, "module '%s': --%s has no member (NG_*_AT)",
+					      m->name, o->name);
+					CHECK(e && e->opt->type == o->type,
+					      "module '%s' reads --%s, declared %s", m->name, o->name,
+					      e ? "with another type" : "nowhere");
+				}
+	}
 	for (size_t i = 0; ng_patterns[i]; i++, npat++) {
 		const struct ng_pattern *p = ng_patterns[i];
 		int usable = 0;
