@@ -14,7 +14,7 @@ command -v meson >/dev/null && command -v ninja >/dev/null || { echo "skipped: m
 python3 - "$DOC" "$T" <<'PY' || { fail "no C block and two meson blocks in the doc's 'Add a module'"; finish; }
 import re, sys
 doc, out = open(sys.argv[1]).read(), sys.argv[2]
-sec = doc[doc.index("## Add a module\n"):doc.index("## Add an RDMA backend")]
+sec = doc[doc.index("## Add a module\n"):doc.index("**A module in a plugin.**")]
 blocks = re.findall(r"\n( *)```(c|meson)\n(.*?)\n\1```", sec, re.S)
 code = [(lang, "\n".join(l[len(ind):] for l in body.split("\n")) + "\n") for ind, lang, body in blocks]
 assert [lang for lang, _ in code] == ["c", "meson", "meson"], [lang for lang, _ in code]
