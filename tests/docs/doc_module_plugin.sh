@@ -8,45 +8,23 @@
 # result file checked (rows, sane times, the module's device). Skipped (77) without meson, ninja, mpiexec or
 # an MPI the tree's build found.
 . "$NGAUGE_SRC/tests/integration/lib.sh"
-DOC=$NGAUGE_SRC/doc/architecture.md
+. "$NGAUGE_SRC/tests/docs/doclib.sh"
 command -v meson >/dev/null && command -v ninja >/dev/null || { echo "skipped: meson or ninja not found"; exit 77; }
 command -v mpiexec >/dev/null || { echo "skipped: mpiexec not installed"; exit 77; }
 "$NGAUGE" --list | grep -q "^  mpi " || { echo "skipped: built without MPI"; exit 77; }
 
-# The part's two ```c blocks and two ```meson blocks, as a reader would copy them (indented by 3).
-python3 - "$DOC" "$T" <<'PY' || { fail "no two C blocks and two meson blocks in the doc's 'A module in a plugin'"; finish; }
-import re, sys
-doc, out = open(sys.argv[1]).read(), sys.argv[2]
-sec = doc[doc.index("**A module in a plugin.**"):doc.index("A new plugin, for a library")]
-blocks = re.findall(r"\n( *)```(c|meson)\n(.*?)\n\1```", sec, re.S)
-code = [(lang, "\n".join(l[len(ind):] for l in body.split("\n")) + "\n") for ind, lang, body in blocks]
-assert [lang for lang, _ in code] == ["c", "c", "meson", "meson"], [lang for lang, _ in code]
-for (lang, text), name in zip(code, ["psend_desc.c", "psend.c", "meson.build", "line"]):
-    open(out + "/" + name, "w").write(text)
-PY
-
-# A copy of the tree without build directories or git, then the edits.
-mkdir "$T/src"
-tar -C "$NGAUGE_SRC" --exclude=./.git --exclude='./build*' --exclude=./subprojects/packagecache -cf - . |
-	tar -C "$T/src" -xf -
+# The part's two ```c blocks and two ```meson blocks, as a reader would copy them; a copy of the tree with the
+# edits.
+doc_blocks "**A module in a plugin.**" "A new plugin, for a library" c=psend_desc.c c=psend.c meson=meson.build \
+	meson=line || { fail "no two C blocks and two meson blocks in the doc's 'A module in a plugin'"; finish; }
+doc_copy
 mkdir "$T/src/modules/psend"
 cp "$T/psend_desc.c" "$T/psend.c" "$T/meson.build" "$T/src/modules/psend/"
-python3 - "$T/src/modules/meson.build" "$T/line" <<'PY'
-import sys
-p, line = sys.argv[1], open(sys.argv[2]).read()
-s = open(p).read()
-anchor = "ng_module_list = [\n"
-assert anchor in s, "modules/meson.build has no ng_module_list"
-open(p, "w").write(s.replace(anchor, anchor + line, 1))
-PY
-changed=$(diff -rq "$NGAUGE_SRC" "$T/src" -x .git -x 'build*' -x packagecache 2>&1 | sort)
-expect=$(printf 'Files %s/modules/meson.build and %s/src/modules/meson.build differ\nOnly in %s/src/modules: psend' \
-	"$NGAUGE_SRC" "$T" "$T")
-added=$(diff "$NGAUGE_SRC/modules/meson.build" "$T/src/modules/meson.build" | grep -c '^>')
+doc_register modules/meson.build ng_module_list "$T/line"
+doc_changed modules/meson.build modules/psend
 files=$(ls "$T/src/modules/psend" | tr '\n' ' ')
-[ "$changed" = "$expect" ] && [ "$added" = 1 ] && [ "$files" = "meson.build psend.c psend_desc.c " ] &&
-	pass "the copy differs by the module's folder (two C files, meson.build) and one line of modules/meson.build" ||
-	fail "the copy differs by more: $changed (lines added to modules/meson.build: $added; the folder: $files)"
+[ "$files" = "meson.build psend.c psend_desc.c " ] && pass "the module's folder holds its two C files and meson.build" ||
+	fail "the module's folder holds $files"
 
 # Configure with MPI and build the executable and the MPI plugin.
 opts=()
@@ -61,13 +39,6 @@ fi
 grep -E -m5 'warning' "$T/build.log" && fail "the copy builds with warnings" ||
 	pass "the copy builds with the doc's plugin module, no warning"
 NG=$T/b/ngauge
-# rcheck FILE WHAT CODE: the result file checked by CODE (Python, the file as r); the published schema knows the
-# built-in modules only, so these files are checked without it.
-rcheck() {
-	if python3 - "$1" <<<"import json, sys
-r = json.load(open(sys.argv[1]))
-$3"; then pass "$2"; else fail "$2"; fi
-}
 ldd "$NG" | grep -q -i "libmpi" && fail "the executable links MPI" || pass "the executable links no MPI"
 nm -D --defined-only "$T/b/ngauge-mpi.so" | grep -q " ng_plugin_mpi$" && nm "$T/b/ngauge-mpi.so" |
 	grep -q "ng_module_ops_psend" && pass "ngauge-mpi.so holds psend's operations" ||

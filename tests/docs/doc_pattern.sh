@@ -9,40 +9,17 @@
 # The published schema knows the built-in patterns only (a new one adds itself there, step 4 of the section),
 # so these result files are checked here without it.  Skipped (77) without meson or ninja.
 . "$NGAUGE_SRC/tests/integration/lib.sh"
-DOC=$NGAUGE_SRC/doc/architecture.md
+. "$NGAUGE_SRC/tests/docs/doclib.sh"
 command -v meson >/dev/null && command -v ninja >/dev/null || { echo "skipped: meson or ninja not found"; exit 77; }
 
-# The section's ```c block and its ```meson line, as a reader would copy them (the doc indents them by 3).
-python3 - "$DOC" "$T" <<'PY' || { fail "no C block and meson line in the doc's 'Add a pattern'"; finish; }
-import re, sys
-doc, out = open(sys.argv[1]).read(), sys.argv[2]
-sec = doc[doc.index("## Add a pattern"):doc.index("## Add a figure")]
-blocks = re.findall(r"\n( *)```(c|meson)\n(.*?)\n\1```", sec, re.S)
-code = {lang: "\n".join(l[len(ind):] for l in body.split("\n")) + "\n" for ind, lang, body in blocks}
-open(out + "/sendack.c", "w").write(code["c"])
-open(out + "/line", "w").write(code["meson"])
-PY
-
-# A copy of the tree without build directories or git, then the two edits.
-mkdir "$T/src"
-tar -C "$NGAUGE_SRC" --exclude=./.git --exclude='./build*' --exclude=./subprojects/packagecache -cf - . |
-	tar -C "$T/src" -xf -
+# The section's ```c block and its ```meson line, as a reader would copy them; a copy of the tree with the two
+# edits.
+doc_blocks "## Add a pattern" "## Add a figure" c=sendack.c meson=line ||
+	{ fail "no C block and meson line in the doc's 'Add a pattern'"; finish; }
+doc_copy
 cp "$T/sendack.c" "$T/src/patterns/sendack.c"
-python3 - "$T/src/patterns/meson.build" "$T/line" <<'PY'
-import sys
-p, line = sys.argv[1], open(sys.argv[2]).read()
-s = open(p).read()
-anchor = "ng_pattern_list = [\n"
-assert anchor in s, "patterns/meson.build has no ng_pattern_list"
-open(p, "w").write(s.replace(anchor, anchor + line, 1))
-PY
-changed=$(diff -rq "$NGAUGE_SRC" "$T/src" -x .git -x 'build*' -x packagecache 2>&1 | sort)
-expect=$(printf 'Files %s/patterns/meson.build and %s/src/patterns/meson.build differ\nOnly in %s/src/patterns: sendack.c' \
-	"$NGAUGE_SRC" "$T" "$T")
-added=$(diff "$NGAUGE_SRC/patterns/meson.build" "$T/src/patterns/meson.build" | grep -c '^>')
-[ "$changed" = "$expect" ] && [ "$added" = 1 ] &&
-	pass "the copy differs by the new file and one line of patterns/meson.build" ||
-	fail "the copy differs by more: $changed (lines added to meson.build: $added)"
+doc_register patterns/meson.build ng_pattern_list "$T/line"
+doc_changed patterns/meson.build patterns/sendack.c
 
 # Configure and build the executable only; what the tree's build found missing stays off in the copy too.
 opts=()
@@ -56,12 +33,6 @@ if ! nice ninja -C "$T/b" ngauge >"$T/build.log" 2>&1; then
 fi
 pass "the copy builds with the doc's pattern"
 NG=$T/b/ngauge
-# rcheck FILE WHAT CODE: as pycheck, without the schema (above).
-rcheck() {
-	if python3 - "$1" <<<"import json, sys
-r = json.load(open(sys.argv[1]))
-$3"; then pass "$2"; else fail "$2"; fi
-}
 run 0 "$NG" --list && grep -q "^  sendack " "$T/out" && pass "--list shows sendack" ||
 	fail "--list: $(grep -c . "$T/out") lines, no sendack"
 
