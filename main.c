@@ -4,7 +4,8 @@
  *
  *   ngauge plot FILE...     figures from result files   (plots/)
  *   ngauge report FILE...   an HTML report              (plots/)
- *   ngauge compare A B...   B against A, row by row     (plots/compare.c)
+ *   ngauge compare A B...   B against A, row by row     (plots/compare_cmd.c)
+ *   ngauge ab -- A -- B     A and B run alternately, compared (plots/ab.c)
  *   ngauge [options]        a run: any other command line (core/driver.c)
  *
  * A subcommand is the first argument, and gets the command line from its own
@@ -26,6 +27,7 @@ static const struct {
     {"plot", ng_plot_main},
     {"report", ng_report_main},
     {"compare", ng_compare_main},
+    {"ab", ng_ab_main},
 };
 
 /* 128 + the stop signal that arrived, said in one line; 0 when none did. */

@@ -1,43 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * LogGP / pLogP parameter estimation (pure code: no I/O, no module, no
- * timer; GSL for the fits and the Student t quantiles).
+ * timer; the fits are those of lines.h).
  *
- * Straight lines.  ng_fit_line() fits y = a + b (x - x0) by weighted least
- * squares (gsl_fit_wlinear, weights 1 / sigma^2).  The covariance is scaled
- * by max(1, chi^2 / (n - 2)): the given sigmas are taken as absolute, but a
- * scatter larger than they promise (noise they missed, a curved regime)
- * widens the intervals instead of being ignored.  95% confidence intervals
- * are estimate +- t(0.975, n - 2) * standard error (gsl_cdf_tdist_Pinv).
- * Without sigmas (NULL) it is ordinary least squares with the covariance
- * scaled by RSS / (n - 2).
- *
- * Segments.  ng_segments_fit() splits points sorted by x into at most
- * max_seg contiguous segments of at least min_pts points each, one straight
- * line per segment (independent lines: a protocol change may jump).  For
- * every number of segments m the partition of least weighted residual sum of
- * squares (RSS) is found exactly by dynamic programming over all candidate
- * breakpoints (every gap between two measured x), and m is chosen by the
- * Bayesian information criterion
- *     BIC(m) = N ln(RSS_m / N) + (2m + 4(m - 1)) ln N   (stage 1)
- * 2 parameters per line, and each breakpoint charged as 4: a breakpoint's
- * location is found by searching all N gaps, so under "no change" the best
- * split gains far more than one ordinary parameter would (plain BIC, 1 per
- * breakpoint, split a straight line with 1% noise in 18% of simulated cases
- * at 34 sizes).  With 4 the simulated rate of spurious splits is below 1%
- * while the breakpoints of the three-regime example in
- * tests/analysis/test_loggp.c are still found exactly in every trial.  Ties
- * go to fewer segments.
- * Stage 2 (robustness, N <= 200): real sweeps have single sizes disturbed
- * by a burst of system noise, which least squares would rather give a
- * segment of their own.  So the residuals of the stage-1 split give a robust
- * scale s = max(1, 1.4826 median |r / sigma|), and the search is repeated
- * with Tukey-bisquare costs (ng_fit_line_robust, scale s) and the BIC for a
- * known scale, cost + (2m + 4(m - 1)) ln N.  A rejected size costs at most
- * 12, less than any breakpoint (6 ln N), so it cannot buy a segment; a
- * regime of 3 or more sizes off the line can.  A breakpoint is reported as the first x of the new
- * segment; the true change lies between the last x of one segment and the
- * first of the next.
+ * Straight lines, robust lines and the segments of T(s): lines.h.
  *
  * LogGP.  ng_loggp_fit() takes the per-size figures of the loggp pattern
  * (all in microseconds):
@@ -56,12 +22,23 @@
  * starts at 1 byte, L is exactly PRTT(1,0,1)/2 - o_s - o_r.  The interval
  * of L_k combines those of h and G_k by interval arithmetic (conservative).
  *
- * Impossible values.  Every parameter is physically non-negative.  An
+ * The parameter fits are robust alike, but two neighbouring sizes off a
+ * quantity's line are a trend of the segment, not outliers: that line is
+ * then least squares over all its sizes (its interval widened by the
+ * scatter).
+ *
+ * Impossible values.  Every parameter is non-negative in LogGP.  An
  * estimate below zero whose interval reaches zero is reported as 0 with the
  * interval cut at 0 and a note; one whose whole interval is negative, or
  * that is not finite, is not reported at all: its value is NAN and .flag
  * says why.  Interval bounds below 0 are cut at 0 (the parameter cannot be
- * negative).  So no negative or NaN number ever leaves as a parameter.
+ * negative).  So no negative or NaN number ever leaves as a parameter.  A
+ * negative L has a cause of its own: where at most of the segment's sizes
+ * o_s(s) + o_r(s) + (s - 1) G alone exceed PRTT(1,0,s) / 2, the overheads
+ * overlap the transfer in time (the sender's call already delivers, as on
+ * loopback TCP; sender and receiver copy at once over shared memory), and
+ * the flag says that L cannot be separated on this transport; where most
+ * sizes do not, it says that the segment's lines do not fit its sizes.
  */
 #ifndef NG_ANALYSIS_LOGGP_H
 #define NG_ANALYSIS_LOGGP_H
@@ -69,75 +46,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "lines.h"
 #include "stats.h"
-
-/* ---- straight lines ----------------------------------------------------- */
-
-struct ng_fit {
-	size_t n;    /* points fitted */
-	double x0;   /* model: y = a + b (x - x0) */
-	double a, b; /* intercept at x0, slope */
-	double se_a, se_b;
-	double cov_ab;
-	double rss;                    /* weighted residual sum of squares (chi^2) */
-	double a_lo, a_hi, b_lo, b_hi; /* 95% CI; +-INFINITY when n < 3 */
-};
-
-/*
- * Fits @y[0..n) over @x[0..n) as above.  @sigma: standard errors of the y
- * (all > 0), or NULL for unweighted.  Returns 0, or -1 when n < 2 or the x
- * are all equal (nothing fitted).
- */
-int ng_fit_line(const double *x, const double *y, const double *sigma, size_t n, double x0,
-                struct ng_fit *fit_p);
-
-/*
- * Robust version (Tukey's bisquare, c = 6, by iteratively reweighted least
- * squares from the least-squares start): residuals are measured in units of
- * sigma * @scale; a point more than 6 such units off the line gets weight 0.
- * The final fit is ng_fit_line() over the points that kept weight, with
- * sigma / sqrt(weight).  @rw (n) receives the weights; *cost_p (NULL-able)
- * the loss sum 2 rho(u), which is the chi^2 near the line and at most 12 per
- * rejected point.  Returns 0, or -1 like ng_fit_line().
- */
-int ng_fit_line_robust(const double *x, const double *y, const double *sigma, size_t n, double x0,
-                       double scale, double *rw, struct ng_fit *fit_p, double *cost_p);
-
-/* Two-sided 95% Student t quantile t(0.975, dof); dof >= 1. */
-double ng_t95(double dof);
-
-/* ---- segmented regression ------------------------------------------------ */
-
-#define NG_SEG_MAX 8
-
-struct ng_segments {
-	size_t nseg;
-	size_t first[NG_SEG_MAX]; /* index of each segment's first point */
-	size_t count[NG_SEG_MAX]; /* points in each segment */
-	double rss;               /* total cost of the chosen split */
-	double
-	    bic[NG_SEG_MAX + 1]; /* BIC of the best split into m segments (index m); INFINITY if impossible */
-	double scale;            /* robust scale of the residuals (>= 1) */
-	bool robust;             /* the Tukey stage decided */
-};
-
-/*
- * Segments @y over @x (ascending) as above.  @sigma may be NULL.  @max_seg in
- * 1..NG_SEG_MAX, @min_pts >= 2.  Returns 0, or -1 when n < min_pts (then
- * nothing is fitted) or on out-of-memory.  With fewer than 2 * min_pts points
- * the answer is one segment.
- */
-int ng_segments_fit(const double *x, const double *y, const double *sigma, size_t n, size_t max_seg,
-                    size_t min_pts, struct ng_segments *seg_p);
 
 /* ---- parameters ------------------------------------------------------------ */
 
 /* One estimated parameter.  Valid (reportable) when flag[0] == '\0'. */
 struct ng_param {
-	double value;  /* NAN when flagged */
-	double lo, hi; /* 95% CI, never below 0; hi may be INFINITY */
-	char flag[96]; /* why it is not reported; "" when it is */
-	char note[96]; /* e.g. a negative estimate clamped to 0; "" when none */
+	double value;   /* NAN when flagged */
+	double lo, hi;  /* 95% CI, never below 0; hi may be INFINITY */
+	char flag[224]; /* why it is not reported; "" when it is */
+	char note[96];  /* e.g. a negative estimate clamped to 0; "" when none */
 	/* systematic bounds (stats.h, struct ng_unc_set) and the interval
 	 * widened by them, [tlo, thi] (tlo never below 0); ng_param_set sets
 	 * none and tlo, thi = lo, hi; ng_param_widen adds them */
@@ -174,7 +93,7 @@ struct ng_loggp_point {
 };
 
 struct ng_loggp_opts {
-	size_t max_seg;      /* segments at most (default 3) */
+	size_t max_seg;      /* segments at most (default 5) */
 	size_t min_pts;      /* sizes per segment at least (default 3) */
 	double se_floor_us;  /* smallest standard error believed (timer resolution); default 0.001 */
 	double se_floor_rel; /* and relative to the value; default 1e-4 */
@@ -182,7 +101,7 @@ struct ng_loggp_opts {
 
 #define NG_LOGGP_OPTS_DEFAULT                                                                                \
 	{                                                                                                    \
-		.max_seg = 3, .min_pts = 3, .se_floor_us = 1e-3, .se_floor_rel = 1e-4                        \
+		.max_seg = 5, .min_pts = 3, .se_floor_us = 1e-3, .se_floor_rel = 1e-4                        \
 	}
 
 struct ng_loggp_seg {

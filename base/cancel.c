@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "cancel.h"
+#include "status.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/wait.h>
 
 #include <time.h>
 #include <unistd.h>
@@ -91,4 +96,30 @@ void ng_cancel_uninstall(void)
 	signal(SIGHUP, SIG_DFL);
 	signal(SIGALRM, SIG_DFL);
 	signal(SIGPIPE, SIG_DFL);
+}
+
+int ng_cancel_wait_child(pid_t pid, const char *who)
+{
+	const struct timespec tick = {0, 20 * 1000 * 1000};
+	bool passed = false;
+	int status = 0;
+
+	for (;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			ng_error("%s: waitpid: %s", who, strerror(errno));
+			return 1;
+		}
+		if (ng_cancel_requested() && !passed) {
+			(void)kill(pid, ng_cancel_signal());
+			passed = true;
+		}
+		nanosleep(&tick, NULL);
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 }

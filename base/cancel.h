@@ -23,6 +23,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 /* Installs the handlers of the stop signals and SIGALRM (without SA_RESTART:
  * blocking calls return EINTR) and ignores SIGPIPE.  Called by the driver
@@ -43,6 +44,13 @@ bool ng_cancel_requested(void);
 
 /* The number of the stop signal that arrived, 0 before. */
 int ng_cancel_signal(void);
+
+/* Waits for the child @pid to end, passing on to it the first stop signal
+ * this process gets (a child in its own session does not get the
+ * terminal's); polls every 20 ms.  Returns its exit status (128 + the
+ * signal that ended it), or 1 when waiting fails (said once, with @who in
+ * front: "--repeat", "ab"). */
+int ng_cancel_wait_child(pid_t pid, const char *who);
 
 /* The signals that stop a run (SIGINT, SIGTERM, SIGHUP) in @set.  A process
  * that launches ranks or serves clients (the local hub, --server) blocks and

@@ -3,7 +3,9 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -113,4 +115,18 @@ int ng_fd_write_all_timeout(int fd, const void *buf, size_t len, int timeout_ms)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+bool ng_fd_shown_with(int out, int err)
+{
+	const char *said = getenv("NGAUGE_STDOUT_SHOWN");
+	struct stat so, se;
+
+	if (said && (said[0] == '0' || said[0] == '1') && !said[1])
+		return said[0] == '1';
+	if (fstat(out, &so) != 0)
+		return false;
+	if (fstat(err, &se) == 0 && so.st_dev == se.st_dev && so.st_ino == se.st_ino)
+		return true;
+	return isatty(out) != 0 && isatty(err) != 0;
 }

@@ -142,6 +142,23 @@ void ng_safefile_close(struct ng_safefile *sf)
 	errno = err;
 }
 
+int ng_safefile_write(const char *path, int (*write)(FILE *f, const void *ctx), const void *ctx)
+{
+	struct ng_safefile sf;
+	int rc = -1;
+
+	if (ng_safefile_open(&sf, path) == 0 && ng_safefile_stream(&sf)) {
+		errno = 0;
+		rc = write(sf.f, ctx);
+		if (rc != 0 && !errno)
+			errno = EIO;
+		if (rc == 0)
+			rc = ng_safefile_commit(&sf);
+	}
+	ng_safefile_close(&sf); /* removes the temporary unless committed; keeps errno */
+	return rc != 0 ? -1 : 0;
+}
+
 bool ng_safefile_name_ok(const char *path, size_t *at_p)
 {
 	for (size_t i = 0; path[i]; i++) {

@@ -63,6 +63,14 @@ int ng_safefile_commit(struct ng_safefile *sf);
  * and zeroes *@sf.  Keeps errno.  No-op on a zeroed struct. */
 void ng_safefile_close(struct ng_safefile *sf);
 
+/*
+ * A whole file in one call: opens the temporary for @path, writes it through
+ * @write(stream, @ctx) (0 on success), commits and closes.  Returns 0, or -1
+ * with errno set (EIO when @write failed without saying why); on failure
+ * nothing is left at @path but what was there before.
+ */
+int ng_safefile_write(const char *path, int (*write)(FILE *f, const void *ctx), const void *ctx);
+
 /* False when the file name @path holds a control character (a byte below
  * 0x20, or 0x7f), which ngauge refuses in the names it writes; the offset
  * of the first one into *@at_p (may be NULL). */

@@ -2,7 +2,14 @@
 /*
  * Local launch: the parent forks the ranks and becomes their hub.
  *
- * Each rank has one AF_UNIX stream socket to the parent.  A collective is a
+ * Each rank has one AF_UNIX stream socket to the parent: the parent listens
+ * on an abstract address of its own before forking, each rank connects once
+ * it runs, and the parent takes a connection as a rank's when its peer
+ * (SO_PEERCRED) is that rank's process.  So a rank inherits nothing of the
+ * others' (with socketpairs made before the forks, a rank the scheduler
+ * ran late held the parent's ends of every rank forked before it), and the
+ * parent holds one descriptor per rank (the soft limit raised to the hard
+ * one where it is lower: local_fd_limit), a rank one.  A collective is a
  * request {u32 len} + len bytes from every rank; the parent answers each rank
  * with {u32 status, u32 len} + the concatenation.  status 0 is success;
  * status 1 + R means rank R was lost before the collective completed.  The
@@ -19,15 +26,20 @@
  * 128 + the first one's number.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,6 +53,9 @@ struct boot_local {
 	struct ng_boot base;
 	int fd;
 };
+
+/* A rank forked but not connected yet (struct child.fd). */
+#define NG_LOCAL_PENDING (-2)
 
 /* The largest concatenation a collective may carry: the reply's length is a
  * u32, and UINT32_MAX says that the ranks' lengths differ. */
@@ -136,7 +151,8 @@ struct child {
 	uint32_t want; /* bytes of contribution announced */
 	uint32_t have; /* bytes received (header included: see hub_read) */
 	int hdr_done;
-	int ready; /* full contribution received */
+	int ready;  /* full contribution received */
+	int killed; /* sent SIGKILL (stopped after a failure) */
 };
 
 static double mono_s(void)
@@ -184,6 +200,74 @@ static int hub_read(struct child *c, int r, int np)
 	return 0;
 }
 
+/*
+ * Writes @hdr and then @len bytes of @all to every rank still connected, to
+ * all at once: non-blocking writes to whichever rank's socket has room
+ * (poll), so that a rank the scheduler has not run yet does not hold up
+ * the others (writing to one rank after the other waited for each to
+ * read: at 2,048 ranks on 2 cores most of the start-up).  A rank whose
+ * socket fails is left to the poll loop (its end of stream).
+ */
+static void hub_write_all(struct child *ch, int np, const uint32_t hdr[2], const char *all, size_t len)
+{
+	size_t whole = 2 * sizeof(uint32_t) + len, left = 0;
+	size_t *done = calloc((size_t)np, sizeof(*done));
+	struct pollfd *pfd = calloc((size_t)np, sizeof(*pfd));
+	int *who = calloc((size_t)np, sizeof(*who));
+
+	if (!done || !pfd || !who) {
+		/* Out of memory: one rank after the other, blocking. */
+		for (int r = 0; r < np; r++)
+			if (ch[r].fd >= 0 && !ng_fd_write_all(ch[r].fd, hdr, 2 * sizeof(uint32_t)) && len)
+				(void)ng_fd_write_all(ch[r].fd, all, len);
+		goto out_free;
+	}
+	for (int r = 0; r < np; r++)
+		if (ch[r].fd >= 0)
+			left++;
+		else
+			done[r] = whole;
+	while (left) {
+		nfds_t n = 0;
+
+		for (int r = 0; r < np; r++)
+			if (done[r] < whole) {
+				pfd[n] = (struct pollfd){.fd = ch[r].fd, .events = POLLOUT};
+				who[n++] = r;
+			}
+		if (poll(pfd, n, 1000) < 0 && errno != EINTR)
+			break;
+		for (nfds_t i = 0; i < n; i++) {
+			int r = who[i];
+
+			if (!pfd[i].revents)
+				continue;
+			while (done[r] < whole) {
+				const char *from = done[r] < 2 * sizeof(uint32_t)
+				                       ? (const char *)hdr + done[r]
+				                       : all + (done[r] - 2 * sizeof(uint32_t));
+				size_t want = done[r] < 2 * sizeof(uint32_t) ? 2 * sizeof(uint32_t) - done[r]
+				                                             : whole - done[r];
+				ssize_t k = send(ch[r].fd, from, want, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+				if (k > 0) {
+					done[r] += (size_t)k;
+					continue;
+				}
+				if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+					break;
+				done[r] = whole; /* gone: its end of stream is seen by the poll loop */
+			}
+			if (done[r] == whole)
+				left--;
+		}
+	}
+out_free:
+	free(who);
+	free(pfd);
+	free(done);
+}
+
 static void hub_reply_all(struct child *ch, int np)
 {
 	size_t len = ch[0].want, total = 0;
@@ -206,17 +290,46 @@ static void hub_reply_all(struct child *ch, int np)
 			if (ch[r].want == len)
 				memcpy(all + (size_t)r * len, ch[r].buf, len);
 	}
+	hub_write_all(ch, np, hdr, all, hdr[1] != UINT32_MAX && all ? total : 0);
 	for (int r = 0; r < np; r++) {
-		if (ch[r].fd < 0)
-			continue;
-		if (ng_fd_write_all(ch[r].fd, hdr, sizeof(hdr)) ||
-		    (hdr[1] != UINT32_MAX && all && ng_fd_write_all(ch[r].fd, all, total))) {
-			/* The rank is gone; its EOF is seen by the poll loop. */
-		}
 		ch[r].ready = ch[r].hdr_done = 0;
 		ch[r].have = ch[r].want = 0;
 	}
 	free(all);
+}
+
+/*
+ * Accepts the ranks' connections waiting on @lfd: a connection whose peer
+ * (SO_PEERCRED) is a rank not yet connected becomes that rank's; any other
+ * is closed, and so is every one once the hub has closed (@open 0).
+ * Returns the number of ranks connected.
+ */
+static int hub_accept(struct child *ch, int np, int lfd, int open)
+{
+	int got = 0, fd;
+
+	while ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
+		struct ucred cr;
+		socklen_t len = sizeof(cr);
+		int r = np;
+
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0)
+			for (r = 0; r < np && !(ch[r].pid == cr.pid && ch[r].fd == NG_LOCAL_PENDING); r++)
+				;
+		if (r == np || !open) {
+			close(fd);
+			if (r < np) { /* the hub closed before this rank connected */
+				ch[r].fd = -1;
+				got++;
+			}
+			continue;
+		}
+		/* Blocking from here: the hub writes to it with MSG_DONTWAIT. */
+		(void)fcntl(fd, F_SETFL, 0);
+		ch[r].fd = fd;
+		got++;
+	}
+	return got;
 }
 
 /* Tells every waiting rank that @lost is gone, and closes the hub: later
@@ -226,7 +339,7 @@ static void hub_fail(struct child *ch, int np, int lost)
 	uint32_t hdr[2] = {(uint32_t)lost + 1, 0};
 	for (int r = 0; r < np; r++) {
 		if (ch[r].fd < 0)
-			continue;
+			continue; /* gone, or not connected yet (hub_accept closes it when it comes) */
 		if (ch[r].ready)
 			(void)ng_fd_write_all(ch[r].fd, hdr, sizeof(hdr));
 		close(ch[r].fd);
@@ -273,10 +386,29 @@ static int hub_relay(int sfd, const struct child *ch, int np, int got)
 	return got;
 }
 
-static _Noreturn void hub_run(struct child *ch, int np, double grace_s, const sigset_t *stop)
+/* Whether process @pid is stopped (state T in /proc/PID/stat). */
+static bool is_stopped(pid_t pid)
 {
-	struct pollfd *pfd = calloc((size_t)np + 1, sizeof(*pfd));
-	int alive = np, code = 0, failed = 0, hub_open = 1, got = 0;
+	char path[64], buf[256];
+	const char *rp;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	rp = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+	return rp && rp[1] == ' ' && (rp[2] == 'T' || rp[2] == 't');
+}
+
+static _Noreturn void hub_run(struct child *ch, int np, int lfd, double grace_s, const sigset_t *stop)
+{
+	struct pollfd *pfd = calloc((size_t)np + 2, sizeof(*pfd));
+	int alive = np, code = 0, failed = 0, hub_open = 1, got = 0, pending = np;
 	int sfd = signalfd(-1, stop, SFD_NONBLOCK | SFD_CLOEXEC);
 	double fail_at = 0, term_at = 0, got_at = 0;
 
@@ -289,13 +421,16 @@ static _Noreturn void hub_run(struct child *ch, int np, double grace_s, const si
 	while (alive > 0) {
 		int n = 0;
 		for (int r = 0; r < np; r++) {
-			pfd[r].fd = ch[r].fd;
+			pfd[r].fd = ch[r].fd; /* a pending rank's -2: not polled */
 			pfd[r].events = POLLIN;
 			pfd[r].revents = 0;
 			n += ch[r].fd >= 0;
 		}
 		pfd[np] = (struct pollfd){.fd = sfd, .events = POLLIN};
-		int pr = poll(pfd, (nfds_t)np + 1, 100);
+		pfd[np + 1] = (struct pollfd){.fd = pending ? lfd : -1, .events = POLLIN};
+		int pr = poll(pfd, (nfds_t)np + 2, 100);
+		if (pr > 0 && (pfd[np + 1].revents & POLLIN))
+			pending -= hub_accept(ch, np, lfd, hub_open);
 		if (pr > 0 && (pfd[np].revents & POLLIN)) {
 			int first = !got;
 			got = hub_relay(sfd, ch, np, got);
@@ -326,7 +461,7 @@ static _Noreturn void hub_run(struct child *ch, int np, double grace_s, const si
 			int ready = 0, closed = -1;
 			for (int r = 0; r < np; r++) {
 				ready += ch[r].ready;
-				if (ch[r].fd < 0 && closed < 0)
+				if (ch[r].fd == -1 && closed < 0)
 					closed = r;
 			}
 			if (ready == np)
@@ -366,6 +501,13 @@ static _Noreturn void hub_run(struct child *ch, int np, double grace_s, const si
 		}
 		if (failed && alive > 0) {
 			double now = mono_s();
+			/* A survivor that is stopped (SIGSTOP, a debugger) can say
+			 * and write nothing: it gets no grace. */
+			for (int r = 0; r < np; r++)
+				if (!ch[r].exited && !ch[r].killed && is_stopped(ch[r].pid)) {
+					kill(ch[r].pid, SIGKILL);
+					ch[r].killed = 1;
+				}
 			if (!term_at && now - fail_at > grace_s) {
 				for (int r = 0; r < np; r++)
 					if (!ch[r].exited)
@@ -383,25 +525,82 @@ static _Noreturn void hub_run(struct child *ch, int np, double grace_s, const si
 	exit(got ? 128 + got : code);
 }
 
+/*
+ * The hub holds one descriptor per rank (its end of the rank's socketpair),
+ * plus a few.  A soft limit below that (1,024 on most systems) is raised to
+ * the hard limit for the hub; the ranks get the soft limit back, since each
+ * needs only a few descriptors of its own.  Refuses, with one line, an --np
+ * beyond what the hard limit allows.
+ */
+#define NG_LOCAL_SPARE_FDS 64 /* the hub's own beyond one per rank: stdio, the signalfd, plugins */
+
+static ng_status local_fd_limit(int np, struct rlimit *old_p)
+{
+	struct rlimit rl;
+	rlim_t need = (rlim_t)np + NG_LOCAL_SPARE_FDS;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl)) {
+		ng_error("getrlimit(RLIMIT_NOFILE): %s", strerror(errno));
+		return NG_ERR_SYS;
+	}
+	*old_p = rl;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+		if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
+			ng_error("--np %d: the local launcher needs %llu descriptors (one per rank and %d), "
+			         "the hard "
+			         "limit is %llu (ulimit -Hn)",
+			         np, (unsigned long long)need, NG_LOCAL_SPARE_FDS,
+			         (unsigned long long)rl.rlim_max);
+			return NG_ERR_USAGE;
+		}
+		rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? need : rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl)) {
+			ng_error("--np %d: raising the descriptor limit to %llu: %s", np,
+			         (unsigned long long)rl.rlim_cur, strerror(errno));
+			return NG_ERR_SYS;
+		}
+	}
+	return NG_OK;
+}
+
 ng_status ng_boot_local(int np, double grace_s, struct ng_boot **b_p)
 {
 	struct child *ch = calloc((size_t)np, sizeof(*ch));
-	int(*sv)[2] = calloc((size_t)np, sizeof(*sv));
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
 	char host[256] = "localhost";
+	struct rlimit old_nofile;
+	unsigned long long nonce = 0;
+	socklen_t slen;
+	ng_status st;
+	int lfd;
 
-	if (!ch || !sv) {
+	if (!ch) {
 		ng_error("out of memory launching %d ranks", np);
 		return NG_ERR_NOMEM;
+	}
+	st = local_fd_limit(np, &old_nofile);
+	if (st) {
+		free(ch);
+		return st;
+	}
+	/* The ranks' meeting point: an abstract address (no file) that names
+	 * this process and a random number. */
+	if (getrandom(&nonce, sizeof(nonce), GRND_NONBLOCK) != (ssize_t)sizeof(nonce))
+		nonce = (unsigned long long)mono_s() * 1000003ull;
+	slen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+	                   (size_t)snprintf(sun.sun_path + 1, sizeof(sun.sun_path) - 1, "ngauge-hub-%d-%llx",
+	                                    (int)getpid(), nonce));
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sun, slen) || listen(lfd, SOMAXCONN)) {
+		ng_error("launcher: listening for the ranks: %s", strerror(errno));
+		if (lfd >= 0)
+			close(lfd);
+		free(ch);
+		return NG_ERR_SYS;
 	}
 	gethostname(host, sizeof(host) - 1);
 	fflush(stdout);
 	fflush(stderr);
-	for (int r = 0; r < np; r++) {
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv[r])) {
-			ng_error("socketpair: %s", strerror(errno));
-			return NG_ERR_SYS;
-		}
-	}
 	pid_t parent = getpid();
 	/* Stop signals wait for the hub's signalfd from here on; the ranks get
 	 * the mask back (and the driver's handlers, installed before). */
@@ -410,41 +609,46 @@ ng_status ng_boot_local(int np, double grace_s, struct ng_boot **b_p)
 	sigprocmask(SIG_BLOCK, &stop, &old);
 	for (int r = 0; r < np; r++) {
 		pid_t pid = fork();
+
 		if (pid < 0) {
-			ng_error("fork: %s", strerror(errno));
+			ng_error("fork of rank %d: %s", r, strerror(errno));
 			for (int k = 0; k < r; k++)
 				kill(ch[k].pid, SIGKILL);
+			for (int k = 0; k < r; k++)
+				waitpid(ch[k].pid, NULL, 0);
+			close(lfd);
+			free(ch);
 			sigprocmask(SIG_SETMASK, &old, NULL);
 			return NG_ERR_SYS;
 		}
 		if (pid == 0) {
 			struct boot_local *l = calloc(1, sizeof(*l));
+			int fd;
+
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			sigprocmask(SIG_SETMASK, &old, NULL);
 			if (getppid() != parent)
 				_exit(1);
-			for (int k = 0; k < np; k++) {
-				close(sv[k][0]);
-				if (k != r)
-					close(sv[k][1]);
-			}
-			if (!l)
+			close(lfd);
+			(void)setrlimit(RLIMIT_NOFILE, &old_nofile);
+			fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			if (!l || fd < 0)
 				_exit(1);
+			while (connect(fd, (struct sockaddr *)&sun, slen))
+				if (errno != EINTR && errno != EAGAIN)
+					_exit(1);
 			l->base.ops = &local_ops;
 			l->base.rank = r;
 			l->base.size = np;
 			snprintf(l->base.host, sizeof(l->base.host), "%s", host);
 			snprintf(l->base.addr, sizeof(l->base.addr), "127.0.0.1");
-			l->fd = sv[r][1];
+			l->fd = fd;
 			free(ch);
-			free(sv);
 			*b_p = &l->base;
 			return NG_OK;
 		}
 		ch[r].pid = pid;
-		ch[r].fd = sv[r][0];
-		close(sv[r][1]);
+		ch[r].fd = NG_LOCAL_PENDING;
 	}
-	free(sv);
-	hub_run(ch, np, grace_s, &stop);
+	hub_run(ch, np, lfd, grace_s, &stop);
 }

@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "status.h"
+#include "where.h"
 
 struct ng_boot;
 
@@ -75,6 +76,10 @@ struct ng_boot {
 	 */
 	int exit_code;
 	double fini_limit_s;
+	/* Set by the driver once the module is open: where the rank's calls
+	 * are marked for the run's watchdog (base/where.h); the barrier and
+	 * the allgather below mark theirs there.  NULL: not marked. */
+	struct ng_where *where;
 };
 
 /* Whether this rank may connect to @addr (numeric), which a peer published:
@@ -85,12 +90,22 @@ bool ng_boot_may_connect(const struct ng_boot *b, const char *addr, const char *
 
 static inline ng_status ng_boot_barrier(struct ng_boot *b)
 {
-	return b->ops->barrier(b);
+	if (!b->where)
+		return b->ops->barrier(b);
+	ng_where_enter(b->where, NG_AT_BARRIER, -1);
+	ng_status st = b->ops->barrier(b);
+	ng_where_leave(b->where);
+	return st;
 }
 
 static inline ng_status ng_boot_allgather(struct ng_boot *b, const void *mine, size_t len, void *all)
 {
-	return b->ops->allgather(b, mine, len, all);
+	if (!b->where)
+		return b->ops->allgather(b, mine, len, all);
+	ng_where_enter(b->where, NG_AT_ALLGATHER, -1);
+	ng_status st = b->ops->allgather(b, mine, len, all);
+	ng_where_leave(b->where);
+	return st;
 }
 
 /* Copies @len bytes from rank @root's @buf into every rank's @buf.

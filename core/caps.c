@@ -21,6 +21,8 @@ const char *ng_cap_name(unsigned cap)
 		return "more than two ranks";
 	case NG_CAP_ALLTOALL:
 		return "a native alltoall collective";
+	case NG_CAP_COLL:
+		return "native collectives";
 	default:
 		return "unknown capability";
 	}

@@ -39,6 +39,14 @@ const struct ng_option ng_driver_options[] = {
      .metavar = "N",
      .min = 1,
      .max = 100000000},
+    {.name = "repeat",
+     .type = NG_OPT_INT,
+     .def = "1",
+     .help = "the whole measurement N times, each run a new launch; one result file with every run and the "
+             "spread between them (doc/compare.md)",
+     .metavar = "N",
+     .min = 1,
+     .max = 1000},
     {.name = "warmup",
      .type = NG_OPT_INT,
      .def = "100",
@@ -54,7 +62,7 @@ const struct ng_option ng_driver_options[] = {
      .help = "number of local ranks when not launched by MPI",
      .metavar = "N",
      .min = 1,
-     .max = 1024,
+     .max = 1000000,
      .applies = "launch=local|mpi"},
     {.name = "timer",
      .type = NG_OPT_CHOICE,
@@ -169,8 +177,21 @@ const struct ng_option ng_driver_options[] = {
     {.name = "timeout",
      .type = NG_OPT_DOUBLE,
      .def = "8",
-     .help = "seconds after which a silent peer counts as lost",
+     .help = "seconds after which a silent peer counts as lost; a rank waiting without progress for this "
+             "+ 1.5 s + a call's expected time ends, saying where it stood (doc/validation.md)",
      .metavar = "SEC"},
+    {.name = "connect",
+     .type = NG_OPT_CHOICE,
+     .def = "lazy",
+     .help =
+         "when connections are made: lazy (when a pattern first talks to a peer, in its warm-up; tcp, the "
+         "verbs modules' queue pairs, the RDMA layer's over verbs), "
+         "eager (every pair at start-up, outside every measurement)",
+     .choices = "lazy|eager"},
+    {.name = "verbose",
+     .type = NG_OPT_FLAG,
+     .help = "a line for each size a per-size note concerns (drift between the halves of its samples, "
+             "alternating levels), not only the count after the table (-v)"},
     {.name = "quiet-warnings",
      .type = NG_OPT_FLAG,
      .help = "keep the validity warnings off stderr (they stay in the results)"},
@@ -195,7 +216,7 @@ const struct ng_option *ng_driver_find_option(const char *name)
 
 const struct ng_short_option ng_cmdline_short[] = {
     {'x', "module"}, {'p', "pattern"}, {'l', "list"}, {'s', "sizes"},   {'c', "count"},
-    {'w', "warmup"}, {'o', "output"},  {'h', "help"}, {'V', "version"},
+    {'w', "warmup"}, {'o', "output"},  {'h', "help"}, {'V', "version"}, {'v', "verbose"},
 };
 
 const size_t ng_cmdline_nshort = sizeof(ng_cmdline_short) / sizeof(ng_cmdline_short[0]);
@@ -257,7 +278,9 @@ void ng_cmdline_help(void)
 	       "       mpiexec -n N ngauge [options] -x MODULE -p PATTERN\n"
 	       "       ngauge --server [options]   and   ngauge --client HOST [options]\n"
 	       "       ngauge plot FILE... [-o OUT.pdf|.svg|.png|.tex] [--label NAME]...\n"
-	       "       ngauge report FILE... [-o OUT.html]\n\n"
+	       "       ngauge report FILE... [-o OUT.html]\n"
+	       "       ngauge compare A.json... [-- B.json...] [options]   (ngauge compare --help)\n"
+	       "       ngauge ab [options] -- ARGS_A -- ARGS_B   (ngauge ab --help)\n\n"
 	       "options:\n",
 	       NG_VERSION);
 	print_options(stdout, ng_driver_options, true);

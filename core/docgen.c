@@ -206,13 +206,18 @@ void ng_docgen_man(FILE *f, const struct ng_docgen *d)
 		                                : "an HTML report of result files, with their figures",
 		        *s);
 	fputs(".SH ENVIRONMENT\n.TP\n.B NGAUGE_PLUGIN_DIR\n"
-	      "The directory of the plugins (ngauge\\-mpi.so, ngauge\\-verbs.so, ngauge\\-ofi.so) instead of "
-	      "the installed one.\n",
+	      "The directory of the plugins (ngauge\\-mpi.so, ngauge\\-verbs.so, ngauge\\-ofi.so, "
+	      "ngauge\\-ucx.so) instead of the installed one.\n"
+	      ".TP\n.B UCX_TLS\\fR, \\fBUCX_NET_DEVICES\\fR, \\fBUCX_*\n"
+	      "The ucx module's transports and devices (e.g. UCX_TLS=sm,self or tcp,self, "
+	      "UCX_NET_DEVICES=lo), read by UCX itself; every UCX_* variable in force is recorded in the "
+	      "result's ucx block, and ngauge compare flags a difference.\n",
 	      f);
 	fputs(".SH FILES\n.TP\n.I ", f);
 	roff(f, NG_PLUGIN_DIR);
 	fputs("/ngauge\\-*.so\n"
-	      "The plugins: the code that needs MPI, libibverbs or libfabric, loaded when a module or RDMA "
+	      "The plugins: the code that needs MPI, libibverbs, libfabric or UCX, loaded when a module or "
+	      "RDMA "
 	      "backend that needs it is chosen (or an MPI launch is detected).  A missing plugin is reported "
 	      "in one line, exit status 2.\n",
 	      f);

@@ -138,6 +138,10 @@ static int main_with(int argc, char **argv, struct ng_boot *preboot, const struc
 	code = ng_driver_plan(&p, &a, preboot);
 	if (code)
 		goto out;
+	if (!preboot && ng_args_int(&a, "repeat") > 1) {
+		code = ng_driver_repeat(&p, &a, argc, argv);
+		goto out;
+	}
 	code = lim ? serve_within(&p, preboot, lim, verdict, sizeof(verdict)) : 0;
 	if (code == 1)
 		goto out_boot;

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cancel.h"
+#include "fdio.h"
 #include "launch.h"
 #include "plugin.h"
 #include "registry.h"
@@ -47,6 +49,10 @@ static int relaunch_mpi(const struct ng_driver_plan *p, int argc, char **argv)
 		nargv[k++] = argv[i];
 	nargv[k] = NULL;
 	setenv("NGAUGE_RELAUNCHED", "1", 1);
+	/* mpiexec forwards the ranks' output through pipes to this process's
+	 * own: whether the table reaches the reader of stderr is decided here
+	 * (fdio.h, ng_fd_shown_with) */
+	setenv("NGAUGE_STDOUT_SHOWN", ng_fd_shown_with(STDOUT_FILENO, STDERR_FILENO) ? "1" : "0", 1);
 	fflush(stdout);
 	execvp(mpiexec, nargv);
 	ng_error("module '%s' needs an MPI launch and mpiexec could not be started (%s): run it as "
@@ -229,11 +235,15 @@ static int launch_mpi(const struct ng_driver_plan *p, const struct ng_args *a, i
  *   NG_CAP_MPI    a module that needs MPI, started without a launcher: this
  *                 command again under mpiexec -n NP;
  *   otherwise     fork --np ranks on this machine, this process their hub.
- * --np's range (1 .. 1024) is its table's, refused while parsing.
+ * --np's range (1 .. 1000000: the watchdog's call word names a peer below 2^20 - 1, base/where.h)
+ * is its table's, refused while parsing; the machine refuses what it cannot hold (descriptors of
+ * the hub, fork).
  */
 int ng_driver_launch(const struct ng_driver_plan *p, struct ng_args *a, int *argc_p, char ***argv_p,
                      struct ng_boot *preboot, ng_pair_run_fn again, struct ng_driver_launched *l)
 {
+	const char *timer;
+
 	*l = (struct ng_driver_launched){.how = "--np"};
 	ng_cancel_install();
 	if (preboot) {
@@ -258,6 +268,16 @@ int ng_driver_launch(const struct ng_driver_plan *p, struct ng_args *a, int *arg
 		return EXIT_USAGE;
 	if (p->mod->caps & NG_CAP_MPI)
 		return relaunch_mpi(p, *argc_p, *argv_p);
+	/* One calibration of the TSC for every rank of this host (stages.h). */
+	timer = ng_args_str(a, "timer");
+	if (p->np > 1 && (!timer || !strcmp(timer, "tsc")) && ng_timer_tsc_invariant())
+		l->timer_ready = ng_timer_init(&l->timer, timer, NULL) == NG_OK;
+	/* Stopped while it calibrated: said here, once, before any rank
+	 * exists (a rank would inherit the request and leave unheard). */
+	if (ng_cancel_requested()) {
+		ng_error("interrupted (%s)", ng_stop_signal_name(ng_cancel_signal()));
+		return 128 + ng_cancel_signal();
+	}
 	if (ng_boot_local((int)p->np, p->timeout + 2.0, &l->boot))
 		return 1;
 	return 0;

@@ -116,7 +116,12 @@ static int check_rank(struct ng_driver_rank *r, const struct ng_driver_plan *p, 
 		r->agreed = true;
 		return EXIT_USAGE;
 	}
-	st = ng_timer_init(&r->timer, ng_args_str(a, "timer"), r->wtime);
+	if (r->timer0) {
+		r->timer = *r->timer0;
+		st = NG_OK;
+	} else {
+		st = ng_timer_init(&r->timer, ng_args_str(a, "timer"), r->wtime);
+	}
 	if (st == NG_OK)
 		st = ng_timer_skew_env(&r->timer, r->boot->rank);
 	return st ? ng_driver_exit(st) : 0;
@@ -125,8 +130,11 @@ static int check_rank(struct ng_driver_rank *r, const struct ng_driver_plan *p, 
 /* The module's instance (r->comm once open).  0 or the exit status. */
 static int open_module(struct ng_driver_rank *r, const struct ng_driver_plan *p, struct ng_args *a)
 {
-	struct ng_module_env menv = {
-	    .boot = r->boot, .args = a, .cancel = ng_cancel_flag(), .timeout_s = p->timeout};
+	struct ng_module_env menv = {.boot = r->boot,
+	                             .args = a,
+	                             .cancel = ng_cancel_flag(),
+	                             .timeout_s = p->timeout,
+	                             .connect_lazy = strcmp(ng_args_str(a, "connect"), "lazy") == 0};
 	struct ng_comm *comm = NULL;
 	ng_status st;
 
@@ -153,6 +161,20 @@ static int open_module(struct ng_driver_rank *r, const struct ng_driver_plan *p,
 	return 0;
 }
 
+/* A step after the open that failed with exit status @code: when a stop
+ * signal ended it (a module's wait returns NG_ERR_CANCELLED to the clock
+ * fit, the manifest's gathering, ...), the interruption, said once by rank 0
+ * (or the server's child) as everywhere else, and its status 128 + the
+ * signal; otherwise @code, the step having said why. */
+static int stopped_or(const struct ng_driver_rank *r, int code)
+{
+	if (!ng_cancel_requested() || code == EXIT_USAGE)
+		return code;
+	if (r->boot->rank == 0 || strcmp(r->how, "--server/--client") == 0)
+		ng_error("interrupted (%s)", ng_stop_signal_name(ng_cancel_signal()));
+	return ng_driver_exit(NG_ERR_CANCELLED);
+}
+
 int ng_driver_open(struct ng_driver_rank *r, struct ng_driver_plan *p, struct ng_args *a,
                    const struct ng_driver_launched *l)
 {
@@ -162,6 +184,7 @@ int ng_driver_open(struct ng_driver_rank *r, struct ng_driver_plan *p, struct ng
 	                             .how = l->how,
 	                             .mpi_ver = l->mpi ? l->mpi_version : NULL,
 	                             .wtime = l->wtime,
+	                             .timer0 = l->timer_ready ? &l->timer : NULL,
 	                             .mpi = l->mpi};
 	if (r->boot->size > 1)
 		ng_log_set_rank(r->boot->rank);
@@ -171,14 +194,14 @@ int ng_driver_open(struct ng_driver_rank *r, struct ng_driver_plan *p, struct ng
 	if (code)
 		return code;
 	if (p->sizes_default && fit_default_sizes(p, r->comm, r->boot))
-		return 1;
+		return stopped_or(r, 1);
 	/* An instance may offer less than its descriptor (a wrapper over a base
 	 * module, a device without some feature). */
 	code = check_instance(p, r->comm, r->boot, &r->agreed);
 	if (code)
-		return code;
+		return stopped_or(r, code);
 	if (ng_env_oversub(r->boot, r->comm->spins, &r->over))
-		return 1;
+		return stopped_or(r, 1);
 	struct ng_manifest_in min = {
 	    .device = r->comm->device,
 	    .mpi = r->mpi_ver,
@@ -189,9 +212,9 @@ int ng_driver_open(struct ng_driver_rank *r, struct ng_driver_plan *p, struct ng
 	    .t = &r->timer,
 	};
 	if (ng_manifest_gather(r->boot, &min, &r->man))
-		return 1;
+		return stopped_or(r, 1);
 	if (ng_clock_sync(&r->clk, (enum ng_sync_mode)ng_args_choice(a, "sync"), r->comm, r->boot, &r->timer))
-		return 1;
+		return stopped_or(r, 1);
 	return 0;
 }
 

@@ -10,8 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "results_priv.h"
 #include "stages.h"
+#include "watchdog.h"
 
 /* The command line as the result file records it (argv[0] as "ngauge"). */
 static void command_line(int argc, char **argv, char *buf, size_t len)
@@ -58,9 +60,9 @@ static json_t *doc_head(struct ng_driver_rank *r, const struct ng_driver_plan *p
 		                              r->over.ranks, "cores", r->over.cores));
 	/* The manifest (manifest.h) moves into the document. */
 	json_object_set_new(env, "hosts", m->hosts);
-	json_object_set_new(env, "placement", m->ranks);
+	json_object_set_new(env, "placement", json_null()); /* its place: results_open fills it */
 	json_object_set_new(env, "versions", m->versions);
-	m->hosts = m->ranks = m->versions = NULL;
+	m->hosts = m->versions = NULL;
 	ng_iso_time(started, sizeof(started));
 	return json_pack("{s:s,s:b,s:s,s:s,s:i,s:s,s:s,s:s,s:o,s:{s:s,s:f,s:f,s:b,s:f},s:o,s:O}", "schema",
 	                 "ngauge-result/1", "complete", 0, "module", p->mod->name, "pattern", p->pat->name,
@@ -70,9 +72,12 @@ static json_t *doc_head(struct ng_driver_rank *r, const struct ng_driver_plan *p
 	                 "tsc_ghz", t->tsc_ghz, "parameters", params, "warnings", m->warnings);
 }
 
-/* The validity warnings (manifest.h), a line each on stderr unless @quiet. */
+/* The validity warnings (manifest.h), a line each on stderr unless @quiet
+ * or the table's head on the same stream said them (never twice). */
 static void print_warnings(const json_t *w, bool quiet)
 {
+	if (ng_fd_shown_with(STDOUT_FILENO, STDERR_FILENO))
+		return;
 	for (size_t i = 0; !quiet && i < json_array_size(w); i++)
 		ng_warn("%s", json_string_value(json_object_get(json_array_get(w, i), "message")));
 }
@@ -126,6 +131,7 @@ static void results_open(struct ng_driver_rank *r, const struct ng_driver_plan *
 {
 	const struct ng_oversub *over = &r->over;
 	char cmd[4096], mark[128] = "";
+	json_t *doc;
 
 	command_line(argc, argv, cmd, sizeof(cmd));
 	if (over->over)
@@ -135,9 +141,15 @@ static void results_open(struct ng_driver_rank *r, const struct ng_driver_plan *
 		    "waiting for the CPU (results marked \"oversubscribed\"; use fewer ranks, or "
 		    "a module's sleep/yield mode)",
 		    over->ranks, over->cores, over->cores == 1 ? "" : "s", over->host);
-	r->res = ng_results_new(doc_head(r, p, a, cmd), p->output, ng_args_flag(a, "raw"), p->pat->name);
+	doc = doc_head(r, p, a, cmd);
+	r->res = ng_results_new(doc, p->output, ng_args_flag(a, "raw"), p->pat->name);
+	/* The placement, one element per rank, kept as text by the results
+	 * (results.h), in the place doc_head left for it. */
+	json_object_set_new(json_object_get(doc, "env"), "placement",
+	                    ng_results_text_value(r->res, &r->man.ranks));
 	if (ng_args_given(a, "percentiles"))
 		ng_results_percentiles(r->res, p->pct, p->npct);
+	ng_results_verbose(r->res, ng_args_flag(a, "verbose"));
 	/* a difference of two reads: off by a tick and by one read */
 	ng_results_systematic(r->res, "timer_resolution", r->timer.resolution_ns * 1e-3);
 	ng_results_systematic(r->res, "timer_overhead", r->timer.overhead_ns * 1e-3);
@@ -184,10 +196,21 @@ static ng_status run_pattern(struct ng_driver_rank *r, const struct ng_driver_pl
 	    .results = r->res,
 	    .clock = &r->clk,
 	};
-	ng_status st = ng_boot_barrier(r->boot);
+	struct ng_watchdog *wd = NULL;
+	ng_status st;
 
+	/* From here every wait is marked, and bounded by the run's watchdog
+	 * (watchdog.h). */
+	atomic_store_explicit(&r->comm->where.pattern, p->pat->name, memory_order_relaxed);
+	atomic_store_explicit(&r->comm->where.phase, "starting", memory_order_relaxed);
+	r->boot->where = &r->comm->where;
+	st = ng_watchdog_start(&wd, r->comm, p->timeout, r->res);
+	if (st == NG_OK)
+		st = ng_boot_barrier(r->boot);
 	if (st == NG_OK)
 		st = p->pat->run(p->pat, &run);
+	ng_watchdog_stop(wd);
+	r->boot->where = NULL;
 	/* Once stopped by a signal, a failure that follows (a peer that left
 	 * first) is the interruption's. */
 	if (ng_cancel_requested() && st != NG_ERR_USAGE)
@@ -218,6 +241,8 @@ static ng_status results_close(struct ng_driver_rank *r, const struct ng_driver_
 		ng_results_widen(res, "timer_drift", 0.0, r->timer.drift_ppm * 1e-6);
 		ng_results_block(res, "timer_check", json_pack("{s:f}", "drift_ppm", r->timer.drift_ppm));
 	}
+	if (st != NG_OK)
+		ng_results_stopped(res, ng_status_msg(st));
 	if (ng_results_finish(res, st == NG_OK) && st == NG_OK)
 		st = NG_ERR_IO;
 	/* Options the pattern refused before measuring anything: no

@@ -61,7 +61,12 @@ struct ng_env_rank {
 ng_status ng_env_oversub(struct ng_boot *boot, bool spins, struct ng_oversub *o_p)
 {
 	struct ng_env_rank mine = {.spins = spins}, *all;
-	size_t n = (size_t)boot->size;
+	struct {
+		size_t first; /* its first spinning rank */
+		int ranks;
+		cpu_set_t cpus;
+	} *hosts = NULL;
+	size_t n = (size_t)boot->size, nh = 0;
 	ng_status st;
 
 	memset(o_p, 0, sizeof(*o_p));
@@ -80,30 +85,43 @@ ng_status ng_env_oversub(struct ng_boot *boot, bool spins, struct ng_oversub *o_
 	for (size_t i = 0; st == NG_OK && i < n; i++)
 		if (!ng_peer_str(all[i].host, sizeof(all[i].host)))
 			st = ng_peer_bad("host name", (int)i, "not terminated within 64 bytes");
-	for (size_t i = 0; st == NG_OK && i < n; i++) {
-		cpu_set_t cpus;
-		int ranks = 0, cores;
-		bool seen = false;
+	/* The spinning ranks of each host and the union of their CPUs, host by
+	 * host in order of their first spinning rank: O(ranks x hosts), each
+	 * rank's host compared with the last one first. */
+	hosts = st == NG_OK ? calloc(n ? n : 1, sizeof(*hosts)) : NULL;
+	if (st == NG_OK && !hosts) {
+		ng_error("out of memory");
+		st = NG_ERR_NOMEM;
+	}
+	for (size_t j = 0; st == NG_OK && j < n; j++) {
+		size_t h = nh;
 
-		for (size_t j = 0; j < i; j++)
-			seen |= all[j].spins && strcmp(all[j].host, all[i].host) == 0;
-		if (!all[i].spins || seen)
+		if (!all[j].spins)
 			continue;
-		CPU_ZERO(&cpus);
-		for (size_t j = i; j < n; j++) {
-			if (!all[j].spins || strcmp(all[j].host, all[i].host) != 0)
-				continue;
-			ranks++;
-			CPU_OR(&cpus, &cpus, &all[j].cpus);
+		if (nh && strcmp(all[hosts[nh - 1].first].host, all[j].host) == 0)
+			h = nh - 1;
+		for (size_t k = 0; h == nh && k < nh; k++)
+			if (strcmp(all[hosts[k].first].host, all[j].host) == 0)
+				h = k;
+		if (h == nh) {
+			hosts[nh].first = j;
+			CPU_ZERO(&hosts[nh].cpus);
+			nh++;
 		}
-		cores = CPU_COUNT(&cpus);
+		hosts[h].ranks++;
+		CPU_OR(&hosts[h].cpus, &hosts[h].cpus, &all[j].cpus);
+	}
+	for (size_t h = 0; st == NG_OK && h < nh; h++) {
+		int ranks = hosts[h].ranks, cores = CPU_COUNT(&hosts[h].cpus);
+
 		if (ranks > cores && (!o_p->over || ranks - cores > o_p->ranks - o_p->cores)) {
 			o_p->over = true;
 			o_p->ranks = ranks;
 			o_p->cores = cores;
-			snprintf(o_p->host, sizeof(o_p->host), "%s", all[i].host);
+			snprintf(o_p->host, sizeof(o_p->host), "%s", all[hosts[h].first].host);
 		}
 	}
+	free(hosts);
 	free(all);
 	return st;
 }

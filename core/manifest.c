@@ -599,10 +599,35 @@ static json_t *versions(const struct ng_manifest_in *in)
 void ng_manifest_free(struct ng_manifest *m)
 {
 	json_decref(m->hosts);
-	json_decref(m->ranks);
+	ng_results_text_free(&m->ranks);
 	json_decref(m->versions);
 	json_decref(m->warnings);
 	memset(m, 0, sizeof(*m));
+}
+
+/* Marks in @all[0..n) the first rank of each host. */
+static ng_status first_of_hosts(struct ng_manifest_rank *all, size_t n)
+{
+	size_t *hosts = calloc(n ? n : 1, sizeof(*hosts)), nh = 0;
+
+	if (!hosts) {
+		ng_error("out of memory");
+		return NG_ERR_NOMEM;
+	}
+	for (size_t j = 0; j < n; j++) {
+		size_t h = nh;
+
+		if (nh && !strcmp(all[hosts[nh - 1]].host, all[j].host))
+			h = nh - 1;
+		for (size_t k = 0; h == nh && k < nh; k++)
+			if (!strcmp(all[hosts[k]].host, all[j].host))
+				h = k;
+		all[j].first = h == nh;
+		if (h == nh)
+			hosts[nh++] = j;
+	}
+	free(hosts);
+	return NG_OK;
 }
 
 ng_status ng_manifest_gather(struct ng_boot *boot, const struct ng_manifest_in *in, struct ng_manifest *m_p)
@@ -633,15 +658,13 @@ ng_status ng_manifest_gather(struct ng_boot *boot, const struct ng_manifest_in *
 		(void)ng_peer_str(all[j].governor, sizeof(all[j].governor));
 		(void)ng_peer_str(all[j].siblings, sizeof(all[j].siblings));
 	}
-	mine.first = 1;
-	for (int j = 0; j < boot->rank; j++)
-		mine.first &= strcmp(all[j].host, mine.host) != 0;
-	all[boot->rank].first = mine.first;
-	for (size_t j = 0; j < n; j++) {
-		all[j].first = 1;
-		for (size_t k = 0; k < j; k++)
-			all[j].first &= strcmp(all[k].host, all[j].host) != 0;
-	}
+	/* The first rank of each host: compared with the hosts seen so far
+	 * (O(ranks x hosts), not O(ranks^2): a rank's host is most often its
+	 * predecessor's, looked at first). */
+	st = first_of_hosts(all, n);
+	if (st)
+		goto out;
+	mine.first = all[boot->rank].first;
 	/* The first rank of each host describes it, as JSON text. */
 	if (mine.first) {
 		json_t *h = host_json(mine.host, in->device);
@@ -683,11 +706,16 @@ ng_status ng_manifest_gather(struct ng_boot *boot, const struct ng_manifest_in *
 	if (boot->rank != 0)
 		goto out;
 	m_p->hosts = json_array();
-	m_p->ranks = json_array();
 	m_p->warnings = json_array();
 	m_p->versions = versions(in);
 	for (size_t j = 0; j < n; j++) {
-		json_array_append_new(m_p->ranks, rank_json((int)j, &all[j]));
+		/* a rank's placement as text (a tree per rank would hold about a
+		 * kilobyte each on rank 0 until the run ends) */
+		st = ng_results_text_add(&m_p->ranks, rank_json((int)j, &all[j]));
+		if (st) {
+			ng_manifest_free(m_p);
+			goto out;
+		}
 		if (lens[j] > 0) {
 			/* the text ends at its length (each padded block has a NUL after maxlen bytes) */
 			json_t *h = json_loadb(texts + j * (maxlen + 1),

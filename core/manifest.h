@@ -32,8 +32,8 @@
  */
 ng_status ng_manifest_gather(struct ng_boot *boot, const struct ng_manifest_in *in, struct ng_manifest *m_p);
 
-/* Drops the references of @m (the driver moves them into the result first
- * with json_incref, or leaves them). */
+/* Drops the references of @m and frees its placement text (the driver
+ * moves them into the result first, or leaves them). */
 void ng_manifest_free(struct ng_manifest *m);
 
 /* ---- the pieces, for the unit tests ---- */

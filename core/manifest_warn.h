@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "results.h"
 #include "timers/timer.h"
 
 /* What the driver knows of the run that the warnings need. */
@@ -28,12 +29,12 @@ struct ng_manifest_in {
 	const struct ng_timer *t; /* the timer in use */
 };
 
-/* The manifest on rank 0 (every pointer NULL on the other ranks). */
+/* The manifest on rank 0 (every pointer NULL, ranks empty, on the other ranks). */
 struct ng_manifest {
-	json_t *hosts;    /* env "hosts": one object per host, in order of their first rank */
-	json_t *ranks;    /* env "ranks": one object per rank */
-	json_t *versions; /* env "versions" */
-	json_t *warnings; /* "warnings": [{"kind", "message"}], possibly empty */
+	json_t *hosts;                /* env "hosts": one object per host, in order of their first rank */
+	struct ng_results_text ranks; /* env "placement": one object per rank, kept as text (results.h) */
+	json_t *versions;             /* env "versions" */
+	json_t *warnings;             /* "warnings": [{"kind", "message"}], possibly empty */
 };
 
 /* What each rank contributes (fixed size: exchanged as bytes). */

@@ -47,6 +47,7 @@
 #include "bootstrap.h"
 #include "options.h"
 #include "status.h"
+#include "where.h"
 
 #ifndef ng_container_of
 #define ng_container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
@@ -62,7 +63,24 @@ enum {
 	NG_CAP_MPI = 1u << 5,       /* needs an MPI launch (mpiexec/srun) */
 	NG_CAP_MULTIRANK = 1u << 6, /* more than two ranks at once */
 	NG_CAP_ALLTOALL = 1u << 7,  /* .alltoall: the network's own all-to-all collective */
+	NG_CAP_COLL = 1u << 8,      /* .coll: the network's own collectives (enum ng_coll_op) */
 };
+
+/* The collectives of .coll (the coll pattern's operations, in its order). */
+enum ng_coll_op {
+	NG_COLL_ALLREDUCE,
+	NG_COLL_BCAST,
+	NG_COLL_REDUCE,
+	NG_COLL_ALLGATHER,
+	NG_COLL_REDUCE_SCATTER,
+	NG_COLL_BARRIER,
+	NG_COLL_GATHER,
+	NG_COLL_SCATTER,
+	NG_COLL_NOPS
+};
+
+/* Element types of .coll (reductions are sums). */
+enum ng_coll_type { NG_COLL_INT32, NG_COLL_INT64, NG_COLL_FLOAT, NG_COLL_DOUBLE, NG_COLL_NTYPES };
 
 /* Name of one capability bit ("non-blocking"), for error messages. */
 const char *ng_cap_name(unsigned cap);
@@ -147,6 +165,9 @@ struct ng_comm {
 	 * check it in their poll loops and return NG_ERR_CANCELLED; modules that
 	 * block in system calls see EINTR and check it then. */
 	const volatile sig_atomic_t *cancel;
+	/* Where this rank stands (base/where.h): the wrappers below mark
+	 * every call in it, the run's watchdog reads it. */
+	struct ng_where where;
 	/* Filled by open(): what was opened, for the result's env block, e.g.
 	 * "rxe0 port 1 gid 1 mtu 1024" or "127.0.0.1". */
 	char device[160];
@@ -169,6 +190,10 @@ struct ng_module_env {
 	const struct ng_args *args; /* parsed options (module's own and others) */
 	const volatile sig_atomic_t *cancel;
 	double timeout_s; /* a peer silent for this long is lost */
+	/* --connect lazy: connect to a peer when a pattern first talks to it
+	 * (where the module can; the others connect at open).  false (eager,
+	 * also what a zeroed env says): every connection at open. */
+	bool connect_lazy;
 };
 
 /*
@@ -232,7 +257,9 @@ struct ng_module {
 struct ng_module_ops {
 	/* Collective over all ranks.  Creates the instance of module @m (the
 	 * executable's descriptor) and connects it to every other rank
-	 * (exchanging addresses over env->boot).  On failure the error is
+	 * (exchanging addresses over env->boot), or, with env->connect_lazy and
+	 * a module that can, only exchanges the addresses and connects to a
+	 * peer when an operation first names it (tcp).  On failure the error is
 	 * already reported and nothing is left allocated. */
 	ng_status (*open)(const struct ng_module *m, const struct ng_module_env *env,
 	                  struct ng_comm **comm_p);
@@ -257,7 +284,11 @@ struct ng_module_ops {
 	 * report() returns a new JSON object that the driver stores under the
 	 * module's name (e.g. the parameters of a performance model the module
 	 * measured in open(), its counters), or NULL; it is called after open()
-	 * and again before the file is finished.  report_row() adds keys to the
+	 * and again before the file is finished.  A key "setup" of the block,
+	 * an object, holds what configures the module's data path beyond its
+	 * options (ucx: the UCX_* environment, the transports and protocol
+	 * thresholds UCX chose): ngauge compare flags every difference in it
+	 * between two results, as it does the env block's.  report_row() adds keys to the
 	 * row of @size before the pattern commits it (ng_row_number,
 	 * ng_row_json of core/results.h), e.g. that model's prediction next to
 	 * what the pattern measured. */
@@ -273,6 +304,35 @@ struct ng_module_ops {
 	 * overlap.  @block is at most max_msg.  Errors as send/recv, reported
 	 * once.  Hot path rules apply. */
 	ng_status (*alltoall)(struct ng_comm *c, const void *sbuf, void *rbuf, size_t block);
+	/* Optional (NG_CAP_COLL): the module's own collective @op (the mpi
+	 * module: MPI_Allreduce, MPI_Bcast, MPI_Reduce, MPI_Allgather,
+	 * MPI_Reduce_scatter_block, MPI_Barrier, MPI_Gather, MPI_Scatter), for
+	 * patterns that compare their algorithms with it.  Collective over all
+	 * ranks, blocking.  @count elements of @type per block, reductions are
+	 * sums, rooted operations have root @root:
+	 *   allreduce       @sbuf: count elements -> @rbuf: their sum, every rank
+	 *   bcast           @rbuf: count elements, the root's on return (in place;
+	 *                   @sbuf unused)
+	 *   reduce          @sbuf: count elements -> the root's @rbuf: their sum
+	 *   allgather       @sbuf: count elements -> @rbuf: size blocks, block j
+	 *                   rank j's
+	 *   reduce_scatter  @sbuf: size blocks -> @rbuf: the sum of block (this
+	 *                   rank) over all ranks
+	 *   barrier         no data (@count 0, buffers unused)
+	 *   gather          @sbuf: count elements -> the root's @rbuf: size blocks
+	 *   scatter         the root's @sbuf: size blocks -> @rbuf: block (this rank)
+	 * Buffers come from alloc() and do not overlap; a block's bytes are at
+	 * most max_msg.  Errors as send/recv, reported once.  Hot path rules
+	 * apply. */
+	ng_status (*coll)(struct ng_comm *c, enum ng_coll_op op, enum ng_coll_type type, const void *sbuf,
+	                  void *rbuf, size_t count, int root);
+	/* Optional: the instance's own state in one short phrase into @buf
+	 * ("2 of 8 receive buffers posted, 16384 bytes unsent to rank 1"), for
+	 * the run's watchdog (core/watchdog.h) when the rank waits without
+	 * progress.  Called from the watchdog's thread while the main thread
+	 * is inside the module: it reads plain counters only, takes no lock,
+	 * calls no library and allocates nothing. */
+	void (*stall)(struct ng_comm *c, char *buf, size_t len);
 };
 
 /*
@@ -403,32 +463,57 @@ static inline void ng_comm_init(struct ng_comm *c, const struct ng_module *m, co
 	c->spins = (m->caps & NG_CAP_MPI) != 0;
 	c->pins = (m->caps & NG_CAP_REGMEM) != 0;
 	c->cancel = cancel;
+	ng_where_init(&c->where);
 }
 
-/* Convenience wrappers: the only way patterns call a module. */
+/* Convenience wrappers: the only way patterns call a module.  Each marks
+ * the call in c->where for the run's watchdog (base/where.h: two relaxed
+ * stores, nothing else). */
 static inline ng_status ng_send(struct ng_comm *c, int peer, const void *buf, size_t len)
 {
-	return c->msg.send(c, peer, buf, len);
+	ng_where_enter(&c->where, NG_AT_SEND, peer);
+	ng_status st = c->msg.send(c, peer, buf, len);
+	ng_where_leave(&c->where);
+	return st;
 }
 static inline ng_status ng_recv(struct ng_comm *c, int peer, void *buf, size_t len)
 {
-	return c->msg.recv(c, peer, buf, len);
+	ng_where_enter(&c->where, NG_AT_RECV, peer);
+	ng_status st = c->msg.recv(c, peer, buf, len);
+	ng_where_leave(&c->where);
+	return st;
 }
 static inline ng_status ng_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *r)
 {
-	return c->msg.isend(c, peer, buf, len, r);
+	ng_where_enter(&c->where, NG_AT_ISEND, peer);
+	ng_status st = c->msg.isend(c, peer, buf, len, r);
+	ng_where_leave(&c->where);
+	return st;
 }
 static inline ng_status ng_irecv(struct ng_comm *c, int peer, void *buf, size_t len, struct ng_req *r)
 {
-	return c->msg.irecv(c, peer, buf, len, r);
+	ng_where_enter(&c->where, NG_AT_IRECV, peer);
+	ng_status st = c->msg.irecv(c, peer, buf, len, r);
+	ng_where_leave(&c->where);
+	return st;
 }
+/* A test that finds nothing leaves the rank waiting (ng_where_poll): a
+ * loop of them on a request that never completes is one wait. */
 static inline ng_status ng_test(struct ng_comm *c, struct ng_req *r, bool *done_p)
 {
-	return c->msg.test(c, r, done_p);
+	ng_status st = c->msg.test(c, r, done_p);
+	if (st == NG_OK && !*done_p)
+		ng_where_poll(&c->where, NG_AT_TEST);
+	else
+		ng_where_leave(&c->where);
+	return st;
 }
 static inline ng_status ng_wait(struct ng_comm *c, struct ng_req *r)
 {
-	return c->msg.wait(c, r);
+	ng_where_enter_req(&c->where, NG_AT_WAIT);
+	ng_status st = c->msg.wait(c, r);
+	ng_where_leave(&c->where);
+	return st;
 }
 static inline ng_status ng_alloc(struct ng_comm *c, size_t len, void **buf_p)
 {
@@ -442,7 +527,19 @@ static inline void ng_free(struct ng_comm *c, void *buf)
 
 static inline ng_status ng_alltoall(struct ng_comm *c, const void *sbuf, void *rbuf, size_t block)
 {
-	return c->ops->alltoall(c, sbuf, rbuf, block);
+	ng_where_enter(&c->where, NG_AT_ALLTOALL, -1);
+	ng_status st = c->ops->alltoall(c, sbuf, rbuf, block);
+	ng_where_leave(&c->where);
+	return st;
+}
+
+static inline ng_status ng_coll(struct ng_comm *c, enum ng_coll_op op, enum ng_coll_type type,
+                                const void *sbuf, void *rbuf, size_t count, int root)
+{
+	ng_where_enter(&c->where, NG_AT_COLL, -1);
+	ng_status st = c->ops->coll(c, op, type, sbuf, rbuf, count, root);
+	ng_where_leave(&c->where);
+	return st;
 }
 
 /* Waits for @n requests in order; returns the first error. */

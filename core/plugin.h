@@ -9,7 +9,8 @@
  * Their code is in shared modules, one per library family, named
  * ngauge-NAME.so: ngauge-mpi.so (the mpi and mpirma modules, the MPI
  * bootstrap and timer), ngauge-verbs.so (the verbs core, the ib modules, the
- * RDMA layer's verbs backend), ngauge-ofi.so (the RDMA layer's ofi backend).
+ * RDMA layer's verbs backend), ngauge-ofi.so (the RDMA layer's ofi backend),
+ * ngauge-ucx.so (the ucx module).
  * A module's descriptor (name, options, capabilities, limits: struct
  * ng_module, core/module.h) is data of the executable, once, so that
  * --help, --list, --version and usage errors need no plugin; a descriptor

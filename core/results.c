@@ -6,12 +6,15 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "queue.h" /* ng_container_of */
 #include "results_priv.h"
 #include "safefile.h"
@@ -25,6 +28,9 @@ struct ng_row {
 
 struct ng_results {
 	json_t *doc;
+	/* the text arrays the document's placeholders stand for */
+	struct ng_results_text *text;
+	size_t ntext;
 	json_t *rows;
 	char *path;
 	enum ng_results_format fmt;
@@ -44,12 +50,23 @@ struct ng_results {
 	struct ng_row row;                    /* the one row under construction */
 	void (*row_hook)(void *ctx, size_t size, struct ng_row *row);
 	void *row_hook_ctx;
+	/* held while the file is written: the run's watchdog writes it from
+	 * its own thread (ng_results_stop) */
+	pthread_mutex_t file_mu;
 	/* systematic bounds of every time figure (a key ending in "_us"),
 	 * ng_results_systematic */
 	struct ng_unc_set sys_us;
 	/* --percentiles given: the table's columns in place of p99 */
 	size_t npct;
 	char pct_key[NG_STATS_PCT_MAX][16];
+	/* the rows' notes (ng_results_note), counted per kind */
+	struct {
+		const char *kind, *summary;
+		size_t n;
+		double worst;
+	} note[8];
+	size_t nnote;
+	bool verbose;
 };
 
 enum ng_results_format ng_results_format_of(const char *path)
@@ -151,6 +168,7 @@ struct ng_results *ng_results_new(json_t *doc, const char *path, bool raw, const
 	r->fmt = ng_results_format_of(path);
 	r->raw = raw;
 	r->label = label;
+	pthread_mutex_init(&r->file_mu, NULL);
 	return r;
 }
 
@@ -192,6 +210,70 @@ void ng_results_mark(struct ng_results *r, const char *mark)
 bool ng_results_active(const struct ng_results *r)
 {
 	return r != NULL;
+}
+
+void ng_results_verbose(struct ng_results *r, bool verbose)
+{
+	if (r)
+		r->verbose = verbose;
+}
+
+void ng_results_note(struct ng_results *r, const char *kind, const char *summary, double worst,
+                     const char *fmt, ...)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	if (r->verbose) {
+		char line[512];
+		va_list ap;
+
+		va_start(ap, fmt);
+		vsnprintf(line, sizeof(line), fmt, ap);
+		va_end(ap);
+		ng_warn("%s", line);
+	}
+	for (i = 0; i < r->nnote && strcmp(r->note[i].kind, kind) != 0; i++)
+		;
+	if (i == r->nnote) {
+		if (r->nnote == sizeof(r->note) / sizeof(r->note[0]))
+			return;
+		r->nnote++;
+		r->note[i].kind = kind;
+		r->note[i].summary = summary;
+		r->note[i].n = 0;
+		r->note[i].worst = worst;
+	}
+	r->note[i].n++;
+	if (worst > r->note[i].worst)
+		r->note[i].worst = worst;
+}
+
+/* One line per kind of note, after the table. */
+static void notes_summary(struct ng_results *r)
+{
+	size_t rows = json_array_size(r->rows);
+
+	for (size_t i = 0; i < r->nnote; i++) {
+		const char *sum = r->note[i].summary, *at = strstr(sum, "%s");
+		char tail[384];
+
+		if (at)
+			snprintf(tail, sizeof(tail), "%.*s%.*f%%%s", (int)(at - sum), sum,
+			         r->note[i].worst < 10 ? 1 : 0, r->note[i].worst, at + 2);
+		else
+			snprintf(tail, sizeof(tail), "%s", sum);
+		/* the table's foot; stderr too unless it is the same stream */
+		printf("# note (%s): %zu of %zu size%s %s\n", r->note[i].kind, r->note[i].n, rows,
+		       rows == 1 ? "" : "s", tail);
+		fflush(stdout);
+		if (!ng_fd_shown_with(STDOUT_FILENO, STDERR_FILENO))
+			ng_warn("%s: %zu of %zu size%s %s%s", r->label ? r->label : "results", r->note[i].n,
+			        rows, rows == 1 ? "" : "s", tail,
+			        r->verbose ? "" : " (--verbose: a line for each)");
+	}
+	r->nnote = 0;
 }
 
 size_t ng_results_rows(const struct ng_results *r)
@@ -407,14 +489,50 @@ static int write_csv(struct ng_results *r, FILE *f)
 	return ferror(f) ? -1 : 0;
 }
 
+json_t *ng_results_text_value(struct ng_results *r, struct ng_results_text *t)
+{
+	struct ng_results_text *all;
+	json_t *v;
+
+	if (!r) {
+		ng_results_text_free(t);
+		return json_null();
+	}
+	pthread_mutex_lock(&r->file_mu); /* the watchdog's writer reads r->text */
+	all = realloc(r->text, (r->ntext + 1) * sizeof(*all));
+	if (!all)
+		abort();
+	r->text = all;
+	all[r->ntext] = *t;
+	v = json_sprintf(NG_RESULTS_TEXT_MARK, r->ntext);
+	r->ntext++;
+	pthread_mutex_unlock(&r->file_mu);
+	memset(t, 0, sizeof(*t));
+	if (!v)
+		abort();
+	return v;
+}
+
+static ng_status checkpoint_locked(struct ng_results *r);
+
 static ng_status checkpoint(struct ng_results *r)
+{
+	ng_status st;
+
+	if (!r->path || r->fmt == NG_FMT_NONE)
+		return NG_OK;
+	pthread_mutex_lock(&r->file_mu);
+	st = checkpoint_locked(r);
+	pthread_mutex_unlock(&r->file_mu);
+	return st;
+}
+
+static ng_status checkpoint_locked(struct ng_results *r)
 {
 	struct ng_safefile sf;
 	FILE *f;
 	int rc;
 
-	if (!r->path || r->fmt == NG_FMT_NONE)
-		return NG_OK;
 	if (ng_safefile_open(&sf, r->path) != 0)
 		goto err;
 	f = ng_safefile_stream(&sf);
@@ -422,8 +540,7 @@ static ng_status checkpoint(struct ng_results *r)
 		goto err_close;
 	errno = 0;
 	if (r->fmt == NG_FMT_JSON)
-		rc = json_dumpf(r->doc, f, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) ||
-		     fputc('\n', f) == EOF;
+		rc = ng_results_text_dump(r->doc, r->text, r->ntext, f) || fputc('\n', f) == EOF;
 	else
 		rc = write_csv(r, f);
 	if (rc) {
@@ -637,10 +754,10 @@ void ng_results_row_hook(struct ng_results *r, void (*fn)(void *ctx, size_t size
 	r->row_hook_ctx = ctx;
 }
 
-ng_status ng_row_commit(struct ng_results *r, struct ng_row *row)
+/* Commit and replace: the row's module keys and raw samples, its table
+ * line; @index (SIZE_MAX: append) the place it takes in the rows. */
+static ng_status row_put(struct ng_results *r, struct ng_row *row, size_t index)
 {
-	if (!r || !row)
-		return NG_OK;
 	if (r->row_hook)
 		r->row_hook(r->row_hook_ctx, (size_t)json_integer_value(json_object_get(row->obj, "size")),
 		            row);
@@ -654,9 +771,33 @@ ng_status ng_row_commit(struct ng_results *r, struct ng_row *row)
 		fflush(stderr);
 	}
 	print_row(r, row->obj);
-	json_array_append_new(r->rows, row->obj);
+	if (index == SIZE_MAX)
+		json_array_append_new(r->rows, row->obj);
+	else
+		json_array_set_new(r->rows, index, row->obj);
 	row->obj = NULL;
 	return checkpoint(r);
+}
+
+ng_status ng_row_commit(struct ng_results *r, struct ng_row *row)
+{
+	if (!r || !row)
+		return NG_OK;
+	return row_put(r, row, SIZE_MAX);
+}
+
+ng_status ng_row_replace(struct ng_results *r, size_t index, struct ng_row *row)
+{
+	if (!r || !row)
+		return NG_OK;
+	if (index >= json_array_size(r->rows)) {
+		json_decref(row->obj);
+		json_decref(row->raw);
+		row->obj = row->raw = NULL;
+		ng_error("results: no row %zu to replace (%zu rows)", index, json_array_size(r->rows));
+		return NG_ERR_INTERNAL;
+	}
+	return row_put(r, row, index);
 }
 
 ng_status ng_results_block(struct ng_results *r, const char *key, json_t *v)
@@ -674,20 +815,55 @@ ng_status ng_results_finish(struct ng_results *r, bool complete)
 	char t[64];
 	if (!r)
 		return NG_OK;
+	notes_summary(r);
 	ng_iso_time(t, sizeof(t));
 	json_object_set_new(r->doc, "complete", json_boolean(complete));
 	json_object_set_new(r->doc, "finished", json_string(t));
 	return checkpoint(r);
 }
 
+void ng_results_stopped(struct ng_results *r, const char *why)
+{
+	if (r && why)
+		json_object_set_new(r->doc, "stopped", json_string(why));
+}
+
+ng_status ng_results_stop(struct ng_results *r, const char *why)
+{
+	char t[64];
+	ng_status st = NG_OK;
+
+	if (!r)
+		return NG_OK;
+	/* Another thread's: the main thread waits in a call (watchdog.h) and
+	 * touches no document meanwhile; a write of its own in progress is
+	 * waited for. */
+	pthread_mutex_lock(&r->file_mu);
+	ng_iso_time(t, sizeof(t));
+	json_object_set_new(r->doc, "complete", json_false());
+	json_object_set_new(r->doc, "stopped", json_string(why));
+	json_object_set_new(r->doc, "finished", json_string(t));
+	if (r->path && r->fmt != NG_FMT_NONE) {
+		st = checkpoint_locked(r);
+		fprintf(stderr, "ngauge: %zu measured size%s kept in '%s' (\"complete\": false)\n",
+		        json_array_size(r->rows), json_array_size(r->rows) == 1 ? "" : "s", r->path);
+	}
+	pthread_mutex_unlock(&r->file_mu);
+	return st;
+}
+
 void ng_results_free(struct ng_results *r)
 {
 	if (!r)
 		return;
+	pthread_mutex_destroy(&r->file_mu);
 	json_decref(r->row.obj);
 	json_decref(r->row.raw);
 	json_decref(r->rows);
 	json_decref(r->doc);
+	for (size_t i = 0; i < r->ntext; i++)
+		ng_results_text_free(&r->text[i]);
+	free(r->text);
 	free(r->path);
 	free(r);
 }

@@ -73,6 +73,11 @@ void ng_row_json(struct ng_row *row, const char *key, json_t *v);
 void ng_row_raw(struct ng_row *row, const char *key, const double *x, size_t n);
 /* Appends the row, prints its table line, checkpoints the result file. */
 ng_status ng_row_commit(struct ng_results *r, struct ng_row *row);
+/* Puts the row in the place of the @index-th committed row (a measurement
+ * taken again: the file keeps one row per measured point), prints its
+ * table line and checkpoints the file; NG_ERR_INTERNAL (nothing changed,
+ * @row freed) when fewer rows were committed. */
+ng_status ng_row_replace(struct ng_results *r, size_t index, struct ng_row *row);
 
 /* Sets a top-level pattern-specific block ("loggp", "alltoall", ...); steals
  * @v; replaces an earlier block of that key.  Checkpoints the file. */
@@ -84,6 +89,53 @@ json_t *ng_stats_json(const struct ng_stats *st);
 
 /* True on the rank that holds the results (rank 0). */
 bool ng_results_active(const struct ng_results *r);
+
+/*
+ * A JSON array of the document kept as compact text, for the arrays with an
+ * element per rank or per pair (the manifest's placement, pingpong's pairs):
+ * a tree of jansson nodes costs about a kilobyte per element, its compact
+ * text a tenth of that, so rank 0's memory does not grow by a tree per rank.
+ * The file shows the same array (one element per line).
+ *
+ * Zero-initialise; ng_results_text_add appends elements; then
+ * ng_results_text_value moves the text into the result, or
+ * ng_results_text_free drops it.  Not thread-safe: one owner at a time.
+ */
+struct ng_results_text {
+	char *buf; /* the elements' compact texts, ",\n" between them, NUL-terminated; NULL when empty */
+	size_t len, cap; /* bytes in buf (without the NUL), bytes allocated */
+	size_t n;        /* elements */
+};
+
+/* Appends the compact text of @v (steals the reference; NULL is taken for
+ * out-of-memory).  NG_OK, or NG_ERR_NOMEM (reported once, here; @t keeps
+ * what it held). */
+ng_status ng_results_text_add(struct ng_results_text *t, json_t *v);
+/* Frees what @t holds and empties it. */
+void ng_results_text_free(struct ng_results_text *t);
+/*
+ * The value to put in the document (under a key of a row, a block or the
+ * document itself) that the file shows as the array of @t's elements.  @r
+ * takes what @t holds (@t is emptied) and frees it with the results.  A new
+ * reference to a placeholder string that only this result's writer turns
+ * into the array: put it nowhere else.  With NULL @r (a rank other than 0)
+ * @t is freed and the value is null.  Never NULL (aborts on out-of-memory).
+ */
+json_t *ng_results_text_value(struct ng_results *r, struct ng_results_text *t);
+
+/*
+ * A condition of one row that its flag in the row already says (a drift
+ * between the halves of its samples, two alternating levels): counted per
+ * @kind (a static key, "unstable") and said in one line per kind at the
+ * table's foot, "# note (unstable): 12 of 21 sizes " + @summary (static; a
+ * "%s" in it is replaced by the largest @worst seen, as a percentage), and
+ * as a warning on stderr unless stderr is the same stream, so that a table
+ * is not buried under a line per size.  With --verbose each note's own
+ * line (@fmt) is printed at once as well.  No-op on ranks without the
+ * sink.
+ */
+void ng_results_note(struct ng_results *r, const char *kind, const char *summary, double worst,
+                     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /*
  * The progress line on stderr, drawn only by the rank that holds the

@@ -5,10 +5,20 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "results.h"
 
 enum ng_results_format { NG_FMT_NONE, NG_FMT_JSON, NG_FMT_CSV };
+
+/* The placeholder string of the @i-th text array of a result
+ * (ng_results_text_value). */
+#define NG_RESULTS_TEXT_MARK "@ngauge-text-array-%zu@"
+
+/* Writes @doc as the result file's JSON on @f (indented, keys in order, 10
+ * significant digits), each placeholder of @text[0..@ntext) replaced by that
+ * array (results_text.c).  0, or -1 when a write failed (errno set). */
+int ng_results_text_dump(const json_t *doc, const struct ng_results_text *text, size_t ntext, FILE *f);
 
 /* Picks the format from a path's extension (.json, .csv); NG_FMT_NONE for
  * anything else. */
@@ -36,9 +46,18 @@ void ng_results_percentiles(struct ng_results *r, const double *q, size_t n);
 /* Ends every table header line with @mark ("OVERSUBSCRIBED: ..."), copied. */
 void ng_results_mark(struct ng_results *r, const char *mark);
 
+/* --verbose: every row's note on its own line too (ng_results_note). */
+void ng_results_verbose(struct ng_results *r, bool verbose);
 /* Writes the final document with "complete": @complete and "finished". */
 ng_status ng_results_finish(struct ng_results *r, bool complete);
 void ng_results_free(struct ng_results *r);
+/* Why a run ended early, one line, into the document's "stopped" (written
+ * with the next write; ng_results_finish's). */
+void ng_results_stopped(struct ng_results *r, const char *why);
+/* The same from another thread, at once: "complete": false, "stopped":
+ * @why, "finished", and the file written (the run's watchdog, whose
+ * process ends next).  Safe while the main thread waits in a call. */
+ng_status ng_results_stop(struct ng_results *r, const char *why);
 
 /* Number of committed rows. */
 size_t ng_results_rows(const struct ng_results *r);

@@ -54,21 +54,28 @@ struct ng_driver_launched {
 	bool mpi;              /* MPI is initialised (the mpi bootstrap): NG_CAP_MPI modules can run */
 	double (*wtime)(void); /* under mpi, MPI_Wtime for the mpi timer; else NULL */
 	char mpi_version[256]; /* under mpi, the MPI library; else "" */
+	/* A local launch: the TSC calibrated once by the launcher before it
+	 * forked (one host, one TSC), which every rank takes instead of
+	 * calibrating its own (100 ms of busy-waiting each); timer_ready false:
+	 * each rank calibrates. */
+	struct ng_timer timer;
+	bool timer_ready;
 };
 
 /* One rank's state, from ng_driver_open() to ng_driver_close(). */
 struct ng_driver_rank {
-	struct ng_boot *boot;   /* the launch's; released by ng_driver_close() */
-	struct ng_comm *comm;   /* the opened instance; NULL until the module opened */
-	struct ng_results *res; /* rank 0's result sink, else NULL */
-	struct ng_timer timer;  /* the timer in use */
-	struct ng_clock clk;    /* the global clock (clocksync.h) */
-	struct ng_oversub over; /* the oversubscription check (env.h) */
-	struct ng_manifest man; /* the manifest (manifest.h) */
-	const char *how;        /* the launch, for messages (struct ng_driver_launched) */
-	const char *mpi_ver;    /* the MPI library, or NULL */
-	double (*wtime)(void);  /* MPI_Wtime under mpi, else NULL */
-	bool mpi;               /* MPI is initialised */
+	struct ng_boot *boot;          /* the launch's; released by ng_driver_close() */
+	struct ng_comm *comm;          /* the opened instance; NULL until the module opened */
+	struct ng_results *res;        /* rank 0's result sink, else NULL */
+	struct ng_timer timer;         /* the timer in use */
+	const struct ng_timer *timer0; /* the launcher's calibration (struct ng_driver_launched), or NULL */
+	struct ng_clock clk;           /* the global clock (clocksync.h) */
+	struct ng_oversub over;        /* the oversubscription check (env.h) */
+	struct ng_manifest man;        /* the manifest (manifest.h) */
+	const char *how;               /* the launch, for messages (struct ng_driver_launched) */
+	const char *mpi_ver;           /* the MPI library, or NULL */
+	double (*wtime)(void);         /* MPI_Wtime under mpi, else NULL */
+	bool mpi;                      /* MPI is initialised */
 	/* Set where the ranks leave on one verdict (rank count and launch kind,
 	 * which each reaches on its own; the instance checks, which they agree
 	 * on): one rank says why, all meet at a barrier so that the message is
@@ -151,6 +158,16 @@ int ng_driver_open(struct ng_driver_rank *r, struct ng_driver_plan *p, struct ng
 int ng_driver_close(struct ng_driver_rank *r, const struct ng_driver_plan *p, int code);
 
 /* ---- driver_run.c: one rank's run ---- */
+
+/*
+ * --repeat N (driver_repeat.c): the run of @argc/@argv N times, each a new
+ * launch of this program without --repeat and -o, merged into one result
+ * file (-o, JSON) with every run's rows and the spread between the runs;
+ * refused (EXIT_USAGE, one line) where another launcher started this
+ * process.  Returns the exit status: that of the first run that failed,
+ * else 0.
+ */
+int ng_driver_repeat(const struct ng_driver_plan *p, const struct ng_args *a, int argc, char **argv);
 
 /* One rank's run, on the bootstrap @l gives it (released here): opened,
  * measured, written, closed.  Returns the rank's exit status. */

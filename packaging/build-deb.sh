@@ -46,7 +46,7 @@ rm -rf "$X"
 dpkg-deb -x "$DEB" "$X"
 MA=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 for f in usr/bin/ngauge "usr/lib/$MA/ngauge/ngauge-mpi.so" "usr/lib/$MA/ngauge/ngauge-verbs.so" \
-	"usr/lib/$MA/ngauge/ngauge-ofi.so" "usr/lib/$MA/ngauge/ngauge-pmi2.so" "usr/lib/$MA/ngauge/ngauge-pmix.so" \
+	"usr/lib/$MA/ngauge/ngauge-ofi.so" "usr/lib/$MA/ngauge/ngauge-ucx.so" "usr/lib/$MA/ngauge/ngauge-pmi2.so" "usr/lib/$MA/ngauge/ngauge-pmix.so" \
 	usr/share/man/man1/ngauge.1.gz usr/share/bash-completion/completions/ngauge \
 	usr/share/zsh/vendor-completions/_ngauge usr/share/doc/ngauge/copyright usr/share/doc/ngauge/install.md; do
 	# dh_compress gzips pages over 4 KiB

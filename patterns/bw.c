@@ -200,39 +200,34 @@ static ng_status ng_bw_measure(struct ng_bw *b, size_t size)
 	return NG_OK;
 }
 
-/* The "pairs" array of a row and the sums of the pairs' medians; NULL on
- * out-of-memory (reported). */
-static json_t *ng_bw_pairs_json(struct ng_bw *b, size_t count, double per_window, double *agg_bw_p,
-                                double *agg_rate_p)
+/* The "pairs" array of a row, kept as text by the results (a tree per pair
+ * would hold several kilobytes each on rank 0: results.h), and the sums of
+ * the pairs' medians; NULL on out-of-memory (reported). */
+static json_t *ng_bw_pairs_json(struct ng_bw *b, struct ng_results *res, size_t count, double per_window,
+                                double *agg_bw_p, double *agg_rate_p)
 {
 	double win_msgs = (b->bidir ? 2.0 : 1.0) * (double)b->window * 1e6;
-	json_t *arr = json_array();
+	struct ng_results_text text = {0};
 
 	*agg_bw_p = *agg_rate_p = 0.0;
-	if (!arr)
-		goto err_nomem;
 	for (size_t i = 0; i < b->npairs; i++) {
 		const struct ng_pair *pr = &b->pairs[i];
 		const double *x = ng_sampler_of(&b->smp, pr->client, 0);
 		struct ng_stats bw, rate;
-		json_t *o;
 
 		ng_sampler_bw(&b->smp, x, count, per_window, &bw);
 		ng_sampler_bw(&b->smp, x, count, win_msgs, &rate);
 		*agg_bw_p += bw.median;
 		*agg_rate_p += rate.median;
-		o = json_pack("{s:i, s:i, s:o, s:o}", "client", pr->client, "server", pr->server,
-		              "bandwidth_MBps", ng_stats_json(&bw), "messages_per_s", ng_stats_json(&rate));
-		if (!o || json_array_append_new(arr, o) != 0)
-			goto err_free_arr;
+		if (ng_results_text_add(&text,
+		                        json_pack("{s:i, s:i, s:o, s:o}", "client", pr->client, "server",
+		                                  pr->server, "bandwidth_MBps", ng_stats_json(&bw),
+		                                  "messages_per_s", ng_stats_json(&rate)))) {
+			ng_results_text_free(&text);
+			return NULL;
+		}
 	}
-	return arr;
-
-err_free_arr:
-	json_decref(arr);
-err_nomem:
-	ng_error("%s: out of memory building the result row", b->name);
-	return NULL;
+	return ng_results_text_value(res, &text);
 }
 
 /* Gathers one size's samples and counters and commits its row. */
@@ -270,7 +265,7 @@ static ng_status ng_bw_report(struct ng_bw *b, size_t size)
 	}
 	pool = ng_sampler_pool(smp, 0, b->clients, b->npairs, &n);
 	if (b->npairs > 1) {
-		pairs = ng_bw_pairs_json(b, count, per_window, &agg_bw, &agg_rate);
+		pairs = ng_bw_pairs_json(b, run->results, count, per_window, &agg_bw, &agg_rate);
 		if (!pairs)
 			return NG_ERR_NOMEM;
 	}

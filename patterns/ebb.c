@@ -280,29 +280,31 @@ static json_t *ng_ebb_hist_json(const struct ng_sampler *s)
 	return arr;
 }
 
-/* Every round's pairs with their bandwidths and sum. */
-static json_t *ng_ebb_rounds_json(const struct ng_ebb *e, const double *bw)
+/* Every round's pairs with their bandwidths and sum; each round's pairs
+ * kept as text by the results (a tree per pair would hold rounds x pairs
+ * of them on rank 0: results.h).  NULL on out-of-memory. */
+static json_t *ng_ebb_rounds_json(const struct ng_ebb *e, struct ng_results *res, const double *bw)
 {
 	json_t *arr = json_array();
 
 	for (size_t r = 0; arr && r < e->rounds; r++) {
-		json_t *pairs = json_array(), *o;
+		struct ng_results_text pairs = {0};
+		json_t *o = NULL;
 		double sum = 0.0;
+		bool ok = true;
 
-		for (size_t i = 0; pairs && i < e->npairs; i++) {
+		for (size_t i = 0; ok && i < e->npairs; i++) {
 			const struct ng_pair *p = &e->pairs[r * e->npairs + i];
 
 			sum += bw[r * e->npairs + i];
-			if (json_array_append_new(pairs, json_pack("{s:i, s:i, s:f}", "client", p->client,
+			ok = ng_results_text_add(&pairs, json_pack("{s:i, s:i, s:f}", "client", p->client,
 			                                           "server", p->server, "bandwidth_MBps",
-			                                           bw[r * e->npairs + i])) != 0) {
-				json_decref(pairs);
-				pairs = NULL;
-			}
+			                                           bw[r * e->npairs + i])) == NG_OK;
 		}
-		o = pairs ? json_pack("{s:I, s:o, s:f}", "round", (json_int_t)r, "pairs", pairs, "sum_MBps",
-		                      sum)
-		          : NULL;
+		if (ok)
+			o = json_pack("{s:I, s:o, s:f}", "round", (json_int_t)r, "pairs",
+			              ng_results_text_value(res, &pairs), "sum_MBps", sum);
+		ng_results_text_free(&pairs);
 		if (!o || json_array_append_new(arr, o) != 0) {
 			json_decref(arr);
 			return NULL;
@@ -357,7 +359,7 @@ static ng_status ng_ebb_report(struct ng_ebb *e)
 	hist = ng_ebb_hist_json(smp); /* before the next STATS refills the histogram */
 	ng_sampler_row_stats(smp, row, "time_us", us, n, NULL);
 	param = ng_ebb_param(e, bw);
-	rounds = ng_ebb_rounds_json(e, bw);
+	rounds = ng_ebb_rounds_json(e, run->results, bw);
 	blk = hist && rounds ? json_pack("{s:I, s:I, s:I, s:I, s:f, s:o, s:o}", "size", (json_int_t)e->size,
 	                                 "window", (json_int_t)e->window, "rounds", (json_int_t)e->rounds,
 	                                 "pairs", (json_int_t)e->npairs, "time_s", e->time_s, "histogram",

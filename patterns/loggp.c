@@ -41,12 +41,29 @@
  * server contributes its o_r interval.  Warm-up: -w rounds of R1 and RN if
  * given, else 4, untimed, at the start of every size.
  *
+ * Sizes measured again (the conclude step, before the fit): a size whose
+ * samples look disturbed, because a STATS of it drifted or alternated, its
+ * widest CI half-width exceeds 10 times the CI target and 3 times the
+ * median size's, both relative to the smallest PRTT(1,0,s) of the size and
+ * its neighbours (a size whose rounds all waited for a CPU has a round trip
+ * of milliseconds), or the fit of all sizes rejects it as an outlier of a
+ * line, is measured again as in the loop, and so are the two sizes beside
+ * each breakpoint of that fit (where one disturbed size moves or makes a
+ * breakpoint); up to twice (two passes, the fit redone between them, at
+ * most a third of the sizes each, the sizes off T's line and beside
+ * breakpoints first), each pass within a quarter of --loggp-budget.  The new
+ * measurement replaces the size's figures and its row (ng_row_replace)
+ * unless it is more disturbed; the block's entry of the size lists every
+ * attempt under "remeasured" (why, whether it was used, the medians set
+ * aside).  So a burst of system noise costs a size a second measurement,
+ * not its place in the fit.
+ *
  * Analysis (analysis/loggp.h): the per-size medians with standard errors
  * from their CIs go to ng_loggp_fit(), which segments T(s) by BIC and fits
  * every parameter per segment with its 95% CI.  Report: one row per size
  * (STATS prtt1_us, prttn_us, prttnd_us, o_r_us; numbers T_us, o_s_us,
  * delay_us), a parameter table on stdout, and the "loggp" block.  Flagged
- * parameters (impossible or not estimable) are printed as "n/a" with the
+ * parameters (negative, or not estimable) are printed as "n/a" with the
  * reason below the table and written as {"value": null, "flag": ...}.
  *
  * The rounds, batches, sampling decisions and the session's steps are
@@ -58,16 +75,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
 #include "engine/assess.h"
 
 /* The stream of the RND round times (NG_AS_OS holds them less the waits). */
 #define NG_LG_PND NG_AS_NKINDS
 
+/* Measurements of a size taken again at most (NG_LG_REDO passes). */
+#define NG_LG_REDO 2
+/* A size's interval is wide beyond this many times the CI target and
+ * NG_LG_WIDE_MED times the median size's, relative to the round trip around
+ * it (with -c N the target is not pursued: what N samples give is no
+ * disturbance). */
+#define NG_LG_WIDE     10.0
+#define NG_LG_WIDE_MED 3.0
+
+/* How disturbed the samples of a size look (rank 0). */
+struct ng_lg_q {
+	bool flagged;    /* a STATS of the size drifted or alternated */
+	double hw;       /* the widest 95% CI half-width (us) */
+	unsigned redone; /* measurements taken again */
+	char why[160];   /* why the size is measured again */
+};
+
 struct ng_lg {
 	struct ng_as as; /* first: the machinery shared with plogp */
 	/* results, rank 0 */
 	struct ng_loggp_point *pts;
+	struct ng_lg_q *q;
 	size_t npts;
+	double wide; /* half-width over ng_lg_ref beyond which it is wide (ng_lg_pick) */
 };
 
 static struct ng_lg *ng_lg_of(struct ng_as *as)
@@ -190,14 +229,95 @@ static double ng_lg_server_hw(struct ng_as *as)
 
 /* ---- report ---------------------------------------------------------------- */
 
+/*
+ * The round trip that a half-width of size @i is measured against: the
+ * smallest PRTT(1,0,s) of the size (@p1) and its neighbours.  A size whose
+ * rounds all ran while the ranks waited for a CPU has a round trip of
+ * milliseconds, against which even a wild interval looks narrow; its
+ * neighbours say what the round trip is here.
+ */
+static double ng_lg_ref(const struct ng_lg *lg, size_t i, double p1)
+{
+	double r = p1;
+
+	if (i > 0 && lg->pts[i - 1].prtt1 < r)
+		r = lg->pts[i - 1].prtt1;
+	if (i + 1 < lg->npts && lg->pts[i + 1].prtt1 < r)
+		r = lg->pts[i + 1].prtt1;
+	return r > 0.0 ? r : INFINITY;
+}
+
+/* Whether measurement @n of size @i is no more disturbed than @o: not
+ * flagged or wide where @o was not, and not wider when both are. */
+static bool ng_lg_no_worse(const struct ng_lg *lg, size_t i, const struct ng_lg_q *n, double np1,
+                           const struct ng_lg_q *o)
+{
+	double ref = ng_lg_ref(lg, i, fmin(np1, lg->pts[i].prtt1));
+	bool nbad = n->flagged || n->hw > lg->wide * ref, obad = o->flagged || o->hw > lg->wide * ref;
+
+	if (nbad != obad)
+		return !nbad;
+	if (n->flagged != o->flagged)
+		return !n->flagged;
+	return !nbad || n->hw <= o->hw;
+}
+
+/* The medians of a measurement that the fit does not use. */
+static json_t *ng_lg_set_aside(const json_t *e)
+{
+	return json_pack("{s:O, s:O, s:O, s:O, s:O}", "count", json_object_get(e, "count"), "prtt1_us",
+	                 json_object_get(e, "prtt1_us"), "T_us", json_object_get(e, "T_us"), "o_s_us",
+	                 json_object_get(e, "o_s_us"), "o_r_us", json_object_get(e, "o_r_us"));
+}
+
+/* A size measured again (as->redo): its figures replace those of the
+ * earlier measurement unless they are more disturbed (ng_lg_no_worse); the
+ * block's entry of the size records the attempt either way, with the
+ * medians of the measurement set aside. */
+static ng_status ng_lg_redo(struct ng_lg *lg, size_t idx, const struct ng_loggp_point *pt,
+                            const struct ng_lg_q *q, json_t *js, struct ng_row *row)
+{
+	struct ng_as *as = &lg->as;
+	struct ng_lg_q *old = &lg->q[idx];
+	json_t *prev = json_array_get(as->sizes, idx), *tries = json_object_get(prev, "remeasured");
+	bool use = ng_lg_no_worse(lg, idx, q, pt->prtt1, old);
+	char sz[32];
+
+	json_incref(tries);
+	if (!tries)
+		tries = json_array();
+	json_array_append_new(tries, json_pack("{s:s, s:b, s:o}", "why", old->why, "used", use, "set_aside",
+	                                       ng_lg_set_aside(use ? prev : js)));
+	old->redone++;
+	ng_as_human_size((size_t)pt->size, sz, sizeof(sz));
+	printf("# %s measured again (%s): %s\n", sz, old->why,
+	       use ? "the new measurement replaces the earlier one"
+	           : "the earlier measurement stays, the new one was more disturbed");
+	if (!use) {
+		json_object_set_new(prev, "remeasured", tries);
+		json_decref(js);
+		return NG_OK;
+	}
+	json_object_set_new(js, "remeasured", tries);
+	if (json_array_set_new(as->sizes, idx, js)) {
+		ng_error("loggp: out of memory building the result");
+		return NG_ERR_NOMEM;
+	}
+	lg->pts[idx] = *pt;
+	old->flagged = q->flagged;
+	old->hw = q->hw;
+	return ng_row_replace(as->run->results, idx, row);
+}
+
 static ng_status ng_lg_report(struct ng_as *as, size_t size, double d_us)
 {
 	struct ng_lg *lg = ng_lg_of(as);
 	struct ng_run *run = as->run;
 	struct ng_sampler *smp = &as->smp;
-	struct ng_loggp_point *pt = &lg->pts[lg->npts];
 	size_t nos = ng_as_n(as, NG_AS_OS);
+	struct ng_loggp_point pt;
 	struct ng_stats s1, sn, snd, sor;
+	struct ng_lg_q q = {0};
 	struct ng_lg_fig f;
 	double orr, se_or;
 	struct ng_row *row;
@@ -206,6 +326,9 @@ static ng_status ng_lg_report(struct ng_as *as, size_t size, double d_us)
 	ng_lg_client_figures(as, &f);
 	/* The row's count: the RND rounds, one sample each. */
 	row = ng_sampler_row_n(smp, size, nos);
+	/* The note after the table counts sizes by their first measurement. */
+	if (as->redo)
+		smp->noted = true;
 	ng_sampler_row_stats(smp, row, "prtt1_us", ng_as_x(as, NG_AS_SINGLE), ng_as_n(as, NG_AS_SINGLE), &s1);
 	ng_sampler_row_stats(smp, row, "prttn_us", ng_as_x(as, NG_AS_TRAIN), ng_as_n(as, NG_AS_TRAIN), &sn);
 	ng_sampler_row_stats(smp, row, "prttnd_us", ng_as_x(as, NG_LG_PND), nos, &snd);
@@ -213,7 +336,7 @@ static ng_status ng_lg_report(struct ng_as *as, size_t size, double d_us)
 	orr = sor.median;
 	se_or = ng_se_from_ci95(sor.ci_lo, sor.ci_hi);
 
-	*pt = (struct ng_loggp_point){
+	pt = (struct ng_loggp_point){
 	    .size = (double)size,
 	    .prtt1 = f.p1,
 	    .se_prtt1 = f.se_p1,
@@ -224,16 +347,17 @@ static ng_status ng_lg_report(struct ng_as *as, size_t size, double d_us)
 	    .orr = orr,
 	    .se_or = se_or,
 	};
-	lg->npts++;
+	q.flagged = s1.unstable || s1.alternating || sn.unstable || sn.alternating || snd.unstable ||
+	            snd.alternating || sor.unstable || sor.alternating;
+	q.hw = 1.96 * fmax(fmax(f.se_p1, f.se_T), fmax(f.se_os, se_or));
 
 	js = json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "size", (json_int_t)size, "count",
 	               (json_int_t)nos, "prtt1_us", s1.median, "prttn_us", sn.median, "prttnd_us", snd.median,
 	               "T_us", f.T, "o_s_us", f.os, "o_r_us", orr, "delay_us", d_us);
-	if (!js || json_array_append_new(as->sizes, js)) {
+	if (!js) {
 		ng_error("loggp: out of memory building the result");
 		return NG_ERR_NOMEM;
 	}
-
 	ng_row_number(row, "T_us", f.T);
 	ng_row_number(row, "o_s_us", f.os);
 	ng_row_number(row, "delay_us", d_us);
@@ -241,6 +365,16 @@ static ng_status ng_lg_report(struct ng_as *as, size_t size, double d_us)
 	ng_sampler_row_raw(smp, row, "prttn_us", ng_as_x(as, NG_AS_TRAIN), ng_as_n(as, NG_AS_TRAIN));
 	ng_sampler_row_raw(smp, row, "prttnd_us", ng_as_x(as, NG_LG_PND), nos);
 	ng_sampler_row_raw(smp, row, "o_r_us", ng_as_x(as, NG_AS_OR), ng_as_n(as, NG_AS_OR));
+	if (as->redo)
+		return ng_lg_redo(lg, as->redo - 1, &pt, &q, js, row);
+
+	if (json_array_append_new(as->sizes, js)) {
+		ng_error("loggp: out of memory building the result");
+		return NG_ERR_NOMEM;
+	}
+	lg->pts[lg->npts] = pt;
+	lg->q[lg->npts] = q;
+	lg->npts++;
 	return ng_row_commit(run->results, row);
 }
 
@@ -290,7 +424,7 @@ static void ng_lg_print(const struct ng_lg *lg, const struct ng_loggp_model *m, 
 {
 	const struct ng_param *ps[5];
 	char from[32], to[32], cell[5][48], gb[48];
-	char notes[16][160];
+	char notes[16][256];
 	int nflag = 0, nnote = 0;
 
 	printf("# LogGP parameters, n = %zu, 95%% confidence intervals widened by the systematic bounds "
@@ -403,18 +537,160 @@ static json_t *ng_lg_block(const struct ng_lg *lg, const struct ng_loggp_model *
 	return blk;
 }
 
+/* The fit's options for this run: the timer's resolution as the least
+ * standard error believed. */
+static struct ng_loggp_opts ng_lg_opts(const struct ng_as *as)
+{
+	struct ng_loggp_opts o = NG_LOGGP_OPTS_DEFAULT;
+
+	o.se_floor_us = as->tm->resolution_ns > 0.0 ? as->tm->resolution_ns * 1e-3 : 1e-3;
+	return o;
+}
+
+/* A size beside a breakpoint of the fit (ng_lg_disturbed's @outl). */
+#define NG_LG_AT_BREAK 0x100u
+
+/* Why size @i is measured again ("" when it is not), and how urgently:
+ * 0 off the fitted T, 1 beside a breakpoint (both move breakpoints), 2
+ * off another fitted line, 3 drifting or alternating samples, 4 a wide
+ * interval; 5: not at all.  @outl: its NG_LOGGP_OUT_* bits and
+ * NG_LG_AT_BREAK. */
+static unsigned ng_lg_disturbed(const struct ng_lg *lg, size_t i, unsigned outl, char *why, size_t len)
+{
+	const struct ng_lg_q *q = &lg->q[i];
+	double ref = ng_lg_ref(lg, i, lg->pts[i].prtt1);
+	unsigned prio = 5;
+	size_t w = 0;
+
+	why[0] = '\0';
+	if (outl & NG_LG_AT_BREAK) {
+		w += (size_t)snprintf(why + w, len - w, "beside a breakpoint");
+		prio = 1;
+	}
+	if ((outl & 0xfu) && w < len) {
+		w += (size_t)snprintf(why + w, len - w, "%soff the fitted line of", w ? "; " : "");
+		for (unsigned b = 0; b < 4 && w < len; b++) {
+			if (outl & (1u << b))
+				w += (size_t)snprintf(why + w, len - w, " %s", ng_lg_outlier_names[b]);
+		}
+		prio = outl & NG_LOGGP_OUT_T ? 0 : prio < 2 ? prio : 2;
+	}
+	if (q->flagged && w < len) {
+		w += (size_t)snprintf(why + w, len - w, "%sdrifting or alternating samples", w ? "; " : "");
+		prio = prio < 3 ? prio : 3;
+	}
+	if (q->hw > lg->wide * ref && w < len) {
+		snprintf(why + w, len - w, "%s95%% interval +-%.3g us, %.0f%% of the round trip here",
+		         w ? "; " : "", q->hw, 100.0 * q->hw / ref);
+		prio = prio < 4 ? prio : 4;
+	}
+	return prio;
+}
+
+/*
+ * The sizes to measure again (rank 0 with results): those whose samples
+ * drifted or alternated, whose interval is wide (NG_LG_WIDE times the CI
+ * target and NG_LG_WIDE_MED times the median size's, over ng_lg_ref), that
+ * the fit of what is measured so far rejects as outliers, and the two
+ * sizes beside each of its breakpoints (one disturbed size there moves or
+ * makes a breakpoint); each at most NG_LG_REDO times, at most @cap, the
+ * most urgent first (ng_lg_disturbed), then in size order.  Their reasons
+ * go to lg->q[].why.
+ */
+static size_t ng_lg_pick(struct ng_lg *lg, size_t *list, size_t cap)
+{
+	struct ng_loggp_opts o = ng_lg_opts(&lg->as);
+	unsigned *outl = calloc(lg->npts + 1, sizeof(*outl));
+	struct ng_loggp_model m;
+	size_t n = 0;
+
+	if (!outl)
+		return 0;
+	{
+		double *hw = calloc(lg->npts + 1, sizeof(*hw)), med = 0.0;
+
+		for (size_t i = 0; hw && i < lg->npts; i++)
+			hw[i] = lg->q[i].hw / ng_lg_ref(lg, i, lg->pts[i].prtt1);
+		if (hw && lg->npts) {
+			gsl_sort(hw, 1, lg->npts);
+			med = gsl_stats_median_from_sorted_data(hw, 1, lg->npts);
+		}
+		free(hw);
+		lg->wide = fmax(NG_LG_WIDE * lg->as.ci_rel, NG_LG_WIDE_MED * med);
+	}
+	if (ng_loggp_fit(lg->pts, lg->npts, &o, &m, outl)) {
+		memset(outl, 0, (lg->npts + 1) * sizeof(*outl));
+		m.nseg = 0;
+	}
+	for (size_t k = 1; k < m.nseg; k++) {
+		outl[m.seg[k].first - 1] |= NG_LG_AT_BREAK;
+		outl[m.seg[k].first] |= NG_LG_AT_BREAK;
+	}
+	for (unsigned prio = 0; prio < 5 && n < cap; prio++) {
+		for (size_t i = 0; i < lg->npts && n < cap; i++) {
+			char why[sizeof(lg->q[0].why)];
+
+			if (lg->q[i].redone >= NG_LG_REDO ||
+			    ng_lg_disturbed(lg, i, outl[i], why, sizeof(why)) != prio)
+				continue;
+			snprintf(lg->q[i].why, sizeof(lg->q[i].why), "%s", why);
+			list[n++] = i;
+		}
+	}
+	free(outl);
+	return n;
+}
+
+/*
+ * The session's conclude: up to NG_LG_REDO passes over the disturbed sizes
+ * (ng_lg_pick, the client's choice for both ranks), each measured again
+ * within a quarter of the budget per pass (a size at most its share of the
+ * first pass), then the fit (ng_as_conclude).
+ */
+static ng_status ng_lg_conclude(struct ng_session *s, void *state)
+{
+	struct ng_lg *lg = state;
+	struct ng_as *as = &lg->as;
+	size_t nsizes = as->run->nsizes, cap = nsizes / 3 > 0 ? nsizes / 3 : 1;
+	size_t *list = calloc(cap, sizeof(*list));
+	ng_status st = NG_OK;
+
+	if (!list) {
+		ng_error("loggp: out of memory");
+		return NG_ERR_NOMEM;
+	}
+	for (unsigned pass = 0; pass < NG_LG_REDO && st == NG_OK; pass++) {
+		size_t n = lg->pts && lg->q ? ng_lg_pick(lg, list, cap) : 0;
+		double share = as->budget_us / (double)nsizes, each;
+
+		st = ng_as_agree(as, list, &n, cap);
+		if (st != NG_OK || n == 0)
+			break;
+		each = as->budget_us / 4.0 / (double)n;
+		if (each > share)
+			each = share;
+		if (as->max_size_us > 0.0 && each > as->max_size_us)
+			each = as->max_size_us;
+		for (size_t i = 0; i < n && st == NG_OK; i++)
+			st = ng_as_remeasure(s, as, list[i], each);
+	}
+	free(list);
+	if (st != NG_OK)
+		return st;
+	return ng_as_conclude(s, state);
+}
+
 static ng_status ng_lg_finish(struct ng_as *as)
 {
 	struct ng_lg *lg = ng_lg_of(as);
 	struct ng_loggp_model m;
-	struct ng_loggp_opts o = NG_LOGGP_OPTS_DEFAULT;
+	struct ng_loggp_opts o = ng_lg_opts(as);
 	char lgs[160], why[512];
 	bool have_lgs;
 	json_t *blk;
 
 	unsigned *outl = calloc(lg->npts + 1, sizeof(*outl));
 
-	o.se_floor_us = as->tm->resolution_ns > 0.0 ? as->tm->resolution_ns * 1e-3 : 1e-3;
 	if (!outl || ng_loggp_fit(lg->pts, lg->npts, &o, &m, outl) || !m.nseg) {
 		free(outl);
 		ng_warn("loggp: no parameters from %zu measured size%s", lg->npts, lg->npts == 1 ? "" : "s");
@@ -458,7 +734,8 @@ static ng_status ng_lg_setup(struct ng_as *as)
 
 	if (ng_results_active(as->run->results)) {
 		lg->pts = calloc(as->run->nsizes + 1, sizeof(*lg->pts));
-		if (!lg->pts) {
+		lg->q = calloc(as->run->nsizes + 1, sizeof(*lg->q));
+		if (!lg->pts || !lg->q) {
 			ng_error("loggp: out of memory");
 			return NG_ERR_NOMEM;
 		}
@@ -470,6 +747,7 @@ static void ng_lg_teardown(struct ng_as *as)
 {
 	struct ng_lg *lg = ng_lg_of(as);
 
+	free(lg->q);
 	free(lg->pts);
 }
 
@@ -501,7 +779,7 @@ static const struct ng_session_ops ng_lg_session = {
     .setup = ng_lg_setup_step,
     .measure = ng_as_measure,
     .report = ng_as_report,
-    .conclude = ng_as_conclude,
+    .conclude = ng_lg_conclude,
     .teardown = ng_as_teardown,
 };
 

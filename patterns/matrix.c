@@ -17,11 +17,12 @@
  * The order of the pairs (--matrix-order):
  *   pair   (default) one ordered pair at a time, client by client: nothing
  *          else on the network, and no other rank busy, during a
- *          measurement; N (N - 1) rounds.  A round's client tells every
- *          other rank through the module that it is done (ng_mx_baton), so
- *          the ranks waiting for their turn wait where the module waits (the
- *          tcp module sleeps), not in a busy barrier of the launcher, and
- *          there is no collective step per round.
+ *          measurement; N (N - 1) rounds.  A round's end passes around the
+ *          ring of ranks through the module (ng_mx_baton), so the ranks
+ *          waiting for their turn wait where the module waits (the tcp
+ *          module sleeps), not in a busy barrier of the launcher, there is
+ *          no collective step per round, and a rank talks only to its ring
+ *          neighbours and the ranks it measures with.
  *   shift  mpiGraph's ring offsets: for k = 1 .. N-1, every rank r measures
  *          towards r + k (mod N).  An offset's N pairs form cycles, in which a
  *          rank is the client of one pair and the server of another; they
@@ -34,8 +35,11 @@
  *          measurements one after the other take too long; ranks that share
  *          a host's cores disturb each other's latency (on 2 cores, 4 local
  *          tcp ranks: 7 us one pair at a time, 13-15 us in shifts).
- * Each client keeps the STATS of its cells (the sampler's statistics of its
- * own samples); they are gathered once per size.
+ * Sampling (--matrix-pairs N): whole ring offsets, all N - 1 (every pair)
+ * or k = ceil(N / ranks) drawn with --seed: every rank is the client of k
+ * pairs and the server of k, near and far.  Default: every pair up to
+ * NG_MX_ALL_MAX ranks, NG_MX_AUTO_OFFSETS offsets above.  Each client keeps
+ * the STATS of its k cells, gathered once per size.
  *
  * Outliers (--matrix-outlier F): a cell whose median latency is more than F
  * times the median of all cells' medians, or whose median bandwidth is below
@@ -45,15 +49,21 @@
  *
  * The result: one row per size (the distribution over the pairs of each
  * pair's median, the number of outliers) and the block "matrix": every
- * rank's host, address and device, the order, and per size the two matrices
- * of STATS (null on the diagonal) and the outliers.  With up to 16 ranks the
- * matrices of medians are printed on stdout too.
+ * rank's host, address and device, the order, the offsets, and per size the
+ * summary by rank (the median of its cells as client and as server) and by
+ * node (host: pairs inside it, pairs leaving it), the outliers, and the two
+ * matrices of STATS (null on the diagonal and where a pair was not measured)
+ * when every pair was measured of up to NG_MX_ALL_MAX ranks, or with
+ * --matrix-cells: a file of 1,024 ranks stays small.  With up to 16 ranks
+ * the matrices of medians are printed on stdout too.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/cells.h"
+#include "engine/nodes.h"
 #include "engine/sampler.h"
 #include "engine/session.h"
 #include "peer.h"
@@ -69,6 +79,8 @@
 #define NG_MX_PRINT_MAX    16 /* ranks up to which the matrices are printed */
 #define NG_MX_NAMED_MAX    32 /* outliers named on stdout per size and metric */
 #define NG_MX_SHIFT_ROUNDS 3  /* rounds an offset needs at most */
+#define NG_MX_ALL_MAX      64 /* ranks up to which every pair is measured and kept by default */
+#define NG_MX_AUTO_OFFSETS 2  /* ring offsets measured by default above NG_MX_ALL_MAX ranks */
 
 enum { NG_MX_ORDER_PAIR, NG_MX_ORDER_SHIFT };
 static const char *const ng_mx_orders[] = {"pair", "shift"};
@@ -86,6 +98,8 @@ struct ng_mx_config {
 	int order;        /* --matrix-order */
 	double outlier;   /* --matrix-outlier */
 	long long window; /* --bw-window */
+	long long pairs;  /* --matrix-pairs, 0: the default */
+	bool cells;       /* --matrix-cells */
 };
 
 struct ng_mx {
@@ -96,8 +110,14 @@ struct ng_mx {
 	int order;     /* NG_MX_ORDER_* */
 	double factor; /* --matrix-outlier */
 	size_t window;
+	/* the pairs: (i, i + offs[x] mod n) for every rank i and x < k */
+	int *offs;   /* [k], ascending */
+	int *offidx; /* [n]: x of offset d, -1 when d is not measured */
+	size_t k;    /* offsets measured */
+	bool every;  /* k = n - 1: every pair */
+	bool keep;   /* the matrices are written (every pair of few ranks, or --matrix-cells) */
 	/* the schedule: the ordered pairs round after round */
-	struct ng_pair *sched; /* [n (n - 1)] */
+	struct ng_pair *sched; /* [n k] */
 	size_t *round_at;      /* [nrounds + 1] round r is sched[round_at[r] .. round_at[r + 1]) */
 	size_t nrounds;
 	/* buffers: one message each, or (--verify) window + 1 slots */
@@ -106,11 +126,12 @@ struct ng_mx {
 	struct ng_req *reqs; /* [2 * window] */
 	struct ng_sampler smp;
 	double checked;        /* messages this rank verified at the current size */
-	struct ng_stats *mine; /* [2 n] the cells of this rank as the client: latency, bandwidth */
-	struct ng_stats *all;  /* [2 n n] every rank's, gathered */
+	struct ng_stats *mine; /* [2 k] the cells of this rank as the client: latency, bandwidth */
+	struct ng_stats *all;  /* [2 k n] every rank's, gathered */
 	/* the reporter's cells and the run's block */
-	struct ng_stats *lat, *bw; /* [n * n] */
-	double *med, *scratch;     /* [n * n] */
+	struct ng_stats *lat, *bw; /* [n * n] when m->keep, else NULL */
+	double *med, *scratch;     /* [n * k] */
+	struct ng_nodes nodes;     /* the ranks of each host */
 	struct ng_mx_id *ids;      /* [n] */
 	double verified;           /* messages verified at the current size, all ranks */
 	json_t *sizes;             /* the block's "sizes" (reporter) */
@@ -137,7 +158,18 @@ static void *ng_mx_rslot(const struct ng_mx *m, size_t i)
 
 /* ---- the schedule ------------------------------------------------------- */
 
-/* Ring offsets: each offset's pairs (r, r + k), in order of r, each into the
+/* The cell of client @i towards offset index @x, latency or bandwidth. */
+static const struct ng_stats *ng_mx_cellx(const struct ng_mx *m, int i, size_t x, bool lat)
+{
+	return &m->all[(size_t)i * 2 * m->k + (lat ? 0 : m->k) + x];
+}
+
+static int ng_mx_peer(const struct ng_mx *m, int i, size_t x)
+{
+	return (i + m->offs[x]) % m->n;
+}
+
+/* Ring offsets: each offset's pairs (r, r + d), in order of r, each into the
  * first of the offset's rounds where neither rank is busy yet (a greedy
  * colouring of cycles: at most three rounds); @busy holds 3 n flags, @rnd n
  * round numbers. */
@@ -147,10 +179,12 @@ static void ng_mx_sched_shift(struct ng_mx *m, unsigned char *busy, int *rnd)
 	size_t at = 0;
 
 	m->nrounds = 0;
-	for (int k = 1; k < n; k++) {
+	for (size_t x = 0; x < m->k; x++) {
+		int d = m->offs[x];
+
 		memset(busy, 0, (size_t)NG_MX_SHIFT_ROUNDS * (size_t)n);
 		for (int r = 0; r < n; r++) {
-			int s = (r + k) % n, t = 0;
+			int s = (r + d) % n, t = 0;
 
 			while (t < NG_MX_SHIFT_ROUNDS - 1 && (busy[t * n + r] || busy[t * n + s]))
 				t++;
@@ -162,14 +196,15 @@ static void ng_mx_sched_shift(struct ng_mx *m, unsigned char *busy, int *rnd)
 
 			for (int r = 0; r < n; r++)
 				if (rnd[r] == t)
-					m->sched[at++] = (struct ng_pair){.client = r, .server = (r + k) % n};
+					m->sched[at++] = (struct ng_pair){.client = r, .server = (r + d) % n};
 			if (at > first)
 				m->round_at[++m->nrounds] = at;
 		}
 	}
 }
 
-/* One ordered pair a round, client by client. */
+/* One ordered pair a round, client by client, each client's servers in
+ * ascending order. */
 static void ng_mx_sched_pair(struct ng_mx *m)
 {
 	size_t at = 0;
@@ -177,10 +212,40 @@ static void ng_mx_sched_pair(struct ng_mx *m)
 	m->nrounds = 0;
 	for (int i = 0; i < m->n; i++)
 		for (int j = 0; j < m->n; j++)
-			if (i != j) {
+			if (i != j && m->offidx[(j - i + m->n) % m->n] >= 0) {
 				m->sched[at++] = (struct ng_pair){.client = i, .server = j};
 				m->round_at[++m->nrounds] = at;
 			}
+}
+
+/* The offsets measured: every one, or k of them drawn with --seed (the same
+ * on every rank: nothing is exchanged). */
+static void ng_mx_offsets(struct ng_mx *m, int *pool)
+{
+	int n = m->n, k = (int)m->k;
+	struct ng_rng rng;
+
+	for (int d = 0; d < n; d++)
+		m->offidx[d] = -1;
+	for (int d = 1; d < n; d++)
+		pool[d - 1] = d;
+	if (!m->every) {
+		ng_rng_seed(&rng, m->run->seed, NG_RNG_STREAM_MATRIX);
+		for (int x = 0; x < k; x++) {
+			int y = x + (int)ng_rng_below(&rng, (uint64_t)(n - 1 - x)), v = pool[x];
+
+			pool[x] = pool[y];
+			pool[y] = v;
+		}
+	}
+	for (int x = 0; x < k; x++)
+		m->offidx[pool[x]] = 1;
+	k = 0;
+	for (int d = 1; d < n; d++)
+		if (m->offidx[d] >= 0) {
+			m->offs[k] = d;
+			m->offidx[d] = k++;
+		}
 }
 
 /* This rank's pair in round @r: its peer and role; false when it waits. */
@@ -294,33 +359,33 @@ static ng_status ng_mx_stream(struct ng_mx *m, size_t size, int peer, bool clien
 	return NG_OK;
 }
 
-/* Pair order: the client of round @r - 1 tells every other rank that its
- * pair is done (it knows: its pair's last message is the server's
- * acknowledgement to it), through the module, and every other rank waits for
- * that word before round @r.  So the next pair starts once the previous one is
- * done, and a rank waiting for its turn waits where the module waits (the tcp
- * module sleeps in the kernel) instead of spinning in a barrier of the
- * launcher, and never longer than one pair's measurement (--timeout applies).
- * @before: the waiting side. */
+/* Pair order: round @r starts once the client of round @r - 1 is done (its
+ * last message is the server's acknowledgement to it).  It says so to its
+ * successor in the ring of ranks, and the word passes around the ring
+ * (each rank waits for it from its predecessor, passes it on, then takes
+ * part in round @r or waits for the next).  So every rank hears once a
+ * round (a wait lasts one pair's measurement and one pass of the ring; the
+ * timeout applies), waits where the module waits (tcp sleeps), not in a
+ * busy barrier of the launcher, and talks only to its two neighbours and
+ * the ranks it measures with (few connections on first use).  @before: the
+ * waiting side. */
 static ng_status ng_mx_baton(struct ng_mx *m, size_t r, bool before)
 {
 	struct ng_comm *c = m->run->comm;
 	void *rslot = ng_mx_rslot(m, m->stride ? m->window : 0);
 	void *sslot = ng_mx_sslot(m, m->stride ? m->window : 0);
-	int from;
+	int from, succ = (m->me + 1) % m->n, pred = (m->me + m->n - 1) % m->n;
+	ng_status st;
 
 	if (r == 0 || r >= m->nrounds)
 		return NG_OK;
 	from = m->sched[m->round_at[r - 1]].client;
-	if (before)
-		return from == m->me ? NG_OK : ng_recv(c, from, rslot, NG_MX_ACK);
-	for (int to = 0; from == m->me && to < m->n; to++) {
-		ng_status st = to == m->me ? NG_OK : ng_send(c, to, sslot, NG_MX_ACK);
-
-		if (st != NG_OK)
-			return st;
-	}
-	return NG_OK;
+	if (!before)
+		return from == m->me ? ng_send(c, succ, sslot, NG_MX_ACK) : NG_OK;
+	if (from == m->me)
+		return NG_OK;
+	st = ng_recv(c, pred, rslot, NG_MX_ACK);
+	return st == NG_OK && succ != from ? ng_send(c, succ, sslot, NG_MX_ACK) : st;
 }
 
 /* Round @r of one size: the latency of its pairs, then their bandwidth; the
@@ -342,7 +407,8 @@ static ng_status ng_mx_round(struct ng_mx *m, size_t size, size_t r)
 	if (st == NG_OK && in)
 		st = ng_mx_pingpong(m, size, peer, client);
 	if (st == NG_OK && in && client)
-		ng_sampler_stats(smp, ng_sampler_mine(smp, 0), ng_sampler_count(smp), &m->mine[peer]);
+		ng_sampler_stats(smp, ng_sampler_mine(smp, 0), ng_sampler_count(smp),
+		                 &m->mine[m->offidx[(peer - m->me + m->n) % m->n]]);
 	if (st == NG_OK && shift)
 		st = ng_sizes_sync(run);
 	if (st != NG_OK)
@@ -354,7 +420,7 @@ static ng_status ng_mx_round(struct ng_mx *m, size_t size, size_t r)
 		st = ng_mx_stream(m, size, peer, client);
 	if (st == NG_OK && in && client)
 		ng_sampler_bw(smp, ng_sampler_mine(smp, 0), count, (double)m->window * (double)size,
-		              &m->mine[m->n + peer]);
+		              &m->mine[m->k + (size_t)m->offidx[(peer - m->me + m->n) % m->n]]);
 	if (st == NG_OK && !shift)
 		st = ng_mx_baton(m, r + 1, false);
 	return st;
@@ -370,19 +436,21 @@ static ng_status ng_mx_gather(struct ng_mx *m)
 
 	st = ng_sizes_sync(m->run);
 	if (st == NG_OK)
-		st = ng_stats_gather(b, m->mine, 2 * n, m->all);
+		st = ng_stats_gather(b, m->mine, 2 * m->k, m->all);
 	if (st == NG_OK)
 		st = ng_samples_gather(b, &m->checked, 1, m->med);
 	if (st != NG_OK)
 		return st;
 	m->verified = 0.0;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
 		m->verified += m->med[i];
-		for (size_t j = 0; j < n; j++) {
-			m->lat[i * n + j] = m->all[i * 2 * n + j];
-			m->bw[i * n + j] = m->all[i * 2 * n + n + j];
+	for (size_t i = 0; m->keep && i < n; i++)
+		for (size_t x = 0; x < m->k; x++) {
+			size_t c = i * n + (size_t)ng_mx_peer(m, (int)i, x);
+
+			m->lat[c] = *ng_mx_cellx(m, (int)i, x, true);
+			m->bw[c] = *ng_mx_cellx(m, (int)i, x, false);
 		}
-	}
 	return NG_OK;
 }
 
@@ -393,20 +461,21 @@ static size_t ng_mx_cell(const struct ng_mx *m, int i, int j)
 	return (size_t)i * (size_t)m->n + (size_t)j;
 }
 
-/* The medians of @cells off the diagonal into m->med, their STATS in *@st_p. */
-static size_t ng_mx_medians(struct ng_mx *m, const struct ng_stats *cells, struct ng_stats *st_p)
+/* The medians of every measured cell of a metric into m->med, their STATS
+ * in *@st_p; their number. */
+static size_t ng_mx_medians(struct ng_mx *m, bool lat, struct ng_stats *st_p)
 {
-	size_t k = 0;
+	size_t c = 0;
 
 	for (int i = 0; i < m->n; i++)
-		for (int j = 0; j < m->n; j++)
-			if (i != j)
-				m->med[k++] = cells[ng_mx_cell(m, i, j)].median;
-	ng_samples_stats(m->med, k, m->scratch, st_p);
-	return k;
+		for (size_t x = 0; x < m->k; x++)
+			m->med[c++] = ng_mx_cellx(m, i, x, lat)->median;
+	ng_samples_stats(m->med, c, m->scratch, st_p);
+	return c;
 }
 
-/* A matrix of STATS as rows of the result (null on the diagonal). */
+/* A matrix of STATS as rows of the result (null on the diagonal and where a
+ * pair was not measured). */
 static json_t *ng_mx_matrix_json(const struct ng_mx *m, const struct ng_stats *cells)
 {
 	json_t *rows = json_array();
@@ -417,7 +486,8 @@ static json_t *ng_mx_matrix_json(const struct ng_mx *m, const struct ng_stats *c
 		if (!row || json_array_append_new(rows, row) != 0)
 			goto err_free;
 		for (int j = 0; j < m->n; j++) {
-			json_t *v = i == j ? json_null() : ng_stats_json(&cells[ng_mx_cell(m, i, j)]);
+			const struct ng_stats *c = &cells[ng_mx_cell(m, i, j)];
+			json_t *v = i == j || !c->n ? json_null() : ng_stats_json(c);
 
 			if (!v || json_array_append_new(row, v) != 0)
 				goto err_free;
@@ -430,13 +500,14 @@ err_free:
 	return NULL;
 }
 
-/* Whether cell (i, j) of @metric is an outlier against @median; its ratio. */
-static bool ng_mx_outlier(const struct ng_mx *m, bool lat, int i, int j, double median, double *ratio_p)
+/* Whether cell (i, offset x) of @metric is an outlier against @median; its
+ * ratio. */
+static bool ng_mx_outlier(const struct ng_mx *m, bool lat, int i, size_t x, double median, double *ratio_p)
 {
-	double v = (lat ? m->lat : m->bw)[ng_mx_cell(m, i, j)].median;
+	double v = ng_mx_cellx(m, i, x, lat)->median;
 
 	*ratio_p = median > 0.0 ? v / median : NAN;
-	if (i == j || !(median > 0.0) || !isfinite(v))
+	if (!(median > 0.0) || !isfinite(v))
 		return false;
 	return lat ? v > m->factor * median : v < median / m->factor;
 }
@@ -454,11 +525,12 @@ static size_t ng_mx_outliers(const struct ng_mx *m, double lat_med, double bw_me
 		size_t named = 0;
 
 		for (int i = 0; i < m->n; i++) {
-			for (int j = 0; j < m->n; j++) {
-				double ratio, v = (k == 0 ? m->lat : m->bw)[ng_mx_cell(m, i, j)].median;
+			for (size_t x = 0; x < m->k; x++) {
+				double ratio, v = ng_mx_cellx(m, i, x, k == 0)->median;
+				int j = ng_mx_peer(m, i, x);
 				char vs[32], ms[32];
 
-				if (!ng_mx_outlier(m, k == 0, i, j, median, &ratio))
+				if (!ng_mx_outlier(m, k == 0, i, x, median, &ratio))
 					continue;
 				total++;
 				if (arr)
@@ -489,7 +561,7 @@ static void ng_mx_print(const struct ng_mx *m, const struct ng_stats *cells, con
 {
 	char v[32];
 
-	if (m->n > NG_MX_PRINT_MAX)
+	if (m->n > NG_MX_PRINT_MAX || !cells)
 		return;
 	printf("# matrix: median %s, from the row's rank to the column's\n#%7s", what, "");
 	for (int j = 0; j < m->n; j++)
@@ -500,12 +572,35 @@ static void ng_mx_print(const struct ng_mx *m, const struct ng_stats *cells, con
 		for (int j = 0; j < m->n; j++) {
 			if (i == j)
 				snprintf(v, sizeof(v), "-");
+			else if (!cells[ng_mx_cell(m, i, j)].n)
+				snprintf(v, sizeof(v), ".");
 			else
 				ng_fmt_real(cells[ng_mx_cell(m, i, j)].median, v, sizeof(v));
 			printf(" %9s", v);
 		}
 		putchar('\n');
 	}
+}
+
+static const char *ng_mx_host(const void *ctx, int rank)
+{
+	return ((const struct ng_mx *)ctx)->ids[rank].host;
+}
+
+/* The summaries by rank and by node of one size into @entry (cells.h). */
+static int ng_mx_summaries(struct ng_mx *m, json_t *entry)
+{
+	size_t nk = (size_t)m->n * m->k;
+	struct ng_cells c = {
+	    .n = m->n, .k = m->k, .offs = m->offs, .lat = m->med, .bw = m->med + nk, .scratch = m->scratch};
+
+	for (int i = 0; i < m->n; i++)
+		for (size_t x = 0; x < m->k; x++) {
+			m->med[(size_t)i * m->k + x] = ng_mx_cellx(m, i, x, true)->median;
+			m->med[nk + (size_t)i * m->k + x] = ng_mx_cellx(m, i, x, false)->median;
+		}
+	return json_object_set_new(entry, "by_rank", ng_cells_by_rank(&c)) ||
+	       json_object_set_new(entry, "by_node", ng_cells_by_node(&c, &m->nodes, ng_mx_host, m));
 }
 
 /* The row of one size, its entry in the block, the table on stdout. */
@@ -522,8 +617,8 @@ static ng_status ng_mx_report(struct ng_mx *m, size_t size)
 	if (!ng_results_active(run->results))
 		return NG_OK;
 	ng_mx_counts(m, size, &count, &warmup);
-	npairs = ng_mx_medians(m, m->lat, &lat);
-	ng_mx_medians(m, m->bw, &bw);
+	npairs = ng_mx_medians(m, true, &lat);
+	ng_mx_medians(m, false, &bw);
 
 	row = ng_sampler_row_n(&m->smp, size, run->count);
 	ng_row_stats(row, "latency_us", &lat);
@@ -543,19 +638,19 @@ static ng_status ng_mx_report(struct ng_mx *m, size_t size)
 	nout = 0;
 	/* the outliers are counted before the row is committed, named after */
 	for (int i = 0; i < m->n; i++)
-		for (int j = 0; j < m->n; j++) {
+		for (size_t x = 0; x < m->k; x++) {
 			double r;
 
-			nout += ng_mx_outlier(m, true, i, j, lat.median, &r);
-			nout += ng_mx_outlier(m, false, i, j, bw.median, &r);
+			nout += ng_mx_outlier(m, true, i, x, lat.median, &r);
+			nout += ng_mx_outlier(m, false, i, x, bw.median, &r);
 		}
 	ng_row_int(row, "outliers", (long long)nout);
 	st = ng_row_commit(run->results, row);
 	if (st != NG_OK)
 		goto err_free;
 
-	printf("# matrix: size %s, %d ranks, %zu pairs in %zu rounds (%s)\n", sz, m->n, npairs, m->nrounds,
-	       ng_mx_orders[m->order]);
+	printf("# matrix: size %s, %d ranks, %zu pairs in %zu rounds (%s%s)\n", sz, m->n, npairs, m->nrounds,
+	       ng_mx_orders[m->order], m->every ? "" : ", sampled: --matrix-pairs");
 	ng_mx_print(m, m->lat, "latency [us]");
 	ng_mx_print(m, m->bw, "bandwidth [MB/s]");
 	if (ng_mx_outliers(m, lat.median, bw.median, outl) == 0)
@@ -566,8 +661,10 @@ static ng_status ng_mx_report(struct ng_mx *m, size_t size)
 	if (json_object_set_new(entry, "size", json_integer((json_int_t)size)) ||
 	    json_object_set_new(entry, "latency_median_us", json_real(lat.median)) ||
 	    json_object_set_new(entry, "bandwidth_median_MBps", json_real(bw.median)) ||
-	    json_object_set_new(entry, "latency_us", ng_mx_matrix_json(m, m->lat)) ||
-	    json_object_set_new(entry, "bandwidth_MBps", ng_mx_matrix_json(m, m->bw)) ||
+	    json_object_set_new(entry, "pairs", json_integer((json_int_t)npairs)) ||
+	    ng_mx_summaries(m, entry) ||
+	    (m->keep && (json_object_set_new(entry, "latency_us", ng_mx_matrix_json(m, m->lat)) ||
+	                 json_object_set_new(entry, "bandwidth_MBps", ng_mx_matrix_json(m, m->bw)))) ||
 	    json_object_set(entry, "outliers", outl) || json_array_append(m->sizes, entry))
 		goto err_nomem;
 	json_decref(outl);
@@ -587,7 +684,7 @@ err_free:
  * the sizes measured). */
 static ng_status ng_mx_block(struct ng_mx *m)
 {
-	json_t *blk, *ranks;
+	json_t *blk, *ranks, *offs;
 
 	if (!ng_results_active(m->run->results))
 		return NG_OK;
@@ -602,10 +699,22 @@ static ng_status ng_mx_block(struct ng_mx *m)
 			ranks = NULL;
 		}
 	}
-	blk = ranks ? json_pack("{s:s, s:I, s:f, s:i, s:o, s:O}", "order", ng_mx_orders[m->order], "window",
-	                        (json_int_t)m->window, "outlier_factor", m->factor, "rounds", (int)m->nrounds,
-	                        "ranks", ranks, "sizes", m->sizes)
-	            : NULL;
+	offs = json_array();
+	for (size_t x = 0; offs && x < m->k; x++)
+		if (json_array_append_new(offs, json_integer(m->offs[x])) != 0) {
+			json_decref(offs);
+			offs = NULL;
+		}
+	if (!ranks || !offs) {
+		json_decref(ranks);
+		json_decref(offs);
+		blk = NULL;
+	} else {
+		blk = json_pack("{s:s, s:I, s:f, s:i, s:b, s:b, s:o, s:o, s:O}", "order",
+		                ng_mx_orders[m->order], "window", (json_int_t)m->window, "outlier_factor",
+		                m->factor, "rounds", (int)m->nrounds, "sampled", !m->every, "cells", m->keep,
+		                "offsets", offs, "ranks", ranks, "sizes", m->sizes);
+	}
 	if (!blk) {
 		ng_error("matrix: out of memory building the result block");
 		return NG_ERR_NOMEM;
@@ -634,6 +743,9 @@ static ng_status ng_mx_ids(struct ng_mx *m)
 			st =
 			    ng_peer_bad("host, address or device name", i, "not terminated within its field");
 	}
+	/* The nodes: the ranks of one host (nodes.h). */
+	if (st == NG_OK)
+		st = ng_nodes_build(m->run, 0, &m->nodes);
 	return st;
 }
 
@@ -657,6 +769,22 @@ static ng_status ng_mx_options(struct ng_mx *m)
 		return NG_ERR_USAGE;
 	}
 	m->window = (size_t)w;
+	if (m->cfg.pairs < 0) {
+		if (m->me == 0)
+			ng_error(
+			    "matrix: --matrix-pairs must be 0 (the default) or a number of pairs, got %lld",
+			    m->cfg.pairs);
+		return NG_ERR_USAGE;
+	}
+	/* Whole offsets: k pairs per rank as the client. */
+	if (m->cfg.pairs == 0)
+		m->k = m->n <= NG_MX_ALL_MAX ? (size_t)(m->n - 1) : NG_MX_AUTO_OFFSETS;
+	else
+		m->k = (size_t)((m->cfg.pairs + m->n - 1) / m->n);
+	if (m->k > (size_t)(m->n - 1))
+		m->k = (size_t)(m->n - 1);
+	m->every = m->k == (size_t)(m->n - 1);
+	m->keep = m->cfg.cells || (m->every && m->n <= NG_MX_ALL_MAX);
 	return NG_OK;
 }
 
@@ -668,6 +796,7 @@ static ng_status ng_mx_setup(struct ng_mx *m)
 	unsigned char *busy;
 	int *rnd;
 	ng_status st;
+	size_t k;
 
 	st = ng_mx_options(m);
 	if (st != NG_OK)
@@ -677,25 +806,30 @@ static ng_status ng_mx_setup(struct ng_mx *m)
 		cap = count > cap ? count : cap;
 	}
 	spec.cap = cap;
-	m->sched = calloc(n * (n - 1), sizeof(*m->sched));
-	m->round_at = calloc(n * (n - 1) + 1, sizeof(*m->round_at));
+	k = m->k;
+	/* O(n k) on every rank; the matrices, O(n^2), only where they are kept. */
+	m->offs = calloc(k ? k : 1, sizeof(*m->offs));
+	m->offidx = calloc(n, sizeof(*m->offidx));
+	m->sched = calloc(n * k + 1, sizeof(*m->sched));
+	m->round_at = calloc(n * k + 1, sizeof(*m->round_at));
 	m->reqs = calloc(m->window, sizeof(*m->reqs));
-	m->mine = calloc(2 * n, sizeof(*m->mine));
-	m->all = calloc(2 * n * n, sizeof(*m->all));
-	m->lat = calloc(n * n, sizeof(*m->lat));
-	m->bw = calloc(n * n, sizeof(*m->bw));
-	m->med = calloc(n * n, sizeof(*m->med));
-	m->scratch = calloc(n * n, sizeof(*m->scratch));
+	m->mine = calloc(2 * k + 1, sizeof(*m->mine));
+	m->all = calloc(2 * k * n + 1, sizeof(*m->all));
+	m->lat = m->keep ? calloc(n * n, sizeof(*m->lat)) : NULL;
+	m->bw = m->keep ? calloc(n * n, sizeof(*m->bw)) : NULL;
+	m->med = calloc(2 * n * k + n, sizeof(*m->med));
+	m->scratch = calloc(n * k + n, sizeof(*m->scratch));
 	m->ids = calloc(n, sizeof(*m->ids));
 	busy = calloc(NG_MX_SHIFT_ROUNDS * n, 1);
 	rnd = calloc(n, sizeof(*rnd));
-	if (!m->sched || !m->round_at || !m->mine || !m->all || !m->reqs || !m->lat || !m->bw || !m->med ||
-	    !m->scratch || !m->ids || !busy || !rnd) {
+	if (!m->offs || !m->offidx || !m->sched || !m->round_at || !m->mine || !m->all || !m->reqs ||
+	    (m->keep && (!m->lat || !m->bw)) || !m->med || !m->scratch || !m->ids || !busy || !rnd) {
 		free(busy);
 		free(rnd);
 		ng_error("matrix: out of memory for %d ranks", m->n);
 		return NG_ERR_NOMEM;
 	}
+	ng_mx_offsets(m, rnd);
 	if (m->order == NG_MX_ORDER_SHIFT)
 		ng_mx_sched_shift(m, busy, rnd);
 	else
@@ -734,6 +868,7 @@ static void ng_mx_teardown(struct ng_mx *m)
 	ng_bufs_free(m->run->comm, &m->bufs);
 	ng_sampler_free(&m->smp);
 	json_decref(m->sizes);
+	ng_nodes_free(&m->nodes);
 	free(m->ids);
 	free(m->scratch);
 	free(m->med);
@@ -744,6 +879,8 @@ static void ng_mx_teardown(struct ng_mx *m)
 	free(m->reqs);
 	free(m->round_at);
 	free(m->sched);
+	free(m->offidx);
+	free(m->offs);
 }
 
 /* The session's steps (session.h).  Each size: the rounds, then the
@@ -822,6 +959,16 @@ static const struct ng_option ng_mx_options_table[] = {
      .help =
          "matrix: the pairs in mpiGraph's ring offsets, rounds of pairs that share no rank (shift), or one "
          "pair at a time (pair)"},
+    {.name = "matrix-pairs",
+     NG_INT_AT(struct ng_mx_config, pairs),
+     .def = "0",
+     .metavar = "N",
+     .help =
+         "matrix: measure at least N ordered pairs, whole ring offsets drawn with --seed (0: every pair up "
+         "to 64 ranks, 2 offsets above)"},
+    {.name = "matrix-cells",
+     NG_FLAG_AT(struct ng_mx_config, cells),
+     .help = "matrix: keep every measured pair's STATS in the result (the matrices), whatever the ranks"},
     {.name = "matrix-outlier",
      NG_DOUBLE_AT(struct ng_mx_config, outlier),
      .def = "1.5",

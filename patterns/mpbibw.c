@@ -25,7 +25,18 @@
  * over the k pairs' ranks, start_late, start_bound_us); --sync off adds
  * nothing.  The first, untimed
  * iteration is always checked; with --verify every iteration is.
+ *
+ * mbw: the same pairs, one way, as osu_mbw_mr (multi-pair message rate):
+ * the rank of node 0 posts --mbw-window sends to its partner and waits for
+ * them, then for a 1-byte acknowledgement; the rank of node 1 posts as many
+ * receives, waits, and sends the acknowledgement.  A window's time is the
+ * longest any active rank measured; the aggregate message rate is
+ * k * window / time and the bandwidth k * window * size / time.  Per pair,
+ * the row also has the median of that pair's sender's own windows
+ * ("per_pair").  Only receivers check the payload.
  */
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +58,8 @@ struct ng_mpb_config {
 
 struct ng_mpb {
 	struct ng_mpb_config cfg;
+	const char *name; /* the pattern: mpbibw, or mbw (one way) */
+	bool uni;         /* mbw */
 	struct ng_run *run;
 	struct ng_comm *c;
 	int me, P;
@@ -79,7 +92,7 @@ static ng_status ng_mpb_sides(struct ng_mpb *m)
 	m->side[1] = calloc((size_t)m->P, sizeof(int));
 	if (!m->side[0] || !m->side[1]) {
 		ng_nodes_free(&n);
-		ng_error("mpbibw: out of memory");
+		ng_error("%s: out of memory", m->name);
 		return NG_ERR_NOMEM;
 	}
 	if (n.nnodes == 1) {
@@ -105,15 +118,15 @@ static ng_status ng_mpb_setup(struct ng_mpb *m)
 {
 	struct ng_run *run = m->run;
 	size_t count = run->count, max = ng_sizes_max(run);
-	struct ng_sampler_spec spec = {.name = "mpbibw", .cap = count, .tail = 1, .flags = NG_SAMPLER_GATHER};
+	struct ng_sampler_spec spec = {.name = m->name, .cap = count, .tail = 2, .flags = NG_SAMPLER_GATHER};
 	long long want = m->cfg.pairs;
 	long long win = m->cfg.window;
 	ng_status st;
 
 	if (win < 1 || win > 1 << 20 || want < 0) {
 		if (m->me == 0)
-			ng_error(
-			    "mpbibw: --mpbibw-window must be 1 to 1048576 and --mpbibw-pairs at least 0");
+			ng_error("%s: --%s-window must be 1 to 1048576 and --%s-pairs at least 0", m->name,
+			         m->name, m->name);
 		return NG_ERR_USAGE;
 	}
 	m->window = (size_t)win;
@@ -147,7 +160,7 @@ static ng_status ng_mpb_setup(struct ng_mpb *m)
 	return NG_OK;
 
 err_nomem:
-	ng_error("mpbibw: out of memory for %zu samples", count);
+	ng_error("%s: out of memory for %zu samples", m->name, count);
 	return NG_ERR_NOMEM;
 }
 
@@ -161,13 +174,46 @@ static void ng_mpb_teardown(struct ng_mpb *m)
 	free(m->medians);
 }
 
-/* One window: both directions at once. */
+/* This rank sends in mbw: it is on node 0. */
+static bool ng_mpb_sender(const struct ng_mpb *m)
+{
+	return m->side[0][m->pair] == m->me;
+}
+
+/* One window of mbw: node 0's rank sends, node 1's receives and acknowledges. */
+static ng_status ng_mbw_window(struct ng_mpb *m, size_t s)
+{
+	struct ng_comm *c = m->c;
+	size_t w = m->window;
+	ng_status st;
+
+	if (ng_mpb_sender(m)) {
+		for (size_t i = 0; i < w; i++) {
+			st = ng_isend(c, m->partner, m->bufs.send, s, &m->reqs[i]);
+			if (st != NG_OK)
+				return st;
+		}
+		st = ng_waitall(c, m->reqs, w);
+		return st != NG_OK ? st : ng_recv(c, m->partner, m->bufs.recv, 1);
+	}
+	for (size_t i = 0; i < w; i++) {
+		st = ng_irecv(c, m->partner, m->bufs.recv, s, &m->reqs[i]);
+		if (st != NG_OK)
+			return st;
+	}
+	st = ng_waitall(c, m->reqs, w);
+	return st != NG_OK ? st : ng_send(c, m->partner, m->bufs.send, 1);
+}
+
+/* One window: both directions at once (mbw: one way). */
 static ng_status ng_mpb_window(struct ng_mpb *m, size_t s)
 {
 	struct ng_comm *c = m->c;
 	size_t w = m->window;
 	ng_status st;
 
+	if (m->uni)
+		return ng_mbw_window(m, s);
 	for (size_t i = 0; i < w; i++) {
 		st = ng_irecv(c, m->partner, m->bufs.recv, s, &m->reqs[i]);
 		if (st != NG_OK)
@@ -197,7 +243,7 @@ static ng_status ng_mpb_measure(struct ng_mpb *m, int k, size_t s)
 	if (m->pair < 0 || m->pair >= k)
 		return NG_OK;
 	for (uint64_t it = 0; ng_sampler_more(smp, it); it++) {
-		bool check = it == 0 || run->verify;
+		bool check = it == 0 || run->verify, receives = !(m->uni && ng_mpb_sender(m));
 		uint64_t t0, t1, want = ng_verify_tag(s, m->partner, it);
 
 		if (check) {
@@ -214,13 +260,46 @@ static ng_status ng_mpb_measure(struct ng_mpb *m, int k, size_t s)
 		if (st != NG_OK)
 			return st;
 		ng_sampler_add(smp, 0, it, ng_timer_us(tm, t1 - t0));
-		if (check) {
+		if (check && receives) {
 			if (!bad && ng_verify_check(m->bufs.recv, s, want, m->partner) != NG_OK)
 				bad = true;
 			m->checked++;
 		}
 	}
 	ng_sampler_tail(smp)[0] = bad ? 1.0 : 0.0;
+	ng_sampler_tail(smp)[1] = (double)m->checked;
+	return NG_OK;
+}
+
+/* mbw's "per_pair": each pair's sender's median window, as its message
+ * rate and bandwidth. */
+static ng_status ng_mbw_per_pair(struct ng_mpb *m, int k, size_t s, size_t count, struct ng_row *row)
+{
+	json_t *arr = json_array();
+	double *t = malloc((count ? count : 1) * sizeof(double));
+
+	if (!arr || !t) {
+		json_decref(arr);
+		free(t);
+		ng_error("mbw: out of memory for the pairs' figures");
+		return NG_ERR_NOMEM;
+	}
+	for (int i = 0; i < k; i++) {
+		double med = 0.0;
+
+		memcpy(t, ng_sampler_of(&m->smp, m->side[0][i], 0), count * sizeof(double));
+		if (count) {
+			gsl_sort(t, 1, count);
+			med = gsl_stats_median_from_sorted_data(t, 1, count);
+		}
+		json_array_append_new(
+		    arr, json_pack("{s:i, s:i, s:i, s:f, s:f}", "pair", i, "sender", m->side[0][i],
+		                   "receiver", m->side[1][i], "message_rate_per_s",
+		                   med > 0.0 ? (double)m->window * 1e6 / med : 0.0, "bandwidth_MBps",
+		                   med > 0.0 ? (double)m->window * (double)s / med : 0.0));
+	}
+	free(t);
+	ng_row_json(row, "per_pair", arr);
 	return NG_OK;
 }
 
@@ -229,7 +308,7 @@ static ng_status ng_mpb_report(struct ng_mpb *m, int k, size_t isize, size_t s)
 	struct ng_run *run = m->run;
 	struct ng_sampler *smp = &m->smp;
 	size_t count = ng_sampler_count(smp);
-	double bytes = (double)k * 2.0 * (double)m->window * (double)s;
+	double msgs = (double)k * (m->uni ? 1.0 : 2.0) * (double)m->window, bytes = msgs * (double)s;
 	const double *iter;
 	struct ng_stats bw;
 	struct ng_row *row;
@@ -252,9 +331,20 @@ static ng_status ng_mpb_report(struct ng_mpb *m, int k, size_t isize, size_t s)
 	ng_sampler_row_bw(smp, row, "bandwidth_MBps", iter, count, bytes, &bw);
 	ng_sampler_row_stats(smp, row, "time_us", iter, count, NULL);
 	m->medians[(size_t)(k - 1) * run->nsizes + isize] = bw.median;
+	if (m->uni) {
+		struct ng_stats mr;
+
+		/* messages per second: a "bandwidth" of msgs x 1e6 "bytes" per us */
+		ng_sampler_row_bw(smp, row, "message_rate_per_s", iter, count, msgs * 1e6, &mr);
+		m->medians[(size_t)(k - 1) * run->nsizes + isize] = mr.median;
+		st = ng_mbw_per_pair(m, k, s, count, row);
+		if (st != NG_OK)
+			return st;
+	}
 	ng_row_int(row, "pairs", k);
-	/* Rank 0 is in pair 0, active at every k. */
-	ng_row_int(row, "verified", (long long)m->checked);
+	/* Pair 0 is active at every k; its receiver checked (rank 0 in
+	 * mpbibw, where both sides receive). */
+	ng_row_int(row, "verified", (long long)ng_sampler_tail_of(smp, m->uni ? m->side[1][0] : 0)[1]);
 	ng_gclock_row(m->gc, row);
 	ng_sampler_row_raw(smp, row, "time_us", iter, count);
 	return ng_row_commit(run->results, row);
@@ -283,12 +373,14 @@ static ng_status ng_mpb_block(struct ng_mpb *m)
 	json_object_set_new(blk, "membership", json_string(m->membership));
 	json_object_set_new(blk, "window", json_integer((json_int_t)m->window));
 	json_object_set_new(blk, "max_pairs", json_integer(m->kmax));
-	return ng_results_block(m->run->results, "mpbibw", blk);
+	if (m->uni)
+		json_object_set_new(blk, "ack_bytes", json_integer(1));
+	return ng_results_block(m->run->results, m->name, blk);
 
 err_nomem:
 	json_decref(blk);
 	json_decref(nodes);
-	ng_error("mpbibw: out of memory building the result block");
+	ng_error("%s: out of memory building the result block", m->name);
 	return NG_ERR_NOMEM;
 }
 
@@ -300,7 +392,10 @@ static void ng_mpb_summary(const struct ng_mpb *m)
 
 	if (!ng_results_active(run->results) || m->kmax < 2)
 		return;
-	printf("# mpbibw: median aggregate bidirectional bandwidth [MB/s] by pairs\n#%9s", "size");
+	if (m->uni)
+		printf("# mbw: median aggregate message rate [messages/s] by pairs\n#%9s", "size");
+	else
+		printf("# mpbibw: median aggregate bidirectional bandwidth [MB/s] by pairs\n#%9s", "size");
 	for (int k = 1; k <= m->kmax; k++)
 		printf(" %9dp", k);
 	putchar('\n');
@@ -308,7 +403,7 @@ static void ng_mpb_summary(const struct ng_mpb *m)
 		ng_fmt_size(run->sizes[i], sz, sizeof(sz));
 		printf("%10s", sz);
 		for (int k = 1; k <= m->kmax; k++)
-			printf(" %10.1f", m->medians[(size_t)(k - 1) * run->nsizes + i]);
+			printf(m->uni ? " %10.0f" : " %10.1f", m->medians[(size_t)(k - 1) * run->nsizes + i]);
 		putchar('\n');
 	}
 	fflush(stdout);
@@ -323,6 +418,8 @@ static ng_status ng_mpb_session_setup(struct ng_session *s, void *state)
 	ng_status st;
 
 	m->run = s->run;
+	m->name = s->pattern->name;
+	m->uni = strcmp(m->name, "mbw") == 0;
 	m->c = s->run->comm;
 	m->me = s->me;
 	m->P = s->nranks;
@@ -391,6 +488,12 @@ static ng_status ng_mpb_run(const struct ng_pattern *p, struct ng_run *run)
 	return ng_session_run(p, run, &ng_mpb_session);
 }
 
+/* alltoall's --ranks-per-node, which both patterns of this file read */
+static const struct ng_option ng_mpb_reads[] = {
+    {.name = "ranks-per-node", NG_INT_AT(struct ng_mpb_config, per_node)},
+    {.name = NULL},
+};
+
 static const struct ng_option ng_mpb_options[] = {
     {.name = "mpbibw-window",
      NG_INT_AT(struct ng_mpb_config, window),
@@ -409,8 +512,35 @@ const struct ng_pattern ng_pattern_mpbibw = {
     .name = "mpbibw",
     .desc = "multi-pair bidirectional bandwidth between two nodes, 1..K pairs at once (--ranks-per-node)",
     .options = ng_mpb_options,
-    .reads = (const struct ng_option[]){{.name = "ranks-per-node", NG_INT_AT(struct ng_mpb_config, per_node)},
-                                        {.name = NULL}},
+    .reads = ng_mpb_reads,
+    .needs = NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_RELIABLE,
+    .min_ranks = 2,
+    .max_ranks = 0,
+    .even_ranks = false,
+    .default_sizes = "1-1M",
+    .run = ng_mpb_run,
+};
+
+static const struct ng_option ng_mbw_options[] = {
+    {.name = "mbw-window",
+     NG_INT_AT(struct ng_mpb_config, window),
+     .def = "64",
+     .help = "messages in flight per pair and iteration, one way (osu_mbw_mr's window)",
+     .metavar = "N"},
+    {.name = "mbw-pairs",
+     NG_INT_AT(struct ng_mpb_config, pairs),
+     .def = "0",
+     .help = "largest number of concurrent pairs (0: as many as the smaller node has ranks)",
+     .metavar = "K"},
+    {.name = NULL},
+};
+
+const struct ng_pattern ng_pattern_mbw = {
+    .name = "mbw",
+    .desc = "multi-pair message rate and bandwidth one way between two nodes, 1..K pairs at once "
+            "(osu_mbw_mr)",
+    .options = ng_mbw_options,
+    .reads = ng_mpb_reads,
     .needs = NG_CAP_CHANNEL | NG_CAP_NONBLOCK | NG_CAP_RELIABLE,
     .min_ranks = 2,
     .max_ranks = 0,

@@ -48,6 +48,22 @@
  * the uncertainty of both directions; a fitted model assumes symmetric
  * paths, and the row says whether the directions' difference lies within
  * what that assumption can hide.
+ *
+ * --rate MSGS/S or --load FRACTION (doc/pingpong.md, "Offered load"): open
+ * loop.  After the warm-up (closed loop) the client sends ping i at its
+ * scheduled time t0 + i / rate whatever has come back, every pong's receive
+ * posted before, and a sample is half the time from ping i's scheduled
+ * departure to pong i's arrival: a ping that leaves late because the
+ * client was held up counts as waiting, not as a shorter round trip (the
+ * coordinated-omission correction of HdrHistogram and wrk2).  The server
+ * echoes as in the closed loop, so what queues is its service.  --load
+ * takes the rate as a fraction of the peak measured just before, per size:
+ * a burst of pings sent back to back, the pongs' rate.  The row says what
+ * was offered, what came back (the pings' count over the time from the
+ * first one's scheduled departure to the last pong)
+ * and whether that held the offered rate within 5% ("sustained"); a run
+ * that did not gets a warning instead of a quiet figure, its latencies
+ * growing with the queue.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -69,7 +85,17 @@ enum { NG_PP_ECHO_SEPARATE, NG_PP_ECHO_SAME };
 struct ng_pp_config {
 	int echo;    /* --pp-echo */
 	bool oneway; /* --one-way */
+	double rate; /* --rate: messages per second, open loop; 0: closed loop */
+	double load; /* --load: the rate as a fraction of the measured peak; 0: none */
 };
+
+/* Open loop: the sampler's tail (per client) */
+#define NG_PP_TAIL_OFFERED  0
+#define NG_PP_TAIL_ACHIEVED 1
+#define NG_PP_TAIL_PEAK     2
+#define NG_PP_TAIL_GROWTH   3  /* the last quarter's median latency less the first quarter's, us */
+#define NG_PP_BURST         64 /* pings of --load's peak burst */
+#define NG_PP_POSTED        64 /* pongs' receives posted ahead */
 
 struct ng_pp {
 	struct ng_pp_config cfg;
@@ -90,6 +116,10 @@ struct ng_pp {
 	uint64_t base;       /* ticks the readings count from (gc.base) */
 	struct ng_gclock gc; /* the global clock the readings go onto */
 	bool sym_noted;      /* the note on the symmetry assumption is given */
+	/* --rate, --load: open loop */
+	bool open;
+	struct ng_req *sreq, *rreq; /* [count] the pings' sends and the pongs' receives */
+	double *quarter;            /* [count / 4 + 1] the growth's scratch */
 };
 
 /* Client side of one size: times every round trip. */
@@ -137,6 +167,136 @@ static ng_status ng_pp_client(struct ng_pp *pp, size_t size)
 	return NG_OK;
 }
 
+/* The pings of --load's burst. */
+static size_t ng_pp_burst(const struct ng_run *run)
+{
+	return run->count < NG_PP_BURST ? run->count : NG_PP_BURST;
+}
+
+/* --load: the peak rate of @size, measured: a burst of pings sent back to
+ * back, the pongs' rate from the first send to the last pong.  Untimed
+ * (before the timed messages); 0 on failure of the module (returned). */
+static ng_status ng_pp_peak(struct ng_pp *pp, size_t size, size_t n, double *peak_p)
+{
+	const struct ng_timer *tm = pp->run->timer;
+	struct ng_comm *c = pp->run->comm;
+	uint64_t t0, t1;
+	ng_status st = NG_OK;
+
+	for (size_t i = 0; i < n && st == NG_OK; i++)
+		st = ng_irecv(c, pp->peer, pp->bufs.recv, size, &pp->rreq[i]);
+	t0 = ng_timer_now(tm);
+	for (size_t i = 0; i < n && st == NG_OK; i++)
+		st = ng_isend(c, pp->peer, pp->bufs.send, size, &pp->sreq[i]);
+	if (st == NG_OK)
+		st = ng_waitall(c, pp->rreq, n);
+	t1 = ng_timer_now(tm);
+	if (st == NG_OK)
+		st = ng_waitall(c, pp->sreq, n);
+	*peak_p = t1 > t0 ? (double)n / (ng_timer_us(tm, t1 - t0) * 1e-6) : 0.0;
+	return st;
+}
+
+static int ng_pp_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The median of @n values from @x, in the scratch. */
+static double ng_pp_median(struct ng_pp *pp, const double *x, size_t n)
+{
+	memcpy(pp->quarter, x, n * sizeof(*x));
+	qsort(pp->quarter, n, sizeof(*x), ng_pp_cmp);
+	return n % 2 ? pp->quarter[n / 2] : 0.5 * (pp->quarter[n / 2 - 1] + pp->quarter[n / 2]);
+}
+
+/* How a queue grew over the run: the last quarter's median latency less
+ * the first quarter's, us (0 with fewer than 8 samples).  A queue of q
+ * messages adds q periods to a round trip: a growth is judged against the
+ * period, not against the latency (a host that slows a 4 us round trip to
+ * 25 us for a while queues nothing at 2,000 pings/s). */
+static double ng_pp_growth(struct ng_pp *pp, const double *x, size_t n)
+{
+	size_t q = n / 4;
+
+	if (q < 2)
+		return 0.0;
+	return ng_pp_median(pp, x + n - q, q) - ng_pp_median(pp, x, q);
+}
+
+/* Client side of one size, open loop (--rate, --load): every ping leaves at
+ * its scheduled time; a sample is half the time from that time to its
+ * pong.  Warm-up round trips first, closed loop. */
+static ng_status ng_pp_client_open(struct ng_pp *pp, size_t size)
+{
+	const struct ng_run *run = pp->run;
+	const struct ng_timer *tm = run->timer;
+	struct ng_comm *c = run->comm;
+	struct ng_sampler *smp = &pp->smp;
+	size_t n = run->count, sent = 0, back = 0;
+	double rate = pp->cfg.rate, peak = 0.0, period;
+	uint64_t t0, last = 0;
+	ng_status st = NG_OK;
+
+	for (uint64_t it = 0; it < run->warmup && st == NG_OK; it++) {
+		st = ng_send(c, pp->peer, pp->bufs.send, size);
+		if (st == NG_OK)
+			st = ng_recv(c, pp->peer, pp->bufs.recv, size);
+	}
+	if (st == NG_OK && pp->cfg.load > 0.0) {
+		st = ng_pp_peak(pp, size, ng_pp_burst(run), &peak);
+		rate = pp->cfg.load * peak;
+	}
+	if (st != NG_OK || !(rate > 0.0))
+		return st != NG_OK ? st : NG_ERR_USAGE;
+	period = 1e3 / rate / tm->ns_per_tick * 1e6; /* ticks between pings */
+	for (size_t i = 0; i < n && i < NG_PP_POSTED && st == NG_OK; i++)
+		st = ng_irecv(c, pp->peer, pp->bufs.recv, size, &pp->rreq[i]);
+	/* the schedule starts after the first receives are posted */
+	t0 = ng_timer_now(tm) + (uint64_t)period;
+	while (st == NG_OK && back < n) {
+		uint64_t now = ng_timer_now(tm);
+		bool done = false;
+
+		/* a ping that is due leaves; then one look for the next pong, also
+		 * when the client is behind its schedule (else the pongs would
+		 * wait until every ping has left) */
+		if (sent < n && now >= t0 + (uint64_t)((double)sent * period)) {
+			st = ng_isend(c, pp->peer, pp->bufs.send, size, &pp->sreq[sent]);
+			sent++;
+			if (st != NG_OK)
+				break;
+		}
+		if (back < sent) {
+			st = ng_test(c, &pp->rreq[back], &done);
+			if (st == NG_OK && done) {
+				now = ng_timer_now(tm);
+				last = now;
+				ng_sampler_add(smp, 0, run->warmup + back,
+				               ng_timer_us(tm, now - t0 - (uint64_t)((double)back * period)) /
+				                   2.0);
+				/* a receive posted for every pong NG_PP_POSTED ahead */
+				if (back + NG_PP_POSTED < n)
+					st = ng_irecv(c, pp->peer, pp->bufs.recv, size,
+					              &pp->rreq[back + NG_PP_POSTED]);
+				back++;
+			}
+		}
+	}
+	if (st == NG_OK)
+		st = ng_waitall(c, pp->sreq, sent);
+	ng_sampler_tail(smp)[NG_PP_TAIL_OFFERED] = rate;
+	/* from the first ping's scheduled departure to the last pong: a client
+	 * behind its schedule and pongs that bunch up both show */
+	ng_sampler_tail(smp)[NG_PP_TAIL_ACHIEVED] =
+	    n > 0 && last > t0 ? (double)n / (ng_timer_us(tm, last - t0) * 1e-6) : rate;
+	ng_sampler_tail(smp)[NG_PP_TAIL_PEAK] = peak;
+	ng_sampler_tail(smp)[NG_PP_TAIL_GROWTH] = ng_pp_growth(pp, ng_sampler_mine(smp, 0), back);
+	return st;
+}
+
 /* Server side of one size: answers every message, from its send buffer or
  * (--pp-echo same) from the receive buffer the message arrived in. */
 static ng_status ng_pp_server(struct ng_pp *pp, size_t size)
@@ -154,6 +314,15 @@ static ng_status ng_pp_server(struct ng_pp *pp, size_t size)
 	if (fill)
 		ng_verify_fill(sbuf, size, ng_verify_tag(size, pp->me, 0));
 	for (uint64_t it = 0; ng_sampler_more(smp, it); it++) {
+		/* --load: after the warm-up, the client's burst, echoed like any ping */
+		for (size_t i = 0;
+		     it == run->warmup && pp->open && pp->cfg.load > 0.0 && i < ng_pp_burst(run); i++) {
+			st = ng_recv(c, peer, rbuf, size);
+			if (st == NG_OK)
+				st = ng_send(c, peer, sbuf, size);
+			if (st != NG_OK)
+				return st;
+		}
 		st = ng_recv(c, peer, rbuf, size);
 		if (st != NG_OK)
 			return st;
@@ -174,36 +343,30 @@ static ng_status ng_pp_server(struct ng_pp *pp, size_t size)
 	return NG_OK;
 }
 
-/* The "pairs" array of a row; NULL on out-of-memory (reported). */
-static json_t *ng_pp_pairs_json(struct ng_pp *pp, double size, double *agg_p)
+/* The "pairs" array of a row, kept as text by the results (a tree per pair
+ * would hold about two kilobytes each on rank 0: results.h); NULL on
+ * out-of-memory (reported). */
+static json_t *ng_pp_pairs_json(struct ng_pp *pp, struct ng_results *res, double size, double *agg_p)
 {
 	size_t count = ng_sampler_count(&pp->smp);
-	json_t *arr = json_array();
+	struct ng_results_text text = {0};
 	double agg = 0.0;
 
-	if (!arr)
-		goto err_nomem;
 	for (size_t i = 0; i < pp->npairs; i++) {
 		const struct ng_pair *pr = &pp->pairs[i];
 		struct ng_stats lat;
-		json_t *o;
 
 		ng_sampler_stats(&pp->smp, ng_sampler_of(&pp->smp, pr->client, 0), count, &lat);
 		if (lat.median > 0.0)
 			agg += size / lat.median;
-		o = json_pack("{s:i, s:i, s:o}", "client", pr->client, "server", pr->server, "latency_us",
-		              ng_stats_json(&lat));
-		if (!o || json_array_append_new(arr, o) != 0)
-			goto err_free_arr;
+		if (ng_results_text_add(&text, json_pack("{s:i, s:i, s:o}", "client", pr->client, "server",
+		                                         pr->server, "latency_us", ng_stats_json(&lat)))) {
+			ng_results_text_free(&text);
+			return NULL;
+		}
 	}
 	*agg_p = agg;
-	return arr;
-
-err_free_arr:
-	json_decref(arr);
-err_nomem:
-	ng_error("pingpong: out of memory building the result row");
-	return NULL;
+	return ng_results_text_value(res, &text);
 }
 
 /* --one-way, after the loop: this rank's readings on rank 0's clock, µs
@@ -281,6 +444,44 @@ static void ng_pp_oneway_row(struct ng_pp *pp, struct ng_row *row)
 	}
 }
 
+/* Open loop, the reporter: what was offered and what came back, over the
+ * clients (offered: their least; achieved: their least as a fraction of
+ * their own offer), and whether it held. */
+static void ng_pp_open_row(struct ng_pp *pp, struct ng_row *row)
+{
+	const struct ng_sampler *smp = &pp->smp;
+	double offered = 0.0, achieved = 0.0, peak = 0.0, worst = INFINITY, growth = 0.0, periods = 0.0;
+
+	for (size_t i = 0; i < pp->npairs; i++) {
+		const double *t =
+		    pp->nranks > 2 ? ng_sampler_tail_of(smp, pp->pairs[i].client) : ng_sampler_tail(smp);
+		double f = t[NG_PP_TAIL_OFFERED] > 0.0 ? t[NG_PP_TAIL_ACHIEVED] / t[NG_PP_TAIL_OFFERED] : 0.0;
+
+		growth = fmax(growth, t[NG_PP_TAIL_GROWTH]);
+		/* half round trips: a period's queue adds half a period */
+		periods = fmax(periods, t[NG_PP_TAIL_GROWTH] * 2.0 * t[NG_PP_TAIL_OFFERED] * 1e-6);
+		if (f < worst) {
+			worst = f;
+			offered = t[NG_PP_TAIL_OFFERED];
+			achieved = t[NG_PP_TAIL_ACHIEVED];
+			peak = t[NG_PP_TAIL_PEAK];
+		}
+	}
+	ng_row_number(row, "offered_rate_per_s", offered);
+	ng_row_number(row, "achieved_rate_per_s", achieved);
+	if (pp->cfg.load > 0.0)
+		ng_row_number(row, "peak_rate_per_s", peak);
+	ng_row_number(row, "latency_growth_us", growth);
+	ng_row_json(row, "sustained", json_boolean(worst >= 0.95 && periods <= 2.0));
+	if (worst < 0.95 || periods > 2.0)
+		ng_warn("pingpong: size %zu: the offered load was not sustained: %.0f messages/s offered, "
+		        "%.0f came "
+		        "back (%.0f%%), the latency grew by %.3g us over the run (%.3g messages queued): the "
+		        "latencies "
+		        "grow with the queue and are no steady figure (\"sustained\": false)",
+		        smp->size, offered, achieved, 100.0 * worst, growth, periods);
+}
+
 /* Gathers the samples of one size to the reporting rank and commits a row. */
 static ng_status ng_pp_report(struct ng_pp *pp, size_t size)
 {
@@ -305,7 +506,7 @@ static ng_status ng_pp_report(struct ng_pp *pp, size_t size)
 
 	if (pp->nranks > 2) {
 		lat_x = ng_sampler_pool(smp, 0, pp->clients, pp->npairs, &lat_n);
-		pairs = ng_pp_pairs_json(pp, (double)size, &agg);
+		pairs = ng_pp_pairs_json(pp, run->results, (double)size, &agg);
 		if (!pairs)
 			return NG_ERR_NOMEM;
 	}
@@ -320,6 +521,8 @@ static ng_status ng_pp_report(struct ng_pp *pp, size_t size)
 	ng_sampler_row_raw(smp, row, "latency_us", lat_x, lat_n);
 	if (pp->oneway)
 		ng_pp_oneway_row(pp, row);
+	if (pp->open)
+		ng_pp_open_row(pp, row);
 	return ng_row_commit(run->results, row);
 }
 
@@ -363,6 +566,7 @@ static ng_status ng_pp_setup(struct ng_pp *pp)
 	    .cap = run->count,
 	    .pool = (size_t)pp->nranks / 2,
 	    .flags = pp->nranks > 2 || pp->oneway ? NG_SAMPLER_GATHER : 0,
+	    .tail = pp->open ? 4 : 0,
 	};
 	ng_status st;
 
@@ -390,6 +594,15 @@ static ng_status ng_pp_setup(struct ng_pp *pp)
 	}
 	for (size_t i = 0; i < pp->npairs; i++)
 		pp->clients[i] = pp->pairs[i].client;
+	if (pp->open && pp->client) {
+		pp->sreq = calloc(run->count ? run->count : 1, sizeof(*pp->sreq));
+		pp->rreq = calloc(run->count ? run->count : 1, sizeof(*pp->rreq));
+		pp->quarter = calloc(run->count / 4 + 1, sizeof(*pp->quarter));
+		if (!pp->sreq || !pp->rreq || !pp->quarter) {
+			ng_error("pingpong: out of memory for %zu requests", run->count);
+			return NG_ERR_NOMEM;
+		}
+	}
 	return ng_sampler_init(&pp->smp, run, &spec);
 }
 
@@ -400,7 +613,41 @@ static void ng_pp_teardown(struct ng_pp *pp)
 	ng_sampler_free(&pp->smp);
 	free(pp->clients);
 	free(pp->pairs);
+	free(pp->sreq);
+	free(pp->rreq);
+	free(pp->quarter);
 	ng_gclock_free(&pp->gc);
+}
+
+/* --rate, --load: checks them (NG_ERR_USAGE, said by rank 0). */
+static ng_status ng_pp_open_setup(struct ng_pp *pp)
+{
+	const struct ng_run *run = pp->run;
+	const char *why = NULL;
+	double r = pp->cfg.rate, l = pp->cfg.load;
+
+	pp->open = r != 0.0 || l != 0.0;
+	if (!pp->open)
+		return NG_OK;
+	if (r != 0.0 && l != 0.0)
+		why = "--rate and --load are two ways to say one thing: give one";
+	else if (!(r >= 0.0 && r <= 1e9))
+		why = "--rate must be 0 to 1e9 messages per second";
+	else if (!(l >= 0.0 && l <= 100.0))
+		why = "--load must be a fraction of the peak between 0 and 100";
+	else if (!(run->comm->caps & NG_CAP_NONBLOCK))
+		why = "--rate and --load send on a schedule: the module has no isend/irecv";
+	else if (run->time_s > 0 || run->ci_target > 0)
+		why = "--rate and --load send -c messages per size: not with --time or --ci";
+	else if (run->verify)
+		why = "--rate and --load keep many pings in flight from one buffer: not with --verify";
+	else if (pp->cfg.oneway)
+		why = "--rate and --load are not yet combined with --one-way";
+	if (!why)
+		return NG_OK;
+	if (pp->me == 0)
+		ng_error("pingpong: %s", why);
+	return NG_ERR_USAGE;
 }
 
 /* The session's steps (session.h). */
@@ -413,6 +660,9 @@ static ng_status ng_pp_session_setup(struct ng_session *s, void *state)
 	pp->me = s->me;
 	pp->nranks = s->nranks;
 	pp->oneway = pp->cfg.oneway;
+	st = ng_pp_open_setup(pp);
+	if (st != NG_OK)
+		return st;
 	if (pp->oneway) {
 		st = ng_pp_oneway_setup(pp);
 		if (st != NG_OK)
@@ -426,6 +676,8 @@ static ng_status ng_pp_measure(struct ng_session *s, void *state, size_t size)
 	struct ng_pp *pp = state;
 
 	ng_sampler_start(&pp->smp, s->run->warmup, s->run->count);
+	if (pp->open && pp->client)
+		return ng_pp_client_open(pp, size);
 	return pp->client ? ng_pp_client(pp, size) : ng_pp_server(pp, size);
 }
 
@@ -462,6 +714,17 @@ static const struct ng_option ng_pp_options[] = {
      .help = "server answers from its own send buffer (as OSU, IMB, perftest) or from the receive buffer "
              "(as Netgauge)",
      .choices = "separate|same"},
+    {.name = "rate",
+     NG_DOUBLE_AT(struct ng_pp_config, rate),
+     .def = "0",
+     .metavar = "MSGS/S",
+     .help = "open loop: pings leave on a schedule at this rate, latency from the scheduled departure "
+             "(0: closed loop)"},
+    {.name = "load",
+     NG_DOUBLE_AT(struct ng_pp_config, load),
+     .def = "0",
+     .metavar = "FRACTION",
+     .help = "open loop at this fraction of the peak rate measured per size (a burst of pings)"},
     {.name = "one-way",
      NG_FLAG_AT(struct ng_pp_config, oneway),
      .help = "also the one-way time of each direction, from both ends' clocks on the global clock "

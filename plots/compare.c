@@ -18,49 +18,20 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "compare.h"
+#include "compare_priv.h"
+#include "compare_runs.h"
 #include "gnuplot.h"
 #include "html.h"
 #include "plot.h"
 #include "render.h"
 #include "safefile.h"
 
-enum { EXIT_SAME = 0, EXIT_USAGE = 2, EXIT_SLOWER = 3 };
-
 /* Bootstrap resamples; the generator's seed is fixed, so the same files
  * give the same intervals. */
 #define NG_CMP_RESAMPLES 2000
-#define NG_CMP_MAXDIFFS  40
 
 /* The keys that, with the size, name a row. */
-static const char *const ng_cmp_ident[] = {"test", "sync", "algorithm", "mode", "side", NULL};
-
-struct ng_cmp_row {
-	const json_t *a, *b;
-	char id[200];
-	double size;
-	double ma, mb, ratio, lo, hi, p; /* p: NaN without samples */
-	const char *method;              /* "bootstrap", "reported-ci", "medians" */
-	const char *verdict;             /* "slower", "faster", "same" */
-};
-
-struct ng_cmp_pair {
-	const struct ng_plot_file *a, *b;
-	struct ng_cmp_row *rows;
-	size_t n;
-	char **diffs; /* "what: A vs B" */
-	size_t ndiffs, nmore;
-};
-
-struct ng_cmp {
-	double threshold;
-	const char *metric;
-	bool lower_better;
-	double res; /* the coarser timer resolution of the two files, in the measure's unit; 0: not a time */
-	struct ng_cmp_pair *pairs;
-	size_t npairs;
-	struct ng_plot_file *fig;
-	size_t nfig;
-};
+const char *const ng_cmp_ident[] = {"test", "sync", "op", "algorithm", "mode", "side", NULL};
 
 /* ---- rows ---- */
 
@@ -78,35 +49,16 @@ static void row_id(const json_t *row, char *buf, size_t len)
 }
 
 /* The row's identity without its size, for the table ("test=put sync=fence"). */
-static const char *id_rest(const char *id)
+const char *ng_cmp_id_rest(const char *id)
 {
 	const char *s = strchr(id, ' ');
 
 	return s ? s + 1 : "";
 }
 
-/* The finite raw samples of @key in @row, malloc'ed; 0 when there are none. */
 static size_t raw_samples(const json_t *row, const char *key, double **x_p)
 {
-	const json_t *arr = json_object_get(json_object_get(row, "raw"), key), *v;
-	size_t n = 0, i;
-	double *x;
-
-	*x_p = NULL;
-	if (!json_is_array(arr) || json_array_size(arr) < 2)
-		return 0;
-	x = ng_plot_xcalloc(json_array_size(arr), sizeof(*x));
-	json_array_foreach(arr, i, v)
-	{
-		if (json_is_number(v) && isfinite(json_number_value(v)))
-			x[n++] = json_number_value(v);
-	}
-	if (n < 2) {
-		free(x);
-		return 0;
-	}
-	*x_p = x;
-	return n;
+	return ng_cmp_raw_samples(row, key, x_p);
 }
 
 static double median_of(const double *x, size_t n, double *tmp)
@@ -201,7 +153,9 @@ static const char *verdict(const struct ng_cmp *c, double ratio, double lo, doub
 	return worse ? "slower" : better ? "faster" : "same";
 }
 
-static void compare_row(const struct ng_cmp *c, struct ng_cmp_row *r)
+/* One run per side: the bootstrap of the samples and the rank test, or the
+ * reported intervals. */
+static void compare_one(const struct ng_cmp *c, struct ng_cmp_row *r)
 {
 	const json_t *sa = json_object_get(r->a, c->metric), *sb = json_object_get(r->b, c->metric);
 	double *xa, *xb, la, ha, lb, hb;
@@ -238,6 +192,82 @@ static void compare_row(const struct ng_cmp *c, struct ng_cmp_row *r)
 	}
 	free(xa);
 	free(xb);
+}
+
+/* The spread between --calibrate's runs (log sd) of the row @id; its
+ * largest over rows where it has not that row. */
+static double cal_sd(const struct ng_cmp *c, const char *id, const char *metric);
+
+/* One run on a side and --calibrate: the interval widened by the spread
+ * between the calibration's runs, once for each side with one run
+ * (doc/compare.md). */
+static void calibrate_row(const struct ng_cmp *c, struct ng_cmp_row *r)
+{
+	double sd, t, lr, hl, hh, w, nl, nh;
+	int k = (r->na < 2) + (r->nb < 2);
+
+	r->widen = NAN;
+	if (!k || !c->cal || !isfinite(r->ratio) || !(r->ratio > 0))
+		return;
+	sd = cal_sd(c, r->id, c->metric);
+	t = gsl_cdf_tdist_Pinv(0.975, (double)c->cal_runs - 1.0);
+	lr = log(r->ratio);
+	hl = isfinite(r->lo) && r->lo > 0 ? fmax(lr - log(r->lo), 0) : 0;
+	hh = isfinite(r->hi) && r->hi > 0 ? fmax(log(r->hi) - lr, 0) : 0;
+	w = t * sd * sqrt((double)k);
+	nl = sqrt(hl * hl + w * w);
+	nh = sqrt(hh * hh + w * w);
+	r->widen = hl + hh > 0 ? (nl + nh) / (hl + hh) : NAN;
+	r->lo = r->ratio * exp(-nl);
+	r->hi = r->ratio * exp(nh);
+}
+
+/* Several runs on a side: the hierarchical bootstrap (compare_runs.h). */
+static void compare_runs(const struct ng_cmp *c, struct ng_cmp_row *r, const json_t *const *ra,
+                         const json_t *const *rb)
+{
+	struct ng_cmp_run *a = ng_plot_xcalloc(r->na, sizeof(*a)), *b = ng_plot_xcalloc(r->nb, sizeof(*b));
+	size_t na = 0, nb = 0;
+
+	for (size_t i = 0; i < r->na; i++)
+		na += ng_cmp_run_from(ra[i], c->metric, &a[na]);
+	for (size_t i = 0; i < r->nb; i++)
+		nb += ng_cmp_run_from(rb[i], c->metric, &b[nb]);
+	r->na = na;
+	r->nb = nb;
+	r->p = NAN;
+	r->method = "hierarchical";
+	if (na && nb) {
+		ng_cmp_hier(a, na, b, nb, &r->ma, &r->mb, &r->ratio, &r->lo, &r->hi);
+		r->cva = 100.0 * ng_cmp_log_sd(a, na);
+		r->cvb = 100.0 * ng_cmp_log_sd(b, nb);
+	} else {
+		r->ma = r->mb = r->ratio = r->lo = r->hi = NAN;
+	}
+	for (size_t i = 0; i < na; i++)
+		ng_cmp_run_free(&a[i]);
+	for (size_t i = 0; i < nb; i++)
+		ng_cmp_run_free(&b[i]);
+	free(a);
+	free(b);
+}
+
+/* The row @r of @na runs @ra of side A and @nb runs @rb of side B. */
+static void compare_row(struct ng_cmp *c, struct ng_cmp_row *r, const json_t *const *ra, size_t na,
+                        const json_t *const *rb, size_t nb)
+{
+	r->a = ra[0];
+	r->b = rb[0];
+	r->na = na;
+	r->nb = nb;
+	r->cva = r->cvb = NAN;
+	if (na == 1 && nb == 1)
+		compare_one(c, r);
+	else
+		compare_runs(c, r, ra, rb);
+	if (r->na < 2 || r->nb < 2)
+		c->nsingle++;
+	calibrate_row(c, r);
 	/* A median is known to the timer's resolution only: the interval holds
 	 * the ratios of medians one resolution step apart (a tight distribution
 	 * would otherwise give an interval narrower than the timer can tell). */
@@ -260,8 +290,11 @@ struct ng_flat {
 /* Leaves that change from run to run on one machine: not differences. */
 static bool volatile_leaf(const char *path)
 {
-	static const char *const skip[] = {"freq_khz.cur", "transparent_in_use_kB", "hugepages.free",
-	                                   "].cpu",        "parameters.output",     NULL};
+	/* the timer's figures are measured anew by every launch (calibrated
+	 * against CLOCK_MONOTONIC_RAW): its name says when the timer differs */
+	static const char *const skip[] = {
+	    "freq_khz.cur",        "transparent_in_use_kB", "hugepages.free", "].cpu", "parameters.output",
+	    "timer.resolution_ns", "timer.overhead_ns",     "timer.tsc_ghz",  NULL};
 	for (size_t i = 0; skip[i]; i++) {
 		size_t l = strlen(skip[i]), p = strlen(path);
 
@@ -353,7 +386,22 @@ static void add_diff(struct ng_cmp_pair *p, const char *path, const char *a, con
 	    ng_plot_xasprintf("%s: %s vs %s", path, a ? a : "(absent)", b ? b : "(absent)");
 }
 
-/* What differs between the env, timer and parameters of the two files. */
+/* The "setup" object of @doc's module block (the block named by its
+ * "module"), flattened under "MODULE.setup". */
+static void module_setup(struct ng_flat *fl, const json_t *doc)
+{
+	const char *mod = json_string_value(json_object_get(doc, "module"));
+	const json_t *setup = mod ? json_object_get(json_object_get(doc, mod), "setup") : NULL;
+
+	if (setup) {
+		char *path = ng_plot_xasprintf("%s.setup", mod);
+		flatten(fl, path, setup);
+		free(path);
+	}
+}
+
+/* What differs between the env, timer and parameters of the two files, and
+ * the setup of their modules. */
 static void manifest_diffs(struct ng_cmp_pair *p)
 {
 	static const char *const blocks[] = {"module", "ranks", "launch", "env", "timer", "parameters", NULL};
@@ -363,6 +411,10 @@ static void manifest_diffs(struct ng_cmp_pair *p)
 		flatten(&fa, blocks[k], json_object_get(p->a->doc, blocks[k]));
 		flatten(&fb, blocks[k], json_object_get(p->b->doc, blocks[k]));
 	}
+	/* the module's own "setup" (core/module.h, report): what configures its
+	 * data path, such as ucx's UCX_* environment and transports */
+	module_setup(&fa, p->a->doc);
+	module_setup(&fb, p->b->doc);
 	for (size_t i = 0; i < fa.n; i++) {
 		const char *b = flat_get(&fb, fa.path[i]);
 
@@ -403,7 +455,7 @@ static double timer_res(const char *key, const struct ng_plot_file *a, const str
 	return strcmp(key + l - 3, "_ns") == 0 ? r : 0;
 }
 
-static json_t *num_or_null(double v)
+json_t *ng_cmp_num_or_null(double v)
 {
 	return isfinite(v) ? json_real(v) : json_null();
 }
@@ -419,7 +471,8 @@ static void figure_file(struct ng_cmp *c, const struct ng_cmp_pair *p)
 		if (isfinite(r->ratio))
 			json_array_append_new(rows, json_pack("{s:f,s:i,s:{s:f,s:[o,o]}}", "size", r->size,
 			                                      "count", 1, "ratio", "median", r->ratio, "ci95",
-			                                      num_or_null(r->lo), num_or_null(r->hi)));
+			                                      ng_cmp_num_or_null(r->lo),
+			                                      ng_cmp_num_or_null(r->hi)));
 	}
 	if (!json_array_size(rows)) {
 		json_decref(rows);
@@ -440,14 +493,202 @@ static void figure_file(struct ng_cmp *c, const struct ng_cmp_pair *p)
 	f->user = f->label;
 }
 
-ng_status ng_compare_new(const struct ng_plot_file *files, size_t n, double threshold, const char *cmd,
-                         struct ng_cmp **c_p)
+/* The runs of @nf files @f: each file's "repeat" blocks (ngauge --repeat),
+ * or the file itself; their rows into *t_p (borrowed, malloc'ed array). */
+static size_t side_tables(const struct ng_plot_file *f, size_t nf, const json_t ***t_p)
+{
+	size_t n = 0, cap = 0, i;
+	const json_t **t = NULL, *b;
+
+	for (size_t k = 0; k < nf; k++) {
+		const json_t *blocks = json_object_get(json_object_get(f[k].doc, "repeat"), "blocks");
+		size_t want = json_array_size(blocks) ? json_array_size(blocks) : 1;
+
+		if (n + want > cap) {
+			cap = 2 * (n + want);
+			t = realloc(t, cap * sizeof(*t));
+			if (!t) {
+				ng_error("out of memory");
+				abort();
+			}
+		}
+		if (!json_array_size(blocks)) {
+			t[n++] = f[k].rows;
+			continue;
+		}
+		json_array_foreach(blocks, i, b)
+		{
+			if (json_is_array(json_object_get(b, "results")))
+				t[n++] = json_object_get(b, "results");
+		}
+	}
+	*t_p = t;
+	return n;
+}
+
+/* The row of @rows named @id with @metric statistics, or NULL. */
+static const json_t *find_row(const json_t *rows, const char *id, const char *metric)
+{
+	const json_t *r;
+	char other[200];
+	size_t i;
+
+	json_array_foreach(rows, i, r)
+	{
+		if (!json_is_object(r) || !ng_plot_is_stats(json_object_get(r, metric)))
+			continue;
+		row_id(r, other, sizeof(other));
+		if (strcmp(other, id) == 0)
+			return r;
+	}
+	return NULL;
+}
+
+/* The rows named @id in the @nt runs @t, into @out; how many. */
+static size_t rows_of_runs(const json_t *const *t, size_t nt, const char *id, const char *metric,
+                           const json_t **out)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < nt; k++) {
+		const json_t *r = find_row(t[k], id, metric);
+
+		if (r)
+			out[n++] = r;
+	}
+	return n;
+}
+
+/* The spread (log sd) of --calibrate's runs at the row @id, or NaN. */
+static double cal_sd_at(const struct ng_cmp *c, const char *id, const char *metric)
+{
+	const json_t **t, **rows;
+	size_t nt = side_tables(c->cal, 1, &t), n, m = 0;
+	struct ng_cmp_run *runs;
+	double sd;
+
+	rows = ng_plot_xcalloc(nt, sizeof(*rows));
+	n = rows_of_runs(t, nt, id, metric, rows);
+	runs = ng_plot_xcalloc(n, sizeof(*runs));
+	for (size_t i = 0; i < n; i++)
+		m += ng_cmp_run_from(rows[i], metric, &runs[m]);
+	sd = ng_cmp_log_sd(runs, m);
+	for (size_t i = 0; i < m; i++)
+		ng_cmp_run_free(&runs[i]);
+	free(runs);
+	free(rows);
+	free(t);
+	return sd;
+}
+
+static double cal_sd(const struct ng_cmp *c, const char *id, const char *metric)
+{
+	double sd = cal_sd_at(c, id, metric);
+
+	return isfinite(sd) ? sd : c->cal_sd_max;
+}
+
+/* Takes --calibrate's file: its runs and its largest spread.  NG_ERR_PROTO
+ * (said, with @cmd) when it has fewer than two runs or no row to measure. */
+static ng_status take_cal(struct ng_cmp *c, const struct ng_plot_file *cal, const char *cmd)
+{
+	const json_t **t, *r;
+	size_t nt, i;
+
+	c->cal = cal;
+	nt = side_tables(cal, 1, &t);
+	c->cal_runs = nt;
+	c->cal_sd_max = NAN;
+	if (nt >= 2)
+		json_array_foreach(t[0], i, r)
+		{
+			char id[200];
+			double sd;
+
+			row_id(r, id, sizeof(id));
+			sd = cal_sd_at(c, id, c->metric);
+			if (isfinite(sd) && !(sd <= c->cal_sd_max))
+				c->cal_sd_max = sd;
+		}
+	free(t);
+	if (nt < 2 || !isfinite(c->cal_sd_max)) {
+		if (cmd)
+			ng_error("%s: --calibrate %s: %s", cmd, cal->path,
+			         nt < 2
+			             ? "one run: give the file of a run with --repeat N (N of 2 or more, 5 "
+			               "or more for a useful spread) of the same command"
+			             : "no row with its measure in two runs or more");
+		return NG_ERR_PROTO;
+	}
+	return NG_OK;
+}
+
+/* Compares the side of @nb files @fb with the baseline's @na files @fa
+ * into @p.  NG_ERR_PROTO (said, with @cmd) when they cannot be. */
+static ng_status compare_sides(struct ng_cmp *c, struct ng_cmp_pair *p, const char *cmd)
+{
+	const json_t **ta, **tb, **ra, **rb, *r0;
+	size_t nta = side_tables(p->fa, p->nfa, &ta), ntb = side_tables(p->fb, p->nfb, &tb), i;
+	ng_status st = NG_OK;
+
+	for (size_t k = 0; k < p->nfa + p->nfb; k++) {
+		const struct ng_plot_file *f = k < p->nfa ? &p->fa[k] : &p->fb[k - p->nfa];
+
+		if (strcmp(p->a->pattern, f->pattern) != 0) {
+			if (cmd)
+				ng_error("%s: %s: pattern %s, %s is %s: they cannot be compared", cmd,
+				         f->path, f->pattern, p->a->path, p->a->pattern);
+			st = NG_ERR_PROTO;
+			goto out;
+		}
+	}
+	c->res = timer_res(c->metric, p->a, p->b);
+	p->rows = ng_plot_xcalloc(json_array_size(ta[0]) + 1, sizeof(*p->rows));
+	ra = ng_plot_xcalloc(nta, sizeof(*ra));
+	rb = ng_plot_xcalloc(ntb, sizeof(*rb));
+	json_array_foreach(ta[0], i, r0)
+	{
+		char id[200];
+		size_t na, nb;
+
+		if (!json_is_object(r0) || !ng_plot_is_stats(json_object_get(r0, c->metric)))
+			continue;
+		row_id(r0, id, sizeof(id));
+		na = rows_of_runs(ta, nta, id, c->metric, ra);
+		nb = rows_of_runs(tb, ntb, id, c->metric, rb);
+		if (!na || !nb)
+			continue;
+		struct ng_cmp_row *r = &p->rows[p->n++];
+
+		r->size = ng_plot_num(r0, "size");
+		snprintf(r->id, sizeof(r->id), "%s", id);
+		compare_row(c, r, ra, na, rb, nb);
+	}
+	free(ra);
+	free(rb);
+	if (!p->n) {
+		if (cmd)
+			ng_error(
+			    "%s: %s: no row in common with %s (the same size, test, sync, algorithm, mode "
+			    "and side, with %s statistics): they cannot be compared",
+			    cmd, p->b->path, p->a->path, c->metric);
+		st = NG_ERR_PROTO;
+	}
+out:
+	free(ta);
+	free(tb);
+	return st;
+}
+
+ng_status ng_compare_groups(const struct ng_plot_file *files, size_t n, const size_t *group,
+                            const struct ng_cmp_opts *o, const char *cmd, struct ng_cmp **c_p)
 {
 	struct ng_cmp *c = ng_plot_xcalloc(1, sizeof(*c));
 	ng_status st = NG_OK;
+	size_t na = 0;
 
 	*c_p = NULL;
-	c->threshold = threshold;
+	c->threshold = o->threshold;
 	c->metric = ng_plot_first_stats_key(&files[0]);
 	if (!c->metric) {
 		if (cmd)
@@ -456,57 +697,30 @@ ng_status ng_compare_new(const struct ng_plot_file *files, size_t n, double thre
 		return NG_ERR_PROTO;
 	}
 	c->lower_better = lower_is_better(c->metric);
+	if (o->cal && take_cal(c, o->cal, cmd) != NG_OK) {
+		free(c);
+		return NG_ERR_PROTO;
+	}
 	c->pairs = ng_plot_xcalloc(n, sizeof(*c->pairs));
 	c->fig = ng_plot_xcalloc(n, sizeof(*c->fig));
-	for (size_t k = 1; k < n; k++) {
+	while (na < n && group[na] == 0)
+		na++;
+	for (size_t k = na; k < n && st == NG_OK;) {
 		struct ng_cmp_pair *p = &c->pairs[c->npairs++];
-		const json_t *ra, *rb;
-		size_t i, j;
+		size_t e = k;
 
-		p->a = &files[0];
-		p->b = &files[k];
-		if (strcmp(p->a->pattern, p->b->pattern) != 0) {
-			if (cmd)
-				ng_error("%s: %s: pattern %s, %s is %s: they cannot be compared", cmd,
-				         p->b->path, p->b->pattern, p->a->path, p->a->pattern);
-			st = NG_ERR_PROTO;
-			continue;
+		while (e < n && group[e] == group[k])
+			e++;
+		p->fa = p->a = &files[0];
+		p->nfa = na;
+		p->fb = p->b = &files[k];
+		p->nfb = e - k;
+		k = e;
+		st = compare_sides(c, p, cmd);
+		if (st == NG_OK) {
+			manifest_diffs(p);
+			figure_file(c, p);
 		}
-		c->res = timer_res(c->metric, p->a, p->b);
-		p->rows = ng_plot_xcalloc(json_array_size(p->a->rows), sizeof(*p->rows));
-		json_array_foreach(p->a->rows, i, ra)
-		{
-			char ida[200], idb[200];
-
-			row_id(ra, ida, sizeof(ida));
-			json_array_foreach(p->b->rows, j, rb)
-			{
-				row_id(rb, idb, sizeof(idb));
-				if (strcmp(ida, idb) != 0 ||
-				    !ng_plot_is_stats(json_object_get(ra, c->metric)) ||
-				    !ng_plot_is_stats(json_object_get(rb, c->metric)))
-					continue;
-				struct ng_cmp_row *r = &p->rows[p->n++];
-
-				r->a = ra;
-				r->b = rb;
-				r->size = ng_plot_num(ra, "size");
-				snprintf(r->id, sizeof(r->id), "%s", ida);
-				compare_row(c, r);
-				break;
-			}
-		}
-		if (!p->n) {
-			if (cmd)
-				ng_error("%s: %s: no row in common with %s (the same size, test, sync, "
-				         "algorithm, mode "
-				         "and side, with %s statistics): they cannot be compared",
-				         cmd, p->b->path, p->a->path, c->metric);
-			st = NG_ERR_PROTO;
-			continue;
-		}
-		manifest_diffs(p);
-		figure_file(c, p);
 	}
 	if (st) {
 		ng_compare_free(c);
@@ -514,6 +728,20 @@ ng_status ng_compare_new(const struct ng_plot_file *files, size_t n, double thre
 	}
 	*c_p = c;
 	return NG_OK;
+}
+
+ng_status ng_compare_new(const struct ng_plot_file *files, size_t n, double threshold, const char *cmd,
+                         struct ng_cmp **c_p)
+{
+	size_t *group = ng_plot_xcalloc(n, sizeof(*group));
+	const struct ng_cmp_opts o = {.threshold = threshold};
+	ng_status st;
+
+	for (size_t i = 0; i < n; i++)
+		group[i] = i;
+	st = ng_compare_groups(files, n, group, &o, cmd, c_p);
+	free(group);
+	return st;
 }
 
 void ng_compare_free(struct ng_cmp *c)
@@ -544,289 +772,13 @@ bool ng_compare_slower(const struct ng_cmp *c)
 	return false;
 }
 
+size_t ng_compare_single(const struct ng_cmp *c)
+{
+	return c->nsingle;
+}
+
 const struct ng_plot_file *ng_compare_figure_files(const struct ng_cmp *c, size_t *n_p)
 {
 	*n_p = c->nfig;
 	return c->fig;
-}
-
-/* ---- output ---- */
-
-static const char *method_note(const struct ng_cmp_pair *p)
-{
-	bool boot = false, rep = false, med = false;
-
-	for (size_t i = 0; i < p->n; i++) {
-		boot |= strcmp(p->rows[i].method, "bootstrap") == 0;
-		rep |= strcmp(p->rows[i].method, "reported-ci") == 0;
-		med |= strcmp(p->rows[i].method, "medians") == 0;
-	}
-	if (rep || med)
-		return "no raw samples in both files (run with --raw): intervals from the files' reported "
-		       "intervals "
-		       "of the median, no rank test";
-	return boot ? "intervals: percentile bootstrap of the raw samples; p: Mann-Whitney rank test" : "";
-}
-
-static void print_table(FILE *f, const struct ng_cmp *c)
-{
-	for (size_t k = 0; k < c->npairs; k++) {
-		const struct ng_cmp_pair *p = &c->pairs[k];
-
-		fprintf(f, "# %s vs %s (baseline): %s, ratio of medians B/A, threshold %g%%\n", p->b->path,
-		        p->a->path, c->metric, c->threshold * 100.0);
-		for (size_t i = 0; i < p->ndiffs; i++)
-			fprintf(f, "#   differs: %s\n", p->diffs[i]);
-		if (p->nmore)
-			fprintf(f, "#   differs: ... and %zu more\n", p->nmore);
-		fprintf(f, "#   %s\n", method_note(p));
-		fprintf(f, "#%9s %-20s %12s %12s %9s %22s %10s  %s\n", "size", "row", "A median", "B median",
-		        "ratio", "ci95(ratio)", "p", "verdict");
-		for (size_t i = 0; i < p->n; i++) {
-			const struct ng_cmp_row *r = &p->rows[i];
-			char ci[64], pv[32];
-
-			if (isfinite(r->lo))
-				snprintf(ci, sizeof(ci), "[%.4f, %.4f]", r->lo, r->hi);
-			else
-				snprintf(ci, sizeof(ci), "-");
-			if (isfinite(r->p))
-				snprintf(pv, sizeof(pv), "%.3g", r->p);
-			else
-				snprintf(pv, sizeof(pv), "-");
-			fprintf(f, "%10.17g %-20s %12.5g %12.5g %9.4f %22s %10s  %s\n", r->size,
-			        id_rest(r->id)[0] ? id_rest(r->id) : "-", r->ma, r->mb, r->ratio, ci, pv,
-			        r->verdict);
-		}
-	}
-}
-
-static json_t *to_json(const struct ng_cmp *c)
-{
-	json_t *cmps = json_array();
-
-	for (size_t k = 0; k < c->npairs; k++) {
-		const struct ng_cmp_pair *p = &c->pairs[k];
-		json_t *rows = json_array(), *diffs = json_array();
-
-		for (size_t i = 0; i < p->ndiffs; i++)
-			json_array_append_new(diffs, json_string(p->diffs[i]));
-		for (size_t i = 0; i < p->n; i++) {
-			const struct ng_cmp_row *r = &p->rows[i];
-			json_t *row = json_pack("{s:f}", "size", r->size);
-
-			for (size_t j = 0; ng_cmp_ident[j]; j++)
-				if (json_is_string(json_object_get(r->a, ng_cmp_ident[j])))
-					json_object_set(row, ng_cmp_ident[j],
-					                json_object_get(r->a, ng_cmp_ident[j]));
-			json_object_set_new(row, "a_median", num_or_null(r->ma));
-			json_object_set_new(row, "b_median", num_or_null(r->mb));
-			json_object_set_new(row, "ratio", num_or_null(r->ratio));
-			json_object_set_new(row, "ci95",
-			                    json_pack("[o,o]", num_or_null(r->lo), num_or_null(r->hi)));
-			json_object_set_new(row, "method", json_string(r->method));
-			json_object_set_new(row, "p_value", num_or_null(r->p));
-			json_object_set_new(row, "verdict", json_string(r->verdict));
-			json_array_append_new(rows, row);
-		}
-		json_array_append_new(cmps, json_pack("{s:s,s:s,s:o,s:I,s:o}", "a", p->a->path, "b",
-		                                      p->b->path, "differences", diffs, "more_differences",
-		                                      (json_int_t)p->nmore, "rows", rows));
-	}
-	return json_pack("{s:s,s:s,s:s,s:f,s:b,s:s,s:o}", "schema", "ngauge-compare/1", "pattern",
-	                 c->pairs[0].a->pattern, "metric", c->metric, "threshold_pct", c->threshold * 100.0,
-	                 "slower", ng_compare_slower(c), "lower_is_better", c->lower_better ? "yes" : "no",
-	                 "comparisons", cmps);
-}
-
-void ng_compare_html(FILE *f, const struct ng_cmp *c)
-{
-	for (size_t k = 0; k < c->npairs; k++) {
-		const struct ng_cmp_pair *p = &c->pairs[k];
-		json_t *rows = json_array();
-
-		fputs("<h3>", f);
-		ng_html(f, p->b->label);
-		fputs(" vs ", f);
-		ng_html(f, p->a->label);
-		fprintf(f,
-		        "</h3>\n<p class=\"note\">Ratio of the medians of %s, B/A, with its 95%% interval; "
-		        "verdict "
-		        "at a threshold of %g%%; ",
-		        c->metric, c->threshold * 100.0);
-		ng_html(f, method_note(p));
-		fputs(".</p>\n", f);
-		if (p->ndiffs) {
-			fputs("<p class=\"warn\">The runs differ: ", f);
-			for (size_t i = 0; i < p->ndiffs; i++) {
-				if (i)
-					fputs("; ", f);
-				ng_html(f, p->diffs[i]);
-			}
-			if (p->nmore)
-				fprintf(f, "; and %zu more", p->nmore);
-			fputs("</p>\n", f);
-		}
-		for (size_t i = 0; i < p->n; i++) {
-			const struct ng_cmp_row *r = &p->rows[i];
-			json_t *row = json_pack("{s:f}", "size", r->size);
-
-			for (size_t j = 0; ng_cmp_ident[j]; j++)
-				if (json_is_string(json_object_get(r->a, ng_cmp_ident[j])))
-					json_object_set(row, ng_cmp_ident[j],
-					                json_object_get(r->a, ng_cmp_ident[j]));
-			json_object_set_new(row, "A median", num_or_null(r->ma));
-			json_object_set_new(row, "B median", num_or_null(r->mb));
-			json_object_set_new(row, "ratio",
-			                    json_pack("{s:o,s:[o,o]}", "value", num_or_null(r->ratio), "ci95",
-			                              num_or_null(r->lo), num_or_null(r->hi)));
-			json_object_set_new(row, "p", num_or_null(r->p));
-			json_object_set_new(row, "verdict", json_string(r->verdict));
-			json_array_append_new(rows, row);
-		}
-		ng_html_rows(f, rows);
-		json_decref(rows);
-	}
-}
-
-/* ---- the command ---- */
-
-static void usage(FILE *f)
-{
-	fputs(
-	    "usage: ngauge compare A.json B.json [C.json ...] [--threshold PCT] [-o OUT.json] [--plot FIG]\n"
-	    "  compares each file with A (the baseline): ratio of medians B/A per row with its 95% "
-	    "interval,\n"
-	    "  rank-test p-value, verdict faster/slower/same at --threshold PCT (default 5)\n"
-	    "  -o OUT.json      the comparison as JSON\n"
-	    "  --plot FIG       the figure (.pdf, .svg, .png, .tex): ratio against size, one series per "
-	    "file\n"
-	    "  --label NAME     a file's name in the figure (in the order of the files; repeatable)\n"
-	    "exit status: 0 no row slower beyond the threshold, 3 some row is, 2 usage or files that cannot\n"
-	    "be compared\n",
-	    f);
-}
-
-static int write_json(const struct ng_cmp *c, const char *out)
-{
-	json_t *doc = to_json(c);
-	struct ng_safefile sf;
-	int rc = -1;
-
-	if (ng_safefile_open(&sf, out) == 0 && ng_safefile_stream(&sf)) {
-		errno = 0;
-		rc = json_dumpf(doc, sf.f, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
-		if (rc != 0 && !errno)
-			errno = EIO;
-		if (rc == 0)
-			rc = ng_safefile_commit(&sf);
-	}
-	if (rc != 0)
-		ng_error("compare: %s: cannot write: %s", out, strerror(errno));
-	json_decref(doc);
-	ng_safefile_close(&sf); /* removes the temporary unless committed; keeps errno */
-	return rc != 0 ? -1 : 0;
-}
-
-int ng_compare_main(int argc, char **argv)
-{
-	const char *out = NULL, *fig = NULL, **paths = ng_plot_xcalloc((size_t)argc, sizeof(*paths));
-	const char **labels = ng_plot_xcalloc((size_t)argc, sizeof(*labels));
-	size_t n = 0, nl = 0;
-	double threshold = 5.0;
-	struct ng_plot_file *files;
-	struct ng_cmp *c = NULL;
-	int code = EXIT_USAGE;
-
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			usage(stdout);
-			free(paths);
-			free(labels);
-			return 0;
-		} else if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 ||
-		            strcmp(a, "--threshold") == 0 || strcmp(a, "--plot") == 0 ||
-		            strcmp(a, "--label") == 0) &&
-		           i + 1 < argc) {
-			const char *v = argv[++i];
-
-			if (a[1] == 'o' || strcmp(a, "--output") == 0) {
-				out = v;
-			} else if (strcmp(a, "--plot") == 0) {
-				fig = v;
-			} else if (strcmp(a, "--label") == 0) {
-				labels[nl++] = v;
-			} else {
-				char *end;
-
-				errno = 0;
-				threshold = strtod(v, &end);
-				if (errno || end == v || *end || !(threshold >= 0 && threshold < 1000)) {
-					ng_error("compare: --threshold takes a percentage between 0 and "
-					         "1000, got '%s'",
-					         v);
-					goto out_args;
-				}
-			}
-		} else if (a[0] == '-' && a[1]) {
-			ng_error("compare: unknown option '%s' (or its value is missing); see ngauge compare "
-			         "--help",
-			         a);
-			goto out_args;
-		} else {
-			paths[n++] = a;
-		}
-	}
-	if (n < 2) {
-		ng_error("compare: needs at least two result files (A, the baseline, then B ...)");
-		usage(stderr);
-		goto out_args;
-	}
-	if ((out && !ng_plot_name_ok("compare", "-o", out)) ||
-	    (fig && !ng_plot_name_ok("compare", "--plot", fig)))
-		goto out_args;
-	if (fig && !ng_term_of(fig)) {
-		ng_error("compare: --plot %s: unknown extension (.pdf, .svg, .png or .tex)", fig);
-		goto out_args;
-	}
-	files = ng_plot_xcalloc(n, sizeof(*files));
-	for (size_t i = 0; i < n; i++) {
-		if (ng_plot_file_load("compare", paths[i], &files[i]) != NG_OK)
-			goto out_files;
-	}
-	if (ng_plot_labels(files, n, labels, nl) != NG_OK)
-		goto out_files;
-	if (ng_compare_new(files, n, threshold / 100.0, "compare", &c) != NG_OK)
-		goto out_files;
-	print_table(stdout, c);
-	code = ng_compare_slower(c) ? EXIT_SLOWER : EXIT_SAME;
-	if (out && write_json(c, out) != 0)
-		code = 1;
-	if (fig) {
-		size_t nf;
-		const struct ng_plot_file *ff = ng_compare_figure_files(c, &nf);
-		char *gp = ng_plot_find_gnuplot();
-		struct ng_plot_req req = {
-		    .cmd = "compare", .out = fig, .kind = NG_PLOT_KIND_AUTO, .gnuplot = gp};
-
-		if (!nf)
-			ng_warn("compare: no ratio to draw");
-		else if (!gp)
-			ng_error("compare: gnuplot not found: install the Debian package gnuplot-nox");
-		if (!gp || !nf || ng_plot_render(ff, nf, &req) != NG_OK)
-			code = code == EXIT_SAME ? 1 : code;
-		free(gp);
-	}
-	fflush(stdout);
-	ng_compare_free(c);
-out_files:
-	for (size_t i = 0; i < n; i++)
-		ng_plot_file_release(&files[i]);
-	free(files);
-out_args:
-	free(paths);
-	free(labels);
-	return code;
 }

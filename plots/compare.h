@@ -36,6 +36,25 @@ struct ng_cmp;
  */
 ng_status ng_compare_new(const struct ng_plot_file *files, size_t n, double threshold, const char *cmd,
                          struct ng_cmp **c_p);
+/* What ng_compare_groups() is asked for. */
+struct ng_cmp_opts {
+	double threshold;               /* a fraction: 0.05 is 5% */
+	const struct ng_plot_file *cal; /* --calibrate: a file of several runs of the command, or NULL */
+};
+
+/*
+ * As ng_compare_new(), with the files in sides: file i belongs to side
+ * group[i] (non-decreasing, from 0, the baseline); every other side is
+ * compared with side 0.  A side's runs are its files, or each file's
+ * "repeat" blocks (ngauge --repeat); with several runs on a side the
+ * interval is the hierarchical bootstrap's (compare_runs.h).
+ */
+ng_status ng_compare_groups(const struct ng_plot_file *files, size_t n, const size_t *group,
+                            const struct ng_cmp_opts *o, const char *cmd, struct ng_cmp **c_p);
+
+/* How many rows rest on one run on a side (between-run variance unknown). */
+size_t ng_compare_single(const struct ng_cmp *c);
+
 void ng_compare_free(struct ng_cmp *c);
 
 /* Whether some row of the comparison is "slower". */
@@ -52,5 +71,26 @@ void ng_compare_html(FILE *f, const struct ng_cmp *c);
  * threshold band), labelled "B vs A".  Owned by @c; *n_p of them.
  */
 const struct ng_plot_file *ng_compare_figure_files(const struct ng_cmp *c, size_t *n_p);
+
+/* The settings of the commands compare and ab (compare_cmd.c). */
+struct ng_cmp_cli {
+	const char *cmd;       /* "compare", "ab": the prefix of its messages */
+	double threshold;      /* percent */
+	const char *out, *fig; /* -o, --plot, or NULL */
+	const char *cal;       /* --calibrate FILE, or NULL */
+	bool single_run;       /* --single-run */
+	const char **labels;   /* --label, nl of them */
+	size_t nl;
+	const json_t *ab; /* ngauge ab: the record of its rounds (in -o's JSON as "ab"), or NULL */
+};
+
+/* One of compare's options at argv[*i] (and its value: *i moves on): 1
+ * taken, 0 not one of compare's, -1 a bad value (said in one line). */
+int ng_compare_option(struct ng_cmp_cli *cli, int argc, char **argv, int *i);
+
+/* The command over the @n files @paths in sides @group (as
+ * ng_compare_groups()): the table on stdout, -o, --plot, and the exit
+ * status (0 same, 3 slower, 2 refused, 1 an output not written). */
+int ng_compare_run(const struct ng_cmp_cli *cli, const char *const *paths, const size_t *group, size_t n);
 
 #endif

@@ -19,6 +19,7 @@
 	X(loggp)    /* fig_loggp.c */                                                                        \
 	X(plogp)    /* fig_plogp.c */                                                                        \
 	X(alltoall) /* fig_alltoall.c */                                                                     \
+	X(coll)     /* fig_coll.c: one figure per operation */                                               \
 	X(bw)       /* fig_pingpong.c: bw, bibw */                                                           \
 	X(rma)      /* fig_rma.c: one figure per test */                                                     \
 	X(overlap)  /* fig_progress.c */                                                                     \

@@ -58,6 +58,8 @@
  *               over them and the breakpoints as vertical dotted lines
  *     plogp     g(m), o_s(m), o_r(m) in one panel, with their CIs
  *     alltoall  time per alltoall, one series per algorithm (and per file)
+ *     coll      per operation (barrier: none), time per collective and
+ *               busbw, one series per algorithm (and per file)
  *     bw, bibw  bandwidth and message rate, two panels, CIs; with more than
  *               two ranks the aggregates are extra series
  *     rma       per test, one series per file and synchronisation mode (the
@@ -88,9 +90,9 @@
  *               with their ratio to the median
  *     other     the row's first statistics key against size
  *   --kind latency keeps the time panels (latency, time, T(s), plogp, the
- *   alltoall time, rma's time figures, overlap, skew, the matrix's latency
+ *   alltoall time, coll's time, rma's time figures, overlap, skew, the matrix's latency
  *   heatmap), --kind bandwidth the
- *   bandwidth panels (pingpong, 1n/n1, alltoall algbw, bw/bibw bandwidth and
+ *   bandwidth panels (pingpong, 1n/n1, alltoall algbw, coll busbw, bw/bibw bandwidth and
  *   message rate, rma's bandwidth figures and lock throughput, the
  *   matrix's bandwidth heatmap), --kind
  *   overhead the loggp o_s/o_r panel; --kind auto
@@ -180,5 +182,9 @@ int ng_report_main(int argc, char **argv);
  * status 0 (no row slower), 3 (some row slower), 2 (usage, files that
  * cannot be compared), 1 (an output could not be written). */
 int ng_compare_main(int argc, char **argv);
+/* ngauge ab [--rounds N] [--keep DIR] [compare's options] -- ARGS_A -- ARGS_B
+ * (ab.c, doc/compare.md): the two command lines run alternately, then
+ * compared; compare's exit status, 1 when a run failed, 2 usage. */
+int ng_ab_main(int argc, char **argv);
 
 #endif

@@ -9,7 +9,7 @@ if [ $# -gt 0 ]; then shift; fi
 
 PKGS="meson ninja-build pkg-config gcc libc6-dev python3 libgsl-dev libjansson-dev gnuplot-nox chromium libpng-dev
       mpich libmpich-dev libibverbs-dev librdmacm-dev ibverbs-providers rdma-core ibverbs-utils perftest
-      libfabric-dev iproute2 netpipe-tcp netpipe-mpich2 clang-format python3-jsonschema
+      libfabric-dev libucx-dev ucx-utils iproute2 netpipe-tcp netpipe-mpich2 clang-format python3-jsonschema
       qemu-system-x86 linux-image-amd64 busybox-static cpio kmod
       slurm-wlm slurmctld slurmd slurm-client munge libpmi2-0-dev libpmix-dev openmpi-bin libopenmpi-dev
       libsodium-dev clang libclang-rt-14-dev gdb"

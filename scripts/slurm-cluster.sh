@@ -1,9 +1,21 @@
 #!/bin/bash
-# A real two-node Slurm cluster on this one machine, to run ngauge under srun and sbatch.
+# A real Slurm cluster of two (or NGAUGE_SLURM_NODES) nodes on this one machine, to run ngauge under srun and
+# sbatch.
 #
 #   scripts/slurm-cluster.sh start  [DIR]   start it (again: a no-op while it runs; a partial one is restarted)
 #   scripts/slurm-cluster.sh status [DIR]   its daemons, its network, sinfo; exit 0 when all is up, 3 when not
 #   scripts/slurm-cluster.sh stop   [DIR]   stop the daemons and remove the network (also after a partial start)
+#
+# NGAUGE_SLURM_NODES=N (1 to 64, default 2) gives a cluster of N nodes, n1 ... nN, with names, addresses and
+# ports of its own, so that it and the two-node cluster can run at once (tests/cluster/slurm8.sh):
+#
+#   nodes  bridge     controller      node nI                       namespace   ports (slurmctld, slurmd)
+#   2      ngsbr0     198.18.0.1/24   198.18.0.(10+I)               ngs-nI      6917, 6918
+#   N      ngsbrN     198.18.N.1/24   198.18.N.(10+I)               ngsN-nI     7000+10N+7, 7000+10N+8
+#
+# The pointer to the running cluster's DIR (below) is /run/ngauge-slurm.dir for two nodes and
+# /run/ngauge-slurmN.dir for N.  Every node declares the machine's CPUs (nproc): more tasks than that on a
+# node need `srun --overcommit`.
 #
 # Then, in the same shell:  export SLURM_CONF=DIR/slurm.conf;  srun -N 2 -n 2 --mpi=pmi2 build/ngauge ...
 # As root, on Debian 12 with slurm-wlm and munge installed (scripts/setup.sh installs them).  DIR defaults to
@@ -44,16 +56,24 @@
 #   pids inside the two namespaces (`ip netns pids`): nothing else on the machine is signalled.
 set -u
 
-BRIDGE=ngsbr0
-CTL_ADDR=198.18.0.1
+COUNT=${NGAUGE_SLURM_NODES:-2}
+case $COUNT in
+[1-9] | [1-5][0-9] | 6[0-4]) ;;
+*) echo "slurm-cluster: NGAUGE_SLURM_NODES=$COUNT: 1 to 64 nodes" >&2; exit 2 ;;
+esac
+if [ "$COUNT" = 2 ]; then
+	BRIDGE=ngsbr0 SUBNET=0 NS_PREFIX=ngs CTLD_PORT=6917 POINTER=/run/ngauge-slurm.dir
+else
+	BRIDGE=ngsbr$COUNT SUBNET=$COUNT NS_PREFIX=ngs$COUNT CTLD_PORT=$((7000 + 10 * COUNT + 7))
+	POINTER=/run/ngauge-slurm$COUNT.dir
+fi
+SLURMD_PORT=$((CTLD_PORT + 1))
+CTL_ADDR=198.18.$SUBNET.1
 PREFIX=24
-NODES="n1 n2"
-CTLD_PORT=6917
-SLURMD_PORT=6918
-POINTER=/run/ngauge-slurm.dir
+NODES=$(seq -f "n%g" -s " " "$COUNT")
 
-node_addr() { echo "198.18.0.1${1#n}"; }   # n1 -> 198.18.0.11
-node_ns() { echo "ngs-$1"; }               # network namespace, and the veth's name on the bridge
+node_addr() { echo "198.18.$SUBNET.$((10 + ${1#n}))"; }   # n1 -> 198.18.0.11 (two nodes)
+node_ns() { echo "$NS_PREFIX-$1"; }                       # network namespace, and the veth's name on the bridge
 
 say() { echo "slurm-cluster: $*"; }
 die() { echo "slurm-cluster: $*" >&2; exit 1; }
@@ -99,7 +119,7 @@ write_conf() {
 	local n cpus
 	cpus=$(nproc)
 	cat >"$DIR/slurm.conf" <<EOF
-# Written by scripts/slurm-cluster.sh: a two-node test cluster, everything under $DIR.
+# Written by scripts/slurm-cluster.sh: a test cluster of $COUNT nodes, everything under $DIR.
 ClusterName=ngauge
 SlurmctldHost=ctl($CTL_ADDR)
 SlurmctldPort=$CTLD_PORT
@@ -212,7 +232,7 @@ start() {
 		say "a cluster of $old is running: stopping it first"
 		(DIR=$old; stop)
 	fi
-	if [ "$(daemons | wc -l)" = 4 ] && nodes_up; then
+	if [ "$(daemons | wc -l)" = $((COUNT + 2)) ] && nodes_up; then
 		say "already running ($DIR)"
 		return 0
 	fi
@@ -244,9 +264,9 @@ start() {
 	for n in $NODES; do
 		node_start "$n" || { stop; die "slurmd $n did not start: $(tail -3 "$DIR/$n/slurmd.log")"; }
 	done
-	wait_for 60 "nodes n1 and n2 idle" nodes_idle ||
+	wait_for 60 "nodes $NODES idle" nodes_idle ||
 		{ sinfo -N; stop; die "see $DIR/*/slurmd.log and $DIR/ctld/slurmctld.log"; }
-	say "up: controller ctl $CTL_ADDR, nodes n1 $(node_addr n1), n2 $(node_addr n2)"
+	say "up: controller ctl $CTL_ADDR, nodes$(for n in $NODES; do printf ' %s %s' "$n" "$(node_addr "$n")"; done)"
 	say "export SLURM_CONF=$DIR/slurm.conf"
 }
 
@@ -279,7 +299,7 @@ status() {
 	local n ns up=0 out
 	echo "daemons ($DIR):"
 	out=$(daemons)
-	for d in munged slurmctld slurmd-n1 slurmd-n2; do
+	for d in munged slurmctld $(printf 'slurmd-%s ' $NODES); do
 		if grep -q "^$d " <<<"$out"; then
 			echo "  $d running, pid $(grep "^$d " <<<"$out" | cut -d' ' -f2)"
 			up=$((up + 1))
@@ -301,7 +321,7 @@ status() {
 			echo "  $n: no namespace $ns"
 		fi
 	done
-	[ "$up" = 4 ] || return 3
+	[ "$up" = $((COUNT + 2)) ] || return 3
 	echo "sinfo (SLURM_CONF=$DIR/slurm.conf):"
 	sinfo -N -o "%N %t %c %P %o" | sed 's/^/  /'
 	nodes_up || return 3

@@ -221,8 +221,9 @@ struct ng_chan_mod {
 };
 
 /* Opens the layer with @cf and the channel on it; the instance is of module
- * @m (name, capabilities) and served by the operations @ops.  Errors are
- * reported. */
+ * @m (name, capabilities) and served by the operations @ops.  The layer's
+ * connections follow env->connect_lazy (the verbs backend's queue pairs on
+ * first use).  Errors are reported. */
 ng_status ng_chan_mod_init(struct ng_chan_mod *cm, const struct ng_module *m, const struct ng_module_ops *ops,
                            const struct ng_module_env *env, const struct ng_chan_conf *cf);
 /* Frees the alloc() blocks left, the channel and the layer. */
@@ -230,6 +231,10 @@ void ng_chan_mod_fini(struct ng_chan_mod *cm);
 /* close() of a module on the channel whose instance is a struct ng_chan_mod
  * of its own (ng_chan_mod_fini, then the instance freed). */
 void ng_chan_mod_close(struct ng_comm *c);
+/* report() of a module on the channel: the layer's connections ("connect",
+ * "qps", "qps_at_open", "connect_ms"), where the backend keeps them (verbs);
+ * NULL otherwise. */
+struct json_t *ng_chan_mod_report(struct ng_comm *c);
 
 /* The two-sided operations of a module on the channel (rdma, rma, spipe):
  * isend, irecv, test and wait of its channel; blocking send and receive are

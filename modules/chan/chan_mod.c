@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <assert.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -101,6 +102,7 @@ ng_status ng_chan_mod_init(struct ng_chan_mod *cm, const struct ng_module *m, co
 	rc.stage = ng_chan_stage_need(cf->eager);
 	rc.cancel = env->cancel;
 	rc.timeout_s = env->timeout_s;
+	rc.lazy = env->connect_lazy;
 	st = ng_rdma_open(cf->backend, &rc, b, &cm->r);
 	if (st != NG_OK)
 		return st;
@@ -127,6 +129,17 @@ void ng_chan_mod_close(struct ng_comm *c)
 	free(cm);
 }
 
+json_t *ng_chan_mod_report(struct ng_comm *c)
+{
+	const struct ng_rdma *r = cm_of(c)->r;
+
+	if (!r || !r->qps_kept)
+		return NULL;
+	return json_pack("{s:s,s:I,s:I,s:f}", "connect", r->lazy ? "lazy" : "eager", "qps",
+	                 (json_int_t)r->qps, "qps_at_open", (json_int_t)r->qps_at_open, "connect_ms",
+	                 (double)r->connect_ns * 1e-6);
+}
+
 /* What serves an instance of ng_chan_open: the rdma module's operations
  * (modules/rdma/rdma_module.c) but open. */
 static const struct ng_module_ops chan_ops = {
@@ -134,6 +147,7 @@ static const struct ng_module_ops chan_ops = {
     .alloc = ng_chan_mod_alloc,
     .free = ng_chan_mod_free,
     .msg = &ng_chan_msg_ops,
+    .report = ng_chan_mod_report,
 };
 
 ng_status ng_chan_open(const struct ng_module *m, const struct ng_module_env *env,

@@ -88,6 +88,8 @@
  * (as a datagram network's MTU): the instance's max_msg, and a longer send
  * fails (NG_ERR_USAGE).
  *
+ * --emu-add US, --emu-add-G US_PER_BYTE: every send first spins US + len * US_PER_BYTE,
+ *          a cost added to the base's, not a floor (a slowdown at every size).
  * --emu-os-drift US: the send overhead grows by US with every send of a
  * rank (o_s + k US for its k-th send): a measurement that drifts, planted
  * for the tests of the stationarity check (sampler.h, "unstable").
@@ -118,64 +120,7 @@
 
 extern const struct ng_module ng_module_emu;
 
-#define NG_EMU_TRAILER 8u   /* bytes: the injection time, timer ticks, host order */
-#define NG_EMU_CAL     63   /* spins timed by the calibration at open */
-#define NG_EMU_PATH_US 20.0 /* us: the injected cost of ng_emu_path's calls */
-#define NG_EMU_LATE_NS 250  /* a spin that ends later than this past its target was disturbed */
-
-/* Per-request state kept in struct ng_req.priv. */
-struct ng_emu_req {
-	struct ng_qlink link; /* in its peer's receive queue */
-	void *buf;
-	size_t len;
-	int peer;
-	bool is_recv;
-	bool done;
-	ng_status status;
-};
-
-static_assert(sizeof(struct ng_emu_req) <= sizeof(((struct ng_req *)0)->priv),
-              "struct ng_emu_req does not fit in struct ng_req.priv");
-static_assert(alignof(struct ng_emu_req) <= alignof(struct ng_req),
-              "struct ng_emu_req needs more alignment than struct ng_req");
-
-struct ng_emu {
-	struct ng_comm base;               /* first: container_of */
-	const struct ng_module *bm;        /* the wrapped module */
-	const struct ng_module_ops *bops;  /* its operations (ng_module_impl) */
-	struct ng_comm *bc;                /* its instance */
-	struct ng_timer clk;               /* invariant TSC, else CLOCK_MONOTONIC_RAW */
-	uint64_t os_ns, or_ns, g_ns, L_ns; /* as given */
-	double G_ns, G2_ns;                /* per byte, as given */
-	uint64_t os_t, or_t, g_t, L_t;     /* the same in timer ticks */
-	double G_t, G2_t;
-	double drift_ns, drift_t; /* --emu-os-drift: o_s grows by this per send */
-	double drift_acc;         /* ticks o_s has grown by so far */
-	size_t threshold;         /* G2 above this size; 0: never */
-	bool deadline;            /* deliver at t_inj + L + w (one host) */
-	uint64_t corrupt_every;   /* 0: never */
-	size_t max;               /* --emu-max: largest message sent; 0: the base's */
-	uint64_t nrecv, ncorrupt;
-	uint64_t next_inj;       /* earliest injection of the next send */
-	uint64_t early_t;        /* inline spins (calibration, report) stop this much early */
-	uint64_t early_s;        /* send spins stop this much early (the real path's lateness) */
-	uint64_t early_r;        /* receive spins likewise */
-	uint64_t late_t;         /* a spin ending later than this past its target was disturbed */
-	uint64_t debt_s, debt_r; /* what disturbed send / receive spins owe (ticks) */
-	/* How long the calls' spins really took past what they aimed at (ticks,
-	 * signed): at the calibration (each call kept, their median the
-	 * reference) and over the run (summed); report()'s "dev_*" (doc/emu.md). */
-	bool cal;
-	uint64_t cal_s[NG_EMU_CAL], cal_r[NG_EMU_CAL]; /* the calibration's spins, from t_in */
-	uint64_t aim_s, aim_r;                         /* and what they aimed at */
-	size_t ncal_s, ncal_r;
-	int64_t dev_s, dev_r;
-	uint64_t ndev_s, ndev_r;
-	struct ng_queue *rq; /* [size] queued irecvs per peer */
-	bool poll;           /* the base is non-blocking: poll it */
-	uint64_t timeout_t;  /* give up polling after this long; 0: never */
-	struct ng_req breq;  /* the base's receive being polled */
-};
+#include "emu_int.h"
 
 static inline struct ng_emu *ng_emu_of(struct ng_comm *c)
 {
@@ -330,9 +275,27 @@ static ng_status ng_emu_send(struct ng_comm *c, int peer, const void *buf, size_
 	unsigned char *tail = (unsigned char *)(uintptr_t)buf + len;
 	unsigned char save[NG_EMU_TRAILER];
 	uint64_t os_t = e->os_t + (uint64_t)e->drift_acc;
-	uint64_t t_in = ng_emu_now(e), t_inj = t_in + os_t, end;
-	bool held = t_inj < e->next_inj; /* by the gap */
-	ng_status st;
+	uint64_t t_in = ng_emu_now(e), t_inj, end;
+	bool held;
+	ng_status st = NG_OK;
+
+	if (e->add_t > 0.0 || e->addG_t > 0.0) { /* --emu-add: before the message leaves, delaying delivery */
+		uint64_t aim = t_in + (uint64_t)(e->add_t + e->addG_t * (double)len);
+
+		st = ng_emu_spin_until(e, aim, 0, NULL, 0, &t_in);
+		if (st != NG_OK)
+			return st;
+		/* what the spin really added past its aim (one loop's lateness), so a
+		 * test knows the slowdown it planted: report()'s "add_late_us", over
+		 * the spins the host left alone (a disturbed one is the host's, as
+		 * it would be without the spin) */
+		if (t_in - aim <= e->late_t) {
+			e->add_late += t_in - aim;
+			e->nadd++;
+		}
+	}
+	t_inj = t_in + os_t;
+	held = t_inj < e->next_inj; /* by the gap */
 
 	e->drift_acc += e->drift_t;
 	if (__builtin_expect(e->max && len > e->max, 0))
@@ -522,119 +485,6 @@ static void ng_emu_free(struct ng_comm *c, void *buf)
 
 /* ---- setup ----------------------------------------------------------------- */
 
-/* The module's options (ng_emu_options), as ng_config_read gives them. */
-struct ng_emu_config {
-	const char *base;     /* --emu-base: the module it wraps */
-	double os, or_, g, L; /* --emu-os, --emu-or, --emu-g, --emu-L: microseconds */
-	double G, G2;         /* --emu-G, --emu-G2: microseconds per byte */
-	bool G2_given;        /* --emu-G2 given (else G2 is G) */
-	size_t threshold;     /* --emu-threshold */
-	long long corrupt;    /* --emu-corrupt */
-	double os_drift;      /* --emu-os-drift: microseconds per send */
-	size_t max;           /* --emu-max */
-};
-
-/* clang-format off */
-static const struct ng_option ng_emu_options[] = {
-	{ .name = "emu-base", NG_STRING_AT(struct ng_emu_config, base), .def = "tcp", .metavar = "MODULE",
-	  .help = "module to wrap" },
-	{ .name = "emu-os", NG_DOUBLE_AT(struct ng_emu_config, os), .def = "0", .metavar = "US",
-	  .help = "send overhead: a send call takes at least this long" },
-	{ .name = "emu-or", NG_DOUBLE_AT(struct ng_emu_config, or_), .def = "0", .metavar = "US",
-	  .help = "receive overhead: at least this long after delivery in every receive" },
-	{ .name = "emu-g", NG_DOUBLE_AT(struct ng_emu_config, g), .def = "0", .metavar = "US",
-	  .help = "gap: consecutive sends of a rank are injected at least g + (s-1)G apart" },
-	{ .name = "emu-L", NG_DOUBLE_AT(struct ng_emu_config, L), .def = "0", .metavar = "US",
-	  .help = "latency: delivery at injection + L + (s-1)G (ranks on one host)" },
-	{ .name = "emu-G", NG_DOUBLE_AT(struct ng_emu_config, G), .def = "0", .metavar = "US_PER_BYTE",
-	  .help = "gap per byte" },
-	{ .name = "emu-G2", NG_DOUBLE_AT(struct ng_emu_config, G2), .metavar = "US_PER_BYTE",
-	  NG_GIVEN_AT(struct ng_emu_config, G2_given),
-	  .help = "gap per byte for messages above --emu-threshold (a protocol change)" },
-	{ .name = "emu-threshold", NG_SIZE_AT(struct ng_emu_config, threshold), .def = "0",
-	  .metavar = "BYTES",
-	  .help = "size above which --emu-G2 applies" },
-	{ .name = "emu-corrupt", NG_INT_AT(struct ng_emu_config, corrupt), .def = "0", .metavar = "N",
-	  .help = "flip one byte of every N-th received message (tests --verify); 0: never" },
-	{ .name = "emu-os-drift", NG_DOUBLE_AT(struct ng_emu_config, os_drift), .def = "0", .metavar = "US",
-	  .help = "o_s grows by this much with every send: a planted drift, for tests of the stationarity check" },
-	{ .name = "emu-max", NG_SIZE_AT(struct ng_emu_config, max), .def = "0", .metavar = "BYTES",
-	  .help = "largest message of the emulated network, as a datagram network's MTU (0: the base's)" },
-	{ .name = NULL },
-};
-/* clang-format on */
-
-/* Microseconds (option --@name, value @v) to nanoseconds; -1 for a bad
- * value (reported by rank 0 only when @loud: every rank reads the same
- * options). */
-static int64_t ng_emu_us_opt(double v, const char *name, bool loud)
-{
-	if (!(v >= 0.0) || v > 1e9) {
-		if (loud)
-			ng_error("emu: --%s must be between 0 and 1e9 microseconds, got %g", name, v);
-		return -1;
-	}
-	return (int64_t)(v * 1e3 + 0.5);
-}
-
-static double ng_emu_per_byte_opt(double v, const char *name, bool loud)
-{
-	if (!(v >= 0.0) || v > 1e6) {
-		if (loud)
-			ng_error("emu: --%s must be between 0 and 1e6 microseconds per byte, got %g", name,
-			         v);
-		return -1.0;
-	}
-	return v * 1e3;
-}
-
-/* Checks the options @o and takes them into @e.  NG_ERR_USAGE (reported)
- * on a bad one. */
-static ng_status ng_emu_conf(struct ng_emu *e, const struct ng_emu_config *o, bool loud)
-{
-	int64_t os = ng_emu_us_opt(o->os, "emu-os", loud), orr = ng_emu_us_opt(o->or_, "emu-or", loud);
-	int64_t g = ng_emu_us_opt(o->g, "emu-g", loud), L = ng_emu_us_opt(o->L, "emu-L", loud);
-	long long corrupt = o->corrupt;
-
-	if (os < 0 || orr < 0 || g < 0 || L < 0)
-		return NG_ERR_USAGE;
-	e->os_ns = (uint64_t)os;
-	e->or_ns = (uint64_t)orr;
-	e->g_ns = (uint64_t)g;
-	e->L_ns = (uint64_t)L;
-	e->G_ns = ng_emu_per_byte_opt(o->G, "emu-G", loud);
-	if (e->G_ns < 0.0)
-		return NG_ERR_USAGE;
-	e->threshold = o->threshold;
-	if (o->G2_given) {
-		e->G2_ns = ng_emu_per_byte_opt(o->G2, "emu-G2", loud);
-		if (e->G2_ns < 0.0)
-			return NG_ERR_USAGE;
-		if (!e->threshold) {
-			if (loud)
-				ng_error("emu: --emu-G2 needs --emu-threshold BYTES (the size above which it "
-				         "applies)");
-			return NG_ERR_USAGE;
-		}
-	} else {
-		e->G2_ns = e->G_ns;
-	}
-	if (corrupt < 0) {
-		if (loud)
-			ng_error("emu: --emu-corrupt must not be negative, got %lld", corrupt);
-		return NG_ERR_USAGE;
-	}
-	e->corrupt_every = (uint64_t)corrupt;
-	e->max = o->max;
-	e->drift_ns = o->os_drift * 1e3;
-	if (!(e->drift_ns >= 0.0 && e->drift_ns <= 1e6)) {
-		if (loud)
-			ng_error("emu: --emu-os-drift must be 0 to 1000 us per send, got %g", o->os_drift);
-		return NG_ERR_USAGE;
-	}
-	return NG_OK;
-}
-
 /* Decides whether the delivery deadline can be used: only when every rank is
  * on this host.  Collective. */
 static ng_status ng_emu_hosts(struct ng_emu *e, struct ng_boot *b)
@@ -698,7 +548,7 @@ static ng_status ng_emu_path(struct ng_emu *e)
 	size_t ns = 0, nr = 0;
 	/* what the calibration changes, put back after it */
 	const uint64_t os_t = e->os_t, or_t = e->or_t, g_t = e->g_t, L_t = e->L_t;
-	const double G_t = e->G_t, G2_t = e->G2_t, drift_t = e->drift_t;
+	const double G_t = e->G_t, G2_t = e->G2_t, drift_t = e->drift_t, add_t = e->add_t, addG_t = e->addG_t;
 	const uint64_t corrupt = e->corrupt_every;
 	ng_status st = NG_OK;
 	void *buf;
@@ -711,7 +561,7 @@ static ng_status ng_emu_path(struct ng_emu *e)
 	memset(buf, 0, 1);
 	e->os_t = e->or_t = cost;
 	e->g_t = e->L_t = 0;
-	e->G_t = e->G2_t = e->drift_t = 0.0;
+	e->G_t = e->G2_t = e->drift_t = e->add_t = e->addG_t = 0.0;
 	e->corrupt_every = 0;
 	e->early_s = e->early_r = 0;
 	e->cal = true;
@@ -746,6 +596,8 @@ static ng_status ng_emu_path(struct ng_emu *e)
 	e->G_t = G_t;
 	e->G2_t = G2_t;
 	e->drift_t = drift_t;
+	e->add_t = add_t;
+	e->addG_t = addG_t;
 	e->drift_acc = 0.0;
 	e->corrupt_every = corrupt;
 	e->nrecv = 0;
@@ -810,12 +662,18 @@ static json_t *ng_emu_report(struct ng_comm *c)
 	       dev_r = ng_emu_run_dev(e, e->dev_r, e->ndev_r, e->cal_r, e->ncal_r, e->aim_r),
 	       over = fmax(late_ns[NG_EMU_CAL / 2], fmax(fabs(dev_s), fabs(dev_r)));
 
-	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:i, s:f, s:f}", "overshoot_us", over * 1e-3,
-	                 "overshoot_max_us", fmax(mx, over) * 1e-3, "early_us",
-	                 (double)e->early_t * e->clk.ns_per_tick * 1e-3, "early_send_us",
-	                 (double)e->early_s * e->clk.ns_per_tick * 1e-3, "early_recv_us",
-	                 (double)e->early_r * e->clk.ns_per_tick * 1e-3, "spins", NG_EMU_CAL, "dev_send_us",
-	                 dev_s * 1e-3, "dev_recv_us", dev_r * 1e-3);
+	json_t *b = json_pack("{s:f, s:f, s:f, s:f, s:f, s:i, s:f, s:f}", "overshoot_us", over * 1e-3,
+	                      "overshoot_max_us", fmax(mx, over) * 1e-3, "early_us",
+	                      (double)e->early_t * e->clk.ns_per_tick * 1e-3, "early_send_us",
+	                      (double)e->early_s * e->clk.ns_per_tick * 1e-3, "early_recv_us",
+	                      (double)e->early_r * e->clk.ns_per_tick * 1e-3, "spins", NG_EMU_CAL,
+	                      "dev_send_us", dev_s * 1e-3, "dev_recv_us", dev_r * 1e-3);
+
+	if (b && e->nadd)
+		json_object_set_new(
+		    b, "add_late_us",
+		    json_real((double)e->add_late / (double)e->nadd * e->clk.ns_per_tick * 1e-3));
+	return b;
 }
 
 static void ng_emu_close(struct ng_comm *c)
@@ -888,6 +746,8 @@ static ng_status ng_emu_open(const struct ng_module *m, const struct ng_module_e
 
 		e->os_t = (uint64_t)((double)e->os_ns * tpn + 0.5);
 		e->drift_t = e->drift_ns * tpn;
+		e->add_t = e->add_ns * tpn;
+		e->addG_t = e->addG_ns * tpn;
 		e->or_t = (uint64_t)((double)e->or_ns * tpn + 0.5);
 		e->g_t = (uint64_t)((double)e->g_ns * tpn + 0.5);
 		e->L_t = (uint64_t)((double)e->L_ns * tpn + 0.5);

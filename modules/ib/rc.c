@@ -289,17 +289,6 @@ static void ng_rc_send_cts(struct ng_rc *t, struct ng_rc_peer *p)
 
 /* ---- receive side ----------------------------------------------------- */
 
-static inline int ng_rc_post_slot(struct ng_rc *t, struct ng_rc_peer *p, size_t slot)
-{
-	struct ibv_sge sge = {.addr = (uintptr_t)(p->ring + slot * t->slot),
-	                      .length = (uint32_t)t->eager,
-	                      .lkey = t->ring_a.mr->lkey};
-	struct ibv_recv_wr wr = {.wr_id = (uint64_t)p->rank << 32 | slot, .sg_list = &sge, .num_sge = 1};
-	struct ibv_recv_wr *bad;
-
-	return ibv_post_recv(p->q.qp, &wr, &bad);
-}
-
 /* Gives ring message @s (a data message) to the receive at the head of rq. */
 static void ng_rc_deliver(struct ng_rc *t, struct ng_rc_peer *p, uint64_t s)
 {
@@ -524,6 +513,17 @@ static void ng_rc_progress(struct ng_rc *t, int hint)
 		if (i < t->nactive)
 			ng_rc_peer_progress(t, &t->peers[t->active[i]]);
 	}
+	if (t->watch.events == ev && t->lazy) {
+		/* An idle round answers the connection service (first use). */
+		uint64_t cev = t->cm.events;
+
+		st = ng_ibv_cm_poll(&t->cm);
+		if (st) {
+			ng_rc_stall(t, hint, st);
+			return;
+		}
+		t->watch.events += t->cm.events - cev;
+	}
 	if (t->watch.events == ev) {
 		st = ng_watch_idle(&t->watch);
 		if (st)
@@ -587,6 +587,18 @@ static ng_status ng_rc_test(struct ng_comm *c, struct ng_req *req, bool *done_p)
 	return *done_p ? r->status : NG_OK;
 }
 
+/* A peer named for the first time (--connect lazy): starts connecting to it
+ * (verbs_conn.h); the work posted meanwhile waits in its queues (ng_rc_room
+ * says no room until the QP is up).  Cold: once per pair, in the warm-up. */
+static ng_status __attribute__((cold, noinline)) ng_rc_first_use(struct ng_rc *t, struct ng_rc_peer *p)
+{
+	ng_status st = t->lazy ? ng_ibv_cm_connect(&t->cm, p->rank) : NG_OK;
+
+	if (st)
+		ng_rc_fail(t, p, st);
+	return st;
+}
+
 /* Finds the registration of @buf; reports a buffer not from alloc(). */
 static inline ng_status ng_rc_keys(struct ng_rc *t, struct ng_ib_req *r)
 {
@@ -612,6 +624,8 @@ static ng_status ng_rc_isend(struct ng_comm *c, int peer, const void *buf, size_
 	assert(peer >= 0 && peer < c->size && peer != c->rank);
 	ng_ib_req_init(r, peer, buf, len, false);
 	st = p->err ? p->err : ng_rc_keys(t, r);
+	if (__builtin_expect(!p->up, 0) && !st)
+		st = ng_rc_first_use(t, p);
 	if (st) {
 		ng_ib_req_done(r, st);
 		return st;
@@ -640,6 +654,8 @@ static ng_status ng_rc_irecv(struct ng_comm *c, int peer, void *buf, size_t len,
 	assert(peer >= 0 && peer < c->size && peer != c->rank);
 	ng_ib_req_init(r, peer, buf, len, true);
 	st = p->err ? p->err : ng_rc_keys(t, r);
+	if (__builtin_expect(!p->up, 0) && !st)
+		st = ng_rc_first_use(t, p);
 	if (st) {
 		ng_ib_req_done(r, st);
 		return st;
@@ -685,6 +701,7 @@ static void ng_rc_close(struct ng_comm *c)
 	if (t->peers)
 		for (int i = 0; i < c->size; i++)
 			ng_ibv_qp_destroy(&t->peers[i].q);
+	ng_ibv_cm_close(&t->cm);
 	if (t->rcq && t->rcq != t->scq)
 		ibv_destroy_cq(t->rcq);
 	if (t->scq)
@@ -701,62 +718,12 @@ static void ng_rc_close(struct ng_comm *c)
 	free(t);
 }
 
-/* Sizes from the options and the device's limits.  Reports what does not
- * fit. */
-static ng_status ng_rc_sizes(struct ng_rc *t, const struct ng_ib_conf *cf)
-{
-	const struct ibv_device_attr *d = &t->v.dattr;
-	const char *who = t->base.mod->name;
-	size_t npeers = (size_t)t->base.size - 1;
-
-	t->R = cf->ring;
-	t->K = t->R / 8 ? t->R / 8 : 1;
-	t->eager_quota = t->R - 2 * t->K;
-	t->thresh = t->R / 4 ? t->R / 4 : 1;
-	if (t->thresh > t->eager_quota)
-		t->thresh = t->eager_quota;
-	t->eager = cf->eager;
-	t->slot = (t->eager + 63) / 64 * 64;
-	t->ring_stride = t->R * t->slot;
-	t->maxw = t->v.pattr.max_msg_sz ? t->v.pattr.max_msg_sz : (size_t)1 << 30;
-	if (t->maxw > (size_t)1 << 30)
-		t->maxw = (size_t)1 << 30;
-	t->depth = (uint32_t)(2 * t->R + NG_RC_SLACK);
-	if (t->depth > (uint32_t)d->max_qp_wr || t->R > (size_t)d->max_qp_wr) {
-		ng_error("%s: --ib-ring %zu needs %u work requests per queue pair, %s allows %d", who, t->R,
-		         t->depth, t->v.name, d->max_qp_wr);
-		return NG_ERR_USAGE;
-	}
-	if (t->read && d->max_qp_init_rd_atom < 1) {
-		ng_error("%s: --ib-mode read: %s issues no RDMA reads (max_qp_init_rd_atom 0)", who,
-		         t->v.name);
-		return NG_ERR_USAGE;
-	}
-	if (t->eager > t->maxw) {
-		ng_error("%s: --ib-eager %zu is above the port's largest message (%zu bytes)", who, t->eager,
-		         t->maxw);
-		return NG_ERR_USAGE;
-	}
-	if (npeers * t->R > (size_t)d->max_cqe) {
-		ng_error(
-		    "%s: %zu peers * --ib-ring %zu receives exceed the %d entries of a completion queue on "
-		    "%s; lower --ib-ring",
-		    who, npeers, t->R, d->max_cqe, t->v.name);
-		return NG_ERR_USAGE;
-	}
-	t->scq_size =
-	    (uint32_t)(npeers * t->depth < (size_t)d->max_cqe ? npeers * t->depth : (size_t)d->max_cqe);
-	if (t->scq_size < 4)
-		t->scq_size = 4;
-	return NG_OK;
-}
-
-/* Everything local: memory, CQs, QPs in INIT with their receives posted. */
+/* Everything local: memory, CQs, and (eager) the QPs in INIT with their
+ * receives posted. */
 static ng_status ng_rc_setup(struct ng_rc *t)
 {
 	size_t size = (size_t)t->base.size, npeers = size - 1;
 	const char *who = t->base.mod->name;
-	uint32_t inl = NG_RC_INLINE;
 	ng_status st;
 
 	t->peers = calloc(size, sizeof(*t->peers));
@@ -806,26 +773,13 @@ static ng_status ng_rc_setup(struct ng_rc *t)
 		p->unexp = &t->unexps[i * t->R];
 		p->cts = &t->ctss[i * t->K];
 		p->ctl = (volatile uint64_t *)(void *)(t->ctl_a.base + i * NG_RC_CTL);
-		if (i == (size_t)t->base.rank)
+		if (i == (size_t)t->base.rank || t->lazy)
 			continue;
-		st = ng_ibv_qp_create(&t->v, t->type, t->scq, t->rcq, t->depth, (uint32_t)t->R, &inl, &p->q);
+		st = ng_rc_peer_qp(t, p);
 		if (st)
 			return st;
-		p->q.sig_every = t->depth / 4 ? t->depth / 4 : 1;
-		st = ng_ibv_qp_init(&t->v, &p->q);
-		if (st)
-			return st;
-		for (size_t s = 0; s < t->R; s++) {
-			int rc = ng_rc_post_slot(t, p, s);
-
-			if (rc) {
-				ng_error("%s: posting the receive ring for rank %zu: %s", who, i,
-				         strerror(rc));
-				return NG_ERR_SYS;
-			}
-		}
-		t->max_inline = p->q.max_inline;
 	}
+	t->nqps_open = t->nqps;
 	return NG_OK;
 }
 
@@ -882,6 +836,8 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 	t->base.spins = !cf.yield;
 	t->type = m == &ng_module_ibuc ? IBV_QPT_UC : IBV_QPT_RC;
 	t->read = cf.read;
+	t->lazy = env->connect_lazy;
+	t->inl = NG_RC_INLINE;
 	cf.dev.qpt = t->type;
 	ng_watch_init(&t->watch, env->cancel, env->timeout_s, cf.yield);
 
@@ -908,9 +864,16 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 		mine.ctl_base = (uintptr_t)t->ctl_a.base;
 		mine.ctl_rkey = t->ctl_a.mr->rkey;
 	}
-	for (size_t i = 0; !lst && i < size; i++)
-		qps[i] = i == (size_t)b->rank ? NULL : &t->peers[i].q;
-	st = ng_ibv_mesh_connect(&t->v, b, qps, lst, &mine, sizeof(mine), all, &mtu);
+	if (t->lazy) {
+		st = ng_ibv_cm_open(&t->cm, &t->v, b, &ng_rc_cm_ops, t, lst, &mine, sizeof(mine), all);
+		mtu = t->cm.mtu;
+	} else {
+		for (size_t i = 0; !lst && i < size; i++)
+			qps[i] = i == (size_t)b->rank ? NULL : &t->peers[i].q;
+		st = ng_ibv_mesh_connect(&t->v, b, qps, lst, &mine, sizeof(mine), all, &mtu);
+		for (size_t i = 0; !st && i < size; i++)
+			t->peers[i].up = i != (size_t)b->rank;
+	}
 	if (st)
 		goto err_close;
 	for (size_t i = 0; i < size; i++) {
@@ -955,7 +918,7 @@ err_close:
 #define NG_RC_OPS                                                                                            \
 	{                                                                                                    \
 		.open = ng_rc_open, .close = ng_rc_close, .alloc = ng_rc_alloc, .free = ng_rc_free,          \
-		.msg = &ng_rc_msg_ops,                                                                       \
+		.msg = &ng_rc_msg_ops, .report = ng_rc_report,                                               \
 	}
 const struct ng_module_ops ng_module_ops_ibrc = NG_RC_OPS;
 const struct ng_module_ops ng_module_ops_ibuc = NG_RC_OPS;

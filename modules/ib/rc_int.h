@@ -15,6 +15,7 @@
 
 #include "modules/ib/ib.h"
 #include "modules/rdmalayer/rdma.h" /* the credit words' arithmetic */
+#include "modules/verbs/verbs_conn.h"
 
 #define NG_RC_CTL      64u                 /* control words per peer: [1] credits */
 #define NG_RC_WR_RANK  0xffffffffu         /* send wr_id: the peer's rank ... */
@@ -63,8 +64,9 @@ struct ng_rc_meta {
 };
 
 struct ng_rc_peer {
-	struct ng_ibv_qp q;
+	struct ng_ibv_qp q; /* q.qp NULL: not made yet (--connect lazy) */
 	int rank;
+	bool up;       /* q in RTS: work may be posted (ng_rc_room) */
 	ng_status err; /* NG_OK, or why this peer is unusable (reported) */
 	size_t apos;   /* index in the active list, NG_RC_NONE when idle */
 	/* The peer's ring and control words for my messages. */
@@ -122,6 +124,12 @@ struct ng_rc {
 	int *active;               /* peers with work, [nactive] */
 	size_t nactive;
 	struct ng_watch watch;
+	/* Connections (verbs_conn.h): lazy makes a peer's QP on first use. */
+	bool lazy;
+	struct ng_ibv_cm cm; /* lazy: the connection service */
+	uint32_t inl;        /* inline size asked of the next QP */
+	size_t nqps;         /* QPs made (towards peers) */
+	size_t nqps_open;    /* of them, at open */
 };
 
 /* What every rank publishes beside its QPs (ng_ibv_mesh_connect). */
@@ -217,10 +225,11 @@ ng_rc_truncated(struct ng_rc *t, struct ng_rc_peer *p, size_t got, size_t want)
  * waiting, among others, for @hint. */
 /* ---- posting ---------------------------------------------------------- */
 
-/* Room for @n work requests on @p's QP and in the shared send CQ. */
+/* Room for @n work requests on @p's QP and in the shared send CQ; none
+ * while the QP is not connected (--connect lazy: the work waits). */
 static inline bool ng_rc_room(const struct ng_rc *t, const struct ng_rc_peer *p, uint32_t n)
 {
-	return ng_ibv_qp_room(&p->q, n) && t->scq_busy + n <= t->scq_size;
+	return p->up && ng_ibv_qp_room(&p->q, n) && t->scq_busy + n <= t->scq_size;
 }
 
 /* Whether one more ring message fits at the peer (@eager: within the EAGER
@@ -299,6 +308,35 @@ static inline int ng_rc_post_msg(struct ng_rc *t, struct ng_rc_peer *p, enum ng_
 	*inl_p = inl;
 	return rc;
 }
+
+/* ---- receive ring ------------------------------------------------------ */
+
+/* Posts the receive of ring slot @slot of @p.  Returns 0 or an errno. */
+static inline int ng_rc_post_slot(struct ng_rc *t, struct ng_rc_peer *p, size_t slot)
+{
+	struct ibv_sge sge = {.addr = (uintptr_t)(p->ring + slot * t->slot),
+	                      .length = (uint32_t)t->eager,
+	                      .lkey = t->ring_a.mr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = (uint64_t)p->rank << 32 | slot, .sg_list = &sge, .num_sge = 1};
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_recv(p->q.qp, &wr, &bad);
+}
+
+/* ---- setup (rc_setup.c) ----------------------------------------------- */
+
+/* Sizes from the options and the device's limits.  Reports what does not
+ * fit. */
+ng_status ng_rc_sizes(struct ng_rc *t, const struct ng_ib_conf *cf);
+/* The QP towards @p: created, in INIT, its receive ring posted (counted in
+ * t->nqps).  Reports its errors. */
+ng_status ng_rc_peer_qp(struct ng_rc *t, struct ng_rc_peer *p);
+/* The connection service's callbacks (--connect lazy): a peer's QP made on
+ * demand, and a peer whose QP is up made active (its queued work goes). */
+extern const struct ng_ibv_cm_ops ng_rc_cm_ops;
+/* report(): rank 0's "connect", "qps", "qps_at_open", "connect_ms",
+ * "handshakes_resent". */
+struct json_t *ng_rc_report(struct ng_comm *c);
 
 /* ---- read mode (rc_read.c) -------------------------------------------- */
 

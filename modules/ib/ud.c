@@ -40,6 +40,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,6 +98,11 @@ struct ng_ud {
 	int *active;
 	size_t nactive;
 	struct ng_watch watch;
+	/* Address handles: every peer's at open (--connect eager), or each
+	 * made when a datagram first goes to its peer (lazy) from @eps. */
+	bool lazy;
+	struct ng_ibv_ep *eps; /* [size] (lazy) */
+	size_t nahs, nahs_open;
 };
 
 /* One rank's address, exchanged with ng_boot_allgather. */
@@ -196,6 +202,16 @@ static inline bool ng_ud_repost(struct ng_ud *u, size_t slot)
 	return true;
 }
 
+/* The address handle of @p, made on its first datagram (lazy): a system
+ * call once per peer, in the warm-up.  Returns 0 or an errno (reported). */
+static int __attribute__((cold, noinline)) ng_ud_first_use(struct ng_ud *u, struct ng_ud_peer *p)
+{
+	if (ng_ibv_ah_create(&u->v, &u->eps[p->rank], p->rank, &p->ah) != NG_OK)
+		return EIO;
+	u->nahs++;
+	return 0;
+}
+
 /* Posts one datagram to @p: @r's payload, or (r NULL) a credit datagram. */
 static int ng_ud_post(struct ng_ud *u, struct ng_ud_peer *p, struct ng_ib_req *r, bool *inl_p)
 {
@@ -205,6 +221,8 @@ static int ng_ud_post(struct ng_ud *u, struct ng_ud_peer *p, struct ng_ib_req *r
 	bool sig;
 	int rc;
 
+	if (__builtin_expect(!p->ah, 0) && (rc = ng_ud_first_use(u, p)) != 0)
+		return rc;
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = (uint64_t)p->rank | (u->healing ? NG_UD_WR_HEAL : 0) | (u->q.posted + 1) << NG_UD_WR_SHIFT;
 	wr.opcode = IBV_WR_SEND_WITH_IMM;
@@ -593,6 +611,7 @@ static void ng_ud_close(struct ng_comm *c)
 		ibv_destroy_cq(u->scq);
 	ng_ibv_area_free(&u->ring_a);
 	ng_ibv_close(&u->v);
+	free(u->eps);
 	free(u->active);
 	free(u->arrs);
 	free(u->slot_len);
@@ -702,6 +721,7 @@ static ng_status ng_ud_open(const struct ng_module *m, const struct ng_module_en
 	}
 	ng_comm_init(&u->base, m, &ng_module_ops_ibud, b->rank, b->size, env->cancel);
 	u->base.spins = !cf.yield;
+	u->lazy = env->connect_lazy;
 	ng_watch_init(&u->watch, env->cancel, env->timeout_s, cf.yield);
 
 	cf.dev.qpt = IBV_QPT_UD;
@@ -759,12 +779,25 @@ static ng_status ng_ud_open(const struct ng_module *m, const struct ng_module_en
 
 	/* RTR/RTS, address handles; then agree that all are ready. */
 	lst = ng_ibv_qp_connect(&u->v, &u->q, NULL, 0, mtu, -1);
+	if (u->lazy && !lst) {
+		u->eps = calloc(size, sizeof(*u->eps));
+		if (!u->eps) {
+			ng_error("%s: out of memory", m->name);
+			lst = NG_ERR_NOMEM;
+		}
+	}
 	for (size_t i = 0; i < size && !lst; i++) {
 		if (i == (size_t)b->rank)
 			continue;
 		u->peers[i].qpn = all[i].qpn;
+		if (u->lazy) {
+			u->eps[i] = all[i].ep;
+			continue;
+		}
 		lst = ng_ibv_ah_create(&u->v, &all[i].ep, (int)i, &u->peers[i].ah);
+		u->nahs += !lst;
 	}
+	u->nahs_open = u->nahs;
 	ok = (int32_t)lst;
 	st = ng_boot_allgather(b, &ok, sizeof(ok), oks);
 	if (st)
@@ -795,6 +828,17 @@ err_free:
 	return st;
 }
 
+/* The "ibud" block of the result (rank 0's): its one QP and its address
+ * handles. */
+static json_t *ng_ud_report(struct ng_comm *c)
+{
+	struct ng_ud *u = ng_ud_of(c);
+
+	return json_pack("{s:s,s:I,s:I,s:I}", "connect", u->lazy ? "lazy" : "eager", "qps", (json_int_t)1,
+	                 "address_handles", (json_int_t)u->nahs, "address_handles_at_open",
+	                 (json_int_t)u->nahs_open);
+}
+
 /* clang-format off */
 _Static_assert(NG_IBUD_MAX_MSG == 4096 - NG_UD_GRH, "ib_desc.h and ud.c agree on ibud's largest message");
 
@@ -806,5 +850,6 @@ const struct ng_module_ops ng_module_ops_ibud = {
 	.alloc = ng_ud_alloc,
 	.free = ng_ud_free,
 	.msg = &ng_ud_msg_ops,
+	.report = ng_ud_report,
 };
 /* clang-format on */

@@ -8,7 +8,10 @@
  * own duplicate of MPI_COMM_WORLD, so MPI's non-overtaking rule between two
  * ranks is exactly ngauge's "message order is the match".  Ranks are
  * MPI_COMM_WORLD ranks.  The native collective (NG_CAP_ALLTOALL) is
- * MPI_Alltoall of bytes on the same communicator.
+ * MPI_Alltoall of bytes on the same communicator; the native collectives of
+ * NG_CAP_COLL are MPI_Allreduce, MPI_Bcast, MPI_Reduce, MPI_Allgather,
+ * MPI_Reduce_scatter_block, MPI_Barrier, MPI_Gather and MPI_Scatter there,
+ * with MPI_SUM and MPI_INT32_T, MPI_INT64_T, MPI_FLOAT or MPI_DOUBLE.
  *
  * MPI is initialised by the MPI bootstrap (core/boot_mpi.c): NG_CAP_MPI makes
  * the driver use the MPI launch, and open() refuses to run without it.
@@ -200,6 +203,51 @@ ng_status ng_mpi_alltoall(struct ng_comm *c, const void *sbuf, void *rbuf, size_
 #endif
 	rc = MPI_Alltoall(sbuf, (int)block, MPI_BYTE, rbuf, (int)block, MPI_BYTE, m->comm);
 	return rc == MPI_SUCCESS ? NG_OK : ng_mpi_fail("MPI_Alltoall", -1, rc);
+}
+
+ng_status ng_mpi_coll(struct ng_comm *c, enum ng_coll_op op, enum ng_coll_type type, const void *sbuf,
+                      void *rbuf, size_t count, int root)
+{
+	static const char *const names[NG_COLL_NOPS] = {
+	    "MPI_Allreduce", "MPI_Bcast",  "MPI_Reduce",  "MPI_Allgather", "MPI_Reduce_scatter_block",
+	    "MPI_Barrier",   "MPI_Gather", "MPI_Scatter",
+	};
+	struct ng_mpi *m = ng_mpi_of(c);
+	MPI_Datatype dt = type == NG_COLL_INT32   ? MPI_INT32_T
+	                  : type == NG_COLL_INT64 ? MPI_INT64_T
+	                  : type == NG_COLL_FLOAT ? MPI_FLOAT
+	                                          : MPI_DOUBLE;
+	int n = (int)count, rc = MPI_SUCCESS;
+
+	switch (op) {
+	case NG_COLL_ALLREDUCE:
+		rc = MPI_Allreduce(sbuf, rbuf, n, dt, MPI_SUM, m->comm);
+		break;
+	case NG_COLL_BCAST:
+		rc = MPI_Bcast(rbuf, n, dt, root, m->comm);
+		break;
+	case NG_COLL_REDUCE:
+		rc = MPI_Reduce(sbuf, rbuf, n, dt, MPI_SUM, root, m->comm);
+		break;
+	case NG_COLL_ALLGATHER:
+		rc = MPI_Allgather(sbuf, n, dt, rbuf, n, dt, m->comm);
+		break;
+	case NG_COLL_REDUCE_SCATTER:
+		rc = MPI_Reduce_scatter_block(sbuf, rbuf, n, dt, MPI_SUM, m->comm);
+		break;
+	case NG_COLL_BARRIER:
+		rc = MPI_Barrier(m->comm);
+		break;
+	case NG_COLL_GATHER:
+		rc = MPI_Gather(sbuf, n, dt, rbuf, n, dt, root, m->comm);
+		break;
+	case NG_COLL_SCATTER:
+		rc = MPI_Scatter(sbuf, n, dt, rbuf, n, dt, root, m->comm);
+		break;
+	default:
+		return NG_ERR_USAGE;
+	}
+	return rc == MPI_SUCCESS ? NG_OK : ng_mpi_fail(names[op], -1, rc);
 }
 
 static ng_status ng_mpi_isend(struct ng_comm *c, int peer, const void *buf, size_t len, struct ng_req *r)
@@ -458,4 +506,5 @@ const struct ng_module_ops ng_module_ops_mpi = {
     .free = ng_mpi_free,
     .msg = &ng_mpi_msg_ops,
     .alltoall = ng_mpi_alltoall,
+    .coll = ng_mpi_coll,
 };

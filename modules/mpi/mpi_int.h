@@ -65,6 +65,10 @@ ng_status ng_mpi_report(const char *who, const char *call, int peer, int rc) __a
  * MPI_Irecv, MPI_Test), MPI_Alltoall, alloc and free. */
 extern const struct ng_msg_ops ng_mpi_msg_ops;
 ng_status ng_mpi_alltoall(struct ng_comm *c, const void *sbuf, void *rbuf, size_t block);
+/* The native collectives (module.h's .coll): MPI_Allreduce and the rest on
+ * the instance's communicator, counts within INT_MAX. */
+ng_status ng_mpi_coll(struct ng_comm *c, enum ng_coll_op op, enum ng_coll_type type, const void *sbuf,
+                      void *rbuf, size_t count, int root);
 ng_status ng_mpi_alloc(struct ng_comm *c, size_t len, void **buf_p);
 void ng_mpi_free(struct ng_comm *c, void *buf);
 

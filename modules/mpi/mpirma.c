@@ -880,5 +880,6 @@ const struct ng_module_ops ng_module_ops_mpirma = {
     .free = ng_mpi_free,
     .msg = &ng_mpi_msg_ops,
     .alltoall = ng_mpi_alltoall,
+    .coll = ng_mpi_coll,
     .rma = &mr_ops,
 };

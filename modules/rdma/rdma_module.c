@@ -28,6 +28,7 @@ static const struct ng_module_ops rdma_ops = {
     .alloc = ng_chan_mod_alloc,
     .free = ng_chan_mod_free,
     .msg = &ng_chan_msg_ops,
+    .report = ng_chan_mod_report,
 };
 
 const struct ng_module ng_module_rdma = {

@@ -63,6 +63,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "module.h"
 #include "modules/rdmalayer/ofi_int.h"
@@ -374,6 +377,25 @@ static ng_status ofi_choose(struct ofi *o, const struct ng_rdma_conf *cf, const 
 	}
 }
 
+/*
+ * libfabric's shm provider names an endpoint's shared-memory region after
+ * the process id unless told otherwise, and a rank killed before its close
+ * leaves the region behind in /dev/shm: a later process that gets the same
+ * id (pids wrap at pid_max, 32,768 by default) fails fi_enable with
+ * "Device or resource busy".  Each endpoint is named here instead, after the
+ * process id and 64 random bits.  0 or a negative fi_errno.
+ */
+static int ofi_shm_name(struct ofi *o)
+{
+	uint64_t nonce = 0;
+	char name[64];
+
+	if (getrandom(&nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce))
+		nonce = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	snprintf(name, sizeof(name), "ngauge_%ld_%016llx", (long)getpid(), (unsigned long long)nonce);
+	return fi_setname(&o->ep->fid, name, strlen(name) + 1);
+}
+
 /* Opens the fabric, domain, completion queue, address vector and endpoint
  * of o->info, and puts the endpoint's name into @mine (*@len_p bytes);
  * NG_ERR_NODEV with *@why_p (in @whybuf) on a failure. */
@@ -421,6 +443,10 @@ static ng_status ofi_endpoint(struct ofi *o, size_t n, struct ofi_hello *mine, s
 	if (!rc) {
 		call = "fi_ep_bind (the completion queue)";
 		rc = fi_ep_bind(o->ep, &o->cq->fid, FI_TRANSMIT | FI_RECV);
+	}
+	if (!rc && strcmp(o->prov, "shm") == 0) {
+		call = "fi_setname";
+		rc = ofi_shm_name(o);
 	}
 	if (!rc) {
 		call = "fi_enable";

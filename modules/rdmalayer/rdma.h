@@ -219,6 +219,9 @@ struct ng_rdma_conf {
 	int gid_index;        /* verbs: -1 automatic */
 	int sl, tclass;       /* verbs: --ib-sl, --ib-tclass of every address */
 	bool unreliable;      /* verbs: UC queue pairs (write only) */
+	bool lazy;            /* verbs: a peer's queue pair made on first use
+	                       * (--connect lazy, modules/verbs/verbs_conn.h);
+	                       * false: every pair at open */
 	bool yield;           /* sched_yield() in idle poll rounds */
 	bool quiet;           /* "auto" probing: a backend that cannot open says nothing */
 	size_t depth;         /* operations in flight per peer (0: 128) */
@@ -330,6 +333,13 @@ struct ng_rdma {
 	uint64_t *completed;   /* [size]: operations completed per peer (a prefix) */
 	struct ng_watch watch; /* timeout and cancellation of the wait helpers */
 	char desc[160];        /* what was opened, for the result's env */
+	/* Connections, for the modules' reports (verbs; the others leave them
+	 * zero, qps_kept false): queue pairs towards peers made so far and at
+	 * open, and the time this rank spent connecting on first use. */
+	bool qps_kept;
+	bool lazy;
+	size_t qps, qps_at_open;
+	uint64_t connect_ns;
 };
 
 /* ---- options (options.c) ----------------------------------------------- */

@@ -82,6 +82,7 @@
 #include "module.h"
 #include "modules/rdmalayer/rdma.h"
 #include "modules/verbs/verbs.h"
+#include "modules/verbs/verbs_conn.h"
 
 #define VB_DEPTH  128u /* WRs in flight per QP */
 #define VB_INLINE 256u /* inline size asked for */
@@ -111,8 +112,12 @@ struct vb {
 	struct vb_mr *mrs;           /* every registration, for close() */
 	uint32_t depth;
 	uint32_t max_inline;
+	uint32_t inl; /* inline size asked of the next QP */
 	bool uc;
-	ng_status err; /* the first failure; then every call returns it */
+	bool lazy;           /* QPs on first use (cf->lazy) */
+	bool *up;            /* [size]: the QP towards the peer is in RTS */
+	struct ng_ibv_cm cm; /* lazy: the connection service (verbs_conn.h) */
+	ng_status err;       /* the first failure; then every call returns it */
 };
 
 static inline struct vb *vb_of(struct ng_rdma *r)
@@ -161,7 +166,43 @@ static ng_status vb_progress(struct ng_rdma *r)
 	}
 	if (loud)
 		r->watch.events++;
+	if (n == 0 && b->lazy) {
+		/* An idle poll answers the connection service (first use). */
+		uint64_t ev = b->cm.events;
+		ng_status st = ng_ibv_cm_poll(&b->cm);
+
+		if (st != NG_OK)
+			return b->err = st;
+		r->watch.events += b->cm.events - ev;
+	}
 	return NG_OK;
+}
+
+/* First use of @peer (lazy): connects its QP, making progress (so that
+ * the peer's own first use of this rank is answered meanwhile), bounded by
+ * the timeout.  Cold: once per pair, in the warm-up. */
+static ng_status __attribute__((cold, noinline)) vb_first_use(struct vb *b, int peer)
+{
+	struct ng_rdma *r = &b->base;
+	ng_status st = ng_ibv_cm_connect(&b->cm, peer);
+
+	while (st == NG_OK && !b->up[peer]) {
+		uint64_t ev = r->watch.events;
+
+		st = vb_progress(r);
+		if (st == NG_OK && ng_ibv_cm_failed(&b->cm, peer))
+			st = NG_ERR_IO;
+		if (st == NG_OK && r->watch.events == ev)
+			st = ng_watch_idle(&r->watch);
+		if (st == NG_ERR_TIMEOUT) {
+			ng_error("%s: verbs: rank %d lost (no answer to the connection request for %.0f s)",
+			         r->who, peer, (double)r->watch.timeout_ns / 1e9);
+			st = NG_ERR_PEER_LOST;
+		}
+	}
+	if (st != NG_OK && b->err == NG_OK)
+		b->err = st;
+	return st;
 }
 
 /* Waits until one more WR fits into @peer's send queue. */
@@ -172,6 +213,11 @@ static ng_status vb_room(struct vb *b, int peer)
 
 	if (b->err != NG_OK)
 		return b->err;
+	if (__builtin_expect(!b->up[peer], 0)) {
+		st = vb_first_use(b, peer);
+		if (st != NG_OK)
+			return st;
+	}
 	while (!ng_ibv_qp_room(&b->qps[peer], 1)) {
 		uint64_t before = r->completed[peer];
 
@@ -414,8 +460,8 @@ static ng_status vb_alive(struct ng_rdma *r, int peer, uint64_t deadline_ns)
 	bool pending;
 	ng_status st = NG_OK;
 
-	if (b->uc)
-		return NG_ERR_UNSUPPORTED;
+	if (b->uc || !b->up[peer])
+		return NG_ERR_UNSUPPORTED; /* UC, or no QP yet: cannot tell */
 	if (b->err != NG_OK)
 		return b->err;
 	if (b->probe[peer] && q->done >= b->probe[peer])
@@ -529,6 +575,7 @@ static void vb_close(struct ng_rdma *r)
 	for (int p = 0; b->qps && p < r->size; p++)
 		ng_ibv_qp_destroy(&b->qps[p]);
 	ng_ibv_qp_destroy(&b->loop);
+	ng_ibv_cm_close(&b->cm);
 	for (int p = 0; b->stage && p < r->size; p++)
 		ng_rdma_stage_free(r, &b->stage[p]);
 	while (b->mrs)
@@ -538,6 +585,7 @@ static void vb_close(struct ng_rdma *r)
 	if (b->v.ctx)
 		ng_ibv_close(&b->v);
 	free(b->qps);
+	free(b->up);
 	free(b->old);
 	free(b->probe);
 	free(b->probe_work);
@@ -546,6 +594,43 @@ static void vb_close(struct ng_rdma *r)
 	ng_rdma_base_fini(r);
 	free(b);
 }
+
+/* The QP towards @peer: created, in INIT. */
+static ng_status vb_peer_qp(struct vb *b, int peer)
+{
+	struct ng_ibv_qp *q = &b->qps[peer];
+	ng_status st;
+
+	st = ng_ibv_qp_create(&b->v, b->uc ? IBV_QPT_UC : IBV_QPT_RC, b->cq, b->cq, b->depth, 1, &b->inl, q);
+	if (st != NG_OK)
+		return st;
+	q->sig_every = b->depth / 4 ? b->depth / 4 : 1;
+	if (peer != b->base.rank)
+		b->base.qps++;
+	return ng_ibv_qp_init(&b->v, q);
+}
+
+/* The connection service's callbacks (verbs_conn.h). */
+static struct ng_ibv_qp *vb_cm_qp(void *ctx, int peer)
+{
+	struct vb *b = ctx;
+
+	if (!b->qps[peer].qp && vb_peer_qp(b, peer) != NG_OK) {
+		ng_ibv_qp_destroy(&b->qps[peer]);
+		return NULL;
+	}
+	return &b->qps[peer];
+}
+
+static void vb_cm_up(void *ctx, int peer)
+{
+	struct vb *b = ctx;
+
+	b->up[peer] = true;
+	b->base.connect_ns = b->cm.connect_ns;
+}
+
+static const struct ng_ibv_cm_ops vb_cm_ops = {.qp = vb_cm_qp, .up = vb_cm_up};
 
 /* Connects qps[rank] and @loop to each other: the path to my own memory. */
 static ng_status vb_loop(struct vb *b, uint32_t inl)
@@ -580,7 +665,6 @@ static ng_status vb_open(const struct ng_rdma_backend *be, const struct ng_rdma_
 	                         .quiet = cf->quiet};
 	size_t n = (size_t)boot->size;
 	struct ng_ibv_qp **qpp = NULL;
-	uint32_t inl = VB_INLINE;
 	enum ibv_mtu mtu = IBV_MTU_256;
 	ng_status st;
 	struct vb *b;
@@ -604,6 +688,8 @@ static ng_status vb_open(const struct ng_rdma_backend *be, const struct ng_rdma_
 		return st;
 	}
 	b->uc = cf->unreliable;
+	b->lazy = cf->lazy;
+	b->inl = VB_INLINE;
 	b->depth = cf->depth ? (uint32_t)cf->depth : VB_DEPTH;
 	if (b->v.dattr.max_qp_wr > 0 && b->depth > (uint32_t)b->v.dattr.max_qp_wr)
 		b->depth = (uint32_t)b->v.dattr.max_qp_wr;
@@ -611,13 +697,14 @@ static ng_status vb_open(const struct ng_rdma_backend *be, const struct ng_rdma_
 	/* Local setup; a rank that fails takes part in the exchange with its
 	 * status, so that all fail together. */
 	b->qps = calloc(n, sizeof(*b->qps));
+	b->up = calloc(n, sizeof(*b->up));
 	b->old = calloc(n * b->depth, sizeof(*b->old));
 	b->probe = calloc(n, sizeof(*b->probe));
 	b->probe_work = calloc(n, sizeof(*b->probe_work));
 	b->old_at = calloc(n * b->depth, sizeof(*b->old_at));
 	b->stage = calloc(n, sizeof(*b->stage));
 	qpp = calloc(n, sizeof(*qpp));
-	if (!b->qps || !b->old || !b->probe || !b->probe_work || !b->old_at || !b->stage || !qpp) {
+	if (!b->qps || !b->up || !b->old || !b->probe || !b->probe_work || !b->old_at || !b->stage || !qpp) {
 		ng_error("%s: out of memory", cf->who);
 		st = NG_ERR_NOMEM;
 	}
@@ -633,19 +720,27 @@ static ng_status vb_open(const struct ng_rdma_backend *be, const struct ng_rdma_
 			st = NG_ERR_SYS;
 		}
 	}
+	/* Lazy: only the QP to this rank's own memory now. */
 	for (size_t p = 0; st == NG_OK && p < n; p++) {
-		st = ng_ibv_qp_create(&b->v, b->uc ? IBV_QPT_UC : IBV_QPT_RC, b->cq, b->cq, b->depth, 1, &inl,
-		                      &b->qps[p]);
-		b->qps[p].sig_every = b->depth / 4 ? b->depth / 4 : 1;
-		if (st == NG_OK)
-			st = ng_ibv_qp_init(&b->v, &b->qps[p]);
+		if (b->lazy && p != (size_t)boot->rank)
+			continue;
+		st = vb_peer_qp(b, (int)p);
 		if (p != (size_t)boot->rank)
 			qpp[p] = &b->qps[p];
 	}
-	b->max_inline = inl;
+	b->max_inline = b->inl;
 	if (st == NG_OK)
-		st = vb_loop(b, inl);
-	st = ng_ibv_mesh_connect(&b->v, boot, qpp, st, NULL, 0, NULL, &mtu);
+		st = vb_loop(b, b->inl);
+	if (b->lazy) {
+		st = ng_ibv_cm_open(&b->cm, &b->v, boot, &vb_cm_ops, b, st, NULL, 0, NULL);
+		mtu = b->cm.mtu;
+		if (st == NG_OK)
+			b->up[boot->rank] = true;
+	} else {
+		st = ng_ibv_mesh_connect(&b->v, boot, qpp, st, NULL, 0, NULL, &mtu);
+		for (size_t p = 0; st == NG_OK && p < n; p++)
+			b->up[p] = true;
+	}
 	free(qpp);
 	if (st != NG_OK) {
 		vb_close(&b->base);
@@ -659,6 +754,9 @@ static ng_status vb_open(const struct ng_rdma_backend *be, const struct ng_rdma_
 			b->base.caps |= NG_RDMA_CAP_ATOMIC;
 	}
 	b->base.max_write = ng_rdma_max_join(b->base.max_write, b->v.pattr.max_msg_sz);
+	b->base.qps_kept = true;
+	b->base.lazy = b->lazy;
+	b->base.qps_at_open = b->base.qps;
 	ng_ibv_describe(&b->v, mtu, dev, sizeof(dev));
 	snprintf(b->base.desc, sizeof(b->base.desc), "verbs %s, %s, inline %u", dev, b->uc ? "UC" : "RC",
 	         b->max_inline);

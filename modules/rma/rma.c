@@ -828,6 +828,7 @@ static ng_status rma_open(const struct ng_module *mod, const struct ng_module_en
 	bool sendrecv;
 	int sched;
 	struct ng_chan_conf cf;
+	struct ng_module_env eenv;
 	struct rma *m;
 	size_t n = (size_t)env->boot->size;
 	ng_status st = ng_chan_conf_read(env, &cf);
@@ -850,8 +851,13 @@ static ng_status rma_open(const struct ng_module *mod, const struct ng_module_en
 	m->reorder = !sendrecv && (sched & 1);
 	m->aggregate = !sendrecv && (sched & 2);
 	m->agg_max = o.aggregate;
-	/* The design's operations serve the instance from here on. */
-	st = ng_chan_mod_init(&m->cm, mod, sendrecv ? &rma_sendrecv_ops : &rma_direct_ops, env, &cf);
+	/* The design's operations serve the instance from here on.  Every
+	 * queue pair at open whatever --connect says: a passive target's
+	 * memory is reached without its CPU (NG_RDMA_CAP_PROGRESS), and a
+	 * connection on first use needs the target to answer. */
+	eenv = *env;
+	eenv.connect_lazy = false;
+	st = ng_chan_mod_init(&m->cm, mod, sendrecv ? &rma_sendrecv_ops : &rma_direct_ops, &eenv, &cf);
 	if (st != NG_OK) {
 		free(m);
 		return st;

@@ -748,8 +748,8 @@ static void ng_ibv_ah_attr(const struct ng_ibv *v, const struct ng_ibv_ep *remot
 	}
 }
 
-ng_status ng_ibv_qp_connect(struct ng_ibv *v, struct ng_ibv_qp *q, const struct ng_ibv_ep *remote,
-                            uint32_t rqpn, enum ibv_mtu mtu, int peer)
+ng_status ng_ibv_qp_rtr(struct ng_ibv *v, struct ng_ibv_qp *q, const struct ng_ibv_ep *remote, uint32_t rqpn,
+                        enum ibv_mtu mtu, int peer)
 {
 	struct ibv_qp_attr a;
 	uint8_t rd_init, rd_dest;
@@ -778,7 +778,18 @@ ng_status ng_ibv_qp_connect(struct ng_ibv *v, struct ng_ibv_qp *q, const struct 
 		         strerror(errno));
 		return NG_ERR_SYS;
 	}
+	return NG_OK;
+}
 
+ng_status ng_ibv_qp_rts(struct ng_ibv *v, struct ng_ibv_qp *q, const struct ng_ibv_ep *remote, int peer)
+{
+	struct ibv_qp_attr a;
+	uint8_t rd_init, rd_dest;
+	int mask;
+
+	ng_ibv_rd_atom_agree((uint32_t)v->dattr.max_qp_init_rd_atom, (uint32_t)v->dattr.max_qp_rd_atom,
+	                     remote ? remote->rd_resp : 0, NG_IBV_RD_ATOM, &rd_init, &rd_dest);
+	(void)rd_dest;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = ng_ibv_psn(q->qp->qp_num);
@@ -796,6 +807,14 @@ ng_status ng_ibv_qp_connect(struct ng_ibv *v, struct ng_ibv_qp *q, const struct 
 		return NG_ERR_SYS;
 	}
 	return NG_OK;
+}
+
+ng_status ng_ibv_qp_connect(struct ng_ibv *v, struct ng_ibv_qp *q, const struct ng_ibv_ep *remote,
+                            uint32_t rqpn, enum ibv_mtu mtu, int peer)
+{
+	ng_status st = ng_ibv_qp_rtr(v, q, remote, rqpn, mtu, peer);
+
+	return st ? st : ng_ibv_qp_rts(v, q, remote, peer);
 }
 
 /* What ng_ibv_mesh_connect exchanges: this header, then qpn[size], then

@@ -316,6 +316,12 @@ static inline uint32_t ng_ibv_psn(uint32_t qpn)
  * then ng_ibv_qp_connect.  Report their errors with @peer (-1: none).
  */
 ng_status ng_ibv_qp_init(struct ng_ibv *v, struct ng_ibv_qp *q);
+/* The two halves of ng_ibv_qp_connect, for a connection made in steps
+ * (verbs_conn.h): INIT -> RTR (receives towards @remote's QP @rqpn), then
+ * RTR -> RTS (sends). */
+ng_status ng_ibv_qp_rtr(struct ng_ibv *v, struct ng_ibv_qp *q, const struct ng_ibv_ep *remote, uint32_t rqpn,
+                        enum ibv_mtu mtu, int peer);
+ng_status ng_ibv_qp_rts(struct ng_ibv *v, struct ng_ibv_qp *q, const struct ng_ibv_ep *remote, int peer);
 ng_status ng_ibv_qp_connect(struct ng_ibv *v, struct ng_ibv_qp *q, const struct ng_ibv_ep *remote,
                             uint32_t rqpn, enum ibv_mtu mtu, int peer);
 

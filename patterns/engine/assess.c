@@ -280,17 +280,15 @@ static ng_status ng_as_decide(struct ng_as *as, bool probe, size_t done, uint64_
 
 /* ---- one size ------------------------------------------------------------- */
 
-/* The session's measure: the probe, then batches until the decision stops
- * them (ng_as_decide). */
-ng_status ng_as_measure(struct ng_session *s, void *state, size_t size)
+/* One size: the probe, then batches until the decision stops them
+ * (ng_as_decide); @size_budget: the client's time for it (us). */
+static ng_status ng_as_measure_size(struct ng_as *as, size_t size, uint64_t t_size0, double size_budget)
 {
 	static const enum ng_as_kind probe_kinds[] = {NG_AS_SINGLE, NG_AS_TRAIN};
 	static const enum ng_as_kind all_kinds[] = {NG_AS_SINGLE, NG_AS_TRAIN, NG_AS_OS, NG_AS_OR};
-	struct ng_as *as = state;
 	struct ng_run *run = as->run;
-	size_t idx = s->index;
-	uint64_t t_size0 = ng_timer_now(as->tm), t_b0;
-	double ctl[NG_AS_C_N] = {0}, size_budget = 0.0, per_round;
+	uint64_t t_b0;
+	double ctl[NG_AS_C_N] = {0}, per_round;
 	size_t done = 0, probe_reps = as->fixed && as->fixed < NG_AS_MIN_REPS ? as->fixed : NG_AS_MIN_REPS;
 	size_t checks = 0; /* decisions past the floor */
 	bool more, met = false;
@@ -298,14 +296,6 @@ ng_status ng_as_measure(struct ng_session *s, void *state, size_t size)
 
 	/* No fixed count: the batches below decide, and each kind appends. */
 	ng_sampler_start(&as->smp, 0, 0);
-	if (as->client) {
-		double used = ng_timer_us(as->tm, t_size0 - as->t_run0);
-
-		size_budget = (as->budget_us - used) / (double)(run->nsizes - idx);
-		if (as->max_size_us > 0.0 && size_budget > as->max_size_us)
-			size_budget = as->max_size_us;
-	}
-
 	st = ng_as_batch(as, probe_kinds, 2, as->warmup + probe_reps, as->warmup, size, 0.0);
 	if (st != NG_OK)
 		return st;
@@ -342,6 +332,73 @@ ng_status ng_as_measure(struct ng_session *s, void *state, size_t size)
 	}
 	as->delay_us = ctl[NG_AS_C_DELAY];
 	return NG_OK;
+}
+
+/* The session's measure: the size's share of what is left of the budget. */
+ng_status ng_as_measure(struct ng_session *s, void *state, size_t size)
+{
+	struct ng_as *as = state;
+	uint64_t t_size0 = ng_timer_now(as->tm);
+	double size_budget = 0.0;
+
+	if (as->client) {
+		double used = ng_timer_us(as->tm, t_size0 - as->t_run0);
+
+		size_budget = (as->budget_us - used) / (double)(as->run->nsizes - s->index);
+		if (as->max_size_us > 0.0 && size_budget > as->max_size_us)
+			size_budget = as->max_size_us;
+	}
+	return ng_as_measure_size(as, size, t_size0, size_budget);
+}
+
+ng_status ng_as_agree(struct ng_as *as, size_t *list, size_t *n_p, size_t cap)
+{
+	size_t len = (cap + 1) * sizeof(uint64_t);
+	uint64_t *mine = calloc(3 * (cap + 1), sizeof(*mine)), *cl;
+	ng_status st;
+
+	if (!mine) {
+		ng_error("%s: out of memory", as->ops->name);
+		return NG_ERR_NOMEM;
+	}
+	if (as->client) {
+		mine[0] = *n_p < cap ? *n_p : cap;
+		for (size_t i = 0; i < mine[0]; i++)
+			mine[i + 1] = list[i];
+	}
+	st = ng_boot_allgather(as->run->boot, mine, len, mine + cap + 1);
+	if (st != NG_OK)
+		goto out_free;
+	cl = mine + (cap + 1) * (size_t)(1 + (as->client ? as->me : as->peer));
+	if (cl[0] > cap) {
+		st = ng_peer_bad("list of sizes", as->client ? as->me : as->peer, "longer than the sizes");
+		goto out_free;
+	}
+	*n_p = (size_t)cl[0];
+	for (size_t i = 0; i < *n_p; i++) {
+		if (cl[i + 1] >= as->run->nsizes) {
+			st = ng_peer_bad("list of sizes", as->client ? as->me : as->peer,
+			                 "a size not measured");
+			goto out_free;
+		}
+		list[i] = (size_t)cl[i + 1];
+	}
+out_free:
+	free(mine);
+	return st;
+}
+
+ng_status ng_as_remeasure(struct ng_session *s, struct ng_as *as, size_t index, double budget_us)
+{
+	size_t size = as->run->sizes[index];
+	ng_status st;
+
+	as->redo = index + 1;
+	st = ng_as_measure_size(as, size, ng_timer_now(as->tm), budget_us);
+	if (st == NG_OK)
+		st = ng_as_report(s, as, size);
+	as->redo = 0;
+	return st;
 }
 
 /* The session's report: the server's o_r samples to the reporting rank,

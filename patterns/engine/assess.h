@@ -173,6 +173,9 @@ struct ng_as {
 	/* results, rank 0 */
 	json_t *sizes;   /* the block's "sizes" array */
 	uint64_t t_run0; /* start of the run (ticks) */
+	/* the size being measured again (ng_as_remeasure): its index in
+	 * run->sizes + 1; 0 in the loop over the sizes */
+	size_t redo;
 };
 
 /* ---- the session's steps (session.h) --------------------------------------- */
@@ -195,6 +198,21 @@ ng_status ng_as_report(struct ng_session *s, void *state, size_t size);
 
 /* Conclude, after every size: ops->finish on the reporting rank. */
 ng_status ng_as_conclude(struct ng_session *s, void *state);
+
+/*
+ * Measuring sizes again, from a pattern's conclude step before it calls
+ * ng_as_conclude (collective: both ranks call both, alike).
+ * ng_as_agree: the client's @list[0..*n_p) of indices into run->sizes (at
+ * most @cap; the server's input is ignored) becomes every rank's, in @list
+ * and *n_p; NG_ERR_PROTO when what arrives names no measured size.
+ * ng_as_remeasure: the size run->sizes[@index] measured again as in the
+ * loop (probe, batches), the client spending at most @budget_us on it
+ * beyond its first batch, and reported with as->redo = @index + 1, so that
+ * ops->report knows the size was measured before (and may replace its row,
+ * core/results.h ng_row_replace).
+ */
+ng_status ng_as_agree(struct ng_as *as, size_t *list, size_t *n_p, size_t cap);
+ng_status ng_as_remeasure(struct ng_session *s, struct ng_as *as, size_t index, double budget_us);
 
 /* Teardown: ops->teardown, then what ng_as_setup allocated; safe after a
  * partial setup. */

@@ -35,6 +35,7 @@ struct ng_rng {
 enum {
 	NG_RNG_STREAM_PAIRS = 1,  /* ng_pairs_random */
 	NG_RNG_STREAM_SERVER = 2, /* ng_server_pick */
+	NG_RNG_STREAM_MATRIX = 3, /* matrix: the ring offsets of a sampled run */
 };
 
 void ng_rng_seed(struct ng_rng *r, uint64_t seed, uint64_t stream);

@@ -506,16 +506,27 @@ static void ng_sampler_note(struct ng_sampler *s, struct ng_row *row, const char
 		return;
 	s->noted = true;
 	if (st->unstable) {
-		ng_warn(
+		double pct = st->median != 0.0 ? fabs(s->halves_shift / st->median) * 100.0 : 0.0;
+
+		ng_results_note(
+		    s->run->results, "unstable",
+		    "drifted between the halves of their samples (by up to %s of the median; flagged "
+		    "\"unstable\" in their rows): the host was busy or the path changed; see "
+		    "doc/validation.md",
+		    pct,
 		    "%s: size %zu: the second half of the samples of %s differs from the first (rank test "
-		    "p = %.2g, the second half's median %+.4g from the first's, the row's median %.4g): the "
-		    "measurement drifted (flagged \"unstable\" in the row's statistics)",
+		    "p = %.2g, the second half's median %+.4g from the first's, the row's median %.4g): "
+		    "the measurement drifted (flagged \"unstable\" in the row's statistics)",
 		    s->name, s->size, key, s->halves_p, s->halves_shift, st->median);
 		return;
 	}
-	ng_warn(
-	    "%s: size %zu: the samples of %s alternate between two levels, so their median may lie between "
-	    "them (flagged \"alternating\" in the row's statistics)",
+	ng_results_note(
+	    s->run->results, "alternating",
+	    "alternate between two levels (flagged \"alternating\" in their rows): a median may lie "
+	    "between them; see doc/validation.md",
+	    0.0,
+	    "%s: size %zu: the samples of %s alternate between two levels, so their median may lie "
+	    "between them (flagged \"alternating\" in the row's statistics)",
 	    s->name, s->size, key);
 }
 

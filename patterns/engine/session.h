@@ -73,6 +73,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "gclock.h"
 
@@ -143,6 +144,11 @@ struct ng_session {
 	const size_t *sizes;
 	size_t nsizes;
 	ng_status status; /* for finish and teardown: NG_OK or the first error */
+	/* the last measurement's wall time and size (the watchdog's expected
+	 * time of a call in the next, core/watchdog.h) */
+	uint64_t last_ns;
+	size_t last_size;
+	uint64_t last_calls; /* the calls this rank completed in it */
 	/* With NG_SESSION_WINDOWS (and NG_SESSION_WINDOWS_MANY beyond two
 	 * ranks): the windows; a step may set gc.idle for a rank that sits out
 	 * a measurement (gclock.h). */

@@ -80,8 +80,9 @@ for w in r["warnings"]:
     n = sum(1 for l in err if l.endswith("warning: " + w["message"]))
     assert n == 1, (w, n, err)
     assert sum(1 for l in out if l == "# warning (%s): %s" % (w["kind"], w["message"])) == 1, (w, out)
-# (a note on a measured row, "warning: PATTERN: size N: ...", is the statistics', not a validity warning)
-notes = [l for l in err if re.search(r"warning: [a-z0-9-]+: size [0-9]+: ", l)]
+# (the notes on measured rows, "warning: PATTERN: N of M sizes drifted ..." or "... alternate ..." after the
+# table, "warning: PATTERN: size N: ..." with --verbose, are the statistics', not validity warnings)
+notes = [l for l in err if re.search(r"warning: [a-z0-9-]+: (size [0-9]+: |[0-9]+ of [0-9]+ sizes? (drifted|alternate) )", l)]
 assert sum(1 for l in err if "warning: " in l) - len(notes) == len(kinds), err
 EOF
 	then pass "$file: warnings $* once each, stderr, file, table"; else fail "$file: warnings $*"; fi
@@ -107,7 +108,7 @@ fi
 # --quiet-warnings: off stderr, still in the file and the table.
 if run 0 "$NGAUGE" -x tcp -p pingpong -s 1,64 -c 50 --pin 0,1 --timer tsc --quiet-warnings -o "$T/q.json"; then
 	# (a note on a measured row is the statistics', not a validity warning: not counted)
-	grep -Ev "warning: [a-z0-9-]+: size [0-9]+: " "$T/err" | grep -q "warning" &&
+	grep -Ev "warning: [a-z0-9-]+: (size [0-9]+: |[0-9]+ of [0-9]+ sizes? (drifted|alternate) )" "$T/err" | grep -q "warning" &&
 		fail "--quiet-warnings: stderr has $(cat "$T/err")" || pass "--quiet-warnings: stderr quiet"
 	pycheck "$T/q.json" "--quiet-warnings: the file has the warnings, the parameter recorded" '
 assert len(r["warnings"]) == 4 and r["parameters"]["quiet-warnings"] is True

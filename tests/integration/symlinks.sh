@@ -85,7 +85,7 @@ fi
 run 0 env TMPDIR="$D" "$NGAUGE" report "$D/x.json" -o "$D/r.html" && real "$D/r.html" &&
 	head -1 "$D/r.html" | grep -q '<!DOCTYPE html>' && grep -q '</html>' "$D/r.html" &&
 	pass "report -o r.html: a real, complete page" || fail "report -o r.html: $(cat "$T/err")"
-cmp_args=("$D/x.json" "$D/y.json" -o "$D/c.json")
+cmp_args=("$D/x.json" "$D/y.json" --single-run -o "$D/c.json")
 [ $HAVE_GNUPLOT = 1 ] && cmp_args+=(--plot "$D/cf.svg")
 run_limited 120 "$NGAUGE" "$T/out" "$T/err" "$NGAUGE" compare "${cmp_args[@]}" >&2
 rc=$?
@@ -132,7 +132,7 @@ for bad in $'a\nb' $'a\tb' $'a\x7fb' $'a\x01b'; do
 	run 2 "$NGAUGE" report "$D/x.json" -o "$D/$bad.html" && [ "$(wc -l <"$T/err")" = 1 ] &&
 		grep -q 'control character' "$T/err" && pass "report -o $shown.html refused in one line, exit 2" ||
 		fail "report -o $shown.html: $(cat "$T/err")"
-	run 2 "$NGAUGE" compare "$D/x.json" "$D/y.json" -o "$D/$bad.json" && [ "$(wc -l <"$T/err")" = 1 ] &&
+	run 2 "$NGAUGE" compare "$D/x.json" "$D/y.json" --single-run -o "$D/$bad.json" && [ "$(wc -l <"$T/err")" = 1 ] &&
 		grep -q 'control character' "$T/err" && pass "compare -o $shown.json refused in one line, exit 2" ||
 		fail "compare -o $shown.json: $(cat "$T/err")"
 done

@@ -2,8 +2,8 @@
 /*
  * Unit test of the "tcp" module without the driver.
  *
- * Built from this file, the tcp module's sources (modules/tcp/tcp.c,
- * modules/tcp/tcp_setup.c) and the core's bootstrap helpers (core/bootstrap.c
+ * Built from this file, the tcp module's sources (modules/tcp/tcp_data.c,
+ * tcp_conn.c, tcp_setup.c) and the core's bootstrap helpers (core/bootstrap.c
  * for ng_boot_bcast and ng_boot_may_connect, core/allow.c) only, not
  * libngauge: it provides the few core functions they call (ng_error,
  * ng_warn; ng_config_read: tcp_unit_config.c) and a fake bootstrap.  Each scenario forks its ranks; the
@@ -51,9 +51,19 @@
  *   cancel       SIGALRM (no SA_RESTART) sets the cancel flag during a
  *                blocking recv and during a wait: NG_ERR_CANCELLED
  *   memory       alloc alignment and size; close() frees unfreed blocks
+ *   simultaneous both ranks send first (8 isends each, a simultaneous
+ *                connect when lazy), then take turns with blocking calls of
+ *                odd sizes: every byte checked, one connection open at the
+ *                end, none made at open when lazy
+ *   cycle        3 ranks: rank 0 sends to 1 while 1 waits for 2, which
+ *                waits for 0 before it sends to 1: a first send waits for
+ *                nobody (lazy); rank 0 ends with 2 connections
  *
- * Every scenario runs twice: with --tcp-poll sleep (blocking calls, poll())
- * and with --tcp-poll spin (non-blocking calls in a loop).
+ * Every scenario runs four times: --connect eager and lazy (connections on
+ * first use; the death scenarios first make one round trip so that the
+ * pair is connected, and refused/redirected expect the failure at first
+ * use instead of at open), each with --tcp-poll sleep (blocking calls,
+ * poll()) and with --tcp-poll spin (non-blocking calls in a loop).
  *
  * Output: one "ok"/"not ok" line per scenario and mode; exit 0 when all pass, 1 when
  * one fails, 77 (skipped) when no loopback TCP is available.
@@ -73,6 +83,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 #include "allow.h"
 #include "bootstrap.h"
@@ -130,8 +142,10 @@ void ng_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
-/* --tcp-poll of every instance: main() runs the scenarios once per mode. */
+/* --tcp-poll of every instance, and --connect lazy: main() runs the
+ * scenarios once per combination. */
 static const char *poll_mode = "sleep";
+static bool lazy;
 
 /* The value of option @name as text, NULL when not given: what
  * tcp_unit_config.c's ng_config_read reads. */
@@ -285,9 +299,43 @@ static ng_status open_tcp(struct ng_boot *b, const struct ng_args *a, double tim
 	    .args = a,
 	    .cancel = &cancel_flag,
 	    .timeout_s = timeout_s,
+	    .connect_lazy = lazy,
 	};
 
 	return ng_module_tcp.ops->open(&ng_module_tcp, &env, c_p);
+}
+
+/* The module's counter @key (its report block), -1 when absent. */
+static long long tcp_counter(struct ng_comm *c, const char *key)
+{
+	json_t *j = ng_module_tcp.ops->report(c);
+	long long v = -1;
+
+	if (j && json_is_integer(json_object_get(j, key)))
+		v = (long long)json_integer_value(json_object_get(j, key));
+	json_decref(j);
+	return v;
+}
+
+/* Lazy connections: one round trip between ranks 0 and 1 connects them,
+ * so that what follows starts from a connected pair. */
+static ng_status warm_pair(struct ng_boot *b, struct ng_comm *c)
+{
+	unsigned char x = 1;
+	ng_status st = NG_OK;
+
+	if (!lazy || b->rank > 1)
+		return NG_OK;
+	if (b->rank == 0) {
+		st = ng_send(c, 1, &x, 1);
+		if (!st)
+			st = ng_recv(c, 1, &x, 1);
+	} else {
+		st = ng_recv(c, 0, &x, 1);
+		if (!st)
+			st = ng_send(c, 0, &x, 1);
+	}
+	return st;
 }
 
 static const struct ng_args default_args = {.bind = NULL, .port = NULL};
@@ -804,11 +852,15 @@ static int t_refused(struct ng_boot *b)
 		          strstr(last_error, "127.0.0.2"),
 		      "error \"%s\"", last_error);
 		CHECK(c == NULL, "no instance");
-	} else {
+	} else if (!lazy) {
 		/* Nobody connects to rank 0's own listener either. */
 		CHECK_ST(open_tcp(b, &default_args, 0.5, &c), NG_ERR_TIMEOUT);
 		CHECK(strstr(last_error, "timed out waiting for ranks 1 to connect"), "error \"%s\"",
 		      last_error);
+	} else {
+		/* Nothing to wait for at open. */
+		CHECK_ST(open_tcp(b, &default_args, 0.5, &c), NG_OK);
+		ng_module_tcp.ops->close(c);
 	}
 	return 0;
 }
@@ -889,10 +941,34 @@ static int redirected_check(struct hub_ctx *h)
 	return 0;
 }
 
+/* Lazy: the open succeeds; the first send goes out (it waits for nothing),
+ * the first receive reads the answer and fails. */
+static int t_redirected_lazy(struct ng_boot *b)
+{
+	struct ng_comm *c = NULL;
+	unsigned char x = 0;
+
+	for (int k = 0; k < 2; k++) {
+		CHECK_ST(open_tcp(b, &default_args, 1.0, &c), NG_OK);
+		if (b->rank == 1) {
+			last_error[0] = '\0';
+			CHECK_ST(ng_send(c, 0, &x, 1), NG_OK);
+			CHECK_ST(ng_recv(c, 0, &x, 1), NG_ERR_PROTO);
+			CHECK(strstr(last_error, "bad handshake") && strstr(last_error, "expected rank 0") &&
+			          strstr(last_error, k ? "not an ngauge tcp connection" : "wrong rank"),
+			      "error \"%s\"", last_error);
+		}
+		ng_module_tcp.ops->close(c);
+	}
+	return 0;
+}
+
 static int t_redirected(struct ng_boot *b)
 {
 	struct ng_comm *c = NULL;
 
+	if (lazy)
+		return t_redirected_lazy(b);
 	if (b->rank == 1) {
 		last_error[0] = '\0';
 		CHECK_ST(open_tcp(b, &default_args, 1.0, &c), NG_ERR_PROTO);
@@ -950,6 +1026,7 @@ static int t_death_recv(struct ng_boot *b)
 
 	CHECK_ST(open_tcp(b, &default_args, 0, &c), NG_OK);
 	CHECK_ST(ng_alloc(c, 1000, (void **)&buf), NG_OK);
+	CHECK_ST(warm_pair(b, c), NG_OK);
 	CHECK_ST(ng_boot_barrier(b), NG_OK);
 	if (b->rank == 1)
 		raise(SIGKILL);
@@ -970,6 +1047,7 @@ static int t_death_wait(struct ng_boot *b)
 	CHECK_ST(open_tcp(b, &default_args, 0, &c), NG_OK);
 	CHECK_ST(ng_alloc(c, 8u << 20, (void **)&buf), NG_OK);
 	memset(buf, 0, 8u << 20);
+	CHECK_ST(warm_pair(b, c), NG_OK);
 	CHECK_ST(ng_boot_barrier(b), NG_OK);
 	if (b->rank == 1)
 		raise(SIGKILL);
@@ -994,6 +1072,7 @@ static int t_death_send(struct ng_boot *b)
 	CHECK_ST(open_tcp(b, &default_args, 0, &c), NG_OK);
 	CHECK_ST(ng_alloc(c, 65536, (void **)&buf), NG_OK);
 	memset(buf, 0, 65536);
+	CHECK_ST(warm_pair(b, c), NG_OK);
 	CHECK_ST(ng_boot_barrier(b), NG_OK);
 	if (b->rank == 1)
 		raise(SIGKILL);
@@ -1106,6 +1185,88 @@ static int t_memory(struct ng_boot *b)
 		ng_free(c, p[i]);
 	ng_free(c, NULL);
 	ng_module_tcp.ops->close(c); /* releases the odd ones */
+	return 0;
+}
+
+/* Lazy: both ranks send first (a simultaneous connect), blocking and
+ * non-blocking, then take turns; the pair ends with one connection. */
+static int t_simultaneous(struct ng_boot *b)
+{
+	struct ng_comm *c;
+	unsigned char *sbuf, *rbuf;
+	struct ng_req sr[8], rr[8];
+	int peer = 1 - b->rank;
+	size_t i, n = 4096;
+
+	CHECK_ST(open_tcp(b, &default_args, 0, &c), NG_OK);
+	CHECK_ST(ng_alloc(c, 8 * n, (void **)&sbuf), NG_OK);
+	CHECK_ST(ng_alloc(c, 8 * n, (void **)&rbuf), NG_OK);
+	CHECK_ST(ng_boot_barrier(b), NG_OK);
+	for (i = 0; i < 8; i++) {
+		fill(sbuf + i * n, n, tag_of(b->rank, peer, n, i));
+		CHECK_ST(ng_isend(c, peer, sbuf + i * n, n, &sr[i]), NG_OK);
+	}
+	for (i = 0; i < 8; i++)
+		CHECK_ST(ng_irecv(c, peer, rbuf + i * n, n, &rr[i]), NG_OK);
+	for (i = 0; i < 8; i++)
+		CHECK_ST(ng_wait(c, &rr[i]), NG_OK);
+	for (i = 0; i < 8; i++)
+		CHECK_ST(ng_wait(c, &sr[i]), NG_OK);
+	for (i = 0; i < 8; i++)
+		CHECK(check(rbuf + i * n, n, tag_of(peer, b->rank, n, i)) == n, "message %zu", i);
+	/* Turns: the higher rank's sends move to the kept connection, the
+	 * lower rank reads the other to its end. */
+	for (i = 0; i < 20; i++) {
+		size_t len = 1 + i * 997;
+
+		if (b->rank == (int)(i % 2)) {
+			fill(sbuf, len, tag_of(b->rank, peer, len, i));
+			CHECK_ST(ng_send(c, peer, sbuf, len), NG_OK);
+		} else {
+			CHECK_ST(ng_recv(c, peer, rbuf, len), NG_OK);
+			CHECK(check(rbuf, len, tag_of(peer, b->rank, len, i)) == len, "turn %zu", i);
+		}
+	}
+	CHECK(tcp_counter(c, "open") == 1, "%lld connections open at the end, expected 1",
+	      tcp_counter(c, "open"));
+	CHECK(tcp_counter(c, "connections_at_open") == (lazy ? 0 : 1), "connections at open");
+	ng_module_tcp.ops->close(c);
+	return 0;
+}
+
+/* Lazy: a first send waits for nobody.  Rank 0 sends to 1, then to 2; rank
+ * 1 waits for 2 first; rank 2 waits for 0 before it sends to 1.  Rank 1 is
+ * busy elsewhere when rank 0 connects to it. */
+static int t_cycle(struct ng_boot *b)
+{
+	struct ng_comm *c;
+	unsigned char buf[64];
+
+	CHECK_ST(open_tcp(b, &default_args, 0, &c), NG_OK);
+	switch (b->rank) {
+	case 0:
+		fill(buf, sizeof(buf), 1);
+		CHECK_ST(ng_send(c, 1, buf, sizeof(buf)), NG_OK);
+		fill(buf, sizeof(buf), 2);
+		CHECK_ST(ng_send(c, 2, buf, sizeof(buf)), NG_OK);
+		break;
+	case 1:
+		CHECK_ST(ng_recv(c, 2, buf, sizeof(buf)), NG_OK);
+		CHECK(check(buf, sizeof(buf), 21) == sizeof(buf), "from rank 2");
+		CHECK_ST(ng_recv(c, 0, buf, sizeof(buf)), NG_OK);
+		CHECK(check(buf, sizeof(buf), 1) == sizeof(buf), "from rank 0");
+		break;
+	default:
+		CHECK_ST(ng_recv(c, 0, buf, sizeof(buf)), NG_OK);
+		CHECK(check(buf, sizeof(buf), 2) == sizeof(buf), "from rank 0");
+		fill(buf, sizeof(buf), 21);
+		CHECK_ST(ng_send(c, 1, buf, sizeof(buf)), NG_OK);
+		break;
+	}
+	CHECK_ST(ng_boot_barrier(b), NG_OK);
+	/* Descriptors follow the peers used: rank 0 talked to 2, rank 1 to 2. */
+	CHECK(tcp_counter(c, "open") == 2 || b->rank != 0, "rank 0: %lld open", tcp_counter(c, "open"));
+	ng_module_tcp.ops->close(c);
 	return 0;
 }
 
@@ -1229,8 +1390,11 @@ int main(int argc, char **argv)
 	    {"timeout", 2, t_timeout, NULL, -1, NULL},
 	    {"cancel", 2, t_cancel, NULL, -1, NULL},
 	    {"memory", 2, t_memory, NULL, -1, NULL},
+	    {"simultaneous", 2, t_simultaneous, NULL, -1, NULL},
+	    {"cycle", 3, t_cycle, NULL, -1, NULL},
 	};
-	static const char *const modes[] = {"sleep", "spin"};
+	static const char *const modes[] = {"sleep", "spin", "sleep", "spin"};
+	static const char *const connects[] = {"eager", "eager", "lazy", "lazy"};
 	size_t i, n = sizeof(scenarios) / sizeof(scenarios[0]), k = 0;
 	int failed = 0;
 
@@ -1239,24 +1403,25 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	printf("1..%zu\n", 2 * n);
+	printf("1..%zu\n", 4 * n);
 	fflush(stdout);
-	for (size_t m = 0; m < 2; m++) {
+	for (size_t m = 0; m < 4; m++) {
 		poll_mode = modes[m];
+		lazy = !strcmp(connects[m], "lazy");
 		for (i = 0; i < n; i++) {
 			double t0 = now_s();
 			int bad;
 
 			k++;
 			if (argc > 1 && strcmp(argv[1], scenarios[i].name)) {
-				printf("ok %zu - %s %s # SKIP not selected\n", k, modes[m],
+				printf("ok %zu - %s %s %s # SKIP not selected\n", k, connects[m], modes[m],
 				       scenarios[i].name);
 				continue;
 			}
 			bad = run(&scenarios[i]);
 			failed |= bad;
-			printf("%s %zu - %s %s (%.2f s)\n", bad ? "not ok" : "ok", k, modes[m],
-			       scenarios[i].name, now_s() - t0);
+			printf("%s %zu - %s %s %s (%.2f s)\n", bad ? "not ok" : "ok", k, connects[m],
+			       modes[m], scenarios[i].name, now_s() - t0);
 			fflush(stdout);
 		}
 	}

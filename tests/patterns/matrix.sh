@@ -100,6 +100,43 @@ if command -v gnuplot >/dev/null; then
 		grep -q "tcp 127.0.0.1" "$T/rep.html" && pass "report: the matrix section" || fail "report of a matrix file"
 fi
 
+# Sampling: whole ring offsets drawn with --seed, summaries by rank and by node, the matrices only on request.
+for order in pair shift; do
+	run 0 "$NGAUGE" -x tcp --np 8 -p matrix --matrix-order $order --matrix-pairs 10 -s 1 -c 5 -w 2 --bw-window 4 \
+		--verify -o "$T/samp-$order.json" && pycheck "$T/samp-$order.json" "sampled ($order): 2 offsets, 16 pairs, every rank twice out and twice in, no matrices" "
+b = r['matrix']
+assert b['sampled'] is True and b['cells'] is False and len(b['offsets']) == 2, b['offsets']
+assert all(1 <= d <= 7 for d in b['offsets']) and b['offsets'] == sorted(set(b['offsets']))
+row = r['results'][0]
+assert row['pairs'] == 16 and row['latency_us']['n'] == 16, row
+assert row['verified'] > 0
+e = b['sizes'][0]
+assert e['pairs'] == 16 and 'latency_us' not in e and 'bandwidth_MBps' not in e
+assert [x['rank'] for x in e['by_rank']] == list(range(8))
+for x in e['by_rank']:
+    for k in ('out_latency_us', 'in_latency_us', 'out_bandwidth_MBps', 'in_bandwidth_MBps'): assert x[k] > 0, x
+assert len(e['by_node']) == 1 and e['by_node'][0]['ranks'] == 8 and e['by_node'][0]['pairs_within'] == 16
+assert e['by_node'][0]['pairs_out'] == 0 and e['by_node'][0]['latency_out_us'] is None
+t = r['tcp']
+assert t['open'] <= 6, t   # its 4 partners and 2 ring neighbours at most, not 7 + ...
+"
+done
+run 0 "$NGAUGE" -x tcp --np 8 -p matrix --matrix-pairs 8 --matrix-cells --seed 7 -s 1 -c 5 -w 2 --bw-window 4 \
+	-o "$T/cells.json" && pycheck "$T/cells.json" "--matrix-cells: the matrices, null for the pairs not measured" "
+b = r['matrix']
+d = b['offsets'][0]
+m = b['sizes'][0]['latency_us']
+assert b['cells'] is True and len(b['offsets']) == 1 and len(m) == 8
+for i in range(8):
+    for j in range(8):
+        assert (m[i][j] is not None) == ((j - i) % 8 == d), (i, j, d)
+"
+run 0 "$NGAUGE" -x tcp --np 4 -p matrix --matrix-pairs 1000000 -s 1 -c 5 -w 2 --bw-window 4 -o "$T/all.json" &&
+	pycheck "$T/all.json" "--matrix-pairs above N (N - 1): every pair, the matrices kept" "
+b = r['matrix']
+assert b['sampled'] is False and b['cells'] is True and b['offsets'] == [1, 2, 3] and r['results'][0]['pairs'] == 12
+"
+
 # Bad values: exit 2, one line that names the option.
 bad() {
 	local what=$1
@@ -115,4 +152,5 @@ bad --matrix-outlier --matrix-outlier x
 bad --matrix-order --matrix-order ring
 bad --bw-window --bw-window 0
 bad --bw-window --bw-window 2000000
+bad --matrix-pairs --matrix-pairs -1
 finish

@@ -8,7 +8,8 @@
 #     spinning rank (cores left idle by the rest of the host, measured before the runs), best of three runs;
 #     on fewer the values are printed, not judged (a rank without a core at the start time starts when one
 #     frees: tens of us on 2 cores).
-#   - the same mechanism with one client (--np 2): below 5 us in one of three runs where 2 cores are idle.
+#   - the same mechanism with one client (--np 2): below 5 us in one of up to three runs during which the rest
+#     of the host left both cores free (its CPU time measured around each run; other runs printed, not judged).
 #   - a skew of 1,000 us and 50 ppm injected into rank 1 with --sync force --timer clock: a fitted model, the
 #     rows still carry the spread, the bound is the two largest offset bounds of the model grown to the start
 #     (at least the largest rank's bound); the spread within the bound where the cores suffice.
@@ -32,6 +33,30 @@ print(int((i1 - i0) / (t1 - t0) * os.cpu_count() + 0.2))'
 }
 CORES=$(idle)
 echo "cores idle before the runs: $CORES of $(nproc)"
+
+# The host is shared (meson runs another test beside this one): a run is judged only if the rest of the host
+# took less than 0.2 of a core while it ran: the host's busy time (/proc/stat) less this shell's children's
+# CPU time, over the run's wall time.  snap sets SNAP to "busy_s wall_s children_s"; bash's times must run in
+# this shell (in a subshell it counts the subshell's own children), so its output goes through a file.
+snap() {
+	times >"$T/times"
+	SNAP="$(python3 -c '
+import os, re, sys, time
+f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+m = [float(a or 0) * 60 + float(b) for a, b in re.findall(r"(?:(\d+)m)?([\d.]+)s", open(sys.argv[1]).read().splitlines()[1])]
+print("%.3f %.6f %.3f" % ((sum(f) - f[3] - f[4]) / os.sysconf("SC_CLK_TCK"), time.monotonic(), sum(m)))' "$T/times")"
+}
+others_begin() { snap; OTHERS0=$SNAP; }
+# others_end: BUSY_OTHERS, the cores the rest of the host took since others_begin
+others_end() {
+	snap
+	BUSY_OTHERS=$(python3 -c '
+import sys
+b0, t0, c0, b1, t1, c1 = map(float, sys.argv[1:])
+print("%.2f" % max(0.0, ((b1 - b0) - (c1 - c0)) / max(t1 - t0, 1e-3)))' $OTHERS0 $SNAP)
+}
+# quiet X: exit 0 when X (cores the others took) is below 0.2
+quiet() { python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) < 0.2 else 1)' "$1"; }
 
 # spreads FILE: the rows' start spreads, one line
 spreads() {
@@ -79,17 +104,26 @@ else
 	echo "note: n1 --np 4: the 5 us spread not judged: 4 spinning ranks, $CORES idle cores (values above)"
 fi
 
-# 2. the mechanism where every rank has a core
-for try in 1 2 3; do
+# 2. the mechanism where every rank has a core: judged on the runs during which the rest of the host left both
+# cores free (up to five runs; a run beside another test's work is printed, not judged)
+judged=0 good=0
+for try in 1 2 3 4 5; do
+	others_begin
 	run 0 "$NGAUGE" --np 2 -x tcp -p n1 -s $SIZES -c 300 -w 20 -o "$T/two$try.json" || break
-	echo "n1 --np 2, shared clock, run $try: spreads (us) $(spreads "$T/two$try.json")"
-	below "$T/two$try.json" 5 && break
+	others_end; busy_others=$BUSY_OTHERS
+	echo "n1 --np 2, shared clock, run $try: spreads (us) $(spreads "$T/two$try.json"), others took $busy_others cores"
+	if [ "$CORES" -ge 2 ] && quiet "$busy_others"; then
+		judged=$((judged + 1))
+		below "$T/two$try.json" 5 && { good=1; break; }
+		[ "$judged" -ge 3 ] && break
+	fi
 done
-if [ "$CORES" -ge 2 ]; then
-	below "$T/two$try.json" 5 && pass "n1 --np 2, shared clock: every row's spread below 5 us (run $try)" ||
-		fail "n1 --np 2, shared clock: a spread of 5 us or more in each of three runs"
+if [ "$good" = 1 ]; then
+	pass "n1 --np 2, shared clock: every row's spread below 5 us (run $try)"
+elif [ "$judged" -gt 0 ]; then
+	fail "n1 --np 2, shared clock: a spread of 5 us or more in each of $judged run(s) with both cores free"
 else
-	echo "note: n1 --np 2: the 5 us spread not judged: 2 spinning ranks, $CORES idle cores (values above)"
+	echo "note: n1 --np 2: the 5 us spread not judged: no run had 2 cores free of other work (values above)"
 fi
 
 # 3. a known skew and a fitted model
@@ -102,26 +136,35 @@ for x in rows:
     # the two largest offset bounds, grown by the drift bounds to the start (within a minute of the fit)
     assert b[0] + b[1] <= x["start_bound_us"] <= b[0] + b[1] + (d[0] + d[1]) * 60, (x["start_bound_us"], b, d)
 '
-for np in 4 2; do
-	for try in 1 2 3; do
-		NGAUGE_TEST_CLOCK_SKEW=1:1000:50 run 0 "$NGAUGE" --np $np -x tcp -p n1 -s $SIZES -c 300 -w 20 \
-			--timer clock --sync force -o "$T/skew$np-$try.json" || break
-		echo "n1 --np $np, skew 1000 us / 50 ppm, --sync force, run $try: spreads (us) $(spreads "$T/skew$np-$try.json")"
-		python3 -c '
+within() {
+	python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
-sys.exit(0 if all(x["start_spread_us"] <= x["start_bound_us"] for x in r["results"]) else 1)' \
-			"$T/skew$np-$try.json" && break
+sys.exit(0 if all(x["start_spread_us"] <= x["start_bound_us"] for x in r["results"]) else 1)' "$1"
+}
+for np in 4 2; do
+	judged=0 good=0
+	for try in 1 2 3 4 5; do
+		others_begin
+		NGAUGE_TEST_CLOCK_SKEW=1:1000:50 run 0 "$NGAUGE" --np $np -x tcp -p n1 -s $SIZES -c 300 -w 20 \
+			--timer clock --sync force -o "$T/skew$np-$try.json" || break
+		others_end; busy_others=$BUSY_OTHERS
+		echo "n1 --np $np, skew 1000 us / 50 ppm, --sync force, run $try: spreads (us)" \
+			"$(spreads "$T/skew$np-$try.json"), others took $busy_others cores"
+		[ "$CORES" -ge "$np" ] && quiet "$busy_others" || { [ "$try" -ge 3 ] && break; continue; }
+		judged=$((judged + 1))
+		within "$T/skew$np-$try.json" && { good=1; break; }
+		[ "$judged" -ge 3 ] && break
 	done
 	pycheck "$T/skew$np-$try.json" "n1 --np $np, skew, --sync force: the rows carry the spread and the model's bound" \
 		"$KEYS$SKEW"
-	if [ "$CORES" -ge "$np" ]; then
-		pycheck "$T/skew$np-$try.json" "n1 --np $np, skew, --sync force: every spread within the clock model's bound" '
-for x in r["results"]:
-    assert x["start_spread_us"] <= x["start_bound_us"], x
-'
+	if [ "$good" = 1 ]; then
+		pass "n1 --np $np, skew, --sync force: every spread within the clock model's bound (run $try)"
+	elif [ "$judged" -gt 0 ]; then
+		fail "n1 --np $np, skew, --sync force: a spread beyond the model's bound in each of $judged run(s) with the cores free"
 	else
-		echo "note: n1 --np $np, skew: the spread against the bound not judged: $np spinning ranks, $CORES idle cores"
+		echo "note: n1 --np $np, skew: the spread against the bound not judged: $np spinning ranks, no run with" \
+			"$np cores free of other work"
 	fi
 done
 

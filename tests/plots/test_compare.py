@@ -6,6 +6,7 @@
 
 - emu over tcp with an injected o_s of 10 and 11 us (a pingpong's half round trip is o_s there): every size
   "slower", its interval holding the true ratio 1.1, the rank test's p-value small, exit 3;
+- one run a side without --single-run: exit 2 and one line saying why (the rest runs with --single-run);
 - a file compared with itself: "same" everywhere, ratio 1, exit 0; two runs with the same injection: exit 0;
 - a planted 10% regression (every latency times 1.1): exit 3 at --threshold 5, from raw samples and, with the
   samples removed, from the reported intervals (the table says so); exit 0 at --threshold 20;
@@ -76,18 +77,43 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def disturbed(a, b, a2):
+    """The sizes whose medians the host's load decided rather than the injection: a and a2 (the same o_s) more
+    than 2% apart, or b (o_s 1 us more) not 1 us (+-0.2) above a. Read from the files' rows, not from compare."""
+    med = [{x["size"]: x["latency_us"]["median"] for x in json.load(open(f))["results"]} for f in (a, b, a2)]
+    return [(s, round(med[0][s], 3), round(med[1][s], 3), round(med[2][s], 3)) for s in med[0]
+            if abs(med[2][s] / med[0][s] - 1.0) > 0.02 or abs(med[1][s] - med[0][s] - 1.0) > 0.2]
+
+
 def body(tmp):
     a, b, a2 = (os.path.join(tmp, n) for n in ("a.json", "b.json", "a2.json"))
     emu = ["-x", "emu", "-p", "pingpong", "-s", "1-4K", "-c", "200", "--raw", "--pin", "0,1"]
-    if not (measure(a, emu + ["--emu-os", "10"]) and measure(b, emu + ["--emu-os", "11"]) and
-            measure(a2, emu + ["--emu-os", "10"])):
-        check(False, "the emu runs")
-        return 1
+    # The three runs are the ground truth compare is judged against. On a loaded host a burst of load can
+    # hold up most of one size's samples (seen at load 7 beside a CPU hog: a median of 90 us at 32 B, 10 us at
+    # every other size): such a set of runs did not measure the injection, and is measured again (up to three
+    # times in all; the last set is judged whatever it holds). Compare itself plays no part in the choice.
+    for attempt in range(1, 4):
+        if not (measure(a, emu + ["--emu-os", "10"]) and measure(b, emu + ["--emu-os", "11"]) and
+                measure(a2, emu + ["--emu-os", "10"])):
+            check(False, "the emu runs")
+            return 1
+        bad = disturbed(a, b, a2)
+        if not bad:
+            break
+        print("note: attempt %d: the load decided these sizes' medians (size, o_s 10, 11, 10 again): %s%s"
+              % (attempt, bad, "; measuring again" if attempt < 3 else ""))
 
-    # ground truth: o_s 10 -> 11 us
+    # one run a side: the variance between runs is unknown, so no verdict without --single-run or --calibrate
+    p = run(["compare", a, b])
+    err = [l for l in p.stderr.splitlines() if l.strip()]
+    check(p.returncode == 2 and len(err) == 1 and "one run on a side" in err[0] and "--single-run" in err[0]
+          and "--repeat" in err[0] and not p.stdout.strip(),
+          "one run a side, no --single-run: exit 2, one line saying why, no table (%d) %r" % (p.returncode, p.stderr))
+
+    # ground truth, one run a side (--single-run): o_s 10 -> 11 us
     out = os.path.join(tmp, "c.json")
     png = os.path.join(tmp, "c.png")
-    p = run(["compare", a, b, "-o", out, "--plot", png])
+    p = run(["compare", a, b, "-o", out, "--plot", png, "--single-run"])
     check(p.returncode == 3, "o_s 10 vs 11: exit 3 (slower), got %d %s" % (p.returncode, p.stderr))
     c = json.load(open(out))
     rows = c["comparisons"][0]["rows"]
@@ -109,7 +135,10 @@ def body(tmp):
     rel = sorted(r["ratio"] / truth[r["size"]] for r in rows)
     check(abs(rel[len(rel) // 2] - 1.0) <= 0.01,
           "o_s 10 vs 11: the sizes' median of ratio / true ratio within 1%% of 1: %.4f" % rel[len(rel) // 2])
-    check(all(r["method"] == "bootstrap" and r["p_value"] < 1e-6 for r in rows), "bootstrap, rank test p < 1e-6")
+    # (a 10% shift over these samples gives p near 1e-70 on a quiet host; at load 6 beside a hog one size gave
+    # p above 1e-6: a rank test that works finds it below 1e-3, a broken one gives about 0.5 or 1)
+    check(all(r["method"] == "bootstrap" and r["p_value"] < 1e-3 for r in rows),
+          "bootstrap, rank test p < 1e-3: %s" % [(r["size"], r["p_value"]) for r in rows])
     check(c["metric"] == "latency_us" and c["slower"] is True and c["threshold_pct"] == 5, "the JSON's head")
     lines = p.stdout.splitlines()
     diff = [i for i, l in enumerate(lines) if l.startswith("#   differs: parameters.emu-os: 10")]
@@ -122,11 +151,11 @@ def body(tmp):
           "the figure has the 1.0 line and the threshold band")
 
     # the same file, and the same injection twice
-    p = run(["compare", a, a])
+    p = run(["compare", a, a, "--single-run"])
     t = rows_of(p.stdout)
     check(p.returncode == 0 and len(t) == 13 and all(r[-1] == "same" and r[4] == "1.0000" for r in t),
           "a file with itself: same everywhere, ratio 1, exit 0 (%d)" % p.returncode)
-    p = run(["compare", a, a2])
+    p = run(["compare", a, a2, "--single-run"])
     check(p.returncode == 0 and all(r[-1] == "same" for r in rows_of(p.stdout)),
           "two runs with o_s 10: same everywhere, exit 0 (%d)\n%s" % (p.returncode, p.stdout))
 
@@ -140,9 +169,9 @@ def body(tmp):
         r["raw"]["latency_us"] = [x * 1.1 for x in r["raw"]["latency_us"]]
     planted = os.path.join(tmp, "planted.json")
     json.dump(reg, open(planted, "w"))
-    p = run(["compare", a, planted, "--threshold", "5"])
+    p = run(["compare", a, planted, "--threshold", "5", "--single-run"])
     check(p.returncode == 3, "planted 10%% regression, raw samples: exit 3 at --threshold 5 (%d)" % p.returncode)
-    p = run(["compare", a, planted, "--threshold", "20"])
+    p = run(["compare", a, planted, "--threshold", "20", "--single-run"])
     check(p.returncode == 0, "planted 10%% regression: exit 0 at --threshold 20 (%d)" % p.returncode)
     for d in (doc, reg):
         for r in d["results"]:
@@ -151,7 +180,7 @@ def body(tmp):
     a_noraw, p_noraw = os.path.join(tmp, "a-noraw.json"), os.path.join(tmp, "p-noraw.json")
     json.dump(doc, open(a_noraw, "w"))
     json.dump(reg, open(p_noraw, "w"))
-    p = run(["compare", a_noraw, p_noraw, "--threshold", "5"])
+    p = run(["compare", a_noraw, p_noraw, "--threshold", "5", "--single-run"])
     check(p.returncode == 3 and "from the files' reported intervals" in p.stdout,
           "planted 10%% regression, no samples: exit 3, intervals from the reported ones, said (%d)" % p.returncode)
 
@@ -166,14 +195,14 @@ def body(tmp):
     other = copy.deepcopy(json.load(open(a)))
     other["pattern"] = "bw"
     json.dump(other, open(os.path.join(tmp, "other.json"), "w"))
-    p = run(["compare", a, os.path.join(tmp, "other.json")])
+    p = run(["compare", a, os.path.join(tmp, "other.json"), "--single-run"])
     check(p.returncode == 2 and "pattern" in p.stderr and len(p.stderr.strip().splitlines()) == 1,
           "another pattern: exit 2, one line: %r" % p.stderr)
     disjoint = copy.deepcopy(json.load(open(a)))
     for r in disjoint["results"]:
         r["size"] += 1000000
     json.dump(disjoint, open(os.path.join(tmp, "disjoint.json"), "w"))
-    p = run(["compare", a, os.path.join(tmp, "disjoint.json")])
+    p = run(["compare", a, os.path.join(tmp, "disjoint.json"), "--single-run"])
     check(p.returncode == 2 and "no row in common" in p.stderr, "no row in common: exit 2: %r" % p.stderr)
     p = run(["compare", a])
     check(p.returncode == 2, "one file: usage, exit 2")
@@ -202,7 +231,7 @@ def body(tmp):
         path = os.path.join(tmp, "m%d.json" % i)
         with open(path, "w") as f:
             f.write(json.dumps(d).replace("NaN", "null") if i % 2 else json.dumps(d))
-        p = run(["compare", a, path])
+        p = run(["compare", a, path, "--single-run"])
         err = [l for l in p.stderr.splitlines() if l.strip()]
         if p.returncode not in (0, 2, 3) or (p.returncode == 2 and len(err) != 1) or \
                 any("\x1b" in l for l in p.stdout.splitlines()):
@@ -215,7 +244,7 @@ def body(tmp):
         m, t = os.path.join(tmp, "mpi.json"), os.path.join(tmp, "tcp.json")
         if measure(t, ["-x", "tcp", "-s", "1-64K", "-c", "100"]) and measure(m, ["-x", "mpi", "-s", "1-64K", "-c", "100"]):
             mpng = os.path.join(tmp, "mt.png")
-            p = run(["compare", t, m, "--plot", mpng])
+            p = run(["compare", t, m, "--plot", mpng, "--single-run"])
             check(p.returncode in (0, 3) and "differs: module: tcp vs mpi" in p.stdout,
                   "tcp vs mpi: compared, the modules' difference listed (%d)" % p.returncode)
             size = png_size(mpng)

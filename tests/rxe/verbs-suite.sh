@@ -16,6 +16,8 @@
 # 3. valgrind: a short ibrc run with no "definitely lost" block and no memory error.
 # 4. perftest's ib_send_lat and ib_write_lat against ngauge's pingpong (ibrc send / write), side by side.
 #    The guest is emulated: the figures show orders of magnitude, never performance.
+# 4b. A peer stopped for good (SIGSTOP) after the first rows over ibrc send and write: the run ends within
+#    --timeout + 5 s with exit 1, rank 0's line (the lost rank, or where it stood) and the rows kept ("stopped").
 # 5. No device (rxe0 deleted): ngauge -x ibrc exits 1 and says how to get a Soft-RoCE device.
 #
 # NGAUGE or NGAUGE_BUILD come from meson's test environment; NGAUGE_RXE_DEVICE and NGAUGE_RXE_GID_INDEX from
@@ -183,11 +185,14 @@ run rdma-sl-tclass 0 "$N" --np 2 -x rdma --rdma-backend verbs -p pingpong -s 1,8
     --timeout 10 --rdma-poll yield --ib-sl 2 --ib-tclass 8
 gdir=/sys/class/infiniband/$dev/ports/1
 g_v1= g_v2six=
+# (bash's read, not cat: the table has hundreds of entries, and a fork costs a lot in the emulated guest)
 for f in "$gdir"/gids/*; do
     i=${f##*/}
-    g=$(cat "$f" 2>/dev/null) || continue
+    read -r g <"$f" 2>/dev/null || continue
     [ "$g" = 0000:0000:0000:0000:0000:0000:0000:0000 ] && continue
-    case "$(cat "$gdir/gid_attrs/types/$i" 2>/dev/null)" in
+    t=
+    read -r t <"$gdir/gid_attrs/types/$i" 2>/dev/null
+    case "$t" in
     *"RoCE v1"*) [ -n "$g_v1" ] || g_v1=$i ;;
     "RoCE v2") case $g in 0000:0000:0000:0000:0000:ffff:*) ;; *) [ -n "$g_v2six" ] || g_v2six=$i ;; esac ;;
     esac
@@ -340,6 +345,39 @@ PY
 elif [ "$quick" != 1 ]; then
     fail "perftest (ib_send_lat) is not installed"
 fi
+
+# ---- 4b. a peer stopped for good: the run ends within --timeout + 5 s (doc/validation.md) ---------------
+# A rank stopped with SIGSTOP after the first rows: the verbs core counts it lost, or, where its queue pair
+# still answers, the run's watchdog ends rank 0 (exit 1, either's line, the rows kept with "stopped").
+for mode in send write; do
+    rm -f "$W/hang-$mode.json"
+    "$N" -x ibrc --ib-mode $mode --ib-poll yield -p pingpong -s 1-2K:+8 -c 20 -w 1 --timeout 2 \
+        -o "$W/hang-$mode.json" >"$W/hang-$mode.out" 2>"$W/hang-$mode.err" &
+    pid=$!
+    for _ in $(seq 600); do
+        [ -s "$W/hang-$mode.json" ] && grep -q '"size"' "$W/hang-$mode.json" && break
+        sleep 0.1
+    done
+    ranks=($(pgrep -P $pid))
+    start=$EPOCHREALTIME
+    if [ -n "${ranks[1]:-}" ] && kill -STOP "${ranks[1]}"; then
+        for _ in $(seq 150); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+        kill -0 $pid 2>/dev/null && kill -9 "${ranks[@]}" $pid 2>/dev/null
+        wait $pid
+        rc=$?
+        us=$(usecs "$start")
+        kill -9 "${ranks[1]}" 2>/dev/null
+        if [ "$rc" = 1 ] && [ "$us" -le 7000000 ] && grep -Eq "rank 0: .*(no progress for .*waiting in|rank 1|lost)" "$W/hang-$mode.err" &&
+            python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r["complete"] is False and r["stopped"] and r["results"] else 1)' "$W/hang-$mode.json"; then
+            printf 'ok   %-34s exit %-3s %5d.%d s\n' "stopped-for-good-$mode" "$rc" $((us / 1000000)) $((us % 1000000 / 100000))
+        else
+            fail "stopped for good ($mode): exit $rc after $((us / 1000)) ms (--timeout 2): $(tail -3 "$W/hang-$mode.err")"
+        fi
+    else
+        fail "stopped for good ($mode): no row or no rank 1 to stop: $(tail -3 "$W/hang-$mode.err")"
+        kill -9 $pid 2>/dev/null; wait $pid
+    fi
+done
 
 # ---- 5. no device --------------------------------------------------------------------------------------
 if rdma link delete "$dev" 2>"$W/rdma-del.err"; then

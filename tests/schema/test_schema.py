@@ -51,8 +51,9 @@ KNOWN_FLOAT_COUNTS = set()
 
 # Options added after result files were written (the run's, and pingpong's one-way): the schema allows them without requiring them
 # (older files lack them); every file ngauge writes now has them (the files part checks the fresh ones).
-ADDED_LATER = {"quiet-warnings", "time", "interval", "sync", "sync-check", "ci-target", "max-time", "one-way",
-               "auth", "allow", "server-max-time", "server-max-size", "server-max-count"}
+ADDED_LATER = {"quiet-warnings", "verbose", "time", "interval", "sync", "sync-check", "ci-target", "max-time", "one-way",
+               "auth", "allow", "server-max-time", "server-max-size", "server-max-count", "repeat", "connect",
+               "matrix-pairs", "matrix-cells"}
 
 FAILS = []
 
@@ -121,6 +122,9 @@ def fresh_runs(exe, mods):
         ("tcp-loggp", tcp + ["-p", "loggp", "-s", "1,256,1K,4K", "-c", "10", "-w", "2", "--raw"]),
         ("tcp-plogp", tcp + ["-p", "plogp", "--raw"] + SMALL),
         ("tcp-alltoall-3", tcp + ["--np", "3", "-p", "alltoall", "--verify"] + SMALL),
+        ("tcp-coll-3", tcp + ["--np", "3", "-p", "coll", "--verify", "--raw", "-s", "8,4K", "-c", "3", "-w", "1"]),
+        ("tcp-coll-barrier", tcp + ["-p", "coll", "--coll-timing", "barrier", "--coll-type", "double", "-s", "8,4K",
+                                    "-c", "3", "-w", "1"]),
         ("tcp-mpbibw-4", tcp + ["--np", "4", "-p", "mpbibw", "--raw"] + SMALL),
         ("tcp-bw", tcp + ["-p", "bw", "--verify", "--bw-window", "8"] + SMALL),
         ("tcp-bibw-4", tcp + ["--np", "4", "-p", "bibw", "--raw"] + SMALL),
@@ -154,6 +158,7 @@ def fresh_runs(exe, mods):
         runs += [
             ("mpi-pingpong", mpi + ["-x", "mpi", "--timer", "mpi", "-p", "pingpong"] + SMALL),
             ("mpi-alltoall", mpi + ["-x", "mpi", "-p", "alltoall"] + SMALL),
+            ("mpi-coll", mpi + ["-x", "mpi", "-p", "coll", "-s", "8,4K", "-c", "3", "-w", "1"]),
         ]
         if "mpirma" in mods:
             runs += [("mpirma-rma", mpi + ["-x", "mpirma", "-p", "rma", "-s", "8", "-c", "5", "-w", "2"])]

@@ -95,14 +95,14 @@ SUBFLOORS = {
         # the result sink (which draws the progress line), the manifest's
         # data and its warnings (manifest.c, which gathers, is a service).
         (1, "core: a run's parts", ["core/args.[ch]", "core/bootstrap.[ch]", "core/results.[ch]",
-                                    "core/results_priv.h", "core/manifest_warn.[ch]"]),
+                                    "core/results_priv.h", "core/results_text.c", "core/manifest_warn.[ch]"]),
         # The interfaces modules and patterns are written against (pattern.h
         # calls down into the sink for its progress line).
         (2, "core: interfaces", ["core/module.[ch]", "core/caps.c", "core/pattern.h"]),
         # What a run gathers and looks up on top of them: the env block, the
         # manifest, the global clock, plugins, the registry and who reads
         # which option.
-        (3, "core: services", ["core/env.[ch]", "core/manifest.[ch]", "core/clocksync.[ch]", "core/plugin.[ch]",
+        (3, "core: services", ["core/env.[ch]", "core/manifest.[ch]", "core/clocksync.[ch]", "core/plugin.[ch]", "core/watchdog.[ch]",
                                "core/registry.[ch]", "core/readers.[ch]"]),
         # How a process becomes a rank: the launches' constructors
         # (launch.h), the bootstraps behind them, the --server loop.
@@ -117,7 +117,8 @@ SUBFLOORS = {
         # and statistics of figures, the calibrated computation, node
         # membership, the rma pattern's --verify contents.
         (0, "patterns: helpers", ["patterns/engine/common.[ch]", "patterns/engine/compute.[ch]",
-                                  "patterns/engine/nodes.[ch]", "patterns/engine/rma_check.[ch]"]),
+                                  "patterns/engine/nodes.[ch]", "patterns/engine/rma_check.[ch]",
+                                  "patterns/engine/cells.[ch]"]),
         # The measuring skeleton: samples (sampler), the global clock's
         # windows (gclock).
         (1, "patterns: measuring", ["patterns/engine/sampler.[ch]", "patterns/engine/gclock.[ch]"]),
@@ -126,7 +127,8 @@ SUBFLOORS = {
         # (overlap, skew), the rma epochs, the alltoall algorithms.
         (2, "patterns: engines", ["patterns/engine/session.[ch]", "patterns/engine/assess.[ch]",
                                   "patterns/engine/progress.[ch]", "patterns/engine/rma_epochs.[ch]",
-                                  "patterns/engine/alltoall_algos.[ch]"]),
+                                  "patterns/engine/alltoall_algos.[ch]", "patterns/engine/coll_algos.[ch]",
+                                  "patterns/engine/coll_model.[ch]"]),
         # The patterns, one file each (a new file of patterns/ is one).
         (3, "patterns: the patterns", ["patterns/*"]),
     ],

@@ -27,6 +27,8 @@ static const struct {
                       {"mpbibw", "ranks-per-node"},
                       {"pingpong", "pp"},
                       {"pingpong", "one-way"},
+                      {"pingpong", "rate"},
+                      {"pingpong", "load"},
                       {"ibrc", "ib"},
                       {"ibuc", "ib"},
                       {"ibud", "ib"},
@@ -126,6 +128,8 @@ int main(void)
 		      m->name);
 		CHECK(!(m->caps & NG_CAP_ALLTOALL) == !o->alltoall,
 		      "module '%s': alltoall flag and operation disagree", m->name);
+		CHECK(!(m->caps & NG_CAP_COLL) == !o->coll, "module '%s': coll flag and operation disagree",
+		      m->name);
 		for (size_t j = 0; j < i; j++)
 			CHECK(strcmp(ng_modules[j]->name, m->name) != 0, "module name '%s' twice", m->name);
 		check_tables(m);

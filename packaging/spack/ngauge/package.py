@@ -9,7 +9,7 @@ from spack.package import *
 class Ngauge(MesonPackage):
     """Network benchmark framework: benchmark patterns (ping-pong, bandwidth, LogGP, pLogP, alltoall,
     one-sided synchronisation, overlap) over interchangeable communication modules (TCP, MPI,
-    InfiniBand/RoCE verbs, an RDMA layer over verbs, shared memory or libfabric)."""
+    InfiniBand/RoCE verbs, UCX, an RDMA layer over verbs, shared memory or libfabric)."""
 
     # The repository this tree is published at (set it: the project has no public address yet).
     git = "https://git.example.org/ngauge.git"
@@ -22,6 +22,7 @@ class Ngauge(MesonPackage):
     variant("mpi", default=True, description="mpi and mpirma modules, MPI launch (plugin ngauge-mpi.so)")
     variant("verbs", default=True, description="ibrc, ibuc, ibud, RDMA backend verbs (plugin ngauge-verbs.so)")
     variant("libfabric", default=True, description="RDMA backend ofi (plugin ngauge-ofi.so)")
+    variant("ucx", default=True, description="ucx module (plugin ngauge-ucx.so)")
     variant("pmix", default=False, description="PMIx bootstrap of a Slurm step's tasks without MPI (srun --mpi=pmix; plugin ngauge-pmix.so)")
     variant("plots", default=True, description="ngauge plot and report draw with gnuplot")
 
@@ -33,6 +34,7 @@ class Ngauge(MesonPackage):
     depends_on("mpi", when="+mpi")
     depends_on("rdma-core", when="+verbs")
     depends_on("libfabric", when="+libfabric")
+    depends_on("ucx", when="+ucx")
     depends_on("pmix", when="+pmix")
     depends_on("gnuplot", type="run", when="+plots")
 
@@ -44,6 +46,7 @@ class Ngauge(MesonPackage):
             "-Dmpi=" + feature("mpi"),
             "-Dverbs=" + feature("verbs"),
             "-Dlibfabric=" + feature("libfabric"),
+            "-Ducx=" + feature("ucx"),
             # The Soft-RoCE tests boot a QEMU guest: not part of a package build.
             "-Drxe_tests=disabled",
             "-Dpmix=" + feature("pmix"),

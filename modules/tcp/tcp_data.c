@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The "tcp" module (tcp.h): the data path (queues, transfers, progress,
- * the module's operations), memory, the options and the descriptor.
+ * the module's operations) and memory.
  */
 #include <assert.h>
 #include <errno.h>
@@ -139,6 +139,28 @@ out_down:
 	return st;
 }
 
+/* A failure already reported where it was found (tcp_conn.c): marks @p down
+ * unless it was an interruption. */
+static ng_status ng_tcp_down(struct ng_tcp *t, struct ng_tcp_peer *p, ng_status st)
+{
+	if (st && st != NG_ERR_CANCELLED) {
+		p->err = st;
+		ng_tcp_drop(t, p, st);
+	}
+	return st;
+}
+
+/* A receive from @p whose connection is not settled (cold path): one step
+ * towards it (@flags: MSG_DONTWAIT) or, blocking, until it is.  NG_OK with
+ * ng_tcp_rx_ok() false: not yet. */
+static ng_status __attribute__((noinline))
+ng_tcp_rx_prepare(struct ng_tcp *t, struct ng_tcp_peer *p, int flags)
+{
+	ng_status st = flags ? ng_tcp_rx_step(t, p) : ng_tcp_rx_settle(t, p);
+
+	return ng_tcp_down(t, p, st);
+}
+
 /*
  * Moves the rest of @r (r->off .. r->len) over the socket of @p.  @flags:
  * MSG_DONTWAIT to stop when the socket would block, 0 to block.  Returns
@@ -147,14 +169,22 @@ out_down:
  */
 static inline ng_status ng_tcp_xfer(struct ng_tcp *t, struct ng_tcp_peer *p, struct ng_tcp_req *r, int flags)
 {
+	ng_status st;
+
 	while (r->off < r->len) {
 		size_t want = r->len - r->off;
 		ssize_t n;
 
+		/* Not settled: where its messages arrive is still to be known. */
+		if (__builtin_expect(p->slow, 0) && r->is_recv && !ng_tcp_rx_ok(p)) {
+			st = ng_tcp_rx_prepare(t, p, flags);
+			if (st || !ng_tcp_rx_ok(p))
+				return st;
+		}
 		if (r->is_recv)
-			n = recv(p->fd, r->buf + r->off, want, flags ? flags : MSG_WAITALL);
+			n = recv(p->rxfd, r->buf + r->off, want, flags ? flags : MSG_WAITALL);
 		else
-			n = send(p->fd, r->buf + r->off, want, flags | MSG_NOSIGNAL);
+			n = send(p->txfd, r->buf + r->off, want, flags | MSG_NOSIGNAL);
 		if (n > 0) {
 			r->off += (size_t)n;
 			t->moved += (uint64_t)n;
@@ -163,8 +193,15 @@ static inline ng_status ng_tcp_xfer(struct ng_tcp *t, struct ng_tcp_peer *p, str
 				return NG_ERR_CANCELLED;
 			continue;
 		}
-		if (n == 0)
+		if (n == 0) {
+			/* The end of a drained connection, between messages: the
+			 * rest comes on the kept one (tcp.h, lazy). */
+			if (p->drain && r->is_recv && r->off == 0) {
+				ng_tcp_rx_drained(t, p);
+				continue;
+			}
 			return ng_tcp_fail(t, p, "recv", 0);
+		}
 		if (errno == EINTR) {
 			if (ng_tcp_cancelled(t))
 				return NG_ERR_CANCELLED;
@@ -253,6 +290,11 @@ static ng_status ng_tcp_progress_peer(struct ng_tcp *t, struct ng_tcp_peer *p)
 			break;
 		ng_tcp_complete(t, p, &p->sq, NG_OK);
 	}
+	if (__builtin_expect(p->tx_switch, 0) && !p->sq.n && !p->err) {
+		st = ng_tcp_down(t, p, ng_tcp_tx_ready(t, p));
+		if (st)
+			return st == NG_ERR_CANCELLED ? st : NG_OK;
+	}
 	while ((r = ng_tcp_head(&p->rq))) {
 		st = ng_tcp_xfer(t, p, r, MSG_DONTWAIT);
 		if (st)
@@ -293,7 +335,8 @@ static ng_status __attribute__((noinline, cold)) ng_tcp_poll_timeout(struct ng_t
  * NG_ERR_SYS (reported). */
 static ng_status ng_tcp_poll(struct ng_tcp *t, struct ng_tcp_idle *w)
 {
-	size_t i, n = t->nactive;
+	size_t i, n = t->nactive, np = 0;
+	bool listen = false;
 	ng_status st;
 	int rc;
 
@@ -309,13 +352,35 @@ static ng_status ng_tcp_poll(struct ng_tcp *t, struct ng_tcp_idle *w)
 		return NG_ERR_CANCELLED;
 	for (i = 0; i < n; i++) {
 		struct ng_tcp_peer *p = &t->peers[t->active[i]];
+		int rfd = -1;
 
-		t->pfd_peer[i] = t->active[i];
-		t->pfds[i].fd = p->fd;
-		t->pfds[i].events = (short)((p->sq.n ? POLLOUT : 0) | (p->rq.n ? POLLIN : 0));
-		t->pfds[i].revents = 0;
+		if (p->rq.n) {
+			if (ng_tcp_rx_ok(p))
+				rfd = p->rxfd;
+			else if (p->own >= 0 && p->rep_need && (p->rxfd < 0 || p->rxfd == p->own))
+				rfd = p->own; /* its answer */
+			if (!ng_tcp_rx_ok(p))
+				listen = true;
+		}
+		if (p->sq.n && p->txfd != rfd) {
+			t->pfd_peer[np] = t->active[i];
+			t->pfds[np++] = (struct pollfd){.fd = p->txfd, .events = POLLOUT};
+		}
+		if (rfd >= 0) {
+			t->pfd_peer[np] = t->active[i];
+			t->pfds[np++] = (struct pollfd){
+			    .fd = rfd, .events = (short)(POLLIN | (p->sq.n && p->txfd == rfd ? POLLOUT : 0))};
+		}
 	}
-	rc = poll(t->pfds, n, t->timeout_ms);
+	/* A receive that waits for a connection: the listener too. */
+	if (listen) {
+		size_t k = ng_tcp_listen_fds(t, t->pfds + np);
+
+		for (i = np; i < np + k; i++)
+			t->pfd_peer[i] = -1;
+		np += k;
+	}
+	rc = poll(t->pfds, np, t->timeout_ms);
 	if (rc < 0) {
 		if (errno != EINTR) {
 			ng_error("tcp: poll: %s", strerror(errno));
@@ -325,9 +390,14 @@ static ng_status ng_tcp_poll(struct ng_tcp *t, struct ng_tcp_idle *w)
 	}
 	if (rc == 0)
 		return ng_tcp_poll_timeout(t);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < np; i++) {
 		if (!t->pfds[i].revents)
 			continue;
+		if (t->pfd_peer[i] < 0) {
+			/* Accepted connections settle peers: every one may move. */
+			st = ng_tcp_serve(t);
+			return st ? st : ng_tcp_progress_all(t);
+		}
 		st = ng_tcp_progress_peer(t, &t->peers[t->pfd_peer[i]]);
 		if (st)
 			return st;
@@ -427,8 +497,10 @@ static ng_status ng_tcp_isend(struct ng_comm *c, int peer, const void *buf, size
 	struct ng_tcp_req *r = ng_tcp_req_of(req);
 	ng_status st;
 
-	assert(peer >= 0 && peer < c->size && p->fd >= 0);
+	assert(peer >= 0 && peer < c->size && peer != c->rank);
 	ng_tcp_req_init(t, r, peer, buf, len, false);
+	if (!p->err && __builtin_expect(p->slow, 0) && (p->txfd < 0 || (p->tx_switch && !p->sq.n)))
+		(void)ng_tcp_down(t, p, ng_tcp_tx_ready(t, p));
 	if (p->err) {
 		r->done = true;
 		r->status = p->err;
@@ -452,7 +524,7 @@ static ng_status ng_tcp_irecv(struct ng_comm *c, int peer, void *buf, size_t len
 	struct ng_tcp_peer *p = &t->peers[peer];
 	struct ng_tcp_req *r = ng_tcp_req_of(req);
 
-	assert(peer >= 0 && peer < c->size && p->fd >= 0);
+	assert(peer >= 0 && peer < c->size && peer != c->rank);
 	ng_tcp_req_init(t, r, peer, buf, len, true);
 	if (p->err) {
 		r->done = true;
@@ -474,13 +546,18 @@ static inline ng_status ng_tcp_blocking(struct ng_comm *c, int peer, const void 
 	struct ng_req req;
 	ng_status st;
 
-	assert(peer >= 0 && peer < c->size && p->fd >= 0);
+	assert(peer >= 0 && peer < c->size && peer != c->rank);
 	if (p->err)
 		return p->err;
 	if (t->npending) {
 		st = is_recv ? ng_tcp_irecv(c, peer, (void *)(uintptr_t)buf, len, &req)
 		             : ng_tcp_isend(c, peer, buf, len, &req);
 		return st ? st : ng_tcp_wait(c, &req);
+	}
+	if (__builtin_expect(p->slow, 0) && !is_recv && (p->txfd < 0 || p->tx_switch)) {
+		st = ng_tcp_down(t, p, ng_tcp_tx_ready(t, p));
+		if (st)
+			return st;
 	}
 	ng_tcp_req_init(t, &r, peer, buf, len, is_recv);
 	return ng_tcp_xfer_all(t, p, &r);
