@@ -132,7 +132,9 @@ d = late['time_us']['median'] - base['time_us']['median']
 print(f"barrier: median {base['time_us']['median']:.1f} us without, {late['time_us']['median']:.1f} us with the "
       f"{$D} us late starter: +{d:.1f} us")
 assert base['late'] == 0 and late['late'] == 0, (base, late)
-assert 0.9 * $D <= d <= 1.3 * $D, d
+# above: a loaded host preempts the spinning ranks (seen: +39% at a load average of 6 on 2 cores); a delay
+# counted twice would be 2 D
+assert 0.9 * $D <= d <= 1.6 * $D, d
 EOF
 fi
 # Every third repetition delayed: window timing leaves those out (and others the host delayed: on a loaded

@@ -12,8 +12,9 @@ end at 128 KiB: above about 48 KiB eager and rendezvous transfer alike on shared
 switch there is no jump, and on a busy host the rounds of the largest sizes wait for a CPU
 (doc/loggp.md, "A switch the library moves").
 
-A position is measured again when its first attempt misses (a busy host can disturb a whole run); both
-attempts are printed, and the test fails when both miss.  Exit 0 pass, 1 fail, 77 when there is no
+A position is measured again, up to three attempts, when an attempt misses (a busy host can disturb a whole
+run: at a load average of 6 on 2 cores a spurious first breakpoint at 1296 B was seen); all attempts are
+printed, and the test fails when all miss.  Exit 0 pass, 1 fail, 77 when there is no
 mpiexec or mpi module, or the MPI library is not UCX-based (UCX_RNDV_THRESH does not apply to it).
 """
 import json
@@ -30,7 +31,7 @@ import validate  # noqa: E402
 NGAUGE = os.environ.get("NGAUGE", "")
 SIZES = "256-128K:x1.5"
 THRESHOLDS = [1024, 4096, 16384]
-ATTEMPTS = 2
+ATTEMPTS = 3
 
 
 def skip(why):
