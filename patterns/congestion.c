@@ -3,8 +3,9 @@
  * congestion: GPCNeT's congestion impact factor (Chunduri et al., SC19),
  * with intervals.
  *
- * The ranks are shuffled with --seed; the first --cong-victims of the
- * permutation are the victims (a fraction "20%" or "0.2", rounded to an even
+ * The ranks are shuffled with --seed (--cong-placement random; "ranks"
+ * keeps them in rank order, for a placement the launcher fixes); the first
+ * --cong-victims of the permutation are the victims (a fraction "20%" or "0.2", rounded to an even
  * count of at least 2, or a count N; 0: congestors only), the others the
  * congestors, split in that order into one group per --cong-congestors kind.
  * Victims are paired along their random ring (positions 2i and 2i+1; the
@@ -66,6 +67,7 @@ struct cg_config {
 	size_t size;            /* --cong-size */
 	size_t bw_size;         /* --cong-bw-size */
 	long long window;       /* --cong-window */
+	int placement;          /* --cong-placement: 0 random, 1 ranks */
 };
 
 struct cg_group {
@@ -196,7 +198,7 @@ static ng_status cg_roles(struct cg *g)
 	for (int i = 0; i < g->P; i++)
 		g->perm[i] = i;
 	ng_rng_seed(&rng, g->run->seed, 4);
-	for (int i = g->P - 1; i > 0; i--) {
+	for (int i = g->P - 1; g->cfg.placement == 0 && i > 0; i--) {
 		int j = (int)ng_rng_below(&rng, (uint64_t)i + 1), t = g->perm[i];
 
 		g->perm[i] = g->perm[j];
@@ -811,6 +813,11 @@ static const struct ng_option cg_options[] = {
      .max = 1024,
      .help = "messages in flight per peer: a bandwidth victim's window, a congestor's per iteration",
      .metavar = "N"},
+    {.name = "cong-placement",
+     NG_CHOICE_AT(struct cg_config, placement),
+     .def = "random",
+     .choices = "random|ranks",
+     .help = "roles: random (a shuffle by --seed) or ranks (victims first in rank order, then the groups)"},
     {.name = NULL},
 };
 
