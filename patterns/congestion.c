@@ -20,9 +20,11 @@
  *   bcast     the root sends as many to every member;
  *   alltoall  every member sends as many to every other member.
  * After each iteration the root sends each member one control byte: go on
- * or stop.  In a congested phase a root stops after the iteration in which
- * every victim's 1-byte "done" message (sent after its last sample) has
- * arrived, so the congestion covers every victim sample; without victims
+ * or stop.  In a congested phase a root sends every victim one byte after
+ * its group's CG_RAMP-th iteration, and the victims start once every root's
+ * has come; a root stops after the iteration in which every victim's 1-byte
+ * "done" message (sent after its last sample) has arrived, so the
+ * congestion covers every victim sample; without victims
  * a phase is -c iterations of the congestors.  A group's rate is the bytes
  * its members sent over the root's time from the phase's start to its stop.
  *
@@ -58,6 +60,9 @@ static const char *const vk_names[VK_KINDS] = {"lat", "bw"};
 
 #define CG_LAT_SIZE 8
 #define CG_STRIDE   64 /* bytes between control slots */
+/* congestor iterations before a root lets the victims of a congested phase
+ * start (the connections made and past TCP's slow start) */
+#define CG_RAMP 2
 
 struct cg_config {
 	const char *victims;    /* --cong-victims */
@@ -105,11 +110,13 @@ struct cg {
 	size_t recv_stride;
 	struct ng_req *reqs; /* [2 * window * P + nv] */
 	struct ng_sampler smp;
-	int *leaders;  /* [npairs] */
-	double *acc;   /* reporter: [nvk][2][rounds * npairs * count] */
-	size_t *accn;  /* [nvk * 2] */
-	bool *vdone;   /* [nv] a root: the victims' "done" arrived */
-	double *rates; /* reporter: [ngrp][rounds * nvk] MB/s */
+	int *leaders;   /* [npairs] */
+	double *acc;    /* reporter: [nvk][2][rounds * npairs * count] */
+	size_t *accn;   /* [nvk * 2] */
+	bool *vdone;    /* [nv] a root: the victims' "done" arrived */
+	size_t *next;   /* [P] the incast root: each member's receives completed */
+	uint64_t *iter; /* [P] the incast root: each member's windows */
+	double *rates;  /* reporter: [ngrp][rounds * nvk] MB/s */
 	size_t *nrates;
 };
 
@@ -292,7 +299,9 @@ static ng_status cg_setup(struct ng_session *s, void *state)
 		return st;
 	g->reqs = calloc(2 * g->window * (size_t)g->P + (size_t)g->nv + 1, sizeof(*g->reqs));
 	g->vdone = calloc((size_t)g->nv + 1, sizeof(*g->vdone));
-	if (!g->reqs || !g->vdone)
+	g->next = calloc((size_t)g->P, sizeof(*g->next));
+	g->iter = calloc((size_t)g->P, sizeof(*g->iter));
+	if (!g->reqs || !g->vdone || !g->next || !g->iter)
 		goto err_nomem;
 	{
 		const struct ng_sampler_spec spec = {.name = "congestion",
@@ -340,6 +349,8 @@ static void cg_teardown(struct ng_session *s, void *state)
 	free(g->sizes);
 	free(g->reqs);
 	free(g->vdone);
+	free(g->next);
+	free(g->iter);
 	free(g->acc);
 	free(g->accn);
 	free(g->rates);
@@ -407,6 +418,9 @@ static ng_status cg_victim(struct cg *g, const struct cg_phase *ph, size_t len)
 	double checked = 0;
 	ng_status st = NG_OK;
 
+	/* congested: every group's root says when its congestion is under way */
+	for (int k = 0; st == NG_OK && ph->cong && k < g->ngrp; k++)
+		st = ng_recv(g->c, g->grp[k].ranks[0], g->ctl + (size_t)g->nv * CG_STRIDE, 1);
 	for (uint64_t it = 0; st == NG_OK && ng_sampler_more(smp, it); it++) {
 		bool check = it == 0 || g->run->verify, receives = !bw || !g->leader;
 		uint64_t t0, t1;
@@ -484,6 +498,124 @@ static ng_status cg_victims_done(struct cg *g, bool *done_p)
 	return st;
 }
 
+/* --verify: the payloads this rank received in iteration @it of its group. */
+static void cg_check_group(struct cg *g, const struct cg_group *gr, uint64_t it, bool *bad_p,
+                           double *checked_p)
+{
+	bool root = g->mypos == 0;
+
+	for (int j = 0; j < gr->n; j++) {
+		bool from = j != g->mypos && (gr->kind == CG_ALLTOALL || (gr->kind == CG_INCAST && root) ||
+		                              (gr->kind == CG_BCAST && j == 0));
+		const void *slot = (unsigned char *)g->recv + (size_t)j * g->recv_stride;
+
+		if (from && !*bad_p &&
+		    ng_verify_check(slot, g->cfg.size, ng_verify_tag(g->cfg.size, gr->ranks[j], it),
+		                    gr->ranks[j]) != NG_OK)
+			*bad_p = true;
+		*checked_p += from;
+	}
+}
+
+/* One data iteration @it: fill (--verify), move, check. */
+static ng_status cg_step(struct cg *g, const struct cg_group *gr, uint64_t it, uint64_t *sent_p, bool *bad_p,
+                         double *checked_p)
+{
+	ng_status st;
+
+	if (g->run->verify)
+		ng_verify_fill(g->send, g->cfg.size, ng_verify_tag(g->cfg.size, g->me, it));
+	st = cg_congest(g, gr, sent_p);
+	if (st == NG_OK && g->run->verify)
+		cg_check_group(g, gr, it, bad_p, checked_p);
+	return st;
+}
+
+/* Whether a root's congestion goes on after @done iterations (of the
+ * group, or of one incast member): till every victim is done, or -c
+ * iterations without victims. */
+static ng_status cg_go(struct cg *g, uint64_t done, bool *go_p)
+{
+	bool all = false;
+	ng_status st = NG_OK;
+
+	if (!g->nv) {
+		*go_p = done < g->run->count;
+		return NG_OK;
+	}
+	st = cg_victims_done(g, &all);
+	*go_p = !all || done < CG_RAMP;
+	return st;
+}
+
+/*
+ * The incast root: every member on its own, so a member that finished its
+ * window is told at once whether to go on and sends its next one, never
+ * waiting for the slowest member (each member's flow behaves as a
+ * bandwidth victim's: a window, then a 1-byte answer).  It polls its
+ * members' windows in turn (the receives of a window complete in order).
+ * The victims are let go once CG_RAMP windows of every member arrived.
+ */
+static ng_status cg_incast_root(struct cg *g, const struct cg_group *gr, bool *bad_p, double *checked_p)
+{
+	struct ng_comm *c = g->c;
+	size_t w = g->window, len = g->cfg.size, *next = g->next;
+	uint64_t *iter = g->iter, total = 0;
+	unsigned char *out = g->ctl + ((size_t)g->nv + 1) * CG_STRIDE;
+	int active = gr->n - 1;
+	bool told = g->nv == 0;
+	ng_status st = NG_OK;
+
+	for (int j = 1; j < gr->n && st == NG_OK; j++) {
+		next[j] = 0;
+		iter[j] = 0;
+		for (size_t i = 0; i < w && st == NG_OK; i++)
+			st = ng_irecv(c, gr->ranks[j], (unsigned char *)g->recv + (size_t)j * g->recv_stride,
+			              len, &g->reqs[(size_t)j * w + i]);
+	}
+	while (active > 0 && st == NG_OK) {
+		for (int j = 1; j < gr->n && st == NG_OK; j++) {
+			struct ng_req *r = &g->reqs[(size_t)j * w];
+			const void *slot = (unsigned char *)g->recv + (size_t)j * g->recv_stride;
+			bool one = true, go = false;
+
+			if (next[j] > w)
+				continue; /* stopped */
+			while (one && next[j] < w && st == NG_OK) {
+				st = ng_test(c, &r[next[j]], &one);
+				next[j] += one;
+			}
+			if (st != NG_OK || next[j] < w)
+				continue;
+			if (g->run->verify && !*bad_p &&
+			    ng_verify_check(slot, len, ng_verify_tag(len, gr->ranks[j], iter[j]),
+			                    gr->ranks[j]) != NG_OK)
+				*bad_p = true;
+			*checked_p += g->run->verify;
+			iter[j]++;
+			total++;
+			if (!told && total >= CG_RAMP * (uint64_t)(gr->n - 1)) {
+				told = true;
+				for (int v = 0; v < g->nv && st == NG_OK; v++)
+					st = ng_send(c, g->perm[v], out, 1);
+			}
+			if (st == NG_OK)
+				st = cg_go(g, told ? iter[j] : 0, &go);
+			out[0] = go ? 1 : 0;
+			if (st == NG_OK)
+				st = ng_send(c, gr->ranks[j], out, 1);
+			next[j] = go ? 0 : w + 1;
+			active -= !go;
+			for (size_t i = 0; go && i < w && st == NG_OK; i++)
+				st = ng_irecv(c, gr->ranks[j],
+				              (unsigned char *)g->recv + (size_t)j * g->recv_stride, len,
+				              &r[i]);
+		}
+	}
+	return st;
+}
+
+/* A congestor's phase. */
 static ng_status cg_congestor(struct cg *g, const struct cg_phase *ph)
 {
 	const struct cg_group *gr = &g->grp[g->mygrp];
@@ -502,35 +634,23 @@ static ng_status cg_congestor(struct cg *g, const struct cg_phase *ph)
 		st = ng_irecv(c, g->perm[v], g->ctl + (size_t)v * CG_STRIDE, 1, &d[v]);
 	}
 	t0 = ng_timer_now(tm);
+	if (root && gr->kind == CG_INCAST && st == NG_OK) {
+		st = cg_incast_root(g, gr, &bad, &checked);
+		go = false;
+	}
 	for (it = 0; go && st == NG_OK; it++) {
-		if (g->run->verify)
-			ng_verify_fill(g->send, g->cfg.size, ng_verify_tag(g->cfg.size, g->me, it));
-		st = cg_congest(g, gr, &sent);
+		st = cg_step(g, gr, it, &sent, &bad, &checked);
 		if (st != NG_OK)
 			break;
-		if (g->run->verify) {
-			for (int j = 0; j < gr->n; j++) {
-				bool from = j != g->mypos &&
-				            (gr->kind == CG_ALLTOALL || (gr->kind == CG_INCAST && root) ||
-				             (gr->kind == CG_BCAST && j == 0));
-				const void *slot = (unsigned char *)g->recv + (size_t)j * g->recv_stride;
-
-				if (from && !bad &&
-				    ng_verify_check(slot, g->cfg.size,
-				                    ng_verify_tag(g->cfg.size, gr->ranks[j], it),
-				                    gr->ranks[j]) != NG_OK)
-					bad = true;
-				checked += from;
-			}
-		}
-		if (root) {
-			if (g->nv)
-				st = cg_victims_done(g, &go);
-			go = g->nv ? !go : it + 1 < g->run->count;
+		if (root && it + 1 == CG_RAMP)
+			for (int v = 0; v < g->nv && st == NG_OK; v++)
+				st = ng_send(c, g->perm[v], out, 1);
+		if (root && st == NG_OK) {
+			st = cg_go(g, it + 1, &go);
 			out[0] = go ? 1 : 0;
 			for (int j = 1; j < gr->n && st == NG_OK; j++)
 				st = ng_send(c, gr->ranks[j], out, 1);
-		} else {
+		} else if (!root && st == NG_OK) {
 			st = ng_recv(c, gr->ranks[0], in, 1);
 			go = in[0] != 0;
 		}
