@@ -2,6 +2,7 @@
 # congestion (GPCNeT's congestion impact factor): victims alone and beside congestors, over tcp with 8 local ranks.
 #   --verify: every victim and congestor payload checked, incast and alltoall congestors at once (2 victims);
 #   congestors only (--cong-victims 0); a bad victim count and an unsupported congestor are one-line usage errors.
+#   mpi:  (argument "mpi") the --verify run over the mpi module under mpiexec -n 8.
 # Content: phases alternate isolated / congested for every round and victim kind; the isolated phases carry no
 # congestor message and the congested ones some, with each group's rate > 0; the block's impact factors of the
 # median and p99 are congested / isolated of its distributions, each with a 95% interval around it; the
@@ -43,6 +44,15 @@ for g in b["congestor_rates"]:
 
 R=3
 C=50
+if [ "${1:-}" = mpi ]; then
+	command -v mpiexec >/dev/null || { echo "mpiexec not installed: skipped"; exit 77; }
+	"$NGAUGE" --list | grep -q "^  mpi " || { echo "built without MPI: skipped"; exit 77; }
+	run 0 mpiexec -n 8 "$NGAUGE" -x mpi -p congestion --verify -c $C -w 2 --cong-rounds $R --cong-victims 2 \
+		--cong-congestors incast,alltoall --cong-size 8K --cong-bw-size 16K -o "$T/mpi8.json" &&
+		pycheck "$T/mpi8.json" "congestion mpi8 --verify: phases, isolation, rates, impact intervals" "R, C, GROUPS = $R, $C, ['incast', 'alltoall']
+$CHECK"
+	finish
+fi
 if run 0 "$NGAUGE" --np 8 -x tcp -p congestion --verify -c $C -w 2 --cong-rounds $R \
 	--cong-victims 2 --cong-congestors incast,alltoall --cong-size 8K --cong-bw-size 16K -o "$T/c8.json"; then
 	pycheck "$T/c8.json" "congestion tcp8 --verify: phases, isolation, rates, impact intervals" "R, C, GROUPS = $R, $C, ['incast', 'alltoall']
