@@ -616,7 +616,7 @@ static ng_status cg_incast_root(struct cg *g, const struct cg_group *gr, bool *b
 }
 
 /* A congestor's phase. */
-static ng_status cg_congestor(struct cg *g, const struct cg_phase *ph)
+static ng_status cg_congestor(struct cg *g)
 {
 	const struct cg_group *gr = &g->grp[g->mygrp];
 	const struct ng_timer *tm = g->run->timer;
@@ -628,7 +628,6 @@ static ng_status cg_congestor(struct cg *g, const struct cg_phase *ph)
 	double checked = 0;
 	ng_status st = NG_OK;
 
-	(void)ph;
 	for (int v = 0; root && v < g->nv && st == NG_OK; v++) {
 		g->vdone[v] = false;
 		st = ng_irecv(c, g->perm[v], g->ctl + (size_t)v * CG_STRIDE, 1, &d[v]);
@@ -674,7 +673,7 @@ static ng_status cg_measure(struct ng_session *s, void *state, size_t size)
 	if (g->victim && ph->vk >= 0)
 		return cg_victim(g, ph, size);
 	if (g->mygrp >= 0 && ph->cong)
-		return cg_congestor(g, ph);
+		return cg_congestor(g);
 	return NG_OK;
 }
 
@@ -711,7 +710,7 @@ static ng_status cg_report(struct ng_session *s, void *state, size_t size)
 	struct cg *g = state;
 	const struct cg_phase *ph = &g->phases[s->index];
 	struct ng_sampler *smp = &g->smp;
-	size_t count = ng_sampler_count(smp), n = 0;
+	size_t n = 0;
 	double checked = 0, msgs;
 	const double *x = NULL;
 	struct ng_row *row;
@@ -765,7 +764,6 @@ static ng_status cg_report(struct ng_session *s, void *state, size_t size)
 	ng_gclock_row(g->gc, row);
 	if (x)
 		ng_sampler_row_raw(smp, row, ph->vk == VK_LAT ? "latency_us" : "time_us", x, n);
-	(void)count;
 	return ng_row_commit(g->run->results, row);
 }
 
