@@ -275,6 +275,10 @@ static ng_status cg_setup(struct ng_session *s, void *state)
 	g->me = s->me;
 	g->P = s->nranks;
 	g->window = (size_t)g->cfg.window;
+	if (run->nsizes != 1 || run->sizes[0] != CG_LAT_SIZE)
+		return cg_usage(
+		    g, "-s does not apply (the sizes are --cong-size and --cong-bw-size; lat sends 8 bytes)",
+		    NULL);
 	st = cg_parse(g);
 	if (st != NG_OK)
 		return st;

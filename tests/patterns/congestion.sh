@@ -1,7 +1,7 @@
 #!/bin/bash
 # congestion (GPCNeT's congestion impact factor): victims alone and beside congestors, over tcp with 8 local ranks.
 #   --verify: every victim and congestor payload checked, incast and alltoall congestors at once (2 victims);
-#   congestors only (--cong-victims 0); a bad victim count and an unsupported congestor are one-line usage errors.
+#   congestors only (--cong-victims 0); a bad victim count, an unsupported congestor and -s are one-line usage errors.
 #   mpi:  (argument "mpi") the --verify run over the mpi module under mpiexec -n 8.
 # Content: phases alternate isolated / congested for every round and victim kind; the isolated phases carry no
 # congestor message and the congested ones some, with each group's rate > 0; the block's impact factors of the
@@ -51,7 +51,10 @@ if [ "${1:-}" = mpi ]; then
 		--cong-congestors incast,alltoall --cong-size 8K --cong-bw-size 16K -o "$T/mpi8.json" &&
 		pycheck "$T/mpi8.json" "congestion mpi8 --verify: phases, isolation, rates, impact intervals" "R, C, GROUPS = $R, $C, ['incast', 'alltoall']
 $CHECK"
-	finish
+	run 2 "$NGAUGE" --np 8 -x tcp -p congestion -s 1K &&
+	[ "$(wc -l <"$T/err")" = 1 ] && grep -q "\-s does not apply" "$T/err" &&
+	pass "congestion -s 1K: exit 2, one line" || fail "congestion -s 1K: $(cat "$T/err")"
+finish
 fi
 if run 0 "$NGAUGE" --np 8 -x tcp -p congestion --verify -c $C -w 2 --cong-rounds $R \
 	--cong-victims 2 --cong-congestors incast,alltoall --cong-size 8K --cong-bw-size 16K -o "$T/c8.json"; then
@@ -90,4 +93,7 @@ run 2 "$NGAUGE" --np 8 -x tcp -p congestion --cong-victims 3 &&
 run 2 "$NGAUGE" --np 8 -x tcp -p congestion --cong-congestors rma-incast &&
 	[ "$(wc -l <"$T/err")" = 1 ] && grep -q "rma-incast is not supported" "$T/err" &&
 	pass "congestion rma-incast: exit 2, one line" || fail "congestion rma-incast: $(cat "$T/err")"
+run 2 "$NGAUGE" --np 8 -x tcp -p congestion -s 1K &&
+	[ "$(wc -l <"$T/err")" = 1 ] && grep -q "\-s does not apply" "$T/err" &&
+	pass "congestion -s 1K: exit 2, one line" || fail "congestion -s 1K: $(cat "$T/err")"
 finish
