@@ -116,7 +116,7 @@ struct cg {
 	bool *vdone;    /* [nv] a root: the victims' "done" arrived */
 	size_t *next;   /* [P] the incast root: each member's receives completed */
 	uint64_t *iter; /* [P] the incast root: each member's windows */
-	double *rates;  /* reporter: [ngrp][rounds * nvk] MB/s */
+	double *rates;  /* reporter: [ngrp][nphases] MB/s of each congested phase */
 	size_t *nrates;
 };
 
@@ -322,8 +322,7 @@ static ng_status cg_setup(struct ng_session *s, void *state)
 		cap = (size_t)g->cfg.rounds * (size_t)g->npairs * count;
 		g->acc = calloc((size_t)g->nvk * 2 * cap + 1, sizeof(*g->acc));
 		g->accn = calloc((size_t)g->nvk * 2 + 1, sizeof(*g->accn));
-		g->rates = calloc((size_t)g->ngrp * (size_t)g->cfg.rounds * ((size_t)g->nvk + 1) + 1,
-		                  sizeof(*g->rates));
+		g->rates = calloc((size_t)g->ngrp * g->nphases + 1, sizeof(*g->rates));
 		g->nrates = calloc((size_t)g->ngrp + 1, sizeof(*g->nrates));
 		if (!g->acc || !g->accn || !g->rates || !g->nrates)
 			goto err_nomem;
