@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include <gsl/gsl_cdf.h>
+#include <gsl/gsl_rng.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
@@ -266,4 +267,54 @@ void ng_unc_widen(double lo, double hi, const struct ng_unc_set *u, double *tlo_
 
 	*tlo_p = isfinite(lo) ? lo - s : lo;
 	*thi_p = isfinite(hi) ? hi + s : hi;
+}
+
+/* The quantile @q of @x[0..n), reordering @x (the median by selection, as
+ * GSL's gsl_stats_median, so that q = 0.5 gives what compare always gave). */
+static double quantile_of(double *x, size_t n, double q)
+{
+	if (q == 0.5)
+		return gsl_stats_median(x, 1, n);
+	gsl_sort(x, 1, n);
+	return gsl_stats_quantile_from_sorted_data(x, 1, n, q);
+}
+
+void ng_stats_ratio_ci(const double *a, size_t na, const double *b, size_t nb, double q, double *lo_p,
+                       double *hi_p)
+{
+	/* at most ~4e7 draws: fewer resamples for very long sample lists
+	 * (compare's files are untrusted), never fewer than 200 */
+	size_t reps = (size_t)fmin(2000.0, fmax(200.0, 4e7 / (double)(na + nb)));
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	double *ra = malloc(na * sizeof(*ra)), *rb = malloc(nb * sizeof(*rb));
+	double *lr = malloc(reps * sizeof(*lr));
+	size_t k = 0;
+
+	*lo_p = *hi_p = NAN;
+	if (!rng || !ra || !rb || !lr || !na || !nb)
+		goto out;
+	gsl_rng_set(rng, 1);
+	for (size_t r = 0; r < reps; r++) {
+		double qa, qb;
+
+		for (size_t i = 0; i < na; i++)
+			ra[i] = a[gsl_rng_uniform_int(rng, na)];
+		for (size_t i = 0; i < nb; i++)
+			rb[i] = b[gsl_rng_uniform_int(rng, nb)];
+		qa = quantile_of(ra, na, q);
+		qb = quantile_of(rb, nb, q);
+		if (qa > 0 && qb > 0)
+			lr[k++] = log(qb / qa);
+	}
+	if (k > 10) {
+		gsl_sort(lr, 1, k);
+		*lo_p = exp(gsl_stats_quantile_from_sorted_data(lr, 1, k, 0.025));
+		*hi_p = exp(gsl_stats_quantile_from_sorted_data(lr, 1, k, 0.975));
+	}
+out:
+	free(lr);
+	free(ra);
+	free(rb);
+	if (rng)
+		gsl_rng_free(rng);
 }

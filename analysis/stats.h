@@ -148,4 +148,19 @@ double ng_stats_halves(double *x, size_t n, double *shift_p);
  * 0 for none). @shift, @median and @floor in the same unit. */
 bool ng_stats_unstable(double p, double shift, double median, double floor);
 
+/*
+ * Percentile bootstrap of the ratio of quantiles quantile_q(b) / quantile_q(a)
+ * (q = 0.5: the ratio of medians, as `ngauge compare` reports it; q = 0.99:
+ * of the 99th percentiles, as the congestion pattern's impact factor): each
+ * resample draws na values of @a and nb of @b with replacement, and the 95%
+ * interval is the 2.5th and 97.5th percentile of the log ratios of the
+ * resamples whose quantiles are both positive.  At most about 4e7 draws in
+ * all (fewer resamples for very long samples, never fewer than 200, at most
+ * 2000); the generator (MT19937) is seeded with 1, so the same samples give
+ * the same interval.  *@lo_p and *@hi_p are NAN when 10 resamples or fewer
+ * had positive quantiles, or when memory ran out (na, nb >= 1).
+ */
+void ng_stats_ratio_ci(const double *a, size_t na, const double *b, size_t nb, double q, double *lo_p,
+                       double *hi_p);
+
 #endif

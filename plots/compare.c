@@ -13,10 +13,10 @@
 #include <string.h>
 
 #include <gsl/gsl_cdf.h>
-#include <gsl/gsl_rng.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
+#include "analysis/stats.h"
 #include "compare.h"
 #include "compare_priv.h"
 #include "compare_runs.h"
@@ -25,10 +25,6 @@
 #include "plot.h"
 #include "render.h"
 #include "safefile.h"
-
-/* Bootstrap resamples; the generator's seed is fixed, so the same files
- * give the same intervals. */
-#define NG_CMP_RESAMPLES 2000
 
 /* The keys that, with the size, name a row. */
 const char *const ng_cmp_ident[] = {"test", "sync", "op", "algorithm", "mode", "side", NULL};
@@ -66,44 +62,6 @@ static double median_of(const double *x, size_t n, double *tmp)
 	memcpy(tmp, x, n * sizeof(*x));
 	gsl_sort(tmp, 1, n);
 	return gsl_stats_median_from_sorted_data(tmp, 1, n);
-}
-
-/* Percentile bootstrap of median(b) / median(a). */
-static void bootstrap(const double *a, size_t na, const double *b, size_t nb, double *lo_p, double *hi_p)
-{
-	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-	double *ra = ng_plot_xcalloc(na, sizeof(*ra)), *rb = ng_plot_xcalloc(nb, sizeof(*rb));
-	double *lr = ng_plot_xcalloc(NG_CMP_RESAMPLES, sizeof(*lr));
-	size_t k = 0;
-
-	/* at most ~4e7 draws: fewer resamples for very long sample lists
-	 * (the files are untrusted), never fewer than 200 */
-	size_t reps = (size_t)fmin(NG_CMP_RESAMPLES, fmax(200.0, 4e7 / (double)(na + nb)));
-
-	gsl_rng_set(rng, 1);
-	for (size_t r = 0; r < reps; r++) {
-		double ma, mb;
-
-		for (size_t i = 0; i < na; i++)
-			ra[i] = a[gsl_rng_uniform_int(rng, na)];
-		for (size_t i = 0; i < nb; i++)
-			rb[i] = b[gsl_rng_uniform_int(rng, nb)];
-		ma = gsl_stats_median(ra, 1, na);
-		mb = gsl_stats_median(rb, 1, nb);
-		if (ma > 0 && mb > 0)
-			lr[k++] = log(mb / ma);
-	}
-	if (k > 10) {
-		gsl_sort(lr, 1, k);
-		*lo_p = exp(gsl_stats_quantile_from_sorted_data(lr, 1, k, 0.025));
-		*hi_p = exp(gsl_stats_quantile_from_sorted_data(lr, 1, k, 0.975));
-	} else {
-		*lo_p = *hi_p = NAN;
-	}
-	free(lr);
-	free(ra);
-	free(rb);
-	gsl_rng_free(rng);
 }
 
 /* The Mann-Whitney rank test, two-sided, normal approximation with the tie
@@ -172,7 +130,7 @@ static void compare_one(const struct ng_cmp *c, struct ng_cmp_row *r)
 		r->mb = median_of(xb, nb, tmp);
 		free(tmp);
 		r->ratio = r->ma > 0 ? r->mb / r->ma : NAN;
-		bootstrap(xa, na, xb, nb, &r->lo, &r->hi);
+		ng_stats_ratio_ci(xa, na, xb, nb, 0.5, &r->lo, &r->hi);
 		r->p = rank_test(xa, na, xb, nb);
 		r->method = "bootstrap";
 	} else {

@@ -25,6 +25,7 @@ static const struct {
 } short_prefixes[] = {{"alltoall", "a2a"},
                       {"alltoall", "ranks-per-node"},
                       {"mpbibw", "ranks-per-node"},
+                      {"congestion", "cong"},
                       {"pingpong", "pp"},
                       {"pingpong", "one-way"},
                       {"pingpong", "rate"},

@@ -3,7 +3,8 @@
  * Unit test of analysis/stats: descriptive statistics on data sets with
  * hand-computed answers, the order-statistic ranks of the median's 95% CI
  * against published tables and against GSL's binomial distribution, and the
- * interval's coverage in a simulation.  Exit 0 on pass, 1 on failure.
+ * interval's coverage in a simulation; the bootstrap interval of a ratio
+ * of quantiles.  Exit 0 on pass, 1 on failure.
  */
 #include <math.h>
 #include <stdio.h>
@@ -299,6 +300,37 @@ static void ng_test_halves(struct ng_test_ctx *c)
 	gsl_rng_free(rng);
 }
 
+/* ng_stats_ratio_ci: the interval of a ratio of quantiles holds the true
+ * ratio of two samples drawn from one distribution scaled by 2 (median and
+ * p99), is exactly 3 for samples that differ by a factor of 3 only, is seeded
+ * (the same answer twice) and is NAN where the quantiles are not positive. */
+static void ng_test_ratio_ci(struct ng_test_ctx *c)
+{
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	double a[400], b[400], lo, hi, lo2, hi2;
+
+	gsl_rng_set(rng, 7);
+	for (size_t i = 0; i < 400; i++) {
+		a[i] = 10.0 + gsl_ran_exponential(rng, 2.0);
+		b[i] = 2.0 * (10.0 + gsl_ran_exponential(rng, 2.0));
+	}
+	ng_stats_ratio_ci(a, 400, b, 400, 0.5, &lo, &hi);
+	ng_check(c, lo < 2.0 && 2.0 < hi && hi - lo < 0.2, "ratio_ci: median of 2x holds 2, narrow", 400);
+	ng_stats_ratio_ci(a, 400, b, 400, 0.5, &lo2, &hi2);
+	ng_check(c, lo == lo2 && hi == hi2, "ratio_ci: seeded, the same interval twice", 400);
+	ng_stats_ratio_ci(a, 400, b, 400, 0.99, &lo, &hi);
+	ng_check(c, lo < 2.0 && 2.0 < hi, "ratio_ci: p99 of 2x holds 2", 400);
+	for (size_t i = 0; i < 400; i++)
+		b[i] = 3.0 * a[i];
+	ng_stats_ratio_ci(a, 400, b, 400, 0.5, &lo, &hi);
+	ng_check(c, lo <= 3.0 && hi >= 3.0 && hi / lo < 1.2, "ratio_ci: b = 3a: about 3", 400);
+	for (size_t i = 0; i < 400; i++)
+		a[i] = 0.0;
+	ng_stats_ratio_ci(a, 400, b, 400, 0.5, &lo, &hi);
+	ng_check(c, isnan(lo) && isnan(hi), "ratio_ci: zero quantiles: NAN", 400);
+	gsl_rng_free(rng);
+}
+
 int main(void)
 {
 	struct ng_test_ctx c = {0};
@@ -308,6 +340,7 @@ int main(void)
 	ng_test_coverage(&c);
 	ng_test_alternation(&c);
 	ng_test_halves(&c);
+	ng_test_ratio_ci(&c);
 
 	printf("%u checks, %u failures\n", c.checks, c.failures);
 	return c.failures ? 1 : 0;
