@@ -104,7 +104,7 @@
  *     (verbs: one RDMA write, relying on RC/UC in-order execution and the
  *     last bytes of a write being placed last, as every HCA does and perftest
  *     and MPI fast paths rely on; shm: copy, then a release store; ofi: per
- *     provider, see ofi.c; ucx: the body, ucp_worker_fence, the word.)
+ *     provider, see ofi.c; ucx: the body, the endpoint flushed, the word.)
  *   - a write with NG_RDMA_BLOCKS(k) is cut into pieces of 2^k bytes
  *     counted from its start (the last piece may be shorter, at least 8
  *     bytes), and the last 8 bytes of EVERY piece are a notice: visible at

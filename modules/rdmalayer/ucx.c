@@ -9,7 +9,7 @@
  *
  * Operations: puts, gets and atomics (ucp_put_nbx, ucp_get_nbx,
  * ucp_atomic_op_nbx ADD and CSWAP with a reply buffer), completion by
- * callback, flush by ucp_ep_flush_nbx, notices after a ucp_worker_fence
+ * callback, flush by ucp_ep_flush_nbx, notices after the endpoint's flush
  * (ucx_data.c).  Transports without remote memory access of their own (tcp)
  * are served by UCP's emulation over active messages at the target, in its
  * ucp_worker_progress: NG_RDMA_CAP_PROGRESS is never set.
@@ -356,6 +356,7 @@ static void rucx_close(struct ng_rdma *r)
 	if (u->ctx)
 		ucp_cleanup(u->ctx);
 	free(u->eps);
+	free(u->dirty);
 	free(u->ops);
 	free(u->stage);
 	free(u->keys);
@@ -397,6 +398,7 @@ static ng_status rucx_start(struct rucx *u, size_t n, const char **why_p)
 		return NG_ERR_NODEV;
 	}
 	u->eps = calloc(n, sizeof(*u->eps));
+	u->dirty = calloc(n, sizeof(*u->dirty));
 	u->ops = calloc(n * RUCX_DEPTH, sizeof(*u->ops));
 	u->stage = calloc(n, sizeof(*u->stage));
 	u->keys = calloc(n, sizeof(*u->keys));
@@ -404,8 +406,8 @@ static ng_status rucx_start(struct rucx *u, size_t n, const char **why_p)
 	u->dir_addr = calloc(n, sizeof(*u->dir_addr));
 	u->free_slots = calloc(RUCX_SLOTS, sizeof(*u->free_slots));
 	u->gen = calloc(RUCX_SLOTS, sizeof(*u->gen));
-	if (!u->eps || !u->ops || !u->stage || !u->keys || !u->dir_rkey || !u->dir_addr || !u->free_slots ||
-	    !u->gen) {
+	if (!u->eps || !u->dirty || !u->ops || !u->stage || !u->keys || !u->dir_rkey || !u->dir_addr ||
+	    !u->free_slots || !u->gen) {
 		*why_p = "out of memory";
 		return NG_ERR_NOMEM;
 	}
@@ -485,7 +487,10 @@ static ng_status rucx_connect(struct rucx *u, const struct rucx_hello *hs, const
 }
 
 /* Writes a word at every peer, progressing until every peer's word arrived
- * (value @round): the connection rounds. */
+ * (value @round): the connection rounds.  The first flushes its words, the
+ * second only tells that the first is done everywhere: a flush over tcp's
+ * emulation waits for the peer's progress, and a peer past the last round
+ * makes none (it is in the bootstrap, or the caller's code). */
 static ng_status rucx_round(struct rucx *u, uint64_t round)
 {
 	struct ng_rdma *r = &u->base;
@@ -502,7 +507,7 @@ static ng_status rucx_round(struct rucx *u, uint64_t round)
 	for (int p = 0; p < r->size && st == NG_OK; p++) {
 		if (p == r->rank)
 			continue;
-		st = ng_rucx_flush(r, p);
+		st = round == 1 ? ng_rucx_flush(r, p) : ng_rdma_wait_all(r, p);
 		if (st == NG_OK)
 			st = ng_rdma_wait_word(r, &mine[p], round, p);
 	}

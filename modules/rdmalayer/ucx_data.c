@@ -18,11 +18,15 @@
  * unregistered pieces are copied into the peer's staging ring (rdma.h) and
  * put from there, so they may be reused on return.
  *
- * Notices (NG_RDMA_NOTIFY).  The body, ucp_worker_fence(), then the last 8
- * bytes as a put of their own: the fence orders every operation posted
- * before it on the worker before every operation after it (a single put
- * gives no order among its own bytes).  A write of blocks (NG_RDMA_BLOCKS)
- * is one notified write per piece.
+ * Notices (NG_RDMA_NOTIFY).  The body, then, when anything was posted to
+ * the peer since its endpoint was last flushed, ucp_ep_flush_nbx (waited
+ * for), then the last 8 bytes as a put of their own (a single put gives no
+ * order among its own bytes).  Not ucp_worker_fence: UCX 1.13 has no fence
+ * per endpoint, and the worker's orders the word after the operations to
+ * every peer, so over transports whose puts the target completes (tcp's
+ * emulation) it waits for peers that have stopped progressing (ranks gone
+ * on to a barrier of the bootstrap): a deadlock.  A write of blocks
+ * (NG_RDMA_BLOCKS) is one notified write per piece.
  *
  * flush(peer): every operation to the peer completes, then ucp_ep_flush_nbx
  * on its endpoint: its puts, gets and atomics are placed at the peer.
@@ -151,6 +155,7 @@ static ng_status rucx_posted(struct rucx *u, struct rucx_op *op, ucs_status_ptr_
 	if (UCS_PTR_IS_ERR(req))
 		return ng_rucx_fail(u, what, p, UCS_PTR_STATUS(req));
 	r->issued[p]++;
+	u->dirty[p] = true;
 	ng_rdma_stage_mark(&u->stage[p], RUCX_DEPTH, r->issued[p]);
 	/* A request is freed by its callback (freed now, it would get none). */
 	if (req == NULL)
@@ -310,7 +315,23 @@ static ng_status rucx_put(struct rucx *u, int peer, const struct ng_rdma_iov *io
 	return st;
 }
 
-/* A write whose last 8 bytes are a notice: the body, a fence, the word. */
+/* Everything posted to @peer so far placed there (the endpoint flushed),
+ * unless nothing was posted since the last flush. */
+static ng_status rucx_fence(struct rucx *u, int peer)
+{
+	ucp_request_param_t prm = {0};
+	ng_status st;
+
+	if (!u->dirty[peer])
+		return NG_OK;
+	st = ng_rucx_wait_req(u, peer, ucp_ep_flush_nbx(u->eps[peer], &prm), "ucp_ep_flush_nbx");
+	if (st == NG_OK)
+		u->dirty[peer] = false;
+	return st;
+}
+
+/* A write whose last 8 bytes are a notice: the body, the endpoint's flush,
+ * the word. */
 static ng_status rucx_notify(struct rucx *u, int peer, const struct ng_rdma_iov *iov, unsigned n,
                              size_t total, uint64_t raddr, ucp_rkey_h rkey, uint64_t *t_p)
 {
@@ -321,7 +342,6 @@ static ng_status rucx_notify(struct rucx *u, int peer, const struct ng_rdma_iov 
 	struct rucx_op *op;
 	uint64_t tb = 0;
 	size_t at = 0;
-	ucs_status_t s;
 	ng_status st = NG_OK;
 
 	for (unsigned i = 0; i < nw; i++) {
@@ -332,10 +352,9 @@ static ng_status rucx_notify(struct rucx *u, int peer, const struct ng_rdma_iov 
 		st = rucx_put(u, peer, body, nb, raddr, rkey, &tb);
 	if (st != NG_OK)
 		return st;
-	s = ucp_worker_fence(u->worker);
-	if (s != UCS_OK)
-		return ng_rucx_fail(u, "ucp_worker_fence", peer, s);
-	st = rucx_next(u, peer, &op);
+	st = rucx_fence(u, peer);
+	if (st == NG_OK)
+		st = rucx_next(u, peer, &op);
 	if (st != NG_OK)
 		return st;
 	memcpy(&op->val[0], word, 8);
@@ -452,11 +471,10 @@ ng_status ng_rucx_atomic(struct ng_rdma *r, int peer, enum ng_rdma_aop aop, cons
 
 ng_status ng_rucx_flush(struct ng_rdma *r, int peer)
 {
-	struct rucx *u = rucx_of(r);
-	ucp_request_param_t prm = {0};
 	ng_status st = ng_rdma_wait_all(r, peer);
 
 	if (st != NG_OK)
 		return st;
-	return ng_rucx_wait_req(u, peer, ucp_ep_flush_nbx(u->eps[peer], &prm), "ucp_ep_flush_nbx");
+	rucx_of(r)->dirty[peer] = true; /* a write of ticket 0 counts too */
+	return rucx_fence(rucx_of(r), peer);
 }

@@ -82,6 +82,7 @@ struct rucx {
 	ucp_context_h ctx;
 	ucp_worker_h worker;
 	ucp_ep_h *eps;               /* [size] */
+	bool *dirty;                 /* [size]: posted to since the endpoint's last flush */
 	struct rucx_op *ops;         /* [size][RUCX_DEPTH] */
 	struct ng_rdma_stage *stage; /* [size]: staging rings, allocated when first used */
 	struct rucx_key **keys;      /* [size]: [RUCX_SLOTS] each, allocated at a peer's first key */
