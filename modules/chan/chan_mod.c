@@ -137,8 +137,8 @@ json_t *ng_chan_mod_report(struct ng_comm *c)
 	if (!r)
 		return NULL;
 	o = r->qps_kept ? json_pack("{s:s,s:I,s:I,s:f}", "connect", r->lazy ? "lazy" : "eager", "qps",
-	                            (json_int_t)r->qps, "qps_at_open", (json_int_t)r->qps_at_open, "connect_ms",
-	                            (double)r->connect_ns * 1e-6)
+	                            (json_int_t)r->qps, "qps_at_open", (json_int_t)r->qps_at_open,
+	                            "connect_ms", (double)r->connect_ns * 1e-6)
 	                : NULL;
 	setup = r->be->setup ? r->be->setup(r) : NULL;
 	if (!setup)
