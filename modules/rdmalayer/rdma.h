@@ -48,7 +48,9 @@
  * once: a later access through the old descriptor is refused (NG_RDMA_CAP_KEYS:
  * the shm backend's own table, the HCA's or a network provider's key check),
  * never served from reused memory; libfabric's shm provider ignores keys, so
- * there only the bounds of the descriptor are enforced.
+ * there only the bounds of the descriptor are enforced; the ucx backend's
+ * peers keep the keys they unpacked, so there an old descriptor is refused
+ * only once its directory slot holds a new registration (ucx_int.h).
  *
  * ---- Operations ----------------------------------------------------------
  * write, read, 64-bit compare-and-swap and fetch-and-add on a peer's
