@@ -232,8 +232,9 @@ void ng_chan_mod_fini(struct ng_chan_mod *cm);
  * of its own (ng_chan_mod_fini, then the instance freed). */
 void ng_chan_mod_close(struct ng_comm *c);
 /* report() of a module on the channel: the layer's connections ("connect",
- * "qps", "qps_at_open", "connect_ms"), where the backend keeps them (verbs);
- * NULL otherwise. */
+ * "qps", "qps_at_open", "connect_ms"), where the backend keeps them (verbs),
+ * and the backend's "setup" where it has one (ucx: rdma.h, setup); NULL
+ * when there is neither. */
 struct json_t *ng_chan_mod_report(struct ng_comm *c);
 
 /* The two-sided operations of a module on the channel (rdma, rma, spipe):

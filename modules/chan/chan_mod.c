@@ -131,13 +131,22 @@ void ng_chan_mod_close(struct ng_comm *c)
 
 json_t *ng_chan_mod_report(struct ng_comm *c)
 {
-	const struct ng_rdma *r = cm_of(c)->r;
+	struct ng_rdma *r = cm_of(c)->r;
+	json_t *o, *setup;
 
-	if (!r || !r->qps_kept)
+	if (!r)
 		return NULL;
-	return json_pack("{s:s,s:I,s:I,s:f}", "connect", r->lazy ? "lazy" : "eager", "qps",
-	                 (json_int_t)r->qps, "qps_at_open", (json_int_t)r->qps_at_open, "connect_ms",
-	                 (double)r->connect_ns * 1e-6);
+	o = r->qps_kept ? json_pack("{s:s,s:I,s:I,s:f}", "connect", r->lazy ? "lazy" : "eager", "qps",
+	                            (json_int_t)r->qps, "qps_at_open", (json_int_t)r->qps_at_open,
+	                            "connect_ms", (double)r->connect_ns * 1e-6)
+	                : NULL;
+	setup = r->be->setup ? r->be->setup(r) : NULL;
+	if (!setup)
+		return o;
+	if (!o)
+		o = json_object();
+	json_object_set_new(o, "setup", setup);
+	return o;
 }
 
 /* What serves an instance of ng_chan_open: the rdma module's operations

@@ -34,7 +34,7 @@ static const struct ng_module_ops rdma_ops = {
 const struct ng_module ng_module_rdma = {
     .name = "rdma",
     .desc = "two-sided messages as RDMA writes into rings (the one-sided channel) over the RDMA layer: "
-            "--rdma-backend verbs|shm|ofi",
+            "--rdma-backend verbs|shm|ofi|ucx",
     .options = ch_options,
     .reads = ng_rdma_reads,
     .caps = NG_CAP_RELIABLE | NG_CAP_CHANNEL | NG_CAP_REGMEM | NG_CAP_NONBLOCK | NG_CAP_MULTIRANK,

@@ -15,9 +15,9 @@
 /* clang-format off */
 const struct ng_option ng_rdma_options[] = {
 	{ .name = "rdma-backend", NG_CHOICE_AT(struct ng_rdma_config, backend),
-	  .def = "auto", .choices = "auto|verbs|shm|ofi",
-	  .help = "RDMA layer backend: verbs (HCA, Soft-RoCE), shm (ranks on one host), ofi (libfabric); auto: the "
-	          "first that opens, in that order" },
+	  .def = "auto", .choices = "auto|verbs|shm|ofi|ucx",
+	  .help = "RDMA layer backend: verbs (HCA, Soft-RoCE), shm (ranks on one host), ofi (libfabric), ucx (UCX "
+	          "UCP, transports by UCX_TLS); auto: the first that opens, in that order" },
 	{ .name = "ofi-provider", NG_STRING_AT(struct ng_rdma_config, provider),
 	  .metavar = "NAME", .applies = "rdma-backend=ofi|auto",
 	  .help = "libfabric provider of the ofi backend, e.g. shm, tcp;ofi_rxm, efa, cxi, psm3 (default: the "
@@ -34,7 +34,7 @@ const struct ng_option *const ng_rdma_reads[] = {
 };
 
 /* The words of --rdma-backend, in the order of its .choices. */
-static const char *const ng_rdma_backend_words[] = {"auto", "verbs", "shm", "ofi"};
+static const char *const ng_rdma_backend_words[] = {"auto", "verbs", "shm", "ofi", "ucx"};
 
 void ng_rdma_conf_read(const struct ng_args *a, const char **backend_p, struct ng_rdma_conf *cf)
 {

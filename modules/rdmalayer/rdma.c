@@ -12,13 +12,17 @@
 #include "plugin.h"
 
 /* The backends in plugins (core/plugin.h) by name here; their operations in
- * ngauge-verbs.so (verbs.c) and ngauge-ofi.so (ofi.c). */
+ * ngauge-verbs.so (verbs.c), ngauge-ofi.so (ofi.c) and ngauge-ucx.so
+ * (ucx.c). */
 #if NG_HAVE_VERBS
 static const struct ng_rdma_backend ng_rdma_verbs = {.name = "verbs", .plugin = "verbs"};
 #endif
 extern const struct ng_rdma_backend ng_rdma_shm;
 #if NG_HAVE_LIBFABRIC
 static const struct ng_rdma_backend ng_rdma_ofi = {.name = "ofi", .plugin = "ofi"};
+#endif
+#if NG_HAVE_UCX
+static const struct ng_rdma_backend ng_rdma_ucx = {.name = "ucx", .plugin = "ucx"};
 #endif
 
 const struct ng_rdma_backend *const ng_rdma_backends[] = {
@@ -28,6 +32,9 @@ const struct ng_rdma_backend *const ng_rdma_backends[] = {
     &ng_rdma_shm,
 #if NG_HAVE_LIBFABRIC
     &ng_rdma_ofi,
+#endif
+#if NG_HAVE_UCX
+    &ng_rdma_ucx,
 #endif
     NULL,
 };
@@ -41,6 +48,9 @@ const char *ng_rdma_backend_names(void)
 	       "shm"
 #if NG_HAVE_LIBFABRIC
 	       "|ofi"
+#endif
+#if NG_HAVE_UCX
+	       "|ucx"
 #endif
 	    ;
 }

@@ -7,13 +7,13 @@
  *
  * Layering: modules/rdmalayer/ holds the layer (rdma.c), its options
  * (options.c), a registration cache over it (rcache.h) and its backends
- * (shm.c; verbs.c on the verbs core, modules/verbs/verbs.h; ofi.c).  It
+ * (shm.c; verbs.c on the verbs core, modules/verbs/verbs.h; ofi.c; ucx.c).  It
  * includes core and modules/watch/watch.h, and the verbs core in verbs.c and
  * options.c only; the channel (modules/chan/) is built on it.
  *
  * A backend is one `const struct ng_rdma_backend` (name, description, ops),
  * listed once in ng_rdma_backends[] (rdma.c), in the order "auto" tries
- * them: verbs, shm, ofi.  Its open() creates an instance that embeds
+ * them: verbs, shm, ofi, ucx.  Its open() creates an instance that embeds
  * `struct ng_rdma` first; every operation takes the instance first.  No
  * global state: two instances can live in one process.
  *
@@ -29,6 +29,11 @@
  *          against the target's registration table (in shared memory).
  *   ofi    libfabric (FI_RMA | FI_ATOMIC, FI_EP_RDM), any provider:
  *          --ofi-provider NAME.  Progress as the provider offers it.
+ *   ucx    UCX's UCP (RMA, AMO64), the transports UCX picks (UCX_TLS):
+ *          ucp_put_nbx/ucp_get_nbx/ucp_atomic_op_nbx; keys through a
+ *          directory of packed keys per rank (ucx_int.h).  No true
+ *          one-sided progress claimed (tcp is served by the target's
+ *          progress), no key check (a peer keeps the keys it unpacked).
  *
  * ---- Memory --------------------------------------------------------------
  * mem_alloc() gives memory the backend serves best (shm: in a shared segment,
@@ -43,7 +48,9 @@
  * once: a later access through the old descriptor is refused (NG_RDMA_CAP_KEYS:
  * the shm backend's own table, the HCA's or a network provider's key check),
  * never served from reused memory; libfabric's shm provider ignores keys, so
- * there only the bounds of the descriptor are enforced.
+ * there only the bounds of the descriptor are enforced; the ucx backend's
+ * peers keep the keys they unpacked, so there an old descriptor is refused
+ * only once its directory slot holds a new registration (ucx_int.h).
  *
  * ---- Operations ----------------------------------------------------------
  * write, read, 64-bit compare-and-swap and fetch-and-add on a peer's
@@ -99,7 +106,7 @@
  *     (verbs: one RDMA write, relying on RC/UC in-order execution and the
  *     last bytes of a write being placed last, as every HCA does and perftest
  *     and MPI fast paths rely on; shm: copy, then a release store; ofi: per
- *     provider, see ofi.c.)
+ *     provider, see ofi.c; ucx: the body, the endpoint flushed, the word.)
  *   - a write with NG_RDMA_BLOCKS(k) is cut into pieces of 2^k bytes
  *     counted from its start (the last piece may be shorter, at least 8
  *     bytes), and the last 8 bytes of EVERY piece are a notice: visible at
@@ -236,7 +243,7 @@ struct ng_rdma_conf {
 /* Remote descriptor of a registration: plain data, sent to peers as is.
  * Its meaning is the backend's (verbs: address and rkey; shm: segment or
  * CMA address, registration index and generation; ofi: address or offset
- * and key). */
+ * and key; ucx: address, and the key directory's slot and generation). */
 struct ng_rdma_rmr {
 	uint64_t addr;
 	uint64_t len; /* bytes a peer may access from addr */
@@ -263,12 +270,13 @@ struct ng_rdma_iov {
 enum ng_rdma_aop { NG_RDMA_CAS, NG_RDMA_FADD };
 
 struct ng_rdma;
+struct json_t;
 
 struct ng_rdma_backend {
 	const char *name; /* "shm" */
 	const char *desc; /* one line */
 	/* The plugin that holds the operations below (core/plugin.h):
-	 * "verbs", "ofi"; NULL: the executable does.  The executable's
+	 * "verbs", "ofi", "ucx"; NULL: the executable does.  The executable's
 	 * descriptor of a backend in a plugin has a name only; ng_rdma_open
 	 * opens the plugin's. */
 	const char *plugin;
@@ -316,6 +324,12 @@ struct ng_rdma_backend {
 	 * cannot tell, or an error already reported (NG_ERR_PEER_LOST: the
 	 * transport says it is gone; NG_ERR_CANCELLED not reported). */
 	ng_status (*alive)(struct ng_rdma *r, int peer, uint64_t deadline_ns);
+	/* Optional (NULL: nothing).  What configures the backend's data path
+	 * beyond the layer's options (ucx: UCX's version, the UCX_* environment
+	 * and the transports of every endpoint), as a new JSON object: the
+	 * modules on the layer put it under "setup" in their block of the
+	 * result, so that ngauge compare flags a change.  Cold; allocates. */
+	struct json_t *(*setup)(struct ng_rdma *r);
 };
 
 /* Instance base; a backend's instance embeds it first. */
@@ -350,7 +364,7 @@ struct ng_rdma {
 extern const struct ng_option ng_rdma_options[];
 /* ng_rdma_options as ng_config_read gives them. */
 struct ng_rdma_config {
-	int backend;          /* --rdma-backend: auto, verbs, shm, ofi (its word's index) */
+	int backend;          /* --rdma-backend: auto, verbs, shm, ofi, ucx (its word's index) */
 	const char *provider; /* --ofi-provider: NULL for the first that works */
 };
 /* The option tables of another family that the layer reads, for the .reads
@@ -359,7 +373,7 @@ struct ng_rdma_config {
  * verbs; none without. */
 extern const struct ng_option *const ng_rdma_reads[];
 /* Reads the layer's options: the backend to open into *@backend_p ("auto",
- * "verbs", "shm", "ofi"; ng_rdma_open checks it) and, into @cf, the ofi
+ * "verbs", "shm", "ofi", "ucx"; ng_rdma_open checks it) and, into @cf, the ofi
  * provider and the verbs backend's device, port and GID (0, -1: automatic).
  * The rest of @cf is left alone. */
 void ng_rdma_conf_read(const struct ng_args *a, const char **backend_p, struct ng_rdma_conf *cf);
@@ -367,7 +381,7 @@ void ng_rdma_conf_read(const struct ng_args *a, const char **backend_p, struct n
 /* The backends built in, NULL-terminated, in the order "auto" tries them. */
 extern const struct ng_rdma_backend *const ng_rdma_backends[];
 
-/* "verbs|shm|ofi": the names of the built-in backends. */
+/* "verbs|shm|ofi|ucx": the names of the built-in backends. */
 const char *ng_rdma_backend_names(void);
 
 /*
