@@ -69,16 +69,20 @@
  *
  * Non-blocking: emu's requests do not map to the base's (a request would
  * need the base's request and emu's state, which do not both fit in struct
- * ng_req).  isend sends at once, like send, and completes; irecv only queues
- * the request in its peer's FIFO, and test or wait on it (or a blocking recv
- * from that peer) receives every queued request of that peer up to it, in
- * order, one at a time.  test() may therefore block until the message comes.
- * A pattern that pre-posts receives and then waits works unchanged; a
- * symmetric exchange of messages larger than the base's socket buffers (both
- * ranks isend before either waits) can deadlock over emu.  Each of those
- * receives is one base receive, polled with the base's irecv and test (in a
- * request of emu's own) where the base is non-blocking, else its blocking
- * recv; sends are the base's blocking send.
+ * ng_req).  isend is the blocking send (it spins o_s, and until the gap
+ * lets the message in) and completes.  irecv queues the request in its
+ * peer's FIFO.  test() never blocks: it asks the base for the first queued
+ * message (one base irecv at a time, in a request of emu's own, polled with
+ * the base's test where it is non-blocking), and reports a receive done
+ * only once the model's end of its processing has passed: o_r after the
+ * later of its delivery and the first look for it, and after the previous
+ * receive's processing (the receiver handles one message at a time, so
+ * messages coming faster than o_r, or sent faster than the gap, queue and
+ * their latency grows).  wait, and a blocking recv from that peer, complete
+ * the queued receives in order by busy-waiting as recv does.  A pattern that
+ * pre-posts receives and then waits works unchanged; a symmetric exchange of
+ * messages larger than the base's socket buffers (both ranks isend before
+ * either waits) can deadlock over emu.
  * Capabilities are the base's (reliable, channel, multi-rank, registered
  * memory, MPI launch) plus non-blocking, computed at open; the descriptor
  * declares the union that a typical base gives.  An emu over mpi must be
@@ -326,6 +330,115 @@ static void ng_emu_corrupt(struct ng_emu *e, unsigned char *buf, size_t len)
 	e->ncorrupt++;
 }
 
+/* A failed receive: the bytes the trailer would land on put back, and it
+ * completes at once with @st. */
+static void ng_emu_fail(struct ng_emu_req *r, ng_status st)
+{
+	memcpy((unsigned char *)r->buf + r->len, r->save, sizeof(r->save));
+	r->status = st;
+	r->t_done = 0;
+	r->state = NG_EMU_ARRIVED;
+}
+
+/*
+ * The base delivered @r (payload and trailer in r->buf; seen at @now): the
+ * injection time from the trailer, the bytes it landed on put back, and the
+ * end of its receive processing set.  Processing starts at the later of the
+ * delivery (t_inj + L + w) and the time the receiver asked for the message
+ * (r->t_done while posted), as a blocking recv called then would start it,
+ * and not before the previous receive's processing has ended (e->rdone:
+ * one receiver, one message at a time, so messages that come faster than
+ * o_r queue); it ends o_r later.  Without a shared clock it starts at @now.
+ */
+static void ng_emu_arrive(struct ng_emu *e, struct ng_emu_req *r, uint64_t now)
+{
+	unsigned char *tail = (unsigned char *)r->buf + r->len;
+	uint64_t t_inj, start = now;
+
+	memcpy(&t_inj, tail, sizeof(t_inj));
+	memcpy(tail, r->save, sizeof(r->save));
+	if (e->deadline) {
+		uint64_t t_del = t_inj + e->L_t + ng_emu_wire(e, r->len);
+
+		start = t_del > r->t_done ? t_del : r->t_done;
+	}
+	if (e->rdone > start)
+		start = e->rdone;
+	r->t_done = e->rdone = start + e->or_t;
+	r->status = NG_OK;
+	r->state = NG_EMU_ARRIVED;
+}
+
+/* One look at the base's receive that test() posted for e->bcur: once the
+ * base has it, the request arrives (ng_emu_arrive, or fails) and breq is
+ * free.  *busy_p: the base still has it. */
+static ng_status ng_emu_bpoll(struct ng_emu *e, bool *busy_p)
+{
+	struct ng_emu_req *r = e->bcur;
+	bool done = false;
+	ng_status st = ng_test(e->bc, &e->breq, &done);
+
+	*busy_p = st == NG_OK && !done;
+	if (*busy_p)
+		return NG_OK;
+	e->bcur = NULL;
+	if (st != NG_OK)
+		ng_emu_fail(r, st);
+	else
+		ng_emu_arrive(e, r, ng_emu_now(e));
+	return st;
+}
+
+/* Waits for the base's receive that test() left posted (e->bcur), so that
+ * breq is free; as ng_emu_base_recv, it stops on an interrupt or after the
+ * run's timeout. */
+static ng_status ng_emu_settle(struct ng_emu *e)
+{
+	const volatile sig_atomic_t *cancel = e->base.cancel;
+	const int peer = e->bcur->peer;
+	uint64_t t0 = ng_emu_now(e);
+	bool busy = true;
+	ng_status st;
+
+	while ((st = ng_emu_bpoll(e, &busy)) == NG_OK && busy) {
+		if (cancel && *cancel)
+			return NG_ERR_CANCELLED;
+		if (e->timeout_t && ng_emu_now(e) - t0 > e->timeout_t) {
+			ng_error("emu: nothing from rank %d for %.0f s", peer,
+			         (double)e->timeout_t * e->clk.ns_per_tick * 1e-9);
+			return NG_ERR_TIMEOUT;
+		}
+	}
+	return st;
+}
+
+/* Asks the base for @r's message (@r first in its peer's queue and breq
+ * free), the receiver asking at @t_ask: the base's irecv, polled by later
+ * looks; a base without one receives at once (blocking). */
+static void ng_emu_post(struct ng_emu *e, struct ng_emu_req *r, uint64_t t_ask)
+{
+	unsigned char *tail = (unsigned char *)r->buf + r->len;
+	ng_status st;
+
+	memcpy(r->save, tail, sizeof(r->save));
+	r->t_done = t_ask;
+	if (!e->poll) {
+		st = ng_recv(e->bc, r->peer, r->buf, r->len + NG_EMU_TRAILER);
+		if (st != NG_OK)
+			ng_emu_fail(r, st);
+		else
+			ng_emu_arrive(e, r, ng_emu_now(e));
+		return;
+	}
+	st = ng_irecv(e->bc, r->peer, r->buf, r->len + NG_EMU_TRAILER, &e->breq);
+	if (st != NG_OK) {
+		ng_emu_fail(r, st);
+		return;
+	}
+	e->bcur = r;
+	r->state = NG_EMU_POSTED;
+}
+
 /*
  * The base's receive: polled through its non-blocking calls where it has
  * them, else its blocking recv.  A rank of emu busy-waits anyway; sleeping in
@@ -343,6 +456,11 @@ static ng_status ng_emu_base_recv(struct ng_emu *e, int peer, void *buf, size_t 
 
 	if (!e->poll)
 		return ng_recv(e->bc, peer, buf, len);
+	if (e->bcur) { /* test() left a base receive in breq: finish it first */
+		st = ng_emu_settle(e);
+		if (st != NG_OK)
+			return st;
+	}
 	st = ng_irecv(e->bc, peer, buf, len, &e->breq);
 	if (st != NG_OK)
 		return st;
@@ -382,11 +500,32 @@ static ng_status ng_emu_recv_now(struct ng_emu *e, int peer, void *buf, size_t l
 	} else {
 		start = ng_emu_now(e);
 	}
+	e->rdone = start + e->or_t;
 	st = ng_emu_spin_until(e, start + e->or_t, e->early_r, waited ? NULL : &e->debt_r, e->or_t, &end);
 	if (st == NG_OK && !waited && e->deadline)
 		ng_emu_dev(e, false, t_a, end, e->or_t - e->early_r);
 	if (e->corrupt_every)
 		ng_emu_corrupt(e, buf, len);
+	return st;
+}
+
+/* Blocks until @r, which test() has moved on (posted or arrived), has
+ * completed: the base's receive finished, then a spin to the end of its
+ * processing. */
+static ng_status ng_emu_finish(struct ng_emu *e, struct ng_emu_req *r)
+{
+	ng_status st = NG_OK;
+
+	if (r->state == NG_EMU_POSTED) {
+		st = ng_emu_settle(e);
+		if (st != NG_OK)
+			return st;
+	}
+	if (r->status != NG_OK)
+		return r->status;
+	st = ng_emu_spin_until(e, r->t_done, e->early_r, NULL, 0, NULL);
+	if (st == NG_OK && e->corrupt_every)
+		ng_emu_corrupt(e, r->buf, r->len);
 	return st;
 }
 
@@ -399,7 +538,10 @@ static ng_status ng_emu_drain(struct ng_emu *e, int peer, const struct ng_emu_re
 	while ((n = ng_queue_pop(&e->rq[peer]))) {
 		struct ng_emu_req *r = NG_QUEUE_ENTRY(n, struct ng_emu_req, link);
 
-		r->status = ng_emu_recv_now(e, peer, r->buf, r->len, t_a);
+		if (r->state == NG_EMU_QUEUED)
+			r->status = ng_emu_recv_now(e, peer, r->buf, r->len, t_a);
+		else
+			r->status = ng_emu_finish(e, r);
 		r->done = true;
 		t_a = ng_emu_now(e);
 		if (r == upto)
@@ -455,12 +597,66 @@ static ng_status ng_emu_wait(struct ng_comm *c, struct ng_req *req)
 	return r->status;
 }
 
+/*
+ * One non-blocking look at @h, the first receive queued for its peer, at
+ * @now: asks the base for its message when nothing has been asked (once
+ * breq is free: a base receive test() posted for another peer is looked at
+ * first), looks at the base's receive, and completes @h once the end of its
+ * processing has come (less the path out of the call, as a spin stops).
+ * *done_p: @h completed (its status returned).
+ */
+static ng_status ng_emu_step(struct ng_emu *e, struct ng_emu_req *h, uint64_t now, bool *done_p)
+{
+	bool busy = false;
+	ng_status st;
+
+	*done_p = false;
+	if (h->state == NG_EMU_QUEUED) {
+		if (e->bcur) {
+			st = ng_emu_bpoll(e, &busy);
+			if (st != NG_OK || busy)
+				return st;
+		}
+		ng_emu_post(e, h, now);
+	}
+	if (h->state == NG_EMU_POSTED) {
+		ng_emu_bpoll(e, &busy); /* a failure completes @h with it */
+		if (busy)
+			return NG_OK;
+		now = ng_emu_now(e);
+	}
+	if (now + e->early_r < h->t_done)
+		return NG_OK;
+	ng_queue_pop(&e->rq[h->peer]);
+	h->done = true;
+	*done_p = true;
+	if (h->status == NG_OK && e->corrupt_every)
+		ng_emu_corrupt(e, h->buf, h->len);
+	return h->status;
+}
+
+/* Never blocks: a send completed in isend; a receive is moved on by one
+ * look at it and the receives queued before it (ng_emu_step), done once the
+ * model's time of its completion has passed. */
 static ng_status ng_emu_test(struct ng_comm *c, struct ng_req *req, bool *done_p)
 {
-	ng_status st = ng_emu_wait(c, req);
+	struct ng_emu *e = ng_emu_of(c);
+	struct ng_emu_req *r = ng_emu_req_of(req);
 
-	*done_p = true;
-	return st;
+	*done_p = r->done;
+	if (r->done)
+		return r->status;
+	for (;;) {
+		struct ng_emu_req *h =
+		    NG_QUEUE_ENTRY(ng_queue_first(&e->rq[r->peer]), struct ng_emu_req, link);
+		bool done;
+		ng_status st = ng_emu_step(e, h, ng_emu_now(e), &done);
+
+		if (!done || h == r || st != NG_OK) {
+			*done_p = done && h == r;
+			return st;
+		}
+	}
 }
 
 /* ---- memory -------------------------------------------------------------- */
@@ -484,41 +680,6 @@ static void ng_emu_free(struct ng_comm *c, void *buf)
 }
 
 /* ---- setup ----------------------------------------------------------------- */
-
-/* Decides whether the delivery deadline can be used: only when every rank is
- * on this host.  Collective. */
-static ng_status ng_emu_hosts(struct ng_emu *e, struct ng_boot *b)
-{
-	size_t hl = sizeof(b->host);
-	char *all = calloc((size_t)b->size, hl);
-	ng_status st;
-	int other = -1;
-
-	if (!all) {
-		ng_error("emu: out of memory");
-		return NG_ERR_NOMEM;
-	}
-	st = ng_boot_allgather(b, b->host, hl, all);
-	if (st != NG_OK)
-		goto out_free;
-	for (int i = 0; i < b->size && other < 0; i++) {
-		if (strncmp(all + (size_t)i * hl, b->host, hl) != 0)
-			other = i;
-	}
-	e->deadline = other < 0;
-	if (other >= 0 && (e->L_ns || e->G_ns > 0.0 || e->G2_ns > 0.0)) {
-		/* Every rank sees the same list: rank 0 reports for all. */
-		if (b->rank == 0)
-			ng_error(
-			    "emu: --emu-L and --emu-G need all ranks on one host (the receiver compares the "
-			    "sender's CLOCK_MONOTONIC_RAW); rank %d is on %.*s, rank 0 on %.*s",
-			    other, (int)hl, all + (size_t)other * hl, (int)hl, all);
-		st = NG_ERR_USAGE;
-	}
-out_free:
-	free(all);
-	return st;
-}
 
 /*
  * The real calls' lateness, send and receive apart.  A pattern times a call

@@ -4,7 +4,10 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "bootstrap.h"
 #include "emu_int.h"
 #include "status.h"
 
@@ -115,4 +118,39 @@ ng_status ng_emu_conf(struct ng_emu *e, const struct ng_emu_config *o, bool loud
 		return NG_ERR_USAGE;
 	}
 	return NG_OK;
+}
+
+/* Decides whether the delivery deadline can be used: only when every rank is
+ * on this host.  Collective. */
+ng_status ng_emu_hosts(struct ng_emu *e, struct ng_boot *b)
+{
+	size_t hl = sizeof(b->host);
+	char *all = calloc((size_t)b->size, hl);
+	ng_status st;
+	int other = -1;
+
+	if (!all) {
+		ng_error("emu: out of memory");
+		return NG_ERR_NOMEM;
+	}
+	st = ng_boot_allgather(b, b->host, hl, all);
+	if (st != NG_OK)
+		goto out_free;
+	for (int i = 0; i < b->size && other < 0; i++) {
+		if (strncmp(all + (size_t)i * hl, b->host, hl) != 0)
+			other = i;
+	}
+	e->deadline = other < 0;
+	if (other >= 0 && (e->L_ns || e->G_ns > 0.0 || e->G2_ns > 0.0)) {
+		/* Every rank sees the same list: rank 0 reports for all. */
+		if (b->rank == 0)
+			ng_error(
+			    "emu: --emu-L and --emu-G need all ranks on one host (the receiver compares the "
+			    "sender's CLOCK_MONOTONIC_RAW); rank %d is on %.*s, rank 0 on %.*s",
+			    other, (int)hl, all + (size_t)other * hl, (int)hl, all);
+		st = NG_ERR_USAGE;
+	}
+out_free:
+	free(all);
+	return st;
 }

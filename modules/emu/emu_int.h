@@ -25,14 +25,24 @@
 #define NG_EMU_PATH_US 20.0 /* us: the injected cost of ng_emu_path's calls */
 #define NG_EMU_LATE_NS 250  /* a spin that ends later than this past its target was disturbed */
 
+/* Where a receive request is (test() moves it on without blocking). */
+enum ng_emu_rstate {
+	NG_EMU_QUEUED,  /* in its peer's queue, nothing asked of the base yet */
+	NG_EMU_POSTED,  /* the base's receive for it is in ng_emu.breq */
+	NG_EMU_ARRIVED, /* the base delivered it; it completes at t_done */
+};
+
 /* Per-request state kept in struct ng_req.priv. */
 struct ng_emu_req {
 	struct ng_qlink link; /* in its peer's receive queue */
 	void *buf;
 	size_t len;
+	uint64_t t_done; /* NG_EMU_ARRIVED: end of its receive processing (ticks) */
 	int peer;
 	bool is_recv;
 	bool done;
+	unsigned char state;                /* enum ng_emu_rstate */
+	unsigned char save[NG_EMU_TRAILER]; /* NG_EMU_POSTED: the bytes the trailer lands on */
 	ng_status status;
 };
 
@@ -75,10 +85,12 @@ struct ng_emu {
 	size_t ncal_s, ncal_r;
 	int64_t dev_s, dev_r;
 	uint64_t ndev_s, ndev_r;
-	struct ng_queue *rq; /* [size] queued irecvs per peer */
-	bool poll;           /* the base is non-blocking: poll it */
-	uint64_t timeout_t;  /* give up polling after this long; 0: never */
-	struct ng_req breq;  /* the base's receive being polled */
+	struct ng_queue *rq;     /* [size] queued irecvs per peer */
+	bool poll;               /* the base is non-blocking: poll it */
+	uint64_t timeout_t;      /* give up polling after this long; 0: never */
+	struct ng_req breq;      /* the base's receive being polled */
+	struct ng_emu_req *bcur; /* the request whose base receive test() left in breq; NULL: none */
+	uint64_t rdone;          /* end of the latest receive's processing (ticks): the next starts after */
 };
 
 /* The module's options (ng_emu_options), as ng_config_read gives them. */
@@ -101,5 +113,10 @@ extern const struct ng_option ng_emu_options[];
  * ticks are derived at open).  NG_ERR_USAGE, reported by rank 0 only when
  * @loud (every rank reads the same options), on a bad one. */
 ng_status ng_emu_conf(struct ng_emu *e, const struct ng_emu_config *o, bool loud);
+
+/* Decides whether the delivery deadline can be used (e->deadline): only
+ * when every rank is on this host; NG_ERR_USAGE (said by rank 0) for
+ * --emu-L or --emu-G across hosts.  Collective. */
+ng_status ng_emu_hosts(struct ng_emu *e, struct ng_boot *b);
 
 #endif
