@@ -36,34 +36,13 @@
 set -u
 rounds=${1:-3}
 bench_need_mpi
-[ -n "${OSU_DIR:-}" ] || { echo "OSU_DIR is not set (an OSU Micro-Benchmarks source tree): skipped"; exit 77; }
-mpicc=${OSU_MPICC:-mpicc}
 read -r -a bind <<<"${OSU_BIND:--bind-to core}"
 read -r -a prefix <<<"${OSU_PREFIX:-}"
 scale=${OSU_SCALE:-1}
 case $scale in '' | *[!0-9]* | 0) echo "OSU_SCALE must be a positive whole number"; exit 2 ;; esac
 
 # ---- build osu_latency and osu_bw ----------------------------------------
-src= util=
-for d in "$OSU_DIR/c/mpi/pt2pt/standard" "$OSU_DIR/mpi/pt2pt/standard" "$OSU_DIR/mpi/pt2pt"; do
-	[ -f "$d/osu_latency.c" ] && { src=$d; break; }
-done
-for d in "$OSU_DIR/c/util" "$OSU_DIR/util"; do
-	[ -f "$d/osu_util.c" ] && { util=$d; break; }
-done
-[ -n "$src" ] && [ -n "$util" ] || { echo "OSU_DIR=$OSU_DIR holds no OSU sources (osu_latency.c, osu_util.c)"; exit 1; }
-command -v "$mpicc" >/dev/null || { echo "$mpicc not found (set OSU_MPICC): skipped"; exit 77; }
-utils=()
-for f in osu_util.c osu_util_mpi.c osu_util_graph.c osu_util_papi.c osu_util_validation.c; do
-	[ -f "$util/$f" ] && utils+=("$util/$f")
-done
-for prog in osu_latency osu_bw; do
-	# Four decimals instead of two (print precision only): at 1 B, 0.01 us is 2.5%.
-	"$mpicc" -O2 -DFLOAT_PRECISION=4 -I"$util" -o "$T/$prog" "$src/$prog.c" "${utils[@]}" -lm 2>"$T/$prog.cc" ||
-		{ echo "building $prog failed:"; tail -5 "$T/$prog.cc"; exit 1; }
-done
-osu_version=$(sed -n 's/^AC_INIT(\[[^]]*\], *\[\([^]]*\)\].*/\1/p' "$OSU_DIR/configure.ac" 2>/dev/null)
-echo "OSU Micro-Benchmarks ${osu_version:-?} from $OSU_DIR, built with $("$mpicc" -v 2>&1 | head -n 1)"
+osu_build pt2pt osu_latency osu_bw
 echo "ngauge: $("$NGAUGE" --version); launch: ${prefix[*]:+${prefix[*]} }mpiexec ${bind[*]}; $rounds interleaved rounds; counts x $scale; load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ---- the rounds ----------------------------------------------------------

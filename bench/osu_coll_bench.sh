@@ -27,30 +27,10 @@ set -u
 rounds=${1:-5}
 np=${NP:-2}
 bench_need_mpi
-[ -n "${OSU_DIR:-}" ] || { echo "OSU_DIR is not set (an OSU Micro-Benchmarks source tree): skipped"; exit 77; }
-mpicc=${OSU_MPICC:-mpicc}
 read -r -a bind <<<"${OSU_BIND:--bind-to core}"
 
 # ---- build osu_allreduce, osu_bcast, osu_barrier --------------------------------
-src= util=
-for d in "$OSU_DIR/c/mpi/collective/blocking" "$OSU_DIR/mpi/collective/blocking" "$OSU_DIR/mpi/collective"; do
-	[ -f "$d/osu_allreduce.c" ] && { src=$d; break; }
-done
-for d in "$OSU_DIR/c/util" "$OSU_DIR/util"; do
-	[ -f "$d/osu_util.c" ] && { util=$d; break; }
-done
-[ -n "$src" ] && [ -n "$util" ] || { echo "OSU_DIR=$OSU_DIR holds no OSU collectives (osu_allreduce.c, osu_util.c)"; exit 1; }
-command -v "$mpicc" >/dev/null || { echo "$mpicc not found (set OSU_MPICC): skipped"; exit 77; }
-utils=()
-for f in osu_util.c osu_util_mpi.c osu_util_graph.c osu_util_papi.c osu_util_validation.c; do
-	[ -f "$util/$f" ] && utils+=("$util/$f")
-done
-for prog in osu_allreduce osu_bcast osu_barrier; do
-	"$mpicc" -O2 -DFLOAT_PRECISION=4 -I"$util" -o "$T/$prog" "$src/$prog.c" "${utils[@]}" -lm 2>"$T/$prog.cc" ||
-		{ echo "building $prog failed:"; tail -5 "$T/$prog.cc"; exit 1; }
-done
-osu_version=$(sed -n 's/^AC_INIT(\[[^]]*\], *\[\([^]]*\)\].*/\1/p' "$OSU_DIR/configure.ac" 2>/dev/null)
-echo "OSU Micro-Benchmarks ${osu_version:-?} from $OSU_DIR, built with $("$mpicc" -v 2>&1 | head -n 1)"
+osu_build collective osu_allreduce osu_bcast osu_barrier
 echo "ngauge: $("$NGAUGE" --version); mpiexec ${bind[*]} -n $np; $rounds interleaved rounds; load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ---- the rounds ----------------------------------------------------------------

@@ -24,27 +24,9 @@ set -u
 rounds=${1:-5}
 np=${NP:-2}
 bench_need_mpi
-[ -n "${OSU_DIR:-}" ] || { echo "OSU_DIR is not set (an OSU Micro-Benchmarks source tree): skipped"; exit 77; }
-mpicc=${OSU_MPICC:-mpicc}
 read -r -a bind <<<"${OSU_BIND:--bind-to core}"
 
-src= util=
-for d in "$OSU_DIR/c/mpi/pt2pt/standard" "$OSU_DIR/mpi/pt2pt/standard" "$OSU_DIR/mpi/pt2pt"; do
-	[ -f "$d/osu_mbw_mr.c" ] && { src=$d; break; }
-done
-for d in "$OSU_DIR/c/util" "$OSU_DIR/util"; do
-	[ -f "$d/osu_util.c" ] && { util=$d; break; }
-done
-[ -n "$src" ] && [ -n "$util" ] || { echo "OSU_DIR=$OSU_DIR holds no osu_mbw_mr.c and osu_util.c"; exit 1; }
-command -v "$mpicc" >/dev/null || { echo "$mpicc not found (set OSU_MPICC): skipped"; exit 77; }
-utils=()
-for f in osu_util.c osu_util_mpi.c osu_util_graph.c osu_util_papi.c osu_util_validation.c; do
-	[ -f "$util/$f" ] && utils+=("$util/$f")
-done
-"$mpicc" -O2 -DFLOAT_PRECISION=4 -I"$util" -o "$T/osu_mbw_mr" "$src/osu_mbw_mr.c" "${utils[@]}" -lm 2>"$T/cc" ||
-	{ echo "building osu_mbw_mr failed:"; tail -5 "$T/cc"; exit 1; }
-osu_version=$(sed -n 's/^AC_INIT(\[[^]]*\], *\[\([^]]*\)\].*/\1/p' "$OSU_DIR/configure.ac" 2>/dev/null)
-echo "OSU Micro-Benchmarks ${osu_version:-?} from $OSU_DIR, built with $("$mpicc" -v 2>&1 | head -n 1)"
+osu_build pt2pt osu_mbw_mr
 echo "ngauge: $("$NGAUGE" --version); mpiexec ${bind[*]} -n $np; $rounds interleaved rounds; load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 sizes="8 4096 65536"
