@@ -109,3 +109,27 @@ finish() {
 	if [ "$FAILS" -ne 0 ]; then echo "$FAILS check(s) failed" >&2; exit 1; fi
 	exit 0
 }
+
+# netns_pair TAG: two network namespaces, $nsA and $nsB (ngTAGA<pid>, ngTAGB<pid>), joined by a veth whose ends
+# $vA (in A) and $vB (in B) hold $ipA and $ipB (a /30 from 198.18.0.0/15, RFC 2544), loopback and both ends up;
+# both namespaces (and so the veth and whatever lives in them) deleted at exit, with $T. Exits 77 (skipped) when
+# namespaces cannot be made; a later step that fails is a failure of the test.
+netns_pair() {
+	local tag=$1 id=$$ ns
+	nsA=ng${tag}A$id nsB=ng${tag}B$id
+	vA=ng${tag}a$id vB=ng${tag}b$id
+	ipA=198.18.$((id % 200 + 20)).1 ipB=198.18.$((id % 200 + 20)).2
+	trap 'ip netns del "$nsA" 2>/dev/null; ip netns del "$nsB" 2>/dev/null; rm -rf "$T"' EXIT
+	trap "exit 1" INT TERM HUP
+	command -v ip >/dev/null || { echo "SKIP: no ip (iproute2)"; exit 77; }
+	if ! ip netns add "$nsA" 2>/dev/null || ! ip netns add "$nsB" 2>/dev/null; then
+		echo "SKIP: cannot create network namespaces (needs root and netns support)"
+		exit 77
+	fi
+	ip link add "$vA" type veth peer name "$vB" || { fail "cannot create a veth pair"; finish; }
+	ip link set "$vA" netns "$nsA" && ip link set "$vB" netns "$nsB" || { fail "cannot move the veth ends"; finish; }
+	ip -n "$nsA" addr add "$ipA/30" dev "$vA" && ip -n "$nsB" addr add "$ipB/30" dev "$vB" ||
+		{ fail "addresses"; finish; }
+	for ns in "$nsA" "$nsB"; do ip -n "$ns" link set lo up; done
+	ip -n "$nsA" link set "$vA" up && ip -n "$nsB" link set "$vB" up || { fail "links up"; finish; }
+}

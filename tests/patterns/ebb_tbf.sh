@@ -28,33 +28,12 @@
 . "$NGAUGE_SRC/tests/integration/lib.sh"
 
 RATE_MBIT=100
-id=$$
-nsA=ngebbA$id nsB=ngebbB$id
-vA=ngeA$id vB=ngeB$id
-ipA=198.18.$((id % 200 + 20)).1 ipB=198.18.$((id % 200 + 20)).2
-
-cleanup_ns() {
-	ip netns del "$nsA" 2>/dev/null
-	ip netns del "$nsB" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup_ns EXIT
-trap "exit 1" INT TERM HUP
-
 command -v mpiexec >/dev/null || { echo "SKIP: no mpiexec"; exit 77; }
 mpiexec --version 2>&1 | grep -q HYDRA || { echo "SKIP: mpiexec is not MPICH's Hydra"; exit 77; }
-if ! ip netns add "$nsA" 2>/dev/null || ! ip netns add "$nsB" 2>/dev/null; then
-	echo "SKIP: cannot create network namespaces (needs root and netns support)"
-	exit 77
-fi
-ip link add "$vA" type veth peer name "$vB" || { fail "cannot create a veth pair"; finish; }
-ip link set "$vA" netns "$nsA" && ip link set "$vB" netns "$nsB" || { fail "cannot move the veth ends"; finish; }
-ip -n "$nsA" addr add "$ipA/30" dev "$vA" && ip -n "$nsB" addr add "$ipB/30" dev "$vB" || { fail "addresses"; finish; }
-for ns in "$nsA" "$nsB"; do ip -n "$ns" link set lo up; done
-ip -n "$nsA" link set "$vA" up && ip -n "$nsB" link set "$vB" up || { fail "links up"; finish; }
+netns_pair ebb
 # one medium: A's veth end sends every frame it would send (egress) and every frame it receives (ingress)
 # into ifb first; the ifb's tbf is the one token bucket of both directions
-ifb=ngeI$id
+ifb=ngebbI$$
 ip -n "$nsA" link add "$ifb" type ifb 2>/dev/null && ip -n "$nsA" link set "$ifb" up ||
 	{ echo "SKIP: no ifb device (CONFIG_IFB)"; exit 77; }
 tc -n "$nsA" qdisc add dev "$ifb" root tbf rate ${RATE_MBIT}mbit burst 64kb latency 100ms ||
