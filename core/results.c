@@ -17,6 +17,7 @@
 #include "fdio.h"
 #include "queue.h" /* ng_container_of */
 #include "results_priv.h"
+#include "results_text.h"
 #include "safefile.h"
 
 #define MAX_COLS 16

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "../analysis/stats.h"
+#include "results_text.h"
 #include "status.h"
 
 struct ng_results;
@@ -90,29 +91,7 @@ json_t *ng_stats_json(const struct ng_stats *st);
 /* True on the rank that holds the results (rank 0). */
 bool ng_results_active(const struct ng_results *r);
 
-/*
- * A JSON array of the document kept as compact text, for the arrays with an
- * element per rank or per pair (the manifest's placement, pingpong's pairs):
- * a tree of jansson nodes costs about a kilobyte per element, its compact
- * text a tenth of that, so rank 0's memory does not grow by a tree per rank.
- * The file shows the same array (one element per line).
- *
- * Zero-initialise; ng_results_text_add appends elements; then
- * ng_results_text_value moves the text into the result, or
- * ng_results_text_free drops it.  Not thread-safe: one owner at a time.
- */
-struct ng_results_text {
-	char *buf; /* the elements' compact texts, ",\n" between them, NUL-terminated; NULL when empty */
-	size_t len, cap; /* bytes in buf (without the NUL), bytes allocated */
-	size_t n;        /* elements */
-};
-
-/* Appends the compact text of @v (steals the reference; NULL is taken for
- * out-of-memory).  NG_OK, or NG_ERR_NOMEM (reported once, here; @t keeps
- * what it held). */
-ng_status ng_results_text_add(struct ng_results_text *t, json_t *v);
-/* Frees what @t holds and empties it. */
-void ng_results_text_free(struct ng_results_text *t);
+/* The arrays kept as compact text (struct ng_results_text): results_text.h. */
 /*
  * The value to put in the document (under a key of a row, a block or the
  * document itself) that the file shows as the array of @t's elements.  @r

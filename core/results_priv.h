@@ -11,15 +11,6 @@
 
 enum ng_results_format { NG_FMT_NONE, NG_FMT_JSON, NG_FMT_CSV };
 
-/* The placeholder string of the @i-th text array of a result
- * (ng_results_text_value). */
-#define NG_RESULTS_TEXT_MARK "@ngauge-text-array-%zu@"
-
-/* Writes @doc as the result file's JSON on @f (indented, keys in order, 10
- * significant digits), each placeholder of @text[0..@ntext) replaced by that
- * array (results_text.c).  0, or -1 when a write failed (errno set). */
-int ng_results_text_dump(const json_t *doc, const struct ng_results_text *text, size_t ntext, FILE *f);
-
 /* Picks the format from a path's extension (.json, .csv); NG_FMT_NONE for
  * anything else. */
 enum ng_results_format ng_results_format_of(const char *path);

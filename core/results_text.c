@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The result's arrays kept as compact text (results.h), and the writer that
- * puts them in their places in the file (results_priv.h). */
+ * puts them in their places in the file (results_text.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "results_priv.h"
+#include "results_text.h"
 
 ng_status ng_results_text_add(struct ng_results_text *t, json_t *v)
 {

@@ -95,7 +95,7 @@ SUBFLOORS = {
         # the result sink (which draws the progress line), the manifest's
         # data and its warnings (manifest.c, which gathers, is a service).
         (1, "core: a run's parts", ["core/args.[ch]", "core/bootstrap.[ch]", "core/results.[ch]",
-                                    "core/results_priv.h", "core/results_text.c", "core/manifest_warn.[ch]"]),
+                                    "core/results_priv.h", "core/results_text.[ch]", "core/manifest_warn.[ch]"]),
         # The interfaces modules and patterns are written against (pattern.h
         # calls down into the sink for its progress line).
         (2, "core: interfaces", ["core/module.[ch]", "core/caps.c", "core/pattern.h"]),
