@@ -6,9 +6,14 @@
 # so the victim's flow and the n members' flows cross the shaped link A->B, and nothing else does.
 #   - bw victim beside n = 1 and n = 3 members (each a window of 16 x 64 KiB and a 1-byte answer, as the
 #     victim): n + 1 alike flows share the link, the victim gets about rate / (n + 1): its congested bandwidth
-#     (of the pooled median window) is within 15% of the isolated one / (n + 1), and the 95% interval of the impact factor of the median
-#     reaches within 10% of n + 1; isolated phases carry no congestor message.  (Seen here: n = 1: 2.00 to
-#     2.08; n = 3: 3.8 to 4.5, the victim a little below its fair share on a loaded 2-core host.)
+#     (of the pooled median window) is within 30% of the isolated one / (n + 1), the victim's and the
+#     congestors' rates together fill the link (their sum within 20% of the isolated bandwidth), and the 95%
+#     interval of the impact factor of the median reaches within 10% of n + 1; isolated phases carry no
+#     congestor message.  (Seen here: n = 1: 2.00 to 2.08; n = 3: 3.4 to 4.5. TCP shares a FIFO among four
+#     flows only roughly: one CI run gave the victim 3.55 MB/s against a fair 2.99, +19%, with the link full,
+#     3.55 + 9.0 against 11.95; four runs after it: +1%, +20%, +8%, -7%. The faults this targets, congestors
+#     that do not run or phases that mix, put the victim at the whole link, a factor n + 1 away; one member of
+#     three missing gives rate / 3, 33% above rate / 4, outside the band.)
 #   - lat victim (8-byte ping-pong across the link) beside one incast member: the pings that meet the
 #     member's window queue behind it in the FIFO: the impact factor of p99 is above 1 and its interval
 #     excludes 1.  (The median barely moves: a closed-loop ping-pong takes most of its samples while the
@@ -52,7 +57,10 @@ f, (lo, hi) = i['median']['factor'], i['median']['ci95']
 wb = 16 * 65536 / 1e6
 iso, con = wb * 1e6 / i['isolated']['p50'], wb * 1e6 / i['congested']['p50']
 print('impact median %.3f [%.3f, %.3f], expected %d; isolated %.2f MB/s, congested %.2f MB/s (rate / %d: %.2f)' % (f, lo, hi, n + 1, iso, con, n + 1, iso / (n + 1)))
-assert abs(con - iso / (n + 1)) <= 0.15 * iso / (n + 1), ('congested bandwidth', con, 'expected about', iso / (n + 1))
+assert abs(con - iso / (n + 1)) <= 0.3 * iso / (n + 1), ('congested bandwidth', con, 'expected about', iso / (n + 1))
+g = b['congestor_rates'][0]['median_MBps']
+print('link shared: victim %.2f + congestors %.2f = %.2f MB/s, isolated %.2f' % (con, g, con + g, iso))
+assert abs(con + g - iso) <= 0.2 * iso, ('victim + congestors', con + g, 'against the link', iso)
 # the interval holds n + 1 within 10%: it reaches into [0.9 (n + 1), 1.1 (n + 1)]
 assert lo <= 1.1 * (n + 1) and hi >= 0.9 * (n + 1), (f, lo, hi)
 assert b['congestor_rates'][0]['median_MBps'] > 0, b
