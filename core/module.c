@@ -5,6 +5,13 @@
 ng_status ng_waitall(struct ng_comm *c, struct ng_req *reqs, size_t n)
 {
 	ng_status first = NG_OK;
+
+	if (c->msg.waitall && n > 1) {
+		ng_where_enter_req(&c->where, NG_AT_WAIT);
+		first = c->msg.waitall(c, reqs, n);
+		ng_where_leave(&c->where);
+		return first;
+	}
 	for (size_t i = 0; i < n; i++) {
 		ng_status st = ng_wait(c, &reqs[i]);
 		if (st != NG_OK && first == NG_OK)

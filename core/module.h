@@ -128,6 +128,13 @@ struct ng_msg_ops {
 	ng_status (*test)(struct ng_comm *c, struct ng_req *req, bool *done_p);
 	/* Blocks until @req has completed. */
 	ng_status (*wait)(struct ng_comm *c, struct ng_req *req);
+	/* Optional: blocks until all @n requests of @reqs have completed, as
+	 * wait() on each in turn would, and returns the first error; with the
+	 * cancel flag set it ends every pending one as wait() does
+	 * (NG_ERR_CANCELLED).  One call into the library for a window of
+	 * requests (MPI_Waitall) instead of n, which is what a window of small
+	 * messages costs.  NULL: ng_waitall() waits on each in turn. */
+	ng_status (*waitall)(struct ng_comm *c, struct ng_req *reqs, size_t n);
 };
 
 /* Instance base; a module's private instance embeds it first. */
@@ -542,7 +549,8 @@ static inline ng_status ng_coll(struct ng_comm *c, enum ng_coll_op op, enum ng_c
 	return st;
 }
 
-/* Waits for @n requests in order; returns the first error. */
+/* Waits for @n requests (the module's waitall, else each in order); returns
+ * the first error. */
 ng_status ng_waitall(struct ng_comm *c, struct ng_req *reqs, size_t n);
 
 /* Driver side: declares the options of @m in @a, its .options and .reads

@@ -4,14 +4,15 @@
  *
  * The data path is MPI itself, with nothing around it: send is MPI_Send (or
  * MPI_Ssend with --mpi-ssend), recv is MPI_Recv, isend/irecv/test/wait are
- * MPI_Isend/MPI_Irecv/MPI_Test.  Every message uses tag 0 on the instance's
- * own duplicate of MPI_COMM_WORLD, so MPI's non-overtaking rule between two
- * ranks is exactly ngauge's "message order is the match".  Ranks are
- * MPI_COMM_WORLD ranks.  The native collective (NG_CAP_ALLTOALL) is
- * MPI_Alltoall of bytes on the same communicator; the native collectives of
- * NG_CAP_COLL are MPI_Allreduce, MPI_Bcast, MPI_Reduce, MPI_Allgather,
- * MPI_Reduce_scatter_block, MPI_Barrier, MPI_Gather and MPI_Scatter there,
- * with MPI_SUM and MPI_INT32_T, MPI_INT64_T, MPI_FLOAT or MPI_DOUBLE.
+ * MPI_Isend/MPI_Irecv/MPI_Test, and waitall hands a window's requests to
+ * MPI_Testall in one call (chunks of NG_MPI_WAITALL), as osu_bw's and
+ * osu_mbw_mr's MPI_Waitall does, instead of a test loop per request.
+ * Every message uses tag 0 on the instance's own duplicate of
+ * MPI_COMM_WORLD, so MPI's non-overtaking rule between two ranks is exactly ngauge's "message order is the
+ * match".  Ranks are MPI_COMM_WORLD ranks.  The native collective (NG_CAP_ALLTOALL) is MPI_Alltoall of bytes
+ * on the same communicator; the native collectives of NG_CAP_COLL are MPI_Allreduce, MPI_Bcast, MPI_Reduce,
+ * MPI_Allgather, MPI_Reduce_scatter_block, MPI_Barrier, MPI_Gather and MPI_Scatter there, with MPI_SUM and
+ * MPI_INT32_T, MPI_INT64_T, MPI_FLOAT or MPI_DOUBLE.
  *
  * MPI is initialised by the MPI bootstrap (core/boot_mpi.c): NG_CAP_MPI makes
  * the driver use the MPI launch, and open() refuses to run without it.
@@ -346,6 +347,72 @@ static ng_status ng_mpi_wait(struct ng_comm *c, struct ng_req *r)
 	}
 }
 
+/* waitall()'s chunk @k of requests from @r failed in MPI_Testall (rc):
+ * each request's own error from its status, a pending one waited for
+ * alone.  Cold path. */
+static ng_status __attribute__((noinline, cold))
+ng_mpi_waitall_failed(struct ng_comm *c, struct ng_mpi *m, struct ng_req *r, size_t k, int rc)
+{
+	ng_status first = NG_OK, st;
+
+	for (size_t i = 0; i < k; i++) {
+		struct ng_mpi_req *q = ng_mpi_req_of(&r[i]);
+		int e = rc == MPI_ERR_IN_STATUS ? m->wst[i].MPI_ERROR : rc;
+
+		q->req = m->wreq[i];
+		if (e == MPI_ERR_PENDING || (rc != MPI_ERR_IN_STATUS && q->req != MPI_REQUEST_NULL))
+			st = ng_mpi_wait(c, &r[i]);
+		else
+			st = ng_mpi_done(q, e, &m->wst[i]);
+		if (st != NG_OK && first == NG_OK)
+			first = st;
+	}
+	return first;
+}
+
+/* MPI_Testall over chunks of the requests; the cancel flag ends every
+ * request still pending as wait() does. */
+static ng_status ng_mpi_waitall(struct ng_comm *c, struct ng_req *r, size_t n)
+{
+	struct ng_mpi *m = ng_mpi_of(c);
+	const volatile sig_atomic_t *cancel = c->cancel;
+	ng_status first = NG_OK, st;
+
+	for (size_t at = 0; at < n; at += NG_MPI_WAITALL) {
+		size_t k = n - at < NG_MPI_WAITALL ? n - at : NG_MPI_WAITALL;
+		int flag = 0, rc;
+
+		for (size_t i = 0; i < k; i++)
+			m->wreq[i] = ng_mpi_req_of(&r[at + i])->req;
+		for (;;) {
+			rc = MPI_Testall((int)k, m->wreq, &flag, m->wst);
+			if (rc != MPI_SUCCESS || flag)
+				break;
+			if (cancel && *cancel) {
+				/* nothing was modified: every handle is still the caller's */
+				for (size_t i = at; i < n; i++)
+					ng_mpi_abandon(ng_mpi_req_of(&r[i]));
+				return NG_ERR_CANCELLED;
+			}
+		}
+		if (rc != MPI_SUCCESS) {
+			st = ng_mpi_waitall_failed(c, m, r + at, k, rc);
+		} else {
+			st = NG_OK;
+			for (size_t i = 0; i < k; i++) {
+				struct ng_mpi_req *q = ng_mpi_req_of(&r[at + i]);
+
+				q->req = m->wreq[i];
+				if (q->is_recv && st == NG_OK)
+					st = ng_mpi_check_count(&m->wst[i], q->peer, q->len);
+			}
+		}
+		if (st != NG_OK && first == NG_OK)
+			first = st;
+	}
+	return first;
+}
+
 ng_status ng_mpi_alloc(struct ng_comm *c, size_t len, void **buf_p)
 {
 	struct ng_mpi *m = ng_mpi_of(c);
@@ -492,6 +559,7 @@ const struct ng_msg_ops ng_mpi_msg_ops = {
     .irecv = ng_mpi_irecv,
     .test = ng_mpi_test,
     .wait = ng_mpi_wait,
+    .waitall = ng_mpi_waitall,
 };
 
 /* The operations of the executable's descriptor ng_module_mpi

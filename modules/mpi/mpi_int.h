@@ -29,12 +29,19 @@
 #define NG_MPI_MAX_MSG     ((size_t)INT_MAX)
 #endif
 
+/* Requests waitall() hands MPI in one call; a longer array goes in chunks. */
+#define NG_MPI_WAITALL 256
+
 struct ng_mpi {
 	struct ng_comm base; /* first: container_of */
 	MPI_Comm comm;       /* private duplicate of MPI_COMM_WORLD */
 	bool ssend;          /* --mpi-ssend: blocking sends are MPI_Ssend */
 	void **bufs;         /* live alloc() blocks, released by close() */
 	size_t nbufs, capbufs;
+	/* waitall()'s scratch: a chunk's handles and statuses (MPI wants them
+	 * contiguous; the handles live in the callers' struct ng_req) */
+	MPI_Request wreq[NG_MPI_WAITALL];
+	MPI_Status wst[NG_MPI_WAITALL];
 };
 
 /* The operations of the two modules (mpi.c, mpirma.c): ngauge-mpi.so's
@@ -62,7 +69,7 @@ ng_status ng_mpi_report(const char *who, const char *call, int peer, int rc) __a
 
 /* The module operations (core/module.h) of an instance embedding struct
  * ng_mpi first: the two-sided ones (MPI_Send, MPI_Recv, MPI_Isend,
- * MPI_Irecv, MPI_Test), MPI_Alltoall, alloc and free. */
+ * MPI_Irecv, MPI_Test, MPI_Testall), MPI_Alltoall, alloc and free. */
 extern const struct ng_msg_ops ng_mpi_msg_ops;
 ng_status ng_mpi_alltoall(struct ng_comm *c, const void *sbuf, void *rbuf, size_t block);
 /* The native collectives (module.h's .coll): MPI_Allreduce and the rest on

@@ -7,9 +7,10 @@
  * Opens the module through its descriptor with the MPI bootstrap, then for
  * every pair of ranks and sizes 0, 1, 7, 65537 and 1 MiB + 3 exchanges
  * messages both ways, blocking (send/recv) and non-blocking (irecv/isend with
- * test and wait, at an odd offset inside the block), and checks every byte
- * against a payload tag.  Also checks that a receive expecting more bytes than
- * arrive gives NG_ERR_TRUNCATED, and that close() frees buffers left over.
+ * test and wait, at an odd offset inside the block), and a window of 300
+ * requests through waitall, and checks every byte against a payload tag;
+ * waitall ends a pending receive when the cancel flag is up.  Also checks that a receive expecting more bytes
+ * than arrive gives NG_ERR_TRUNCATED, and that close() frees buffers left over.
  *
  * Exit 0 when every rank passed, 1 otherwise, 77 (skipped) when not started
  * by an MPI launcher (PMI_RANK/PMI_SIZE unset).
@@ -124,6 +125,52 @@ static void t_nonblocking(struct t_ctx *t, int lo, int hi, size_t size)
 	t_check_payload(t, r, size, t_tag(size, peer, me, 1), peer, "non-blocking");
 }
 
+/* ng_waitall() through the module's waitall (MPI_Testall in chunks): a
+ * window of T_WIN receives and T_WIN sends in one array, interleaved, more
+ * than one chunk (NG_MPI_WAITALL, 256), sizes 1 to 64 B in slots of their
+ * own; every byte checked.  Then with the cancel flag raised: a receive
+ * that nothing matches ends with NG_ERR_CANCELLED instead of waiting. */
+#define T_WIN  150
+#define T_SLOT 64
+static void t_waitall(struct t_ctx *t, int lo, int hi, volatile sig_atomic_t *cancel)
+{
+	int me = t->c->rank, peer = me == lo ? hi : lo;
+	struct ng_req rq[2 * T_WIN], never;
+	ng_status st = NG_OK;
+
+	T_CHECK(t, t->c->msg.waitall != NULL, "%s has no waitall", t->m->name);
+	memset(t->rbuf, 0x5a, (size_t)T_WIN * T_SLOT);
+	for (size_t i = 0; i < T_WIN && st == NG_OK; i++) {
+		size_t size = i % T_SLOT + 1;
+
+		ng_payload_fill(t->sbuf + i * T_SLOT, size, t_tag(size, me, peer, 2 + (int)i));
+		st = ng_irecv(t->c, peer, t->rbuf + i * T_SLOT, size, &rq[2 * i]);
+		if (st == NG_OK)
+			st = ng_isend(t->c, peer, t->sbuf + i * T_SLOT, size, &rq[2 * i + 1]);
+	}
+	T_CHECK(t, st == NG_OK, "posting the window: %s", ng_status_name(st));
+	if (st != NG_OK)
+		return;
+	st = ng_waitall(t->c, rq, 2 * T_WIN);
+	T_CHECK(t, st == NG_OK, "waitall of %d requests with %d: %s", 2 * T_WIN, peer, ng_status_name(st));
+	for (size_t i = 0; i < T_WIN; i++) {
+		size_t size = i % T_SLOT + 1;
+
+		t_check_payload(t, t->rbuf + i * T_SLOT, size, t_tag(size, peer, me, 2 + (int)i), peer,
+		                "waitall");
+	}
+	/* a receive from the peer that it never sends, and the cancel flag */
+	st = ng_irecv(t->c, peer, t->rbuf, 8, &never);
+	T_CHECK(t, st == NG_OK, "irecv (never matched): %s", ng_status_name(st));
+	if (st != NG_OK)
+		return;
+	*cancel = 1;
+	st = t->c->msg.waitall(t->c, &never, 1);
+	*cancel = 0;
+	T_CHECK(t, st == NG_ERR_CANCELLED, "waitall with the cancel flag: %s, want ERR_CANCELLED",
+	        ng_status_name(st));
+}
+
 /* Rank 0 sends 8 bytes, rank 1 expects 9: NG_ERR_TRUNCATED (reported once). */
 static void t_truncated(struct t_ctx *t)
 {
@@ -204,6 +251,7 @@ int main(int argc, char **argv)
 					t_blocking(&t, lo, hi, t_sizes[i]);
 					t_nonblocking(&t, lo, hi, t_sizes[i]);
 				}
+				t_waitall(&t, lo, hi, &cancel);
 			}
 			st = ng_boot_barrier(b);
 			T_CHECK(&t, st == NG_OK, "barrier: %s", ng_status_name(st));
