@@ -5,10 +5,25 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "data.h"
 #include "gnuplot.h"
+
+json_t *ng_dat_xnew(json_t *v)
+{
+	if (!v) {
+		ng_error("out of memory");
+		abort();
+	}
+	return v;
+}
+
+json_t *ng_dat_real(double v)
+{
+	return ng_dat_xnew(isfinite(v) ? json_real(v) : json_null());
+}
 
 static int ng_col_width(const struct ng_col *c)
 {

@@ -27,6 +27,13 @@ struct ng_col {
 	enum ng_col_type type;
 };
 
+/* @v itself; NULL (jansson out of memory) is reported and ends the
+ * process: a family builds the rows of its tables whole or not at all. */
+json_t *ng_dat_xnew(json_t *v);
+/* A number for a row of a family's table: a finite @v as itself, anything
+ * else as null (written as NaN), whatever a damaged file holds. */
+json_t *ng_dat_real(double v);
+
 /* The 1-based column of @key's first number in @cols (0: not there). */
 int ng_col_of(const struct ng_col *cols, const char *key);
 

@@ -28,21 +28,12 @@ static const struct ng_col ng_cols_ebb_marks[] = {
     {NULL, NG_COL_NUM},
 };
 
-static json_t *ng_ebb_xnew(json_t *v)
-{
-	if (!v) {
-		ng_error("out of memory");
-		abort();
-	}
-	return v;
-}
-
 /* Table 0: the bins (x: the bin's geometric centre; bins of 0 left out,
  * which a log axis cannot show); table 1: the marks of the row. */
 static void ng_dat_ebb(FILE *f, const struct ng_plot_file *pf)
 {
 	const json_t *h = json_object_get(json_object_get(pf->doc, "ebb"), "histogram"), *b;
-	json_t *bins = ng_ebb_xnew(json_array());
+	json_t *bins = ng_dat_xnew(json_array());
 	size_t i;
 
 	json_array_foreach(h, i, b)
@@ -54,11 +45,11 @@ static void ng_dat_ebb(FILE *f, const struct ng_plot_file *pf)
 
 		if (!(lo > 0) || !(hi > lo) || !isfinite(hi))
 			continue;
-		o = ng_ebb_xnew(json_object());
-		json_object_set_new(o, "center_MBps", ng_ebb_xnew(json_real(sqrt(lo * hi))));
-		json_object_set_new(o, "count", ng_ebb_xnew(isfinite(n) ? json_real(n) : json_null()));
-		json_object_set_new(o, "lo_MBps", ng_ebb_xnew(json_real(lo)));
-		json_object_set_new(o, "hi_MBps", ng_ebb_xnew(json_real(hi)));
+		o = ng_dat_xnew(json_object());
+		json_object_set_new(o, "center_MBps", ng_dat_xnew(json_real(sqrt(lo * hi))));
+		json_object_set_new(o, "count", ng_dat_xnew(isfinite(n) ? json_real(n) : json_null()));
+		json_object_set_new(o, "lo_MBps", ng_dat_xnew(json_real(lo)));
+		json_object_set_new(o, "hi_MBps", ng_dat_xnew(json_real(hi)));
 		json_array_append_new(bins, o);
 	}
 	ng_dat_table(f, 0, "ebb.histogram", bins, ng_cols_ebb_bins, NULL);
@@ -197,7 +188,7 @@ static long long rank_of(const json_t *pair, const char *key)
  * fastest pair. */
 static void ng_report_ebb(FILE *f, const json_t *b)
 {
-	json_t *plain = ng_ebb_xnew(json_object()), *rows = ng_ebb_xnew(json_array()), *v;
+	json_t *plain = ng_dat_xnew(json_object()), *rows = ng_dat_xnew(json_array()), *v;
 	const json_t *r, *p;
 	const char *k;
 	size_t i, j;
@@ -231,15 +222,15 @@ static void ng_report_ebb(FILE *f, const json_t *b)
 		}
 		if (!lo)
 			continue;
-		json_t *o = ng_ebb_xnew(json_object());
+		json_t *o = ng_dat_xnew(json_object());
 		char *a = ng_plot_xasprintf("%lld -> %lld", rank_of(lo, "client"), rank_of(lo, "server"));
 		char *c = ng_plot_xasprintf("%lld -> %lld", rank_of(hi, "client"), rank_of(hi, "server"));
 
 		json_object_set(o, "round", json_object_get(r, "round"));
 		json_object_set(o, "sum_MBps", json_object_get(r, "sum_MBps"));
-		json_object_set_new(o, "slowest", ng_ebb_xnew(json_string(a)));
+		json_object_set_new(o, "slowest", ng_dat_xnew(json_string(a)));
 		json_object_set(o, "slowest_MBps", json_object_get(lo, "bandwidth_MBps"));
-		json_object_set_new(o, "fastest", ng_ebb_xnew(json_string(c)));
+		json_object_set_new(o, "fastest", ng_dat_xnew(json_string(c)));
 		json_object_set(o, "fastest_MBps", json_object_get(hi, "bandwidth_MBps"));
 		json_array_append_new(rows, o);
 		free(a);

@@ -33,22 +33,6 @@ static const struct ng_col ng_cols_noise_hist[] = {
 /* Ranks drawn with a key entry each; more share the colours, untitled. */
 #define NG_NOISE_KEYED 8
 
-static json_t *ng_noise_xnew(json_t *v)
-{
-	if (!v) {
-		ng_error("out of memory");
-		abort();
-	}
-	return v;
-}
-
-/* A number for a data table: a finite @v as itself, anything else as null
- * (written as NaN), whatever a damaged file holds. */
-static json_t *ng_noise_num(double v)
-{
-	return ng_noise_xnew(isfinite(v) ? json_real(v) : json_null());
-}
-
 static const json_t *ng_noise_ranks(const struct ng_plot_file *pf)
 {
 	return json_object_get(json_object_get(pf->doc, "noise"), "ranks");
@@ -63,26 +47,26 @@ static void ng_dat_noise(FILE *f, const struct ng_plot_file *pf)
 
 	json_array_foreach(ng_noise_ranks(pf), r, rk)
 	{
-		json_t *trace = ng_noise_xnew(json_array()), *bins = ng_noise_xnew(json_array());
+		json_t *trace = ng_dat_xnew(json_array()), *bins = ng_dat_xnew(json_array());
 		char *name;
 
 		json_array_foreach(json_object_get(rk, "trace"), j, d)
 		{
-			json_t *o = ng_noise_xnew(json_object());
+			json_t *o = ng_dat_xnew(json_object());
 
-			json_object_set_new(o, "t_ms", ng_noise_num(ng_plot_num(d, "t_us") / 1e3));
-			json_object_set_new(o, "len_us", ng_noise_num(ng_plot_num(d, "len_us")));
+			json_object_set_new(o, "t_ms", ng_dat_real(ng_plot_num(d, "t_us") / 1e3));
+			json_object_set_new(o, "len_us", ng_dat_real(ng_plot_num(d, "len_us")));
 			json_array_append_new(trace, o);
 		}
 		json_array_foreach(json_object_get(rk, "histogram"), j, d)
 		{
 			double lo = ng_plot_num(d, "lo_us"), hi = ng_plot_num(d, "hi_us");
-			json_t *o = ng_noise_xnew(json_object());
+			json_t *o = ng_dat_xnew(json_object());
 
-			json_object_set_new(o, "center_us", ng_noise_num(sqrt(lo * hi)));
-			json_object_set_new(o, "count", ng_noise_num(ng_plot_num(d, "count")));
-			json_object_set_new(o, "lo_us", ng_noise_num(lo));
-			json_object_set_new(o, "hi_us", ng_noise_num(hi));
+			json_object_set_new(o, "center_us", ng_dat_real(sqrt(lo * hi)));
+			json_object_set_new(o, "count", ng_dat_real(ng_plot_num(d, "count")));
+			json_object_set_new(o, "lo_us", ng_dat_real(lo));
+			json_object_set_new(o, "hi_us", ng_dat_real(hi));
 			json_array_append_new(bins, o);
 		}
 		name = ng_plot_xasprintf("rank %zu trace", r);
@@ -160,7 +144,7 @@ static void ng_fig_noise(struct ng_fig *g)
  * longest one. */
 static void ng_report_noise(FILE *f, const json_t *b)
 {
-	json_t *rows = ng_noise_xnew(json_array());
+	json_t *rows = ng_dat_xnew(json_array());
 	const json_t *rk;
 	size_t r;
 
@@ -177,7 +161,7 @@ static void ng_report_noise(FILE *f, const json_t *b)
 	fputs(" s per rank.</p>\n", f);
 	json_array_foreach(json_object_get(b, "ranks"), r, rk)
 	{
-		json_t *o = ng_noise_xnew(json_object());
+		json_t *o = ng_dat_xnew(json_object());
 		const json_t *top = json_array_get(json_object_get(rk, "longest"), 0);
 
 		json_object_set(o, "rank", json_object_get(rk, "rank"));

@@ -14,22 +14,23 @@
 #include "figure.h"
 
 #define NG_FIGURE_LIST(X)                                                                                    \
-	X(pingpong) /* fig_pingpong.c: pingpong */                                                           \
-	X(1n)       /* fig_pingpong.c: 1n, n1 */                                                             \
-	X(loggp)    /* fig_loggp.c */                                                                        \
-	X(plogp)    /* fig_plogp.c */                                                                        \
-	X(alltoall) /* fig_alltoall.c */                                                                     \
-	X(coll)     /* fig_coll.c: one figure per operation */                                               \
-	X(bw)       /* fig_pingpong.c: bw, bibw */                                                           \
-	X(rma)      /* fig_rma.c: one figure per test */                                                     \
-	X(overlap)  /* fig_progress.c */                                                                     \
-	X(skew)     /* fig_progress.c */                                                                     \
-	X(ebb)      /* fig_ebb.c */                                                                          \
-	X(noise)    /* fig_noise.c */                                                                        \
-	X(compare)  /* fig_compare.c: the ratios of ngauge compare */                                        \
-	X(matrix)   /* fig_matrix.c: heatmaps */                                                             \
-	X(dist)     /* fig_dist.c: --kind cdf, hist of any pattern ("distribution") */                       \
-	X(generic)  /* fig_generic.c: any other pattern; last */
+	X(pingpong)   /* fig_pingpong.c: pingpong */                                                         \
+	X(1n)         /* fig_pingpong.c: 1n, n1 */                                                           \
+	X(loggp)      /* fig_loggp.c */                                                                      \
+	X(plogp)      /* fig_plogp.c */                                                                      \
+	X(alltoall)   /* fig_alltoall.c */                                                                   \
+	X(coll)       /* fig_coll.c: one figure per operation */                                             \
+	X(bw)         /* fig_pingpong.c: bw, bibw */                                                         \
+	X(rma)        /* fig_rma.c: one figure per test */                                                   \
+	X(overlap)    /* fig_progress.c */                                                                   \
+	X(skew)       /* fig_progress.c */                                                                   \
+	X(ebb)        /* fig_ebb.c */                                                                        \
+	X(noise)      /* fig_noise.c */                                                                      \
+	X(congestion) /* fig_congestion.c: victims' distributions, impact factors */                         \
+	X(compare)    /* fig_compare.c: the ratios of ngauge compare */                                      \
+	X(matrix)     /* fig_matrix.c: heatmaps */                                                           \
+	X(dist)       /* fig_dist.c: --kind cdf, hist of any pattern ("distribution") */                     \
+	X(generic)    /* fig_generic.c: any other pattern; last */
 
 #define NG_FIGURE_DECLARE(name) extern const struct ng_figure ng_figure_##name;
 #define NG_FIGURE_ENTRY(name)   &ng_figure_##name,

@@ -392,6 +392,40 @@ def noise():
     return d
 
 
+def congestion():
+    """4 ranks, a latency victim pair (1, 2) and a bandwidth one beside an incast of ranks 3 and 0, 3 rounds:
+    latency 8 us alone, its tail (p99) 4 times longer beside the congestors; window times 90 ms alone, twice
+    as long beside them."""
+    d = head("congestion", "tcp", 4, {"cong-victims": "2", "cong-congestors": "incast", "cong-victim": "lat,bw",
+                                      "cong-rounds": 3, "cong-size": 65536, "cong-bw-size": 65536, "cong-window": 8,
+                                      "cong-placement": "random", "sizes": "8"})
+
+    def dist(m, tail):
+        return {"count": 600, "min": m * 0.95, "max": m * tail * 3, "p1": m * 0.96, "p10": m * 0.98, "p50": m,
+                "p90": m * 1.1, "p99": m * tail}
+
+    for rnd in range(3):
+        for phase, f in (("isolated", 1.0), ("congested", 1.25)):
+            d["results"].append({"size": 8, "count": 200, "victim": "lat", "phase": phase, "round": rnd, "pairs": 1,
+                                 "latency_us": stats(8.0 * f, 200),
+                                 "congestors": [{"type": "incast", "ranks": 2, "root": 3,
+                                                 "rate_MBps": 0.0 if f == 1.0 else 700.0,
+                                                 "messages": 0.0 if f == 1.0 else 160.0,
+                                                 "seconds": 0.0 if f == 1.0 else 0.0015}],
+                                 "congestor_messages": 0 if f == 1.0 else 160, "verified": 2})
+    d["congestion"] = {
+        "victims": [1, 2], "groups": [{"type": "incast", "ranks": [3, 0]}], "rounds": 3, "window": 8, "size": 65536,
+        "bw_size": 65536,
+        "impact": [
+            {"victim": "lat", "unit": "latency_us", "isolated": dist(8.0, 2.0), "congested": dist(10.0, 6.4),
+             "median": {"factor": 1.25, "ci95": [1.2, 1.3]}, "p99": {"factor": 4.0, "ci95": [2.5, 6.5]}},
+            {"victim": "bw", "unit": "time_us", "isolated": dist(90000.0, 1.1), "congested": dist(180000.0, 1.2),
+             "median": {"factor": 2.0, "ci95": [1.9, 2.1]}, "p99": {"factor": 2.18, "ci95": [1.8, 2.6]}}],
+        "congestor_rates": [{"type": "incast", "ranks": 2, "median_MBps": 700.0, "min_MBps": 500.0,
+                             "max_MBps": 1000.0, "phases": 3}]}
+    return d
+
+
 def bw_size0():
     """bw -s 0: every row of size 0 (bandwidth 0, which a log axis has not; a message rate)."""
     d = bw("bw", 2)
@@ -525,6 +559,7 @@ def main():
         "skew.json": skew(),
         "ebb.json": ebb(),
         "noise.json": noise(),
+        "congestion.json": congestion(),
         "matrix.json": matrix(),
         "bw-s0.json": bw_size0(),
         "pingpong-s0.json": pingpong_size0(),

@@ -32,6 +32,7 @@ FIXTURES = {
     "skew.json": "skew",
     "ebb.json": "ebb",
     "noise.json": "noise",
+    "congestion.json": "congestion",
     "matrix.json": "matrix",
     "pingpong-raw.json": "pingpong",
     "pingpong-hist.json": "pingpong",

@@ -36,6 +36,7 @@ MUST = {
     "skew": ["skew_measured_us_median", "time_us_median", "time_us_ci95_lo", "time_us_ci95_hi", "skew_us", "size"],
     "ebb": ["center_MBps", "count", "lo_MBps", "hi_MBps"],
     "noise": ["t_ms", "len_us"],
+    "congestion": ["position", "percentile", "isolated", "congested"],
     "matrix": ["from", "to", "latency_us_median", "latency_us_ci95_lo", "latency_us_ci95_hi"],
 }
 
@@ -49,6 +50,7 @@ TABLES = {
     "skew": ["size 65536"],
     "ebb": ["ebb.histogram", "results"],
     "noise": ["rank 0 trace", "rank 0 histogram", "rank 1 trace", "rank 1 histogram"],
+    "congestion": ["lat distribution", "lat impact", "bw distribution", "bw impact"],
     "matrix": ["matrix latency_us, size 1", "matrix bandwidth_MBps, size 262144", "outliers latency_us, size 1",
                "outliers bandwidth_MBps, size 262144"],
 }
@@ -85,6 +87,16 @@ def source_rows(doc, table):
         if name.endswith("trace"):
             return [dict(x, t_ms=x["t_us"] / 1e3) for x in rk["trace"]]
         return [dict(b, center_us=math.sqrt(b["lo_us"] * b["hi_us"])) for b in rk["histogram"]]
+    if doc["pattern"] == "congestion":  # "VICTIM distribution|impact"
+        victim, what = name.split()
+        v = [x for x in doc["congestion"]["impact"] if x["victim"] == victim][0]
+        k = doc["congestion"]["impact"].index(v)
+        if what == "distribution":
+            keys = [("min", 0), ("p1", 1), ("p10", 10), ("p50", 50), ("p90", 90), ("p99", 99), ("max", 100)]
+            return [{"position": j, "percentile": p, "isolated": v["isolated"][key], "congested": v["congested"][key]}
+                    for j, (key, p) in enumerate(keys)]
+        return [{"x": j + 0.08 * k, "factor": v[s]["factor"], "lo": v[s]["ci95"][0], "hi": v[s]["ci95"][1]}
+                for j, s in enumerate(("median", "p99"))]
     if name == "loggp.breakpoints":
         return [{"size": b} for b in doc["loggp"]["breakpoints"]]
     if doc["pattern"] == "alltoall":

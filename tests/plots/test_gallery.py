@@ -40,6 +40,7 @@ PANELS = {
     "bw": {"bandwidth"}, "bibw": {"bandwidth"}, "custom": {"latency"}, "overlap": {"latency"},
     "skew": {"latency"}, "rma": {"latency", "bandwidth"}, "matrix": {"latency", "bandwidth"},
     "ebb": {"bandwidth"}, "noise": {"latency"},
+    "congestion": {"latency"},
 }
 PANEL_PX = 1200   # a PNG panel is 5 inches at 240 pixels per inch
 MIN_MARGIN = 2    # blank pixels at least between the drawing and each edge
