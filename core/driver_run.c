@@ -27,7 +27,8 @@ static void command_line(int argc, char **argv, char *buf, size_t len)
 }
 
 /* The parameters block: run settings and the options of the module and
- * pattern in use (the driver-only switches are left out). */
+ * pattern in use, with those it reads of another pattern (the driver-only
+ * switches are left out). */
 static json_t *parameters(const struct ng_driver_plan *p, const struct ng_args *a)
 {
 	static const char *const drop[] = {"list",   "help",    "version", "timer-info",
@@ -40,6 +41,8 @@ static json_t *parameters(const struct ng_driver_plan *p, const struct ng_args *
 	for (const struct ng_option *const *tab = p->mod->options; tab && *tab; tab++)
 		ng_args_json_table(a, *tab, params);
 	ng_args_json_table(a, p->pat->options, params);
+	/* what it reads of another pattern's (bibw: bw-window; bw: rate, load) */
+	ng_args_json_table(a, p->pat->reads, params);
 	return params;
 }
 

@@ -43,12 +43,28 @@
  * size, whose windows run back to back), and the row records how far apart
  * the ranks started (start_spread_us, start_late, start_bound_us); with two
  * ranks, or --sync off, nothing changes.
+ *
+ * --rate MSGS/S or --load FRACTION (bw only; patterns/engine/offered.h,
+ * doc/bandwidth.md "Offered load"): open loop, one way.  After the warm-up
+ * windows (closed loop, as above; with --load one more, whose message rate
+ * is the peak) the client sends message i at t0 + i / rate from its send
+ * buffer whatever has completed (at most NG_BW_RING sends in flight: a
+ * client that runs out of requests falls behind its schedule, which then
+ * shows), and the server, with receives posted NG_OFFERED_POSTED ahead,
+ * notes each message's arrival.  Both readings go onto the global clock
+ * (patterns/engine/gclock.h: the ranks need a common clock), and a sample
+ * is message i's arrival less its scheduled departure: a one-way latency
+ * that counts a late departure as waiting.  A size sends the messages of
+ * its count of windows (-c x --bw-window).  The row gives latency_us and
+ * the offered load's verdict (offered.h) in place of the windows'
+ * bandwidth.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/gclock.h"
+#include "engine/offered.h"
 #include "engine/sampler.h"
 #include "engine/session.h"
 
@@ -63,13 +79,20 @@
 /* The acknowledgement that ends a window. */
 #define NG_BW_ACK 1
 
-/* After the samples, what each rank contributes to the gathering. */
-enum { NG_BW_MSGS, NG_BW_BYTES, NG_BW_CHECKED, NG_BW_TAIL };
+/* After the samples, what each rank contributes to the gathering (the
+ * open loop's client: its schedule's start on the global clock, us, its
+ * rate and --load's peak, messages per second). */
+enum { NG_BW_MSGS, NG_BW_BYTES, NG_BW_CHECKED, NG_BW_T0, NG_BW_RATE, NG_BW_PEAK, NG_BW_TAIL };
+
+/* Open loop: the client's sends in flight at most. */
+#define NG_BW_RING 256
 
 /* Everything one run needs: the session's state block (session.h). */
 /* The options bw declares and bibw reads. */
 struct ng_bw_config {
 	long long window; /* --bw-window */
+	double rate;      /* --rate (pingpong's option): open loop, messages per second; 0: windows */
+	double load;      /* --load: the rate as a fraction of the measured peak */
 };
 
 struct ng_bw {
@@ -97,6 +120,12 @@ struct ng_bw {
 	struct ng_gclock *gc;
 	double msgs, bytes; /* data messages and bytes this rank received (size) */
 	double checked;     /* messages it verified (size) */
+	/* --rate, --load: open loop */
+	bool open;
+	size_t nmsg;         /* messages of the current size */
+	struct ng_req *oreq; /* [NG_BW_RING] the client's sends, the server's receives */
+	int *servers;        /* [npairs] the server of every pair, whose arrivals pool */
+	double *quarter;     /* reporter: [cap / 4 + 1] the growth's scratch */
 };
 
 /* Timed windows and untimed ones before them at @size. */
@@ -159,6 +188,115 @@ static ng_status ng_bw_window(struct ng_bw *b, size_t size)
 	return ng_send(c, b->peer, b->ack_send, NG_BW_ACK);
 }
 
+/* Open loop, the client: --load's peak window, then every message at its
+ * scheduled time; the schedule's start, rate and peak into the tail. */
+static ng_status ng_bw_client_open(struct ng_bw *b, size_t size)
+{
+	const struct ng_timer *tm = b->run->timer;
+	struct ng_comm *c = b->run->comm;
+	size_t n = b->nmsg, sent = 0, done = 0;
+	double rate = b->cfg.rate, peak = 0.0, period;
+	uint64_t t0;
+	ng_status st;
+
+	if (b->cfg.load > 0.0) {
+		uint64_t a = ng_timer_now(tm);
+
+		st = ng_bw_window(b, size);
+		if (st != NG_OK)
+			return st;
+		peak = (double)b->window / (ng_timer_us(tm, ng_timer_now(tm) - a) * 1e-6);
+		rate = b->cfg.load * peak;
+	}
+	if (!(rate > 0.0))
+		return NG_ERR_USAGE;
+	period = 1e9 / rate / tm->ns_per_tick; /* ticks between messages */
+	t0 = ng_timer_now(tm) + (uint64_t)period;
+	while (done < n) {
+		bool ok = false;
+
+		if (sent < n && sent - done < NG_BW_RING &&
+		    ng_timer_now(tm) >= t0 + (uint64_t)((double)sent * period)) {
+			st = ng_isend(c, b->peer, b->bufs.send, size, &b->oreq[sent % NG_BW_RING]);
+			if (st != NG_OK)
+				return st;
+			sent++;
+		} else if (done < sent) {
+			st = ng_test(c, &b->oreq[done % NG_BW_RING], &ok);
+			if (st != NG_OK)
+				return st;
+			done += ok;
+		}
+	}
+	ng_sampler_tail(&b->smp)[NG_BW_T0] = ng_gclock_us(b->gc, t0);
+	ng_sampler_tail(&b->smp)[NG_BW_RATE] = rate;
+	ng_sampler_tail(&b->smp)[NG_BW_PEAK] = peak;
+	return NG_OK;
+}
+
+/* Open loop, the server: --load's peak window, then every message's
+ * arrival, put on the global clock after the last one. */
+static ng_status ng_bw_server_open(struct ng_bw *b, size_t size)
+{
+	const struct ng_timer *tm = b->run->timer;
+	struct ng_comm *c = b->run->comm;
+	size_t n = b->nmsg, ahead = n < NG_OFFERED_POSTED ? n : NG_OFFERED_POSTED;
+	double *x = ng_sampler_mine(&b->smp, 0);
+	uint64_t base;
+	ng_status st;
+
+	if (b->cfg.load > 0.0) {
+		st = ng_bw_window(b, size);
+		if (st != NG_OK)
+			return st;
+	}
+	for (size_t i = 0; i < ahead; i++) {
+		st = ng_irecv(c, b->peer, b->bufs.recv, size, &b->oreq[i]);
+		if (st != NG_OK)
+			return st;
+	}
+	base = ng_timer_now(tm);
+	for (size_t k = 0; k < n; k++) {
+		st = ng_wait(c, &b->oreq[k % NG_OFFERED_POSTED]);
+		if (st != NG_OK)
+			return st;
+		ng_sampler_add(&b->smp, 0, k, (double)(ng_timer_now(tm) - base));
+		if (k + NG_OFFERED_POSTED < n) {
+			st = ng_irecv(c, b->peer, b->bufs.recv, size, &b->oreq[k % NG_OFFERED_POSTED]);
+			if (st != NG_OK)
+				return st;
+		}
+	}
+	for (size_t k = 0; k < ng_sampler_n(&b->smp, 0); k++)
+		x[k] = ng_gclock_us(b->gc, base + (uint64_t)x[k]);
+	b->msgs += (double)n;
+	b->bytes += (double)n * (double)size;
+	return NG_OK;
+}
+
+/* Open loop: the warm-up windows, then the client's schedule. */
+static ng_status ng_bw_measure_open(struct ng_bw *b, size_t size)
+{
+	size_t count, warmup;
+	ng_status st = NG_OK;
+
+	ng_bw_counts(b, size, &count, &warmup);
+	b->nmsg = count * b->window;
+	ng_sampler_start(&b->smp, 0, b->nmsg);
+	b->msgs = b->bytes = b->checked = 0.0;
+	for (size_t it = 0; it < warmup && st == NG_OK; it++)
+		st = ng_bw_window(b, size);
+	if (st != NG_OK)
+		return st;
+	if (!b->client) { /* the totals count the closed windows too */
+		size_t windows = warmup + (b->cfg.load > 0.0);
+
+		b->msgs = (double)(windows * b->window);
+		b->bytes = b->msgs * (double)size;
+	}
+	return b->client ? ng_bw_client_open(b, size) : ng_bw_server_open(b, size);
+}
+
 /* This rank's part of one size. */
 static ng_status ng_bw_measure(struct ng_bw *b, size_t size)
 {
@@ -169,6 +307,8 @@ static ng_status ng_bw_measure(struct ng_bw *b, size_t size)
 	size_t count, warmup;
 	ng_status st;
 
+	if (b->open)
+		return ng_bw_measure_open(b, size);
 	ng_bw_counts(b, size, &count, &warmup);
 	ng_sampler_start(&b->smp, warmup, count);
 	b->msgs = b->bytes = b->checked = 0.0;
@@ -230,6 +370,53 @@ static json_t *ng_bw_pairs_json(struct ng_bw *b, struct ng_results *res, size_t 
 	return ng_results_text_value(res, &text);
 }
 
+/* Open loop, the reporter: every pair's latencies (arrival less scheduled
+ * departure, on the global clock) pooled, and the offered load's verdict
+ * over the pairs (the least achieved fraction of its own offer). */
+static ng_status ng_bw_report_open(struct ng_bw *b, size_t size, double msgs, double bytes)
+{
+	struct ng_sampler *smp = &b->smp;
+	size_t n = ng_sampler_count(smp), warmup, count;
+	double *w = ng_sampler_work(smp), worst = INFINITY;
+	struct ng_offered o = {0};
+	struct ng_row *row;
+
+	ng_bw_counts(b, size, &count, &warmup);
+	for (size_t i = 0; i < b->npairs; i++) {
+		const double *t = ng_sampler_tail_of(smp, b->pairs[i].client);
+		const double *arr = ng_sampler_of(smp, b->pairs[i].server, 0);
+		double *lat = w + i * n, period_us = 1e6 / t[NG_BW_RATE], achieved, f, growth;
+
+		for (size_t k = 0; k < n; k++)
+			lat[k] = arr[k] - (t[NG_BW_T0] + (double)k * period_us);
+		achieved = n && arr[n - 1] > t[NG_BW_T0] ? (double)n / ((arr[n - 1] - t[NG_BW_T0]) * 1e-6)
+		                                         : t[NG_BW_RATE];
+		growth = ng_offered_growth(b->quarter, lat, n);
+		f = achieved / t[NG_BW_RATE];
+		o.growth = fmax(o.growth, growth);
+		/* one way: a period's queue adds a period */
+		o.periods = fmax(o.periods, growth / period_us);
+		if (f < worst) {
+			worst = f;
+			o.offered = t[NG_BW_RATE];
+			o.achieved = achieved;
+			o.peak = t[NG_BW_PEAK];
+		}
+	}
+	row = ng_sampler_row(smp, size);
+	ng_sampler_row_stats(smp, row, "latency_us", w, b->npairs * n, NULL);
+	ng_row_int(row, "window", (long long)b->window);
+	ng_row_int(row, "warmup", (long long)warmup);
+	ng_row_int(row, "messages", llround(msgs));
+	ng_row_int(row, "bytes", llround(bytes));
+	ng_row_int(row, "verified", 0);
+	ng_row_number(row, "achieved_MBps", o.achieved * (double)size * 1e-6);
+	ng_offered_row(row, b->name, size, &o, b->cfg.load > 0.0);
+	ng_gclock_row(b->gc, row);
+	ng_sampler_row_raw(smp, row, "latency_us", w, b->npairs * n);
+	return ng_row_commit(b->run->results, row);
+}
+
 /* Gathers one size's samples and counters and commits its row. */
 static ng_status ng_bw_report(struct ng_bw *b, size_t size)
 {
@@ -263,6 +450,8 @@ static ng_status ng_bw_report(struct ng_bw *b, size_t size)
 		bytes += t[NG_BW_BYTES];
 		checked += t[NG_BW_CHECKED];
 	}
+	if (b->open)
+		return ng_bw_report_open(b, size, msgs, bytes);
 	pool = ng_sampler_pool(smp, 0, b->clients, b->npairs, &n);
 	if (b->npairs > 1) {
 		pairs = ng_bw_pairs_json(b, run->results, count, per_window, &agg_bw, &agg_rate);
@@ -327,18 +516,33 @@ static ng_status ng_bw_setup(struct ng_bw *b)
 		return NG_ERR_USAGE;
 	}
 	b->window = (size_t)w;
+	st = ng_offered_check(b->name, run, b->me, b->cfg.rate, b->cfg.load, &b->open);
+	if (st != NG_OK)
+		return st;
 	for (size_t i = 0; i < run->nsizes; i++) {
 		ng_bw_counts(b, run->sizes[i], &count, &warmup);
 		if (count > b->cap)
 			b->cap = count;
 	}
-	spec.cap = b->cap;
+	/* open loop: a sample per message */
+	if (b->open && b->cap > SIZE_MAX / b->window / 2) {
+		if (b->me == 0)
+			ng_error("%s: -c %zu windows of %zu messages are too many samples", b->name, b->cap,
+			         b->window);
+		return NG_ERR_USAGE;
+	}
+	spec.cap = b->open ? b->cap * b->window : b->cap;
 
 	b->npairs = (size_t)b->nranks / 2;
 	b->pairs = calloc(b->npairs, sizeof(*b->pairs));
 	b->clients = calloc(b->npairs, sizeof(*b->clients));
 	b->reqs = calloc(2 * b->window, sizeof(*b->reqs));
-	if (!b->pairs || !b->clients || !b->reqs) {
+	b->servers = calloc(b->npairs, sizeof(*b->servers));
+	if (b->open) {
+		b->oreq = calloc(NG_BW_RING, sizeof(*b->oreq));
+		b->quarter = calloc(spec.cap / 4 + 1, sizeof(*b->quarter));
+	}
+	if (!b->pairs || !b->clients || !b->reqs || !b->servers || (b->open && (!b->oreq || !b->quarter))) {
 		ng_error("%s: out of memory for %zu samples", b->name, b->cap);
 		return NG_ERR_NOMEM;
 	}
@@ -348,8 +552,10 @@ static ng_status ng_bw_setup(struct ng_bw *b)
 
 	ng_pairs_choose(run->seed, b->nranks, b->pairs);
 	ng_pairs_find(b->pairs, b->npairs, b->me, &b->peer, &b->client);
-	for (size_t i = 0; i < b->npairs; i++)
+	for (size_t i = 0; i < b->npairs; i++) {
 		b->clients[i] = b->pairs[i].client;
+		b->servers[i] = b->pairs[i].server;
+	}
 
 	/* One message per buffer (the acknowledgement shares it, as in
 	 * osu_bw), or a slot per message of the window and one for the
@@ -377,8 +583,11 @@ static void ng_bw_teardown(struct ng_bw *b)
 	ng_bufs_free(b->run->comm, &b->bufs);
 	ng_sampler_free(&b->smp);
 	free(b->clients);
+	free(b->servers);
 	free(b->reqs);
 	free(b->pairs);
+	free(b->oreq);
+	free(b->quarter);
 }
 
 /* The session's steps (session.h): with more than two ranks the pairs start
@@ -386,6 +595,7 @@ static void ng_bw_teardown(struct ng_bw *b)
 static ng_status ng_bw_session_setup(struct ng_session *s, void *state)
 {
 	struct ng_bw *b = state;
+	ng_status st;
 
 	b->run = s->run;
 	b->name = s->pattern->name;
@@ -393,13 +603,28 @@ static ng_status ng_bw_session_setup(struct ng_session *s, void *state)
 	b->me = s->me;
 	b->nranks = s->nranks;
 	b->gc = &s->gc;
-	return ng_bw_setup(b);
+	st = ng_bw_setup(b);
+	/* the open loop times on the global clock: windows with two ranks too
+	 * (the session sets them up with more) */
+	if (st == NG_OK && b->open && b->nranks == 2)
+		st = ng_gclock_setup(&s->gc, s->run, NG_GCLOCK_WINDOWS);
+	return st;
 }
 
 static ng_status ng_bw_session_ready(struct ng_session *s, void *state)
 {
-	(void)s;
-	return ng_bw_block(state);
+	struct ng_bw *b = state;
+
+	if (b->open && !s->gc.on) {
+		if (b->me == 0)
+			ng_error(
+			    "%s: --rate and --load time each message from its scheduled departure to its "
+			    "arrival on the global clock, and the ranks have no common clock (%s; "
+			    "doc/clock.md)",
+			    b->name, s->gc.why ? s->gc.why : "--sync off");
+		return NG_ERR_USAGE;
+	}
+	return ng_bw_block(b);
 }
 
 static ng_status ng_bw_session_measure(struct ng_session *s, void *state, size_t size)
@@ -451,6 +676,10 @@ const struct ng_pattern ng_pattern_bw = {
     .name = "bw",
     .desc = "streaming bandwidth and message rate: windows of non-blocking messages, one ack each (osu_bw)",
     .options = ng_bw_options,
+    /* pingpong declares them */
+    .reads = (const struct ng_option[]){{.name = "rate", NG_DOUBLE_AT(struct ng_bw_config, rate)},
+                                        {.name = "load", NG_DOUBLE_AT(struct ng_bw_config, load)},
+                                        {.name = NULL}},
     .needs = NG_CAP_CHANNEL | NG_CAP_NONBLOCK,
     .min_ranks = 2,
     .max_ranks = 0,

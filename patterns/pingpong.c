@@ -71,6 +71,7 @@
 
 #include "core/clocksync.h"
 #include "engine/gclock.h"
+#include "engine/offered.h"
 #include "engine/sampler.h"
 #include "engine/session.h"
 
@@ -95,7 +96,6 @@ struct ng_pp_config {
 #define NG_PP_TAIL_PEAK     2
 #define NG_PP_TAIL_GROWTH   3  /* the last quarter's median latency less the first quarter's, us */
 #define NG_PP_BURST         64 /* pings of --load's peak burst */
-#define NG_PP_POSTED        64 /* pongs' receives posted ahead */
 
 struct ng_pp {
 	struct ng_pp_config cfg;
@@ -197,35 +197,6 @@ static ng_status ng_pp_peak(struct ng_pp *pp, size_t size, size_t n, double *pea
 	return st;
 }
 
-static int ng_pp_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The median of @n values from @x, in the scratch. */
-static double ng_pp_median(struct ng_pp *pp, const double *x, size_t n)
-{
-	memcpy(pp->quarter, x, n * sizeof(*x));
-	qsort(pp->quarter, n, sizeof(*x), ng_pp_cmp);
-	return n % 2 ? pp->quarter[n / 2] : 0.5 * (pp->quarter[n / 2 - 1] + pp->quarter[n / 2]);
-}
-
-/* How a queue grew over the run: the last quarter's median latency less
- * the first quarter's, us (0 with fewer than 8 samples).  A queue of q
- * messages adds q periods to a round trip: a growth is judged against the
- * period, not against the latency (a host that slows a 4 us round trip to
- * 25 us for a while queues nothing at 2,000 pings/s). */
-static double ng_pp_growth(struct ng_pp *pp, const double *x, size_t n)
-{
-	size_t q = n / 4;
-
-	if (q < 2)
-		return 0.0;
-	return ng_pp_median(pp, x + n - q, q) - ng_pp_median(pp, x, q);
-}
-
 /* Client side of one size, open loop (--rate, --load): every ping leaves at
  * its scheduled time; a sample is half the time from that time to its
  * pong.  Warm-up round trips first, closed loop. */
@@ -252,7 +223,7 @@ static ng_status ng_pp_client_open(struct ng_pp *pp, size_t size)
 	if (st != NG_OK || !(rate > 0.0))
 		return st != NG_OK ? st : NG_ERR_USAGE;
 	period = 1e3 / rate / tm->ns_per_tick * 1e6; /* ticks between pings */
-	for (size_t i = 0; i < n && i < NG_PP_POSTED && st == NG_OK; i++)
+	for (size_t i = 0; i < n && i < NG_OFFERED_POSTED && st == NG_OK; i++)
 		st = ng_irecv(c, pp->peer, pp->bufs.recv, size, &pp->rreq[i]);
 	/* the schedule starts after the first receives are posted */
 	t0 = ng_timer_now(tm) + (uint64_t)period;
@@ -277,10 +248,10 @@ static ng_status ng_pp_client_open(struct ng_pp *pp, size_t size)
 				ng_sampler_add(smp, 0, run->warmup + back,
 				               ng_timer_us(tm, now - t0 - (uint64_t)((double)back * period)) /
 				                   2.0);
-				/* a receive posted for every pong NG_PP_POSTED ahead */
-				if (back + NG_PP_POSTED < n)
+				/* a receive posted for every pong NG_OFFERED_POSTED ahead */
+				if (back + NG_OFFERED_POSTED < n)
 					st = ng_irecv(c, pp->peer, pp->bufs.recv, size,
-					              &pp->rreq[back + NG_PP_POSTED]);
+					              &pp->rreq[back + NG_OFFERED_POSTED]);
 				back++;
 			}
 		}
@@ -293,7 +264,8 @@ static ng_status ng_pp_client_open(struct ng_pp *pp, size_t size)
 	ng_sampler_tail(smp)[NG_PP_TAIL_ACHIEVED] =
 	    n > 0 && last > t0 ? (double)n / (ng_timer_us(tm, last - t0) * 1e-6) : rate;
 	ng_sampler_tail(smp)[NG_PP_TAIL_PEAK] = peak;
-	ng_sampler_tail(smp)[NG_PP_TAIL_GROWTH] = ng_pp_growth(pp, ng_sampler_mine(smp, 0), back);
+	ng_sampler_tail(smp)[NG_PP_TAIL_GROWTH] =
+	    ng_offered_growth(pp->quarter, ng_sampler_mine(smp, 0), back);
 	return st;
 }
 
@@ -446,40 +418,29 @@ static void ng_pp_oneway_row(struct ng_pp *pp, struct ng_row *row)
 
 /* Open loop, the reporter: what was offered and what came back, over the
  * clients (offered: their least; achieved: their least as a fraction of
- * their own offer), and whether it held. */
+ * their own offer), and whether it held (offered.h). */
 static void ng_pp_open_row(struct ng_pp *pp, struct ng_row *row)
 {
 	const struct ng_sampler *smp = &pp->smp;
-	double offered = 0.0, achieved = 0.0, peak = 0.0, worst = INFINITY, growth = 0.0, periods = 0.0;
+	struct ng_offered o = {0};
+	double worst = INFINITY;
 
 	for (size_t i = 0; i < pp->npairs; i++) {
 		const double *t =
 		    pp->nranks > 2 ? ng_sampler_tail_of(smp, pp->pairs[i].client) : ng_sampler_tail(smp);
 		double f = t[NG_PP_TAIL_OFFERED] > 0.0 ? t[NG_PP_TAIL_ACHIEVED] / t[NG_PP_TAIL_OFFERED] : 0.0;
 
-		growth = fmax(growth, t[NG_PP_TAIL_GROWTH]);
+		o.growth = fmax(o.growth, t[NG_PP_TAIL_GROWTH]);
 		/* half round trips: a period's queue adds half a period */
-		periods = fmax(periods, t[NG_PP_TAIL_GROWTH] * 2.0 * t[NG_PP_TAIL_OFFERED] * 1e-6);
+		o.periods = fmax(o.periods, t[NG_PP_TAIL_GROWTH] * 2.0 * t[NG_PP_TAIL_OFFERED] * 1e-6);
 		if (f < worst) {
 			worst = f;
-			offered = t[NG_PP_TAIL_OFFERED];
-			achieved = t[NG_PP_TAIL_ACHIEVED];
-			peak = t[NG_PP_TAIL_PEAK];
+			o.offered = t[NG_PP_TAIL_OFFERED];
+			o.achieved = t[NG_PP_TAIL_ACHIEVED];
+			o.peak = t[NG_PP_TAIL_PEAK];
 		}
 	}
-	ng_row_number(row, "offered_rate_per_s", offered);
-	ng_row_number(row, "achieved_rate_per_s", achieved);
-	if (pp->cfg.load > 0.0)
-		ng_row_number(row, "peak_rate_per_s", peak);
-	ng_row_number(row, "latency_growth_us", growth);
-	ng_row_json(row, "sustained", json_boolean(worst >= 0.95 && periods <= 2.0));
-	if (worst < 0.95 || periods > 2.0)
-		ng_warn("pingpong: size %zu: the offered load was not sustained: %.0f messages/s offered, "
-		        "%.0f came "
-		        "back (%.0f%%), the latency grew by %.3g us over the run (%.3g messages queued): the "
-		        "latencies "
-		        "grow with the queue and are no steady figure (\"sustained\": false)",
-		        smp->size, offered, achieved, 100.0 * worst, growth, periods);
+	ng_offered_row(row, "pingpong", smp->size, &o, pp->cfg.load > 0.0);
 }
 
 /* Gathers the samples of one size to the reporting rank and commits a row. */
@@ -619,34 +580,15 @@ static void ng_pp_teardown(struct ng_pp *pp)
 	ng_gclock_free(&pp->gc);
 }
 
-/* --rate, --load: checks them (NG_ERR_USAGE, said by rank 0). */
+/* --rate, --load: checks them (NG_ERR_USAGE, said by rank 0; offered.h). */
 static ng_status ng_pp_open_setup(struct ng_pp *pp)
 {
-	const struct ng_run *run = pp->run;
-	const char *why = NULL;
-	double r = pp->cfg.rate, l = pp->cfg.load;
+	ng_status st = ng_offered_check("pingpong", pp->run, pp->me, pp->cfg.rate, pp->cfg.load, &pp->open);
 
-	pp->open = r != 0.0 || l != 0.0;
-	if (!pp->open)
-		return NG_OK;
-	if (r != 0.0 && l != 0.0)
-		why = "--rate and --load are two ways to say one thing: give one";
-	else if (!(r >= 0.0 && r <= 1e9))
-		why = "--rate must be 0 to 1e9 messages per second";
-	else if (!(l >= 0.0 && l <= 100.0))
-		why = "--load must be a fraction of the peak between 0 and 100";
-	else if (!(run->comm->caps & NG_CAP_NONBLOCK))
-		why = "--rate and --load send on a schedule: the module has no isend/irecv";
-	else if (run->time_s > 0 || run->ci_target > 0)
-		why = "--rate and --load send -c messages per size: not with --time or --ci";
-	else if (run->verify)
-		why = "--rate and --load keep many pings in flight from one buffer: not with --verify";
-	else if (pp->cfg.oneway)
-		why = "--rate and --load are not yet combined with --one-way";
-	if (!why)
-		return NG_OK;
+	if (st != NG_OK || !pp->open || !pp->cfg.oneway)
+		return st;
 	if (pp->me == 0)
-		ng_error("pingpong: %s", why);
+		ng_error("pingpong: --rate and --load are not yet combined with --one-way");
 	return NG_ERR_USAGE;
 }
 
@@ -718,13 +660,14 @@ static const struct ng_option ng_pp_options[] = {
      NG_DOUBLE_AT(struct ng_pp_config, rate),
      .def = "0",
      .metavar = "MSGS/S",
-     .help = "open loop: pings leave on a schedule at this rate, latency from the scheduled departure "
-             "(0: closed loop)"},
+     .help = "open loop: messages leave on a schedule at this rate, latency from the scheduled "
+             "departure (0: closed loop; pingpong, bw)"},
     {.name = "load",
      NG_DOUBLE_AT(struct ng_pp_config, load),
      .def = "0",
      .metavar = "FRACTION",
-     .help = "open loop at this fraction of the peak rate measured per size (a burst of pings)"},
+     .help = "open loop at this fraction of the peak rate measured per size (pingpong: a burst of "
+             "pings; bw: one window)"},
     {.name = "one-way",
      NG_FLAG_AT(struct ng_pp_config, oneway),
      .help = "also the one-way time of each direction, from both ends' clocks on the global clock "

@@ -120,8 +120,9 @@ SUBFLOORS = {
                                   "patterns/engine/nodes.[ch]", "patterns/engine/rma_check.[ch]",
                                   "patterns/engine/cells.[ch]"]),
         # The measuring skeleton: samples (sampler), the global clock's
-        # windows (gclock).
-        (1, "patterns: measuring", ["patterns/engine/sampler.[ch]", "patterns/engine/gclock.[ch]"]),
+        # windows (gclock), the offered load's checks and verdict (offered).
+        (1, "patterns: measuring", ["patterns/engine/sampler.[ch]", "patterns/engine/gclock.[ch]",
+                                    "patterns/engine/offered.[ch]"]),
         # The engines a pattern runs on: the measurement session, the
         # parameter assessments (loggp, plogp), the progress engine
         # (overlap, skew), the rma epochs, the alltoall algorithms.
