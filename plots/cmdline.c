@@ -129,7 +129,8 @@ static void ng_plot_usage(FILE *f)
 	      "                     (default: the first FILE with .json replaced by .pdf)\n"
 	      "  --label NAME       legend text of the next file, in the order of the files\n"
 	      "  --kind KIND        auto (every panel), latency, bandwidth, overhead (loggp o_s, o_r),\n"
-	      "                     cdf, hist (the distribution per size, from --raw or --histogram)\n"
+	      "                     cdf, hist (the distribution per size, from --raw or --histogram),\n"
+	      "                     load (latency against the achieved rate over open-loop runs)\n"
 	      "  Beside OUT: OUT.gp (gnuplot script) and OUT.dat or OUT-N.dat (data).\n"
 	      "  NGAUGE_GNUPLOT=PATH chooses the gnuplot program.\n",
 	      f);
@@ -157,8 +158,9 @@ static int ng_plot_own(void *data, int argc, char **argv, int *i)
 		return -1;
 	if ((v = ng_opt_value(argc, argv, i, NULL, "--kind", "a value", &bad))) {
 		if (!ng_plot_kind_of(v, &po->req->kind)) {
-			ng_error(
-			    "plot: unknown --kind \"%s\" (auto, latency, bandwidth, overhead, cdf, hist)", v);
+			ng_error("plot: unknown --kind \"%s\" (auto, latency, bandwidth, overhead, cdf, "
+			         "hist, load)",
+			         v);
 			return -1;
 		}
 		return 1;

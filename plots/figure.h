@@ -32,6 +32,7 @@ struct ng_fig; /* one figure being written (gnuplot.h) */
 #define NG_PANEL_MSG  (1u << 3) /* message rate: with --kind bandwidth */
 #define NG_PANEL_CDF  (1u << 4) /* distribution, cumulative: --kind cdf (fig_dist.c) */
 #define NG_PANEL_HIST (1u << 5) /* distribution, per bin: --kind hist (fig_dist.c) */
+#define NG_PANEL_LOAD (1u << 6) /* latency against the achieved rate: --kind load (fig_load.c) */
 
 struct ng_figure {
 	/* The patterns drawn, NULL-terminated; NULL: every pattern no other

@@ -30,6 +30,7 @@
 	X(compare)    /* fig_compare.c: the ratios of ngauge compare */                                      \
 	X(matrix)     /* fig_matrix.c: heatmaps */                                                           \
 	X(dist)       /* fig_dist.c: --kind cdf, hist of any pattern ("distribution") */                     \
+	X(load)       /* fig_load.c: --kind load, the latency-throughput curve of open-loop runs */          \
 	X(generic)    /* fig_generic.c: any other pattern; last */
 
 #define NG_FIGURE_DECLARE(name) extern const struct ng_figure ng_figure_##name;

@@ -98,6 +98,10 @@
  *   overhead the loggp o_s/o_r panel; --kind auto
  *   (the default) draws every panel of the pattern.  A kind that selects no
  *   panel of some group is a usage error.
+ *   --kind load draws the latency-throughput curve of open-loop runs at
+ *   several offered loads (plots/fig_load.c): a curve per size across the
+ *   files, latency against the achieved rate, its knee marked; a file
+ *   without open-loop rows is not drawn ("no offered load in its rows").
  *   --kind cdf and --kind hist draw, for any pattern, the distribution of
  *   the rows' first sampled statistics key in place of the pattern's figure
  *   (plots/fig_dist.c): per row a curve (named by its size and its words,

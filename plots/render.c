@@ -35,6 +35,7 @@ static const char *const ng_kind_names[] = {
     [NG_PLOT_KIND_OVERHEAD] = "overhead",
     [NG_PLOT_KIND_CDF] = "cdf",
     [NG_PLOT_KIND_HIST] = "hist",
+    [NG_PLOT_KIND_LOAD] = "load",
 };
 
 static unsigned ng_kind_panels(enum ng_plot_kind kind)
@@ -50,18 +51,22 @@ static unsigned ng_kind_panels(enum ng_plot_kind kind)
 		return NG_PANEL_CDF;
 	case NG_PLOT_KIND_HIST:
 		return NG_PANEL_HIST;
+	case NG_PLOT_KIND_LOAD:
+		return NG_PANEL_LOAD;
 	case NG_PLOT_KIND_AUTO:
 		break;
 	}
-	return ~(NG_PANEL_CDF | NG_PANEL_HIST);
+	return ~(NG_PANEL_CDF | NG_PANEL_HIST | NG_PANEL_LOAD);
 }
 
 /* The family drawing @pattern's files for @kind: the distribution figure
- * for cdf and hist, else the pattern's own. */
+ * for cdf and hist, the load curve for load, else the pattern's own. */
 static const struct ng_figure *ng_kind_figure(enum ng_plot_kind kind, const char *pattern)
 {
 	if (kind == NG_PLOT_KIND_CDF || kind == NG_PLOT_KIND_HIST)
 		return ng_figure_of("distribution");
+	if (kind == NG_PLOT_KIND_LOAD)
+		return ng_figure_of("load");
 	return ng_figure_of(pattern);
 }
 

@@ -24,9 +24,12 @@ enum ng_plot_kind {
 	 * figure, plots/fig_dist.c), in place of the pattern's figure */
 	NG_PLOT_KIND_CDF,
 	NG_PLOT_KIND_HIST,
+	/* the latency-throughput curve of open-loop runs (plots/fig_load.c), in
+	 * place of the pattern's figure */
+	NG_PLOT_KIND_LOAD,
 };
 
-/* The kind named @word ("auto", "latency", "bandwidth", "overhead", "cdf", "hist") into
+/* The kind named @word ("auto", "latency", "bandwidth", "overhead", "cdf", "hist", "load") into
  * *kind_p; false (nothing reported) for any other word. */
 bool ng_plot_kind_of(const char *word, enum ng_plot_kind *kind_p);
 

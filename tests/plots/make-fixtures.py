@@ -438,6 +438,24 @@ def bw_size0():
     return d
 
 
+# the sweep of offered loads (plot --kind load): per rate, whether each size held it
+LOAD_SWEEP = {1000: (True, True), 4000: (True, False), 16000: (False, False)}
+
+
+def load_sweep(rate):
+    """pingpong --rate RATE -s 8,4K: open loop; 8 B holds 1000 and 4000/s, 4 KiB only 1000/s. Where an offer
+    held, the latency is the path's and the rate came back; where not, the queue's (milliseconds) at a rate
+    that levels off."""
+    d = head("pingpong", "tcp", 2, {"sizes": "8,4K", "rate": float(rate), "load": 0.0, "one-way": False})
+    for s, held in zip((8, 4096), LOAD_SWEEP[rate]):
+        m = lat(s) if held else 1000.0 * rate / 1000.0
+        got = float(rate) if held else rate * 0.6
+        d["results"].append({"size": s, "count": 1000, "latency_us": stats(m), "bandwidth_MBps": stats(s / m),
+                             "offered_rate_per_s": float(rate), "achieved_rate_per_s": got,
+                             "latency_growth_us": 0.0 if held else 50.0 * m, "sustained": held})
+    return d
+
+
 def pingpong_size0():
     """pingpong -s 0,1-1K: size 0 beside the others on the log size axis."""
     d = head("pingpong", "tcp", 2, {"sizes": "0,1-1K"})
@@ -560,6 +578,9 @@ def main():
         "ebb.json": ebb(),
         "noise.json": noise(),
         "congestion.json": congestion(),
+        "load-1000.json": load_sweep(1000),
+        "load-4000.json": load_sweep(4000),
+        "load-16000.json": load_sweep(16000),
         "matrix.json": matrix(),
         "bw-s0.json": bw_size0(),
         "pingpong-s0.json": pingpong_size0(),

@@ -38,6 +38,9 @@ FIXTURES = {
     "pingpong-hist.json": "pingpong",
 }
 
+# a sweep of offered loads, pingpong open loop at 1000, 4000 and 16000 messages/s (plot --kind load; test_load.py)
+LOAD_FIXTURES = ["load-1000.json", "load-4000.json", "load-16000.json"]
+
 # the fixtures with samples: --raw, --histogram (plot --kind cdf|hist; the report's distribution figure)
 DIST_FIXTURES = ["pingpong-raw.json", "pingpong-hist.json"]
 

@@ -62,8 +62,10 @@ int main(void)
 		      first);
 		for (const char *const *p = d->patterns; p && *p; p++) {
 			/* "compare": the ratios of ngauge compare (plots/compare.c), made in memory;
-			 * "distribution": --kind cdf and hist of any pattern (plots/fig_dist.c) */
-			CHECK(is_pattern(*p) || strcmp(*p, "compare") == 0 || strcmp(*p, "distribution") == 0,
+			 * "distribution": --kind cdf and hist of any pattern (plots/fig_dist.c);
+			 * "load": --kind load of open-loop runs (plots/fig_load.c) */
+			CHECK(is_pattern(*p) || strcmp(*p, "compare") == 0 ||
+			          strcmp(*p, "distribution") == 0 || strcmp(*p, "load") == 0,
 			      "%s: names \"%s\", which is no pattern of this build", first, *p);
 			CHECK(ng_figure_of(*p) == d, "%s: \"%s\" is drawn by another family", first, *p);
 			for (j = 0; j < i; j++)
