@@ -41,8 +41,8 @@ sys.path.insert(0, os.path.join(SRC, "tests", "plots"))
 from plotcheck import NOT_THE_FORMAT  # noqa: E402
 # Options a pattern reads that another pattern owns (--list shows them under the owner), recorded in its files
 # (core/driver_run.c) only since bw read --rate and --load: the schema allows them there without requiring them.
-READ_NOT_RECORDED = {"bibw": {"bw-window"}, "mpbibw": {"ranks-per-node"}, "ebb": {"bw-window"}, "matrix": {"bw-window"},
-                     "bw": {"rate", "load"}}
+READ_NOT_RECORDED = {"bibw": {"bw-window"}, "mpbibw": {"ranks-per-node"}, "mbw": {"ranks-per-node"}, "ebb": {"bw-window"},
+                     "matrix": {"bw-window"}, "bw": {"rate", "load"}}
 PATTERNS = ["pingpong", "1n", "n1", "loggp", "plogp", "alltoall", "mpbibw", "bw", "bibw", "rma", "overlap", "skew", "matrix"]
 
 # Counts the writers still put out as reals (ng_row_number, json_pack "f"): (where, path with [] for indices).
