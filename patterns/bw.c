@@ -124,7 +124,6 @@ struct ng_bw {
 	bool open;
 	size_t nmsg;         /* messages of the current size */
 	struct ng_req *oreq; /* [NG_BW_RING] the client's sends, the server's receives */
-	int *servers;        /* [npairs] the server of every pair, whose arrivals pool */
 	double *quarter;     /* reporter: [cap / 4 + 1] the growth's scratch */
 };
 
@@ -241,7 +240,6 @@ static ng_status ng_bw_server_open(struct ng_bw *b, size_t size)
 	const struct ng_timer *tm = b->run->timer;
 	struct ng_comm *c = b->run->comm;
 	size_t n = b->nmsg, ahead = n < NG_OFFERED_POSTED ? n : NG_OFFERED_POSTED;
-	double *x = ng_sampler_mine(&b->smp, 0);
 	uint64_t base;
 	ng_status st;
 
@@ -267,8 +265,7 @@ static ng_status ng_bw_server_open(struct ng_bw *b, size_t size)
 				return st;
 		}
 	}
-	for (size_t k = 0; k < ng_sampler_n(&b->smp, 0); k++)
-		x[k] = ng_gclock_us(b->gc, base + (uint64_t)x[k]);
+	ng_gclock_us_all(b->gc, base, ng_sampler_mine(&b->smp, 0), ng_sampler_n(&b->smp, 0));
 	b->msgs += (double)n;
 	b->bytes += (double)n * (double)size;
 	return NG_OK;
@@ -373,35 +370,32 @@ static json_t *ng_bw_pairs_json(struct ng_bw *b, struct ng_results *res, size_t 
 /* Open loop, the reporter: every pair's latencies (arrival less scheduled
  * departure, on the global clock) pooled, and the offered load's verdict
  * over the pairs (the least achieved fraction of its own offer). */
-static ng_status ng_bw_report_open(struct ng_bw *b, size_t size, double msgs, double bytes)
+static ng_status ng_bw_report_open(struct ng_bw *b, size_t size, size_t warmup, double msgs, double bytes)
 {
 	struct ng_sampler *smp = &b->smp;
-	size_t n = ng_sampler_count(smp), warmup, count;
-	double *w = ng_sampler_work(smp), worst = INFINITY;
+	size_t n = ng_sampler_count(smp);
+	double *w = ng_sampler_work(smp);
 	struct ng_offered o = {0};
 	struct ng_row *row;
 
-	ng_bw_counts(b, size, &count, &warmup);
 	for (size_t i = 0; i < b->npairs; i++) {
 		const double *t = ng_sampler_tail_of(smp, b->pairs[i].client);
 		const double *arr = ng_sampler_of(smp, b->pairs[i].server, 0);
-		double *lat = w + i * n, period_us = 1e6 / t[NG_BW_RATE], achieved, f, growth;
+		double *lat = w + i * n, period_us = 1e6 / t[NG_BW_RATE], growth;
 
 		for (size_t k = 0; k < n; k++)
 			lat[k] = arr[k] - (t[NG_BW_T0] + (double)k * period_us);
-		achieved = n && arr[n - 1] > t[NG_BW_T0] ? (double)n / ((arr[n - 1] - t[NG_BW_T0]) * 1e-6)
-		                                         : t[NG_BW_RATE];
 		growth = ng_offered_growth(b->quarter, lat, n);
-		f = achieved / t[NG_BW_RATE];
-		o.growth = fmax(o.growth, growth);
-		/* one way: a period's queue adds a period */
-		o.periods = fmax(o.periods, growth / period_us);
-		if (f < worst) {
-			worst = f;
-			o.offered = t[NG_BW_RATE];
-			o.achieved = achieved;
-			o.peak = t[NG_BW_PEAK];
-		}
+		ng_offered_add(&o, &(struct ng_offered){
+		                       .offered = t[NG_BW_RATE],
+		                       .achieved = n && arr[n - 1] > t[NG_BW_T0]
+		                                       ? (double)n / ((arr[n - 1] - t[NG_BW_T0]) * 1e-6)
+		                                       : t[NG_BW_RATE],
+		                       .peak = t[NG_BW_PEAK],
+		                       .growth = growth,
+		                       /* one way: a period's queue adds a period */
+		                       .periods = growth / period_us,
+		                   });
 	}
 	row = ng_sampler_row(smp, size);
 	ng_sampler_row_stats(smp, row, "latency_us", w, b->npairs * n, NULL);
@@ -451,7 +445,7 @@ static ng_status ng_bw_report(struct ng_bw *b, size_t size)
 		checked += t[NG_BW_CHECKED];
 	}
 	if (b->open)
-		return ng_bw_report_open(b, size, msgs, bytes);
+		return ng_bw_report_open(b, size, warmup, msgs, bytes);
 	pool = ng_sampler_pool(smp, 0, b->clients, b->npairs, &n);
 	if (b->npairs > 1) {
 		pairs = ng_bw_pairs_json(b, run->results, count, per_window, &agg_bw, &agg_rate);
@@ -537,12 +531,11 @@ static ng_status ng_bw_setup(struct ng_bw *b)
 	b->pairs = calloc(b->npairs, sizeof(*b->pairs));
 	b->clients = calloc(b->npairs, sizeof(*b->clients));
 	b->reqs = calloc(2 * b->window, sizeof(*b->reqs));
-	b->servers = calloc(b->npairs, sizeof(*b->servers));
 	if (b->open) {
 		b->oreq = calloc(NG_BW_RING, sizeof(*b->oreq));
 		b->quarter = calloc(spec.cap / 4 + 1, sizeof(*b->quarter));
 	}
-	if (!b->pairs || !b->clients || !b->reqs || !b->servers || (b->open && (!b->oreq || !b->quarter))) {
+	if (!b->pairs || !b->clients || !b->reqs || (b->open && (!b->oreq || !b->quarter))) {
 		ng_error("%s: out of memory for %zu samples", b->name, b->cap);
 		return NG_ERR_NOMEM;
 	}
@@ -552,10 +545,8 @@ static ng_status ng_bw_setup(struct ng_bw *b)
 
 	ng_pairs_choose(run->seed, b->nranks, b->pairs);
 	ng_pairs_find(b->pairs, b->npairs, b->me, &b->peer, &b->client);
-	for (size_t i = 0; i < b->npairs; i++) {
+	for (size_t i = 0; i < b->npairs; i++)
 		b->clients[i] = b->pairs[i].client;
-		b->servers[i] = b->pairs[i].server;
-	}
 
 	/* One message per buffer (the acknowledgement shares it, as in
 	 * osu_bw), or a slot per message of the window and one for the
@@ -583,7 +574,6 @@ static void ng_bw_teardown(struct ng_bw *b)
 	ng_bufs_free(b->run->comm, &b->bufs);
 	ng_sampler_free(&b->smp);
 	free(b->clients);
-	free(b->servers);
 	free(b->reqs);
 	free(b->pairs);
 	free(b->oreq);

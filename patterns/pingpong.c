@@ -348,13 +348,9 @@ static void ng_pp_oneway_convert(struct ng_pp *pp)
 {
 	size_t streams = pp->client ? 2 : 1;
 
-	for (size_t j = 0; j < streams; j++) {
-		double *x = ng_sampler_mine(&pp->smp, NG_PP_T0 + j);
-		size_t n = ng_sampler_n(&pp->smp, NG_PP_T0 + j);
-
-		for (size_t k = 0; k < n; k++)
-			x[k] = ng_gclock_us(&pp->gc, pp->base + (uint64_t)(int64_t)x[k]);
-	}
+	for (size_t j = 0; j < streams; j++)
+		ng_gclock_us_all(&pp->gc, pp->base, ng_sampler_mine(&pp->smp, NG_PP_T0 + j),
+		                 ng_sampler_n(&pp->smp, NG_PP_T0 + j));
 }
 
 /* --one-way, the reporter: both directions of every pair pooled, their
@@ -423,22 +419,19 @@ static void ng_pp_open_row(struct ng_pp *pp, struct ng_row *row)
 {
 	const struct ng_sampler *smp = &pp->smp;
 	struct ng_offered o = {0};
-	double worst = INFINITY;
 
 	for (size_t i = 0; i < pp->npairs; i++) {
 		const double *t =
 		    pp->nranks > 2 ? ng_sampler_tail_of(smp, pp->pairs[i].client) : ng_sampler_tail(smp);
-		double f = t[NG_PP_TAIL_OFFERED] > 0.0 ? t[NG_PP_TAIL_ACHIEVED] / t[NG_PP_TAIL_OFFERED] : 0.0;
 
-		o.growth = fmax(o.growth, t[NG_PP_TAIL_GROWTH]);
-		/* half round trips: a period's queue adds half a period */
-		o.periods = fmax(o.periods, t[NG_PP_TAIL_GROWTH] * 2.0 * t[NG_PP_TAIL_OFFERED] * 1e-6);
-		if (f < worst) {
-			worst = f;
-			o.offered = t[NG_PP_TAIL_OFFERED];
-			o.achieved = t[NG_PP_TAIL_ACHIEVED];
-			o.peak = t[NG_PP_TAIL_PEAK];
-		}
+		ng_offered_add(&o, &(struct ng_offered){
+		                       .offered = t[NG_PP_TAIL_OFFERED],
+		                       .achieved = t[NG_PP_TAIL_ACHIEVED],
+		                       .peak = t[NG_PP_TAIL_PEAK],
+		                       .growth = t[NG_PP_TAIL_GROWTH],
+		                       /* half round trips: a period's queue adds half a period */
+		                       .periods = t[NG_PP_TAIL_GROWTH] * 2.0 * t[NG_PP_TAIL_OFFERED] * 1e-6,
+		                   });
 	}
 	ng_offered_row(row, "pingpong", smp->size, &o, pp->cfg.load > 0.0);
 }

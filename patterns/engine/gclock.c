@@ -85,6 +85,12 @@ void ng_gclock_free(struct ng_gclock *g)
 	g->windows = false;
 }
 
+void ng_gclock_us_all(const struct ng_gclock *g, uint64_t base, double *x, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		x[k] = ng_gclock_us(g, base + (uint64_t)(int64_t)x[k]);
+}
+
 double ng_gclock_us(const struct ng_gclock *g, uint64_t raw)
 {
 	const struct ng_timer *tm = g->run->timer;

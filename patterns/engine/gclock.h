@@ -121,6 +121,11 @@ void ng_gclock_free(struct ng_gclock *g);
  * loop (it is cheap, but not one subtraction). */
 double ng_gclock_us(const struct ng_gclock *g, uint64_t raw);
 
+/* Readings kept as ticks after @base (signed, as doubles: a sampler's
+ * stream), @x[0..n), put on the global clock in place, each as
+ * ng_gclock_us(base + x).  After the timed loop. */
+void ng_gclock_us_all(const struct ng_gclock *g, uint64_t base, double *x, size_t n);
+
 /* The inverse: the reading of this rank's ng_timer_now at @t_us on the
  * global clock (the test-only skew undone).  g->on must hold. */
 uint64_t ng_gclock_local(const struct ng_gclock *g, double t_us);

@@ -2,9 +2,10 @@
 /* Latency at an offered load, open loop; the contract is in offered.h. */
 #include "offered.h"
 
-#include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
+#include "cells.h"
 #include "core/module.h"
 
 ng_status ng_offered_check(const char *pattern, const struct ng_run *run, int me, double rate, double load,
@@ -34,19 +35,11 @@ ng_status ng_offered_check(const char *pattern, const struct ng_run *run, int me
 	return NG_ERR_USAGE;
 }
 
-static int ng_offered_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* The median of @n values from @x, sorted in @scratch. */
 static double ng_offered_median(double *scratch, const double *x, size_t n)
 {
 	memcpy(scratch, x, n * sizeof(*x));
-	qsort(scratch, n, sizeof(*x), ng_offered_cmp);
-	return n % 2 ? scratch[n / 2] : 0.5 * (scratch[n / 2 - 1] + scratch[n / 2]);
+	return ng_cells_median(scratch, n);
 }
 
 double ng_offered_growth(double *scratch, const double *x, size_t n)
@@ -56,6 +49,18 @@ double ng_offered_growth(double *scratch, const double *x, size_t n)
 	if (q < 2)
 		return 0.0;
 	return ng_offered_median(scratch, x + n - q, q) - ng_offered_median(scratch, x, q);
+}
+
+void ng_offered_add(struct ng_offered *o, const struct ng_offered *one)
+{
+	o->growth = fmax(o->growth, one->growth);
+	o->periods = fmax(o->periods, one->periods);
+	/* the first sender (no offer yet), or one further behind its own */
+	if (!(o->offered > 0.0) || one->achieved / one->offered < o->achieved / o->offered) {
+		o->offered = one->offered;
+		o->achieved = one->achieved;
+		o->peak = one->peak;
+	}
 }
 
 void ng_offered_row(struct ng_row *row, const char *pattern, size_t size, const struct ng_offered *o,

@@ -42,6 +42,13 @@ struct ng_offered {
 };
 
 /*
+ * Folds one sender's figures @one into @o (zeroed before the first): the
+ * largest growth and queue over the senders, and the offer, the achieved
+ * rate and the peak of the sender that fell furthest behind its own offer.
+ */
+void ng_offered_add(struct ng_offered *o, const struct ng_offered *one);
+
+/*
  * Checks --rate @rate and --load @load of @pattern for this run (one of
  * them, in range, a module with isend/irecv, -c messages: not by time or
  * with --ci-target, not with --verify); rank @me 0 says what is wrong.
