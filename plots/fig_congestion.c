@@ -76,13 +76,14 @@ static void ng_dat_congestion(FILE *f, const struct ng_plot_file *pf)
 		}
 		for (j = 0; j < sizeof(ng_cg_stats) / sizeof(ng_cg_stats[0]); j++) {
 			const json_t *s = json_object_get(v, ng_cg_stats[j]);
-			const json_t *ci = json_object_get(s, "ci95");
 			json_t *o = ng_dat_xnew(json_object());
+			double lo, hi;
 
 			json_object_set_new(o, "x", ng_dat_real((double)j + 0.08 * (double)k));
 			json_object_set_new(o, "factor", ng_dat_real(ng_plot_num(s, "factor")));
-			json_object_set_new(o, "lo", ng_dat_real(json_number_value(json_array_get(ci, 0))));
-			json_object_set_new(o, "hi", ng_dat_real(json_number_value(json_array_get(ci, 1))));
+			ng_plot_ci(s, &lo, &hi);
+			json_object_set_new(o, "lo", ng_dat_real(lo));
+			json_object_set_new(o, "hi", ng_dat_real(hi));
 			json_array_append_new(imp, o);
 		}
 		name = ng_plot_xasprintf("%s distribution", ng_cg_victim(v));

@@ -15,7 +15,6 @@
  * Each file's data table holds its own rows; the curves, which run across
  * the files, are gnuplot datablocks in the script ($load_K, $knee_K).
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +38,7 @@ struct ng_load_pt {
 /* Row @row as a point; false when it is no open-loop row. */
 static bool ng_load_point(const json_t *row, struct ng_load_pt *p)
 {
-	const json_t *lat = json_object_get(row, "latency_us"), *ci = json_object_get(lat, "ci95");
+	const json_t *lat = json_object_get(row, "latency_us");
 
 	if (!json_is_number(json_object_get(row, "offered_rate_per_s")) || !json_is_object(lat))
 		return false;
@@ -47,8 +46,7 @@ static bool ng_load_point(const json_t *row, struct ng_load_pt *p)
 	p->offered = ng_plot_num(row, "offered_rate_per_s");
 	p->achieved = ng_plot_num(row, "achieved_rate_per_s");
 	p->median = ng_plot_num(lat, "median");
-	p->lo = json_is_array(ci) ? json_number_value(json_array_get(ci, 0)) : NAN;
-	p->hi = json_is_array(ci) ? json_number_value(json_array_get(ci, 1)) : NAN;
+	ng_plot_ci(lat, &p->lo, &p->hi);
 	p->p99 = ng_plot_num(lat, "p99");
 	p->held = json_is_true(json_object_get(row, "sustained"));
 	return true;
@@ -142,19 +140,6 @@ static long ng_load_knee(const struct ng_load_pt *pts, size_t n)
 	return k == n ? (long)n : (long)k - 1;
 }
 
-/* "8 B" or "64 KiB" */
-static char *ng_load_size_name(double size)
-{
-	static const char *const units[] = {"B", "KiB", "MiB", "GiB"};
-	size_t u = 0;
-
-	while (u + 1 < sizeof(units) / sizeof(units[0]) && size >= 1024.0 && fmod(size, 1024.0) == 0.0) {
-		size /= 1024.0;
-		u++;
-	}
-	return ng_plot_xasprintf("%.0f %s", size, units[u]);
-}
-
 static void ng_fig_load(struct ng_fig *g)
 {
 	size_t total = 0, nsizes = 0, i, j, r;
@@ -186,9 +171,10 @@ static void ng_fig_load(struct ng_fig *g)
 	for (j = 0; j < nsizes; j++) {
 		size_t n = ng_load_curve(g, sizes[j], pts);
 		long knee = ng_load_knee(pts, n);
-		char *name = ng_load_size_name(sizes[j]), *title;
+		char name[64], *title;
 		int style = ng_gp_style(g);
 
+		ng_plot_size_words(name, sizeof(name), sizes[j]);
 		fprintf(g->gp, "$load_%zu << EOD\n", j);
 		for (size_t k = 0; k < n; k++)
 			fprintf(g->gp, "%.10g %.10g %.10g %.10g %.10g %.10g\n", pts[k].achieved,
@@ -218,7 +204,6 @@ static void ng_fig_load(struct ng_fig *g)
 			        ng_gp_color(style));
 		}
 		free(title);
-		free(name);
 	}
 	ng_gp_panel_end(g);
 	fputs("unset logscale x\nunset logscale y\n", g->gp);

@@ -125,16 +125,8 @@ static int ng_series_points(struct ng_fig *g, size_t i, size_t k, const struct n
 {
 	char size[64] = "", *suffix;
 
-	if (n > 1) {
-		double s = se[k].size;
-
-		if (s >= 1048576 && fmod(s, 1048576) == 0)
-			snprintf(size, sizeof(size), "%.0f MiB", s / 1048576);
-		else if (s >= 1024 && fmod(s, 1024) == 0)
-			snprintf(size, sizeof(size), "%.0f KiB", s / 1024);
-		else
-			snprintf(size, sizeof(size), "%.0f B", s);
-	}
+	if (n > 1)
+		ng_plot_size_words(size, sizeof(size), se[k].size);
 	/* after a --label in parentheses, as the user's text may say anything */
 	if (se[k].side)
 		suffix = ng_plot_xasprintf("%s%s computes%s%s%s", g->files[i]->user ? "(" : "", se[k].side,

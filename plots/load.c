@@ -65,6 +65,16 @@ bool ng_plot_name_ok(const char *cmd, const char *what, const char *path)
 	return false;
 }
 
+void ng_plot_size_words(char *buf, size_t len, double size)
+{
+	if (size >= 1048576 && fmod(size, 1048576) == 0)
+		snprintf(buf, len, "%.0f MiB", size / 1048576);
+	else if (size >= 1024 && fmod(size, 1024) == 0)
+		snprintf(buf, len, "%.0f KiB", size / 1024);
+	else
+		snprintf(buf, len, "%.0f B", size);
+}
+
 void ng_plot_fmt_exact(char *buf, size_t len, double v)
 {
 	int prec;

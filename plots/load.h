@@ -70,6 +70,10 @@ bool ng_plot_is_word(const char *s);
  * non-finite value.  @buf holds at least 32 bytes. */
 void ng_plot_fmt_exact(char *buf, size_t len, double v);
 
+/* A size for a legend: "8 B", "64 KiB", "2 MiB", in the largest of these
+ * units that divides it exactly. */
+void ng_plot_size_words(char *buf, size_t len, double size);
+
 /* The number under @key of object @o (integer or real), else NaN. */
 double ng_plot_num(const json_t *o, const char *key);
 /* Whether the string under @key of object @o is @want. */
