@@ -8,11 +8,13 @@
  * MPI_Testall in one call (chunks of NG_MPI_WAITALL), as osu_bw's and
  * osu_mbw_mr's MPI_Waitall does, instead of a test loop per request.
  * Every message uses tag 0 on the instance's own duplicate of
- * MPI_COMM_WORLD, so MPI's non-overtaking rule between two ranks is exactly ngauge's "message order is the
- * match".  Ranks are MPI_COMM_WORLD ranks.  The native collective (NG_CAP_ALLTOALL) is MPI_Alltoall of bytes
- * on the same communicator; the native collectives of NG_CAP_COLL are MPI_Allreduce, MPI_Bcast, MPI_Reduce,
- * MPI_Allgather, MPI_Reduce_scatter_block, MPI_Barrier, MPI_Gather and MPI_Scatter there, with MPI_SUM and
- * MPI_INT32_T, MPI_INT64_T, MPI_FLOAT or MPI_DOUBLE.
+ * MPI_COMM_WORLD, so MPI's non-overtaking rule between two ranks is
+ * exactly ngauge's "message order is the match".  Ranks are MPI_COMM_WORLD
+ * ranks.  The native collective (NG_CAP_ALLTOALL) is MPI_Alltoall of bytes
+ * on the same communicator; the native collectives of NG_CAP_COLL are
+ * MPI_Allreduce, MPI_Bcast, MPI_Reduce, MPI_Allgather,
+ * MPI_Reduce_scatter_block, MPI_Barrier, MPI_Gather and MPI_Scatter there,
+ * with MPI_SUM and MPI_INT32_T, MPI_INT64_T, MPI_FLOAT or MPI_DOUBLE.
  *
  * MPI is initialised by the MPI bootstrap (core/boot_mpi.c): NG_CAP_MPI makes
  * the driver use the MPI launch, and open() refuses to run without it.
