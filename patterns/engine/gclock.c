@@ -175,6 +175,8 @@ ng_status ng_gclock_begin(struct ng_gclock *g)
 
 			nanosleep(&ts, NULL);
 			now = ng_timer_now(tm);
+			/* a wake-up after T is a late start too */
+			g->late = (int64_t)(now - target) > 0;
 		}
 	}
 	/* the spin: timer reads only */

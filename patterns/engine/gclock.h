@@ -18,12 +18,17 @@
  * T into its own ticks (ng_gclock_local), sleeps (nanosleep) until
  * NG_GCLOCK_SPIN_US before T and spins on the timer for the rest (timer
  * reads only: no system call, no allocation in the spin), noting its
- * actual start (the first reading at or after T, or its arrival when it
- * came after T: "late").  The sleep is for hosts with fewer cores than
- * ranks: ranks spinning through the whole margin kept the broadcast from
- * the ranks still waiting for it (4 ranks on 2 cores: every window late
- * with a margin of 0.6-10 ms; none late with the sleep); the spin's
- * 200 µs cover a sleep's wake-up latency.  After the measurement (ng_gclock_end, outside every
+ * actual start (the first reading at or after T, or, "late", its arrival
+ * or its wake-up when either came after T).  The sleep is for hosts with
+ * fewer cores than ranks: ranks spinning through the whole margin kept the
+ * broadcast from the ranks still waiting for it (4 ranks on 2 cores: every
+ * window late with a margin of 0.6-10 ms; none late with the sleep); the
+ * spin's 200 µs cover a sleep's usual wake-up latency.  A start can still
+ * come late where the host does not run a rank at T: a wake-up slower
+ * than the spin (an idle virtual CPU), two unpinned ranks woken onto one
+ * core while the other idles (tens to hundreds of µs), a kernel thread
+ * taking the core; the row says so (start_late) and --pin removes the
+ * second.  After the measurement (ng_gclock_end, outside every
  * timed region) the starts are gathered on the global clock; the row says
  * how far apart they were (start_spread_us, max - min over all ranks),
  * whether any rank arrived after T (start_late) and how far the clock can
