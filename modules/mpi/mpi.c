@@ -467,6 +467,20 @@ void ng_mpi_free(struct ng_comm *c, void *buf)
 	assert(!"foreign buffer");
 }
 
+/* Puts back the handlers of MPI_COMM_WORLD and MPI_COMM_SELF that open()
+ * found, and frees open()'s references to them. */
+static void ng_mpi_errhandlers_restore(struct ng_mpi *m)
+{
+	if (m->world_eh != MPI_ERRHANDLER_NULL) {
+		MPI_Comm_set_errhandler(MPI_COMM_WORLD, m->world_eh);
+		MPI_Errhandler_free(&m->world_eh);
+	}
+	if (m->self_eh != MPI_ERRHANDLER_NULL) {
+		MPI_Comm_set_errhandler(MPI_COMM_SELF, m->self_eh);
+		MPI_Errhandler_free(&m->self_eh);
+	}
+}
+
 void ng_mpi_fini(struct ng_mpi *m)
 {
 	int finalized = 0;
@@ -477,8 +491,11 @@ void ng_mpi_fini(struct ng_mpi *m)
 	m->bufs = NULL;
 	m->nbufs = m->capbufs = 0;
 	MPI_Finalized(&finalized);
-	if (!finalized && m->comm != MPI_COMM_NULL)
+	if (finalized)
+		return;
+	if (m->comm != MPI_COMM_NULL)
 		MPI_Comm_free(&m->comm);
+	ng_mpi_errhandlers_restore(m);
 }
 
 static void ng_mpi_close(struct ng_comm *c)
@@ -497,6 +514,7 @@ ng_status ng_mpi_init(struct ng_mpi *m, const struct ng_module *mod, const struc
 	ng_status st;
 
 	m->comm = MPI_COMM_NULL;
+	m->world_eh = m->self_eh = MPI_ERRHANDLER_NULL;
 	MPI_Initialized(&initialized);
 	MPI_Finalized(&finalized);
 	if (!initialized || finalized) {
@@ -510,6 +528,13 @@ ng_status ng_mpi_init(struct ng_mpi *m, const struct ng_module *mod, const struc
 		return ng_mpi_fail("MPI_Comm_dup", -1, rc);
 	}
 	MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
+	/* MPICH raises MPI_Testall's errors on a communicator of its own
+	 * choosing (MPI_COMM_WORLD's handler, fatal by default): returned too
+	 * while the module is open */
+	MPI_Comm_get_errhandler(MPI_COMM_WORLD, &m->world_eh);
+	MPI_Comm_get_errhandler(MPI_COMM_SELF, &m->self_eh);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
 	MPI_Comm_rank(m->comm, &rank);
 	MPI_Comm_size(m->comm, &size);
 	if (env->boot && (env->boot->rank != rank || env->boot->size != size)) {
@@ -532,6 +557,7 @@ ng_status ng_mpi_init(struct ng_mpi *m, const struct ng_module *mod, const struc
 
 err_free_comm:
 	MPI_Comm_free(&m->comm);
+	ng_mpi_errhandlers_restore(m);
 	return st;
 }
 

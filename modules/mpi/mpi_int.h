@@ -35,6 +35,10 @@
 struct ng_mpi {
 	struct ng_comm base; /* first: container_of */
 	MPI_Comm comm;       /* private duplicate of MPI_COMM_WORLD */
+	/* MPI_COMM_WORLD's and MPI_COMM_SELF's error handlers before open(),
+	 * put back by close(): calls on several requests (MPI_Testall) raise
+	 * their errors there, not on @comm */
+	MPI_Errhandler world_eh, self_eh;
 	bool ssend;          /* --mpi-ssend: blocking sends are MPI_Ssend */
 	void **bufs;         /* live alloc() blocks, released by close() */
 	size_t nbufs, capbufs;

@@ -9,8 +9,11 @@
  * messages both ways, blocking (send/recv) and non-blocking (irecv/isend with
  * test and wait, at an odd offset inside the block), and a window of 300
  * requests through waitall, and checks every byte against a payload tag;
- * waitall ends a pending receive when the cancel flag is up.  Also checks that a receive expecting more bytes
- * than arrive gives NG_ERR_TRUNCATED, and that close() frees buffers left over.
+ * waitall ends a pending receive when the cancel flag is up, and a window
+ * with one message too long for its receive ends in NG_ERR_TRUNCATED with
+ * every other message delivered.  Also checks that a receive expecting
+ * more bytes than arrive gives NG_ERR_TRUNCATED, and that close() frees
+ * buffers left over.
  *
  * Exit 0 when every rank passed, 1 otherwise, 77 (skipped) when not started
  * by an MPI launcher (PMI_RANK/PMI_SIZE unset).
@@ -171,6 +174,51 @@ static void t_waitall(struct t_ctx *t, int lo, int hi, volatile sig_atomic_t *ca
 	        ng_status_name(st));
 }
 
+/* A window like t_waitall's between ranks 0 and 1 in which rank 0's
+ * message T_BAD is a whole slot (64 B) and rank 1's receive for it takes
+ * 13: MPI_Testall fails in the second chunk, and waitall's failure path
+ * gives NG_ERR_TRUNCATED on rank 1 (reported once) while every other
+ * receive of the window, in both chunks, holds its bytes; rank 0's window
+ * completes.  Then t_waitall's window once more over the same pair: no
+ * request of the failed window is left behind. */
+#define T_BAD 140
+static void t_waitall_truncated(struct t_ctx *t, volatile sig_atomic_t *cancel)
+{
+	int me = t->c->rank, peer = 1 - me;
+	struct ng_req rq[2 * T_WIN];
+	ng_status st = NG_OK;
+
+	if (me > 1)
+		return;
+	memset(t->rbuf, 0x5a, (size_t)T_WIN * T_SLOT);
+	for (size_t i = 0; i < T_WIN && st == NG_OK; i++) {
+		size_t size = i % T_SLOT + 1;
+		size_t out = me == 0 && i == T_BAD ? T_SLOT : size;
+
+		ng_payload_fill(t->sbuf + i * T_SLOT, out, t_tag(out, me, peer, 2 + (int)i));
+		st = ng_irecv(t->c, peer, t->rbuf + i * T_SLOT, size, &rq[2 * i]);
+		if (st == NG_OK)
+			st = ng_isend(t->c, peer, t->sbuf + i * T_SLOT, out, &rq[2 * i + 1]);
+	}
+	T_CHECK(t, st == NG_OK, "posting the window: %s", ng_status_name(st));
+	if (st != NG_OK)
+		return;
+	if (me == 1)
+		fprintf(stderr, "(an expected report of a truncated message follows)\n");
+	st = ng_waitall(t->c, rq, 2 * T_WIN);
+	T_CHECK(t, st == (me == 1 ? NG_ERR_TRUNCATED : NG_OK), "waitall with message %d too long: %s on rank %d",
+	        T_BAD, ng_status_name(st), me);
+	for (size_t i = 0; i < T_WIN; i++) {
+		size_t size = i % T_SLOT + 1;
+
+		if (me == 1 && i == T_BAD)
+			continue;
+		t_check_payload(t, t->rbuf + i * T_SLOT, size, t_tag(size, peer, me, 2 + (int)i), peer,
+		                "waitall after a truncation");
+	}
+	t_waitall(t, 0, 1, cancel);
+}
+
 /* Rank 0 sends 8 bytes, rank 1 expects 9: NG_ERR_TRUNCATED (reported once). */
 static void t_truncated(struct t_ctx *t)
 {
@@ -257,6 +305,9 @@ int main(int argc, char **argv)
 			T_CHECK(&t, st == NG_OK, "barrier: %s", ng_status_name(st));
 		}
 	}
+	t_waitall_truncated(&t, &cancel);
+	st = ng_boot_barrier(b);
+	T_CHECK(&t, st == NG_OK, "barrier: %s", ng_status_name(st));
 	t_truncated(&t);
 
 	/* extra is left for close() to free. */
