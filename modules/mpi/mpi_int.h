@@ -39,8 +39,8 @@ struct ng_mpi {
 	 * put back by close(): calls on several requests (MPI_Testall) raise
 	 * their errors there, not on @comm */
 	MPI_Errhandler world_eh, self_eh;
-	bool ssend;          /* --mpi-ssend: blocking sends are MPI_Ssend */
-	void **bufs;         /* live alloc() blocks, released by close() */
+	bool ssend;  /* --mpi-ssend: blocking sends are MPI_Ssend */
+	void **bufs; /* live alloc() blocks, released by close() */
 	size_t nbufs, capbufs;
 	/* waitall()'s scratch: a chunk's handles and statuses (MPI wants them
 	 * contiguous; the handles live in the callers' struct ng_req) */

@@ -206,8 +206,8 @@ static void t_waitall_truncated(struct t_ctx *t, volatile sig_atomic_t *cancel)
 	if (me == 1)
 		fprintf(stderr, "(an expected report of a truncated message follows)\n");
 	st = ng_waitall(t->c, rq, 2 * T_WIN);
-	T_CHECK(t, st == (me == 1 ? NG_ERR_TRUNCATED : NG_OK), "waitall with message %d too long: %s on rank %d",
-	        T_BAD, ng_status_name(st), me);
+	T_CHECK(t, st == (me == 1 ? NG_ERR_TRUNCATED : NG_OK),
+	        "waitall with message %d too long: %s on rank %d", T_BAD, ng_status_name(st), me);
 	for (size_t i = 0; i < T_WIN; i++) {
 		size_t size = i % T_SLOT + 1;
 
