@@ -162,6 +162,7 @@ ng_status ng_gclock_begin(struct ng_gclock *g)
 	target = ng_gclock_local(g, t_us);
 	now = ng_timer_now(tm);
 	g->late = !g->idle && (int64_t)(now - target) > 0;
+	g->late_arrival = g->late;
 	g->started = true;
 	if (g->idle)
 		return NG_OK;
@@ -189,7 +190,7 @@ ng_status ng_gclock_begin(struct ng_gclock *g)
 ng_status ng_gclock_end(struct ng_gclock *g)
 {
 	double mine[3], lo = INFINITY, hi = -INFINITY;
-	bool late = false;
+	bool late = false, late_arrival = false;
 	ng_status st;
 
 	g->have = g->windows && g->started;
@@ -197,7 +198,7 @@ ng_status ng_gclock_end(struct ng_gclock *g)
 		return NG_OK;
 	g->started = false;
 	mine[0] = g->idle ? 0.0 : ng_gclock_us(g, g->start);
-	mine[1] = g->late ? 1.0 : 0.0;
+	mine[1] = g->late_arrival ? 2.0 : g->late ? 1.0 : 0.0;
 	mine[2] = g->idle ? 1.0 : 0.0;
 	st = ng_boot_allgather(g->run->boot, mine, sizeof(mine), g->all);
 	if (st != NG_OK)
@@ -210,11 +211,12 @@ ng_status ng_gclock_end(struct ng_gclock *g)
 		lo = fmin(lo, x[0]);
 		hi = fmax(hi, x[0]);
 		late = late || x[1] != 0.0;
+		late_arrival = late_arrival || x[1] == 2.0;
 	}
 	g->spread_us = hi > lo ? hi - lo : 0.0;
 	g->any_late = late;
 	g->bound_us = ng_gclock_bound_us(g, g->target_us);
-	if (late)
+	if (late_arrival)
 		g->margin_us = fmin(2.0 * g->margin_us, NG_GCLOCK_MARGIN_MAX_US);
 	return NG_OK;
 }

@@ -39,9 +39,11 @@
  * The margin: at the set-up rank 0 times a broadcast followed by a barrier
  * over the bootstrap (a round trip to every rank, at least the broadcast's
  * one-way time) and takes four times that, at least NG_GCLOCK_MARGIN_MIN_US.
- * Whenever a window had a late rank, the next window's margin is doubled
+ * Whenever T reached a rank after T, the next window's margin is doubled
  * (at most NG_GCLOCK_MARGIN_MAX_US), so a run adapts to a slow bootstrap or
- * a loaded host; it never shrinks within a run.  Every rank keeps the same
+ * a loaded host; it never shrinks within a run (a sleep that ends after T
+ * marks the start late but leaves the margin: a longer margin is a longer
+ * sleep).  Every rank keeps the same
  * margin (the late flags are gathered by all), though only rank 0's is used.
  *
  * What the spread covers: the starts are converted through the same clock
@@ -92,18 +94,19 @@ struct ng_gclock {
 	    base;   /* shared: rank 0's reading the times count from; model: this rank's reading at set-up */
 	double ns0; /* shared: rank 0's ns per tick */
 	/* window starts */
-	bool idle;        /* set by the pattern: this rank takes no part in the next measurement
-	                   * (mpbibw's ranks outside the pairs): it does not spin, its start is not counted */
-	double margin_us; /* how far ahead rank 0 sets the next start */
-	double target_us; /* the last start T on the global clock */
-	uint64_t start;   /* this rank's actual start, ticks of ng_timer_now */
-	bool late;        /* this rank arrived after T */
-	bool started;     /* a window began and was not yet ended */
-	bool have;        /* the last ng_gclock_end followed a window: the figures below are its */
-	double spread_us; /* the last window's spread, after ng_gclock_end */
-	bool any_late;    /* the last window had a late rank */
-	double bound_us;  /* the clock's bound at the last window */
-	double *all;      /* [3 * nranks] gathered starts, late and idle flags (owned) */
+	bool idle;         /* set by the pattern: this rank takes no part in the next measurement
+	                    * (mpbibw's ranks outside the pairs): it does not spin, its start is not counted */
+	double margin_us;  /* how far ahead rank 0 sets the next start */
+	double target_us;  /* the last start T on the global clock */
+	uint64_t start;    /* this rank's actual start, ticks of ng_timer_now */
+	bool late;         /* this rank started after T (arrived or woke after it) */
+	bool late_arrival; /* ... because T reached it after T */
+	bool started;      /* a window began and was not yet ended */
+	bool have;         /* the last ng_gclock_end followed a window: the figures below are its */
+	double spread_us;  /* the last window's spread, after ng_gclock_end */
+	bool any_late;     /* the last window had a late rank */
+	double bound_us;   /* the clock's bound at the last window */
+	double *all;       /* [3 * nranks] gathered starts, late and idle flags (owned) */
 };
 
 /*
@@ -155,7 +158,7 @@ ng_status ng_gclock_begin(struct ng_gclock *g);
  * After the measurement (outside its timed region): gathers the ranks'
  * starts and late flags to every rank (bootstrap allgather) and sets
  * g->spread_us, g->any_late and g->bound_us; doubles the margin after a
- * late window.  Collective; nothing (NG_OK) without windows.
+ * window that T reached a rank too late for.  Collective; nothing (NG_OK) without windows.
  */
 ng_status ng_gclock_end(struct ng_gclock *g);
 
