@@ -56,6 +56,8 @@ PATTERN_PARAMS = {
                 "overlap-burst": None},
     "skew": {"skew-compute": "0-4t/12", "skew-rma": False, "skew-burst": None},
     "matrix": {"matrix-order": "pair", "matrix-outlier": 1.5},
+    "coll": {"coll-op": "all", "coll-algo": "all", "coll-timing": "window", "coll-type": "int32",
+             "coll-model": None},
 }
 
 
@@ -392,6 +394,36 @@ def noise():
     return d
 
 
+def coll():
+    """Collectives over 8 ranks: three operations with their algorithms, and barrier's one row of size 0."""
+    p = 8
+    d = head("coll", "tcp", p)
+    algs = {"allreduce": {"ring": (14.0, 0.0021), "rd": (9.5, 0.0034), "rabenseifner": (16.0, 0.0017)},
+            "bcast": {"binomial": (6.0, 0.0027), "linear": (11.0, 0.0061)},
+            "allgather": {"ring": (12.0, 0.0019)},
+            "barrier": {"dissemination": (7.5, 0.0)}}
+    factor = {"allreduce": 2.0 * (p - 1) / p, "bcast": 1.0, "allgather": (p - 1.0) / p, "barrier": 0.0}
+    for op, by_alg in algs.items():
+        for alg, (a, b) in by_alg.items():
+            for s in ([0] if op == "barrier" else SIZES[3:]):
+                t = a + s * b
+                row = {"size": s, "count": 100, "op": op, "algorithm": alg, "timing": "window",
+                       "elements": s // 4, "time_us": stats(t, 100)}
+                if s:
+                    row["algbw_MBps"] = stats(s / t, 100)
+                    row["busbw_MBps"] = stats(factor[op] * s / t, 100)
+                row.update({"late": 1 if s == 8 else 0, "timed": 100, "window_us": 2.5 * t,
+                            "late_bound_us": 0.01, "verified": 0, "start_spread_us": 0.05, "start_late": False,
+                            "start_bound_us": 0.01})
+                d["results"].append(row)
+    native = "needs native collectives, which module 'tcp' does not offer (modules that do: mpi, mpirma)"
+    d["coll"] = {"operations": list(algs), "variants": [{"op": op, "algorithm": alg}
+                                                        for op, by_alg in algs.items() for alg in by_alg],
+                 "skipped": {op: {"native": native} for op in algs}, "busbw_factor": factor, "type": "int32",
+                 "root": 0, "timing": "window"}
+    return d
+
+
 def congestion():
     """4 ranks, a latency victim pair (1, 2) and a bandwidth one beside an incast of ranks 3 and 0, 3 rounds:
     latency 8 us alone, its tail (p99) 4 times longer beside the congestors; window times 90 ms alone, twice
@@ -578,6 +610,7 @@ def main():
         "ebb.json": ebb(),
         "noise.json": noise(),
         "congestion.json": congestion(),
+        "coll.json": coll(),
         "load-1000.json": load_sweep(1000),
         "load-4000.json": load_sweep(4000),
         "load-16000.json": load_sweep(16000),

@@ -47,6 +47,9 @@ DIST_FIXTURES = ["pingpong-raw.json", "pingpong-hist.json"]
 # the rma suite: a figure per test (test_rma.py)
 RMA_FIXTURES = ["rma-a.json", "rma-b.json"]
 
+# collectives: a figure per operation (test_coll.py)
+COLL_FIXTURES = ["coll.json"]
+
 # Fixtures that are not ngauge-result/1 files on purpose: a pattern ngauge does not have (the plotter's
 # fallback), another format version, a cut file, rma rows without their origins and targets.  The schema must reject them; every other fixture, and
 # every file written from one, must match it (check_schema).

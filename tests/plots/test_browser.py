@@ -95,7 +95,7 @@ def layout(dom):
 
 def gallery(exe, tmp, browser):
     """Every fixture's figures as SVG in one page; every text inside its figure, measured by Chromium."""
-    fixtures = list(pc.FIXTURES) + pc.RMA_FIXTURES + list(pc.EDGE_FIXTURES)
+    fixtures = list(pc.FIXTURES) + pc.RMA_FIXTURES + pc.COLL_FIXTURES + list(pc.EDGE_FIXTURES)
     parts = []
     for name in fixtures:
         out = os.path.join(tmp, "g-" + name.replace(".json", ".svg"))
@@ -158,7 +158,7 @@ def png_size(path):
 def body(exe, tmp):
     browser = chromium()
     gallery(exe, tmp, browser)
-    names = list(pc.FIXTURES) + pc.RMA_FIXTURES + list(pc.EDGE_FIXTURES)
+    names = list(pc.FIXTURES) + pc.RMA_FIXTURES + pc.COLL_FIXTURES + list(pc.EDGE_FIXTURES)
     page = os.path.join(tmp, "r.html")
     env = pc.clean_env(TMPDIR=tmp)
     pc.expect_run([exe, "report"] + [pc.fixture(n) for n in names] + ["-o", page], 0, env=env)

@@ -154,7 +154,7 @@ def body(exe, tmp):
     rng = random.Random(19)
     jobs = []
     seen = set()
-    for name in sorted(set(list(pc.FIXTURES) + pc.RMA_FIXTURES)):
+    for name in sorted(set(list(pc.FIXTURES) + pc.RMA_FIXTURES + pc.COLL_FIXTURES)):
         doc = pc.load(name)
         for what, mutated in mutations(doc, rng, canary, seen):
             jobs.append((len(jobs), name, what, mutated))

@@ -40,7 +40,7 @@ PANELS = {
     "bw": {"bandwidth"}, "bibw": {"bandwidth"}, "custom": {"latency"}, "overlap": {"latency"},
     "skew": {"latency"}, "rma": {"latency", "bandwidth"}, "matrix": {"latency", "bandwidth"},
     "ebb": {"bandwidth"}, "noise": {"latency"},
-    "congestion": {"latency"},
+    "congestion": {"latency"}, "coll": {"latency", "bandwidth"},
 }
 PANEL_PX = 1200   # a PNG panel is 5 inches at 240 pixels per inch
 MIN_MARGIN = 2    # blank pixels at least between the drawing and each edge
@@ -198,6 +198,7 @@ def body(exe, tmp):
         print("png_margins not built (libpng missing): PNGs are decoded here, slowly")
     fixtures = dict(pc.FIXTURES)
     fixtures.update({n: "rma" for n in pc.RMA_FIXTURES})
+    fixtures.update({n: "coll" for n in pc.COLL_FIXTURES})
     fixtures.update(pc.EDGE_FIXTURES)
     jobs = []
     for name, pattern in fixtures.items():
