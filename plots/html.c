@@ -328,6 +328,8 @@ struct ng_column {
 	enum ng_cell type;
 	size_t width, ci_width; /* characters that cannot wrap, its own and its CI's */
 	bool ident;             /* names the row (the first column, words): in every part of a split table */
+	const json_t *first;    /* its value in the first row that has it */
+	bool varies;            /* another row has another value */
 };
 
 /* The widest part of a table row's cells in characters (about 0.55 em each
@@ -446,7 +448,8 @@ static size_t ng_column_chars(const struct ng_column *c)
  * value and CI ("flag" shown when there is no value), numbers and words as
  * they are.  Nested arrays and objects of another kind are left out and named
  * in a note.  A table wider than a page is split into several, each with
- * the columns that name the rows (the first, and those of words).
+ * the columns that name the rows (the first, and those of words that
+ * differ between rows).
  */
 void ng_html_rows(FILE *f, const json_t *rows)
 {
@@ -479,8 +482,10 @@ void ng_html_rows(FILE *f, const json_t *rows)
 				cols[ncols].ident =
 				    ncols == 0 || (type == NG_CELL_PLAIN && json_is_string(v));
 				cols[ncols].width = ng_heading_width(&cols[ncols]);
+				cols[ncols].first = v;
 				cols[ncols++].ci_width = 6; /* "95% CI" */
 			}
+			cols[c].varies = cols[c].varies || !json_equal(v, cols[c].first);
 			width = ng_cell_width(
 			    type == NG_CELL_PLAIN
 			        ? v
@@ -492,6 +497,9 @@ void ng_html_rows(FILE *f, const json_t *rows)
 		}
 	}
 	for (c = 0; c < ncols; c++) {
+		/* words the same in every row name none of them (coll's
+		 * "timing"): shown in the first part only */
+		cols[c].ident = cols[c].ident && (c == 0 || cols[c].varies);
 		total += ng_column_chars(&cols[c]);
 		ident += cols[c].ident ? ng_column_chars(&cols[c]) : 0;
 	}
