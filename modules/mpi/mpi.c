@@ -22,7 +22,9 @@
  * Sizes: counts above INT_MAX use the MPI-4 large-count calls (MPI_Send_c ...)
  * where the library has them; otherwise max_msg is INT_MAX.
  *
- * Errors: the communicator returns errors (MPI_ERRORS_RETURN); they are
+ * Errors: the communicator returns errors (MPI_ERRORS_RETURN), and so do
+ * MPI_COMM_WORLD and MPI_COMM_SELF while the module is open (MPICH raises
+ * MPI_Testall's errors there; close() puts their handlers back); they are
  * reported once with MPI_Error_string.  MPI_ERR_TRUNCATE and a short message
  * give NG_ERR_TRUNCATED, a failed process (MPIX_ERR_PROC_FAILED) gives
  * NG_ERR_PEER_LOST naming the peer, anything else NG_ERR_IO.

@@ -57,13 +57,15 @@ extern const struct ng_module_ops ng_module_ops_mpirma;
  * Fills @m (zeroed by the caller) for an instance of module @mod served by
  * the operations @ops: the communicator (a duplicate of MPI_COMM_WORLD,
  * errors returned), rank, size, --mpi-ssend (env->args may be NULL:
- * defaults) and the device string (the MPI library's version).  MPI must be
- * initialised (the MPI launch): otherwise NG_ERR_USAGE.  Errors are
- * reported; nothing is left allocated.
+ * defaults) and the device string (the MPI library's version).  Until
+ * ng_mpi_fini, MPI_COMM_WORLD and MPI_COMM_SELF return errors too.  MPI
+ * must be initialised (the MPI launch): otherwise NG_ERR_USAGE.  Errors
+ * are reported; nothing is left allocated.
  */
 ng_status ng_mpi_init(struct ng_mpi *m, const struct ng_module *mod, const struct ng_module_ops *ops,
                       const struct ng_module_env *env);
-/* Frees the alloc() blocks left and the communicator (not @m). */
+/* Frees the alloc() blocks left and the communicator (not @m), and puts
+ * back the error handlers of MPI_COMM_WORLD and MPI_COMM_SELF. */
 void ng_mpi_fini(struct ng_mpi *m);
 
 /* Reports the failed MPI call @call (with rank @peer; < 0: none) once, as
