@@ -699,8 +699,10 @@ static void ng_rc_close(struct ng_comm *c)
 	struct ng_rc *t = ng_rc_of(c);
 
 	if (t->peers)
-		for (int i = 0; i < c->size; i++)
+		for (int i = 0; i < c->size; i++) {
 			ng_ibv_qp_destroy(&t->peers[i].q);
+			ng_ibv_area_free(&t->peers[i].ring_a);
+		}
 	ng_ibv_cm_close(&t->cm);
 	if (t->rcq && t->rcq != t->scq)
 		ibv_destroy_cq(t->rcq);
@@ -708,7 +710,6 @@ static void ng_rc_close(struct ng_comm *c)
 		ibv_destroy_cq(t->scq);
 	ng_ibv_stage_free(&t->stage);
 	ng_ibv_area_free(&t->ctl_a);
-	ng_ibv_area_free(&t->ring_a);
 	ng_ibv_close(&t->v);
 	free(t->active);
 	free(t->ctss);
@@ -735,12 +736,8 @@ static ng_status ng_rc_setup(struct ng_rc *t)
 		ng_error("%s: out of memory", who);
 		return NG_ERR_NOMEM;
 	}
-	st = ng_ibv_area_alloc(&t->v, size * t->ring_stride, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
-	                       "receive rings", &t->ring_a);
-	if (!st)
-		st = ng_ibv_area_alloc(&t->v, size * NG_RC_CTL,
-		                       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, "counters",
-		                       &t->ctl_a);
+	st = ng_ibv_area_alloc(&t->v, size * NG_RC_CTL, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+	                       "counters", &t->ctl_a);
 	if (!st)
 		st = ng_ibv_stage_alloc(&t->v, size, t->depth, NG_RC_STAGE, &t->stage);
 	if (st)
@@ -768,7 +765,6 @@ static ng_status ng_rc_setup(struct ng_rc *t)
 		ng_queue_init(&p->sq);
 		ng_queue_init(&p->rdq);
 		ng_queue_init(&p->wq);
-		p->ring = t->ring_a.base + i * t->ring_stride;
 		p->meta = &t->metas[i * t->R];
 		p->unexp = &t->unexps[i * t->R];
 		p->cts = &t->ctss[i * t->K];
@@ -859,8 +855,6 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 	mine.eager = (uint32_t)t->eager;
 	mine.read = t->read;
 	if (!lst) {
-		mine.ring_base = (uintptr_t)t->ring_a.base;
-		mine.ring_rkey = t->ring_a.mr->rkey;
 		mine.ctl_base = (uintptr_t)t->ctl_a.base;
 		mine.ctl_rkey = t->ctl_a.mr->rkey;
 	}
@@ -887,8 +881,6 @@ static ng_status ng_rc_open(const struct ng_module *m, const struct ng_module_en
 			st = NG_ERR_USAGE;
 			goto err_close;
 		}
-		p->r_ring = all[i].ring_base + (uint64_t)b->rank * t->ring_stride;
-		p->r_ring_rkey = all[i].ring_rkey;
 		p->r_ctl = all[i].ctl_base + (uint64_t)b->rank * NG_RC_CTL;
 		p->r_ctl_rkey = all[i].ctl_rkey;
 	}

@@ -69,11 +69,13 @@ struct ng_rc_peer {
 	bool up;       /* q in RTS: work may be posted (ng_rc_room) */
 	ng_status err; /* NG_OK, or why this peer is unusable (reported) */
 	size_t apos;   /* index in the active list, NG_RC_NONE when idle */
-	/* The peer's ring and control words for my messages. */
-	uint64_t r_ring, r_ctl;
-	uint32_t r_ring_rkey, r_ctl_rkey;
-	/* Receive side: the peer's messages in my ring. */
-	unsigned char *ring;
+	/* The peer's control words for my messages. */
+	uint64_t r_ctl;
+	uint32_t r_ctl_rkey;
+	/* Receive side: the peer's messages in my ring, registered with its
+	 * QP (at open, or on first use under --connect lazy) */
+	struct ng_ibv_area ring_a;
+	unsigned char *ring;     /* ring_a.base */
 	struct ng_rc_meta *meta; /* [R] */
 	volatile uint64_t *ctl;  /* my control words for this peer */
 	uint64_t rx_tail;        /* ring messages arrived (send mode) */
@@ -115,7 +117,7 @@ struct ng_rc {
 	uint32_t max_inline;
 	uint32_t scq_size, scq_busy; /* send CQ entries, and those of signaled requests in flight */
 	struct ibv_cq *scq, *rcq;
-	struct ng_ibv_area ring_a, ctl_a;
+	struct ng_ibv_area ctl_a;
 	struct ng_ibv_stage stage; /* NG_RC_STAGE bytes per work request: CTSs, credit words */
 	struct ng_rc_peer *peers;  /* [size] */
 	struct ng_rc_meta *metas;  /* [size * R] */
@@ -134,8 +136,8 @@ struct ng_rc {
 
 /* What every rank publishes beside its QPs (ng_ibv_mesh_connect). */
 struct ng_rc_addr {
-	uint64_t ring_base, ctl_base;
-	uint32_t ring_rkey, ctl_rkey;
+	uint64_t ctl_base;
+	uint32_t ctl_rkey;
 	uint32_t ring, eager;
 	uint32_t read, pad; /* --ib-mode read */
 };
@@ -316,7 +318,7 @@ static inline int ng_rc_post_slot(struct ng_rc *t, struct ng_rc_peer *p, size_t 
 {
 	struct ibv_sge sge = {.addr = (uintptr_t)(p->ring + slot * t->slot),
 	                      .length = (uint32_t)t->eager,
-	                      .lkey = t->ring_a.mr->lkey};
+	                      .lkey = p->ring_a.mr->lkey};
 	struct ibv_recv_wr wr = {.wr_id = (uint64_t)p->rank << 32 | slot, .sg_list = &sge, .num_sge = 1};
 	struct ibv_recv_wr *bad;
 
@@ -328,8 +330,9 @@ static inline int ng_rc_post_slot(struct ng_rc *t, struct ng_rc_peer *p, size_t 
 /* Sizes from the options and the device's limits.  Reports what does not
  * fit. */
 ng_status ng_rc_sizes(struct ng_rc *t, const struct ng_ib_conf *cf);
-/* The QP towards @p: created, in INIT, its receive ring posted (counted in
- * t->nqps).  Reports its errors. */
+/* The QP towards @p: its receive ring allocated and registered, the QP
+ * created, in INIT, the ring's receives posted (counted in t->nqps).
+ * Reports its errors. */
 ng_status ng_rc_peer_qp(struct ng_rc *t, struct ng_rc_peer *p);
 /* The connection service's callbacks (--connect lazy): a peer's QP made on
  * demand, and a peer whose QP is up made active (its queued work goes). */

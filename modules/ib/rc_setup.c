@@ -64,6 +64,15 @@ ng_status ng_rc_peer_qp(struct ng_rc *t, struct ng_rc_peer *p)
 {
 	ng_status st;
 
+	/* the ring is only ever a receive's target (send mode: the peer's
+	 * SEND_WITH_IMM lands in a posted slot): local access */
+	if (!p->ring_a.base) {
+		st = ng_ibv_area_alloc(&t->v, t->ring_stride, IBV_ACCESS_LOCAL_WRITE, "receive ring",
+		                       &p->ring_a);
+		if (st)
+			return st;
+		p->ring = p->ring_a.base;
+	}
 	st = ng_ibv_qp_create(&t->v, t->type, t->scq, t->rcq, t->depth, (uint32_t)t->R, &t->inl, &p->q);
 	if (st)
 		return st;

@@ -9,6 +9,8 @@
 #    at open; and the device, sampled every 50 ms while the run lasts (rdma res show qp), never holds more RC
 #    or UC queue pairs than the 8 of the 4 pairs that talk (and the rdma backend's 2 per rank to its own
 #    memory).  --connect eager: 7 queue pairs per rank, all at open, 56 on the device.
+#    Pinned memory: each rank of an 8-rank ibrc ping-pong has registered (VmPin) less than two 256 KiB
+#    receive rings, one for the peer it talks to; with --connect eager at least seven.
 # 2. matrix with --matrix-pairs sampling (2 ring offsets of 8 ranks, pair order) over ibrc: rank 0 holds
 #    exactly the queue pairs of the peers it talked to (its partners at both offsets and its two ring
 #    neighbours, from the offsets the result lists); alltoall over ibrc and rdma: 7 (every peer), --verify.
@@ -124,6 +126,43 @@ run pp8-rdma-eager 0 "$N" "${pp[@]}" -x rdma --rdma-backend verbs --rdma-poll yi
     check pp8-rdma-eager "$W/pp8re.json" "
 assert b['connect'] == 'eager' and b['qps'] == 7 and b['qps_at_open'] == 7, b
 print('rank 0: 7 QPs at open')"
+
+# ---- 1b. receive rings with the queue pairs: pinned memory ------------------------------------------------
+# ibrc pins a peer's 256 KiB receive ring (the defaults) with its queue pair.  In an 8-rank ping-pong every rank
+# talks to one peer: each rank's VmPin (the kernel's count of its registered pages) below two rings, where a
+# ring for every rank of the job (8) or --connect eager (7) pins 1.75 MiB and more.
+# pinned NAME ARGS...: runs an 8-rank ibrc ping-pong, reading its ranks' VmPin (KiB) every 0.1 s while it
+# runs; prints each rank's largest, one line
+pinned() {
+    local name=$1 pid c v
+    local -A most=()
+    shift
+    "$N" -x ibrc "${y[@]}" --np 8 -p pingpong -s 8 -c 20000 -w 10 "$@" >"$W/$name.out" 2>&1 &
+    pid=$!
+    while kill -0 $pid 2>/dev/null; do
+        for c in $(pgrep -P $pid); do
+            v=$(awk '/^VmPin:/ { print $2 }' "/proc/$c/status" 2>/dev/null)
+            [ -n "$v" ] && [ "$v" -gt "${most[$c]:-0}" ] && most[$c]=$v
+        done
+        sleep 0.1
+    done
+    wait $pid 2>/dev/null
+    echo "${most[@]}"
+}
+lazy_pin=$(pinned pin-lazy) eager_pin=$(pinned pin-eager --connect eager)
+if python3 - "$lazy_pin" "$eager_pin" >"$W/pin.check" 2>&1 <<'EOF'; then
+import sys
+lazy, eager = ([int(x) for x in a.split()] for a in sys.argv[1:3])
+assert len(lazy) == len(eager) == 8, (lazy, eager)
+assert max(lazy) < 2 * 256 and min(eager) >= 7 * 256, (lazy, eager)
+print("VmPin per rank: %d-%d KiB lazy (one ring), %d-%d KiB with --connect eager (seven)"
+      % (min(lazy), max(lazy), min(eager), max(eager)))
+EOF
+    echo "ok   pinned-rings: $(tail -n 1 "$W/pin.check")"
+else
+    fail "pinned-rings"
+    sed 's/^/  | /' "$W/pin.check" | tail -n 4
+fi
 
 # ---- 2. patterns that talk to some or all peers -----------------------------------------------------------
 run matrix8 0 "$N" -x ibrc "${y[@]}" --np 8 -p matrix --matrix-order pair --matrix-pairs 10 -s 1 -c 3 -w 2 \
