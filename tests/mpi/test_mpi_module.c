@@ -128,40 +128,64 @@ static void t_nonblocking(struct t_ctx *t, int lo, int hi, size_t size)
 	t_check_payload(t, r, size, t_tag(size, peer, me, 1), peer, "non-blocking");
 }
 
-/* ng_waitall() through the module's waitall (MPI_Testall in chunks): a
- * window of T_WIN receives and T_WIN sends in one array, interleaved, more
- * than one chunk (NG_MPI_WAITALL, 256), sizes 1 to 64 B in slots of their
- * own; every byte checked.  Then with the cancel flag raised: a receive
- * that nothing matches ends with NG_ERR_CANCELLED instead of waiting. */
+/* A window for waitall with @peer: T_WIN receives and T_WIN sends in one
+ * array @rq, interleaved, more than one chunk of the mpi module's waitall
+ * (NG_MPI_WAITALL, 256), sizes 1 to 64 B in slots of their own, message i
+ * tagged 2 + i.  Send number @longer (-1: none) goes out as a whole slot,
+ * longer than the peer's receive for it.  Returns the posting's status
+ * (checked). */
 #define T_WIN  150
 #define T_SLOT 64
+static ng_status t_window_post(struct t_ctx *t, int peer, long longer, struct ng_req *rq)
+{
+	int me = t->c->rank;
+	ng_status st = NG_OK;
+
+	memset(t->rbuf, 0x5a, (size_t)T_WIN * T_SLOT);
+	for (size_t i = 0; i < T_WIN && st == NG_OK; i++) {
+		size_t size = i % T_SLOT + 1;
+		size_t out = (long)i == longer ? T_SLOT : size;
+
+		ng_payload_fill(t->sbuf + i * T_SLOT, out, t_tag(out, me, peer, 2 + (int)i));
+		st = ng_irecv(t->c, peer, t->rbuf + i * T_SLOT, size, &rq[2 * i]);
+		if (st == NG_OK)
+			st = ng_isend(t->c, peer, t->sbuf + i * T_SLOT, out, &rq[2 * i + 1]);
+	}
+	T_CHECK(t, st == NG_OK, "posting the window: %s", ng_status_name(st));
+	return st;
+}
+
+/* Every receive of the window from @peer but number @skip (-1: none) holds
+ * its message's bytes. */
+static void t_window_check(struct t_ctx *t, int peer, long skip, const char *what)
+{
+	int me = t->c->rank;
+
+	for (size_t i = 0; i < T_WIN; i++) {
+		size_t size = i % T_SLOT + 1;
+
+		if ((long)i != skip)
+			t_check_payload(t, t->rbuf + i * T_SLOT, size, t_tag(size, peer, me, 2 + (int)i),
+			                peer, what);
+	}
+}
+
+/* ng_waitall() through the module's waitall (MPI_Testall in chunks) over a
+ * window (t_window_post), every byte checked.  Then with the cancel flag
+ * raised: a receive that nothing matches ends with NG_ERR_CANCELLED instead
+ * of waiting. */
 static void t_waitall(struct t_ctx *t, int lo, int hi, volatile sig_atomic_t *cancel)
 {
 	int me = t->c->rank, peer = me == lo ? hi : lo;
 	struct ng_req rq[2 * T_WIN], never;
-	ng_status st = NG_OK;
+	ng_status st;
 
 	T_CHECK(t, t->c->msg.waitall != NULL, "%s has no waitall", t->m->name);
-	memset(t->rbuf, 0x5a, (size_t)T_WIN * T_SLOT);
-	for (size_t i = 0; i < T_WIN && st == NG_OK; i++) {
-		size_t size = i % T_SLOT + 1;
-
-		ng_payload_fill(t->sbuf + i * T_SLOT, size, t_tag(size, me, peer, 2 + (int)i));
-		st = ng_irecv(t->c, peer, t->rbuf + i * T_SLOT, size, &rq[2 * i]);
-		if (st == NG_OK)
-			st = ng_isend(t->c, peer, t->sbuf + i * T_SLOT, size, &rq[2 * i + 1]);
-	}
-	T_CHECK(t, st == NG_OK, "posting the window: %s", ng_status_name(st));
-	if (st != NG_OK)
+	if (t_window_post(t, peer, -1, rq) != NG_OK)
 		return;
 	st = ng_waitall(t->c, rq, 2 * T_WIN);
 	T_CHECK(t, st == NG_OK, "waitall of %d requests with %d: %s", 2 * T_WIN, peer, ng_status_name(st));
-	for (size_t i = 0; i < T_WIN; i++) {
-		size_t size = i % T_SLOT + 1;
-
-		t_check_payload(t, t->rbuf + i * T_SLOT, size, t_tag(size, peer, me, 2 + (int)i), peer,
-		                "waitall");
-	}
+	t_window_check(t, peer, -1, "waitall");
 	/* a receive from the peer that it never sends, and the cancel flag */
 	st = ng_irecv(t->c, peer, t->rbuf, 8, &never);
 	T_CHECK(t, st == NG_OK, "irecv (never matched): %s", ng_status_name(st));
@@ -174,48 +198,28 @@ static void t_waitall(struct t_ctx *t, int lo, int hi, volatile sig_atomic_t *ca
 	        ng_status_name(st));
 }
 
-/* A window like t_waitall's between ranks 0 and 1 in which rank 0's
- * message T_BAD is a whole slot (64 B) and rank 1's receive for it takes
- * 13: MPI_Testall fails in the second chunk, and waitall's failure path
- * gives NG_ERR_TRUNCATED on rank 1 (reported once) while every other
- * receive of the window, in both chunks, holds its bytes; rank 0's window
- * completes.  Then t_waitall's window once more over the same pair: no
- * request of the failed window is left behind. */
+/* A window between ranks 0 and 1 in which rank 0's message T_BAD is a
+ * whole slot (64 B) and rank 1's receive for it takes 13: MPI_Testall
+ * fails in the second chunk, and waitall's failure path gives
+ * NG_ERR_TRUNCATED on rank 1 (reported once) while every other receive of
+ * the window, in both chunks, holds its bytes; rank 0's window completes.
+ * Then t_waitall's window once more over the same pair: no request of the
+ * failed window is left behind. */
 #define T_BAD 140
 static void t_waitall_truncated(struct t_ctx *t, volatile sig_atomic_t *cancel)
 {
 	int me = t->c->rank, peer = 1 - me;
 	struct ng_req rq[2 * T_WIN];
-	ng_status st = NG_OK;
+	ng_status st;
 
-	if (me > 1)
-		return;
-	memset(t->rbuf, 0x5a, (size_t)T_WIN * T_SLOT);
-	for (size_t i = 0; i < T_WIN && st == NG_OK; i++) {
-		size_t size = i % T_SLOT + 1;
-		size_t out = me == 0 && i == T_BAD ? T_SLOT : size;
-
-		ng_payload_fill(t->sbuf + i * T_SLOT, out, t_tag(out, me, peer, 2 + (int)i));
-		st = ng_irecv(t->c, peer, t->rbuf + i * T_SLOT, size, &rq[2 * i]);
-		if (st == NG_OK)
-			st = ng_isend(t->c, peer, t->sbuf + i * T_SLOT, out, &rq[2 * i + 1]);
-	}
-	T_CHECK(t, st == NG_OK, "posting the window: %s", ng_status_name(st));
-	if (st != NG_OK)
+	if (me > 1 || t_window_post(t, peer, me == 0 ? T_BAD : -1, rq) != NG_OK)
 		return;
 	if (me == 1)
 		fprintf(stderr, "(an expected report of a truncated message follows)\n");
 	st = ng_waitall(t->c, rq, 2 * T_WIN);
 	T_CHECK(t, st == (me == 1 ? NG_ERR_TRUNCATED : NG_OK),
 	        "waitall with message %d too long: %s on rank %d", T_BAD, ng_status_name(st), me);
-	for (size_t i = 0; i < T_WIN; i++) {
-		size_t size = i % T_SLOT + 1;
-
-		if (me == 1 && i == T_BAD)
-			continue;
-		t_check_payload(t, t->rbuf + i * T_SLOT, size, t_tag(size, peer, me, 2 + (int)i), peer,
-		                "waitall after a truncation");
-	}
+	t_window_check(t, peer, me == 1 ? T_BAD : -1, "waitall after a truncation");
 	t_waitall(t, 0, 1, cancel);
 }
 
