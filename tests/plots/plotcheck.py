@@ -179,6 +179,22 @@ def same_number(a, b):
     return float(a) == float(b)
 
 
+def column_value(obj, col):
+    """The number a data file's column COL takes from the JSON object OBJ
+    (KEY, KEY_median, KEY_value, KEY_ci95_lo, KEY_ci95_hi); None: absent."""
+    def get(o, k):
+        return o.get(k) if isinstance(o, dict) else None
+
+    for suffix, field in (("_median", "median"), ("_value", "value")):
+        if col.endswith(suffix):
+            return get(get(obj, col[: -len(suffix)]), field)
+    for suffix, i in (("_ci95_lo", 0), ("_ci95_hi", 1)):
+        if col.endswith(suffix):
+            ci = get(get(obj, col[: -len(suffix)]), "ci95")
+            return ci[i] if isinstance(ci, list) and len(ci) == 2 else None
+    return get(obj, col)
+
+
 def read_dat(path):
     """A data file as a list of tables: {"index", "name", "columns", "rows"}.
 

@@ -56,21 +56,6 @@ TABLES = {
 }
 
 
-def expected(obj, col):
-    """The number column COL takes from object OBJ (None: absent)."""
-    def get(o, k):
-        return o.get(k) if isinstance(o, dict) else None
-
-    for suffix, field in (("_median", "median"), ("_value", "value")):
-        if col.endswith(suffix):
-            return get(get(obj, col[: -len(suffix)]), field)
-    for suffix, i in (("_ci95_lo", 0), ("_ci95_hi", 1)):
-        if col.endswith(suffix):
-            ci = get(get(obj, col[: -len(suffix)]), "ci95")
-            return ci[i] if isinstance(ci, list) and len(ci) == 2 else None
-    return get(obj, col)
-
-
 def source_rows(doc, table):
     """The JSON objects a table was made from."""
     name = table["name"]
@@ -135,7 +120,7 @@ def check_file(dat, name):
         pc.expect(len(rows) > 0, "%s table %s: empty" % (dat, t["name"]))
         for obj, line in zip(rows, t["rows"]):
             for col, got in zip(t["columns"], line):
-                want = expected(obj, col)
+                want = pc.column_value(obj, col)
                 pc.expect(want is None or isinstance(want, (int, float)),
                           "%s: column %s is not a number in the JSON" % (dat, col))
                 pc.expect(pc.same_number(want, got), "%s table %s size %s column %s: %r in the file, %r in %s"
