@@ -75,7 +75,6 @@ struct ng_rc_peer {
 	/* Receive side: the peer's messages in my ring, registered with its
 	 * QP (at open, or on first use under --connect lazy) */
 	struct ng_ibv_area ring_a;
-	unsigned char *ring;     /* ring_a.base */
 	struct ng_rc_meta *meta; /* [R] */
 	volatile uint64_t *ctl;  /* my control words for this peer */
 	uint64_t rx_tail;        /* ring messages arrived (send mode) */
@@ -149,7 +148,7 @@ static inline struct ng_rc *ng_rc_of(struct ng_comm *c)
 
 static inline unsigned char *ng_rc_payload(const struct ng_rc *t, const struct ng_rc_peer *p, size_t slot)
 {
-	return p->ring + slot * t->slot;
+	return p->ring_a.base + slot * t->slot;
 }
 
 /* The staging slot of the next work request to @p. */
@@ -316,7 +315,7 @@ static inline int ng_rc_post_msg(struct ng_rc *t, struct ng_rc_peer *p, enum ng_
 /* Posts the receive of ring slot @slot of @p.  Returns 0 or an errno. */
 static inline int ng_rc_post_slot(struct ng_rc *t, struct ng_rc_peer *p, size_t slot)
 {
-	struct ibv_sge sge = {.addr = (uintptr_t)(p->ring + slot * t->slot),
+	struct ibv_sge sge = {.addr = (uintptr_t)(p->ring_a.base + slot * t->slot),
 	                      .length = (uint32_t)t->eager,
 	                      .lkey = p->ring_a.mr->lkey};
 	struct ibv_recv_wr wr = {.wr_id = (uint64_t)p->rank << 32 | slot, .sg_list = &sge, .num_sge = 1};

@@ -71,7 +71,6 @@ ng_status ng_rc_peer_qp(struct ng_rc *t, struct ng_rc_peer *p)
 		                       &p->ring_a);
 		if (st)
 			return st;
-		p->ring = p->ring_a.base;
 	}
 	st = ng_ibv_qp_create(&t->v, t->type, t->scq, t->rcq, t->depth, (uint32_t)t->R, &t->inl, &p->q);
 	if (st)
